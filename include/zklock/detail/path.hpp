@@ -1,0 +1,36 @@
+// Lock path validation: pure, no server involved.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace zklock::detail {
+
+/// Longest lock path zklock accepts, in bytes. The server's own bound is the
+/// request size (jute.maxbuffer, 1 MiB by default); lock paths far shorter than
+/// that keep every getChildren reply of the parent well inside it.
+inline constexpr std::size_t max_lock_path_length = 1024;
+
+/// The result of validating a lock path: empty `error` when valid, otherwise
+/// errc::invalid_path and a sentence saying what is wrong.
+struct path_check {
+    std::error_code error;
+    std::string reason;
+    explicit operator bool() const noexcept { return !error; }
+};
+
+/// Checks a lock path against ZooKeeper's path rules and zklock's own:
+/// absolute, no empty segment (`//`), no `.` or `..` segment, no trailing `/`,
+/// not the root, not under the reserved `/zookeeper`, valid UTF-8 without
+/// control characters (U+0000-U+001F, U+007F-U+009F) or the code points the
+/// server refuses (U+D800-U+F8FF, U+FFF0-U+FFFF), at most max_lock_path_length bytes.
+path_check validate_lock_path(std::string_view path);
+
+/// The ancestors of `path` from the top down, excluding the root and the path
+/// itself: "/a/b/c" gives {"/a", "/a/b"}.
+std::vector<std::string> ancestors(std::string_view path);
+
+} // namespace zklock::detail

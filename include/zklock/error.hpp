@@ -1,0 +1,99 @@
+// zklock error codes, the zklock error category and the exception type.
+//
+// Every failure zklock reports is a std::error_code. Codes that come from the
+// ZooKeeper server or client library are mapped one to one onto zklock::errc
+// by from_zookeeper(); codes that describe lock semantics (lost, timed out,
+// invalid path) are zklock's own. A cancelled operation completes with
+// std::errc::operation_canceled.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <type_traits>
+
+namespace zklock {
+
+enum class errc {
+    // --- zklock's own conditions --------------------------------------------
+    invalid_path = 1,       ///< lock path refused before any server call
+    timeout,                ///< a deadline passed (connect, try_lock_for, ...)
+    session_expired,        ///< the server expired the session; ephemeral nodes are gone
+    session_closed,         ///< the Session was closed or destroyed
+    connection_suspended,   ///< connection lost for longer than the session timeout (loss policy)
+    node_deleted,           ///< our lock node was deleted by someone else
+    not_held,               ///< unlock/async_unlock on a lock that is not held
+    already_acquiring,      ///< this lock object already holds or waits for the lock
+    would_deadlock,         ///< blocking call on the thread that runs the session
+    invalid_argument,       ///< a bad option or argument (not a path)
+
+    // --- one per ZooKeeper client/server error (ZOO_ERRORS) -----------------
+    system_error = 100,         ///< ZSYSTEMERROR
+    runtime_inconsistency,      ///< ZRUNTIMEINCONSISTENCY
+    data_inconsistency,         ///< ZDATAINCONSISTENCY
+    connection_loss,            ///< ZCONNECTIONLOSS: the request may or may not have been applied
+    marshalling_error,          ///< ZMARSHALLINGERROR
+    unimplemented,              ///< ZUNIMPLEMENTED
+    operation_timeout,          ///< ZOPERATIONTIMEOUT
+    bad_arguments,              ///< ZBADARGUMENTS
+    invalid_state,              ///< ZINVALIDSTATE: the handle is dead (expired or closed)
+    new_config_no_quorum,       ///< ZNEWCONFIGNOQUORUM
+    reconfig_in_progress,       ///< ZRECONFIGINPROGRESS
+    ssl_connection_error,       ///< ZSSLCONNECTIONERROR
+    api_error,                  ///< ZAPIERROR
+    no_node,                    ///< ZNONODE
+    no_auth,                    ///< ZNOAUTH
+    bad_version,                ///< ZBADVERSION
+    no_children_for_ephemerals, ///< ZNOCHILDRENFOREPHEMERALS
+    node_exists,                ///< ZNODEEXISTS
+    not_empty,                  ///< ZNOTEMPTY
+    invalid_callback,           ///< ZINVALIDCALLBACK
+    invalid_acl,                ///< ZINVALIDACL
+    auth_failed,                ///< ZAUTHFAILED
+    closing,                    ///< ZCLOSING
+    nothing,                    ///< ZNOTHING
+    session_moved,              ///< ZSESSIONMOVED
+    not_readonly,               ///< ZNOTREADONLY
+    ephemeral_on_local_session, ///< ZEPHEMERALONLOCALSESSION
+    no_watcher,                 ///< ZNOWATCHER
+    reconfig_disabled,          ///< ZRECONFIGDISABLED
+    session_closed_require_sasl_auth, ///< ZSESSIONCLOSEDREQUIRESASLAUTH
+    throttled_op,               ///< ZTHROTTLEDOP: not executed, retry
+    unknown_zookeeper_error,    ///< a ZooKeeper code this version of zklock does not know
+};
+
+/// The single category of every zklock::errc value ("zklock").
+const std::error_category& error_category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+/// Maps a ZooKeeper C client return code (ZOK, ZNONODE, ...) to an error_code.
+/// ZOK maps to the empty error_code. Every code of ZOO_ERRORS has its own errc;
+/// ZSESSIONEXPIRED maps to errc::session_expired.
+std::error_code from_zookeeper(int zoo_rc) noexcept;
+
+/// True for transient errors after which the same operation may succeed when
+/// retried: connection loss, operation timeout, throttling, session moved.
+bool is_retryable(const std::error_code& ec) noexcept;
+
+/// True for the errors that tell a holder its lock (or leadership) is gone:
+/// session expired, connection suspended past the session timeout, node deleted,
+/// session closed.
+bool is_lock_lost(const std::error_code& ec) noexcept;
+
+/// Exception thrown by the throwing overloads. Carries the error_code.
+class error : public std::system_error {
+public:
+    using std::system_error::system_error;
+};
+
+/// Throws zklock::error when ec is set.
+inline void throw_if(const std::error_code& ec, const char* what) {
+    if (ec) throw error(ec, what);
+}
+
+} // namespace zklock
+
+template <> struct std::is_error_code_enum<zklock::errc> : std::true_type {};

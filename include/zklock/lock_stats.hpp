@@ -1,0 +1,28 @@
+// Counters kept per lock object, and the queue as a status query sees it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace zklock {
+
+/// Counters of one lock object since it was constructed. The bench reads them.
+struct lock_stats {
+    std::uint64_t acquisitions = 0;          ///< successful acquires
+    std::uint64_t watch_notifications = 0;   ///< watch events that woke this contender while waiting
+    std::uint64_t get_children_calls = 0;    ///< getChildren requests sent while acquiring
+    std::chrono::nanoseconds total_wait{0};  ///< time from acquire start to grant, summed
+    std::chrono::nanoseconds total_hold{0};  ///< time from grant to release, summed
+};
+
+/// One node in a lock's queue (see contenders()).
+struct contender {
+    std::string node;                 ///< child name, e.g. "_c_<guid>-lock-0000000007"
+    std::size_t position = 0;         ///< 0 = holder
+    std::int64_t fencing_token = 0;   ///< czxid of the node
+    std::int64_t owner_session = 0;   ///< ephemeral owner's session id
+    std::int64_t created_ms = 0;      ///< ctime, milliseconds since the epoch (server clock)
+};
+
+} // namespace zklock

@@ -1,0 +1,240 @@
+// zklock::Mutex: the fair ZooKeeper lock, and RecursiveMutex.
+#pragma once
+
+#include <zklock/error.hpp>
+#include <zklock/lock_stats.hpp>
+#include <zklock/session.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace zklock {
+
+namespace detail {
+class contender;
+}
+
+/// Options of a Mutex.
+struct MutexOptions {
+    /// Data stored in the lock node, shown by `zklock status` and contenders().
+    /// Default (empty): "<hostname>:<pid>".
+    std::string node_data;
+    /// Herd baseline, for benchmarks only: every waiter watches the whole child
+    /// list instead of its predecessor, so every release wakes every waiter.
+    /// Default off.
+    bool watch_all_children = false;
+};
+
+/// A fair, distributed mutual-exclusion lock on a ZooKeeper path.
+///
+/// Each acquire creates an EPHEMERAL_SEQUENTIAL node `_c_<guid>-lock-<seq>` under
+/// `path` (parents are created as CONTAINER nodes), and the lowest node holds the
+/// lock. A waiter watches only its immediate predecessor, so a release wakes one
+/// waiter; grants follow arrival order. An uncontended acquire costs one round trip
+/// (getChildren is pipelined behind the create).
+///
+/// Guarantees:
+/// - At most one holder per lock path among all sessions, as long as holders stop
+///   using the resource when told of loss (or the resource checks fencing tokens).
+/// - A cancelled, timed-out or failed acquire leaves no node: the node is deleted
+///   before the acquire completes when connected; when not, the session owns the
+///   delete and retries it until it commits or the session is gone.
+/// - unlock() returns at once; the session owns the delete until it commits or the
+///   session ends (either way the lock is released).
+/// - Loss is reported (on_lost, async_wait_lost, is_held() turning false) when the
+///   session expires (errc::session_expired), when someone else deletes our node
+///   (errc::node_deleted), when the connection stays suspended longer than the
+///   session timeout and SessionOptions::lose_locks_on_suspension is on
+///   (errc::connection_suspended), or when the Session closes (errc::session_closed).
+///
+/// A Mutex object is one place in the queue: it holds or waits for the lock at most
+/// once at a time. Acquiring again while it holds or waits fails with
+/// errc::already_acquiring (blocking forms throw std::system_error with that code,
+/// which std::unique_lock also reports as a deadlock). Give each thread its own
+/// Mutex (sharing one Session is fine) or use RecursiveMutex.
+///
+/// Thread-safety: members may be called from any thread. Blocking members need the
+/// session's executor to be run by another thread (a Session without an executor
+/// runs its own); called on that thread they fail with errc::would_deadlock.
+///
+/// Satisfies Lockable and TimedLockable: std::unique_lock, std::scoped_lock and
+/// std::lock_guard work.
+class Mutex {
+public:
+    /// `path` is the lock's znode, e.g. "/locks/orders-42". An invalid path is refused
+    /// here: throws zklock::error with errc::invalid_path and a reason, before any
+    /// server call.
+    Mutex(Session& session, std::string path, MutexOptions options = {});
+    /// Same, reporting an invalid path in `ec` (the object is then unusable:
+    /// every acquire fails with errc::invalid_path).
+    Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec);
+    Mutex(const Mutex&) = delete;
+    Mutex& operator=(const Mutex&) = delete;
+    /// Releases the lock if held and cancels a pending acquire (asynchronously:
+    /// the session owns the delete).
+    ~Mutex();
+
+    /// Blocks until acquired. Throws zklock::error on failure.
+    void lock();
+    void lock(std::error_code& ec);
+    /// Acquires only if the lock is free right now (our node would be first).
+    /// Needs a connected session: otherwise errc::connection_loss.
+    bool try_lock();
+    bool try_lock(std::error_code& ec);
+    /// Waits at most `timeout`; false when it passed (the node is deleted first).
+    template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+        return try_lock_until(std::chrono::steady_clock::now() + timeout);
+    }
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::error_code& ec) {
+        return try_lock_until(std::chrono::steady_clock::now() + timeout, ec);
+    }
+    template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
+        std::error_code ec;
+        const bool ok = try_lock_until(t, ec);
+        throw_if(ec, "zklock::Mutex::try_lock_until");
+        return ok;
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t, std::error_code& ec) {
+        return try_lock_until_steady(
+            std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - Clock::now()),
+            ec);
+    }
+    /// Releases the lock; never throws. Does nothing when not held.
+    void unlock() noexcept;
+
+    /// Acquires asynchronously. Signature: void(std::error_code).
+    /// Cancellation (terminal, partial, total): the acquire stops, its node is
+    /// deleted, and the handler gets std::errc::operation_canceled.
+    template <class CompletionToken> auto async_lock(CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
+            [this](auto handler) { async_lock_impl(std::move(handler)); }, token);
+    }
+
+    /// Like async_lock with a deadline. Signature: void(std::error_code, bool acquired);
+    /// acquired is false, without an error, when `timeout` passed. Cancellation as async_lock.
+    template <class Rep, class Period, class CompletionToken>
+    auto async_try_lock_for(const std::chrono::duration<Rep, Period>& timeout, CompletionToken&& token) {
+        const auto deadline = std::chrono::steady_clock::now() +
+                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
+            [this, deadline](auto handler) { async_try_lock_impl(deadline, std::move(handler)); }, token);
+    }
+
+    /// Releases and completes when the delete has committed. Signature:
+    /// void(std::error_code): errc::not_held when not held; session_expired or
+    /// session_closed when the session went first (the node is gone either way).
+    template <class CompletionToken> auto async_unlock(CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
+            [this](auto handler) { async_unlock_impl(std::move(handler)); }, token);
+    }
+
+    /// Completes when the current hold ends. Signature: void(std::error_code): the
+    /// loss reason (see is_lock_lost()), an empty code when unlock() came first,
+    /// errc::not_held when not held. Cancellation: terminal, partial, total
+    /// (std::errc::operation_canceled).
+    template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
+            [this](auto handler) { async_wait_lost_impl(std::move(handler)); }, token);
+    }
+
+    /// Calls `callback(reason)` on the session's executor every time a hold of
+    /// this Mutex is lost (not when it is unlocked). Register before acquiring.
+    void on_lost(std::function<void(std::error_code)> callback);
+
+    /// True while this object holds the lock; turns false at unlock() or loss.
+    bool is_held() const noexcept;
+    /// The czxid of our lock node while held (0 otherwise). It increases across
+    /// every holder of every lock on the ensemble, and keeps increasing when the
+    /// lock's parent is deleted and re-created (sequence numbers restart then).
+    /// A resource guarded by the lock should remember the highest token it has
+    /// seen and refuse writes that carry a lower one.
+    std::int64_t fencing_token() const noexcept;
+    /// Full path of our node while acquiring (once created) or held; empty otherwise.
+    std::string node_path() const;
+    /// Our place in the queue as of the last listing (0 = holder), none when not queued.
+    std::optional<std::size_t> queue_position() const noexcept;
+    /// The queue of this lock as the server has it now (blocking).
+    std::vector<contender> contenders() const;
+    std::vector<contender> contenders(std::error_code& ec) const;
+    /// Counters since construction.
+    lock_stats stats() const;
+    const std::string& path() const noexcept { return path_; }
+
+private:
+    bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::error_code& ec);
+    bool acquire_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
+                          std::error_code& ec);
+    void async_lock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
+    void async_try_lock_impl(std::chrono::steady_clock::time_point deadline,
+                             boost::asio::any_completion_handler<void(std::error_code, bool)> handler);
+    void async_unlock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
+    void async_wait_lost_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
+
+    Session& session_;
+    std::string path_;
+    std::error_code path_error_;
+    std::shared_ptr<detail::contender> contender_;
+};
+
+/// A Mutex that the thread holding it may lock again (as Curator's
+/// InterProcessMutex and Redisson's RLock are): each lock() by the owning thread
+/// must be matched by an unlock(); the ZooKeeper node is deleted at the last one.
+/// Other threads of the process wait in-process first, then in the queue.
+/// Blocking API only. Lockable and TimedLockable.
+class RecursiveMutex {
+public:
+    RecursiveMutex(Session& session, std::string path, MutexOptions options = {});
+
+    void lock();
+    bool try_lock();
+    template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
+        return try_lock_until(std::chrono::steady_clock::now() + timeout);
+    }
+    template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
+        return try_lock_until_steady(std::chrono::steady_clock::now() +
+                                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - Clock::now()));
+    }
+    /// Releases one level; the last releases the lock. Never throws; a call from a
+    /// thread that does not own the lock does nothing.
+    void unlock() noexcept;
+
+    /// How many times the calling thread holds it (0 if it does not).
+    std::size_t hold_count() const;
+    bool is_held() const noexcept { return mutex_.is_held(); }
+    std::int64_t fencing_token() const noexcept { return mutex_.fencing_token(); }
+    void on_lost(std::function<void(std::error_code)> callback) { mutex_.on_lost(std::move(callback)); }
+    Mutex& underlying() noexcept { return mutex_; }
+
+private:
+    bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+    bool enter_local(std::optional<std::chrono::steady_clock::time_point> deadline);
+    void leave_local();
+
+    Mutex mutex_;
+    mutable std::mutex local_;
+    std::condition_variable free_;
+    std::thread::id owner_;
+    std::size_t count_ = 0;
+};
+
+/// The queue of the lock at `path` (lock nodes only, in order), read from the
+/// server: one getChildren and one getData per node, pipelined. Blocking; an
+/// absent path gives an empty queue.
+std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec);
+std::vector<contender> list_contenders(Session& session, const std::string& path);
+
+} // namespace zklock

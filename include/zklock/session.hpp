@@ -1,0 +1,154 @@
+// zklock::Session: one ZooKeeper session driven by an Asio executor.
+#pragma once
+
+#include <zklock/error.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace zklock {
+
+namespace detail {
+class session_impl;
+}
+
+/// Options of a Session. An aggregate: set what you need, the rest keeps its default.
+struct SessionOptions {
+    /// Comma-separated host:port list with an optional chroot suffix,
+    /// e.g. "10.0.0.1:2181,10.0.0.2:2181/app". Default: a local server.
+    std::string connect = "127.0.0.1:2181";
+    /// Requested session timeout. The server clamps it to [2, 20] x its tickTime;
+    /// negotiated_timeout() tells what was granted. Default 10 s.
+    std::chrono::milliseconds session_timeout{10000};
+    /// Deadline of connect() / async_connect(). Default 15 s.
+    std::chrono::milliseconds connect_timeout{15000};
+    /// Loss policy: when the connection stays suspended for longer than the
+    /// negotiated session timeout, every lock held through this session is
+    /// reported lost (errc::connection_suspended) even before the server says the
+    /// session expired, because the server may already have given the lock to
+    /// someone else. Default on; turn off only if the protected resource checks
+    /// fencing tokens.
+    bool lose_locks_on_suspension = true;
+    /// Log level of the ZooKeeper C client (0 = silent, 1 = error ... 4 = debug).
+    /// The C client's level is process-wide: the last Session constructed sets it.
+    /// zklock reports every failure as an error_code, so the default is silent.
+    int client_log_level = 0;
+};
+
+/// The state of a Session.
+enum class session_state {
+    connecting, ///< no session established yet (or a new one after expiry)
+    connected,  ///< connected; the session is alive
+    suspended,  ///< connection lost; the session may still be alive on the server
+    closed,     ///< close() was called or the server refused the session for good
+};
+
+/// What happened to a Session; delivered to subscribers in order.
+enum class session_event {
+    connected,          ///< a (new) session is established; `session_id` is its id
+    suspended,          ///< connection lost, the client is reconnecting
+    reconnected,        ///< connection re-established within the session timeout: same session
+    suspended_too_long, ///< suspended for longer than the negotiated session timeout
+    expired,            ///< the server expired the session; a new one is being opened
+    closed,             ///< the session was closed
+};
+
+const char* to_string(session_state s) noexcept;
+const char* to_string(session_event e) noexcept;
+
+/// Keeps a subscribe() callback registered; unregisters it when destroyed.
+class Subscription {
+public:
+    Subscription() = default;
+    Subscription(Subscription&&) noexcept = default;
+    Subscription& operator=(Subscription&&) noexcept = default;
+    ~Subscription();
+    void reset() noexcept;
+
+private:
+    friend class Session;
+    std::weak_ptr<detail::session_impl> impl_;
+    std::uint64_t id_ = 0;
+};
+
+/// One ZooKeeper session.
+///
+/// All ZooKeeper I/O runs on a strand of the session's executor: the single-threaded
+/// ZooKeeper C client's socket is waited on with Asio and every C callback runs on
+/// that strand. User completion handlers are posted to the handler's associated
+/// executor (default: the session's executor), never run inside a C callback.
+///
+/// When the server expires the session, the Session reports `expired` to every
+/// subscriber (every lock held through it reports loss), throws the dead handle
+/// away and opens a new session by itself.
+///
+/// Thread-safety: every member may be called from any thread. Destroying a Session
+/// closes it: the server deletes its ephemeral nodes at once, so locks still held
+/// through it are released (and reported lost to their holders).
+class Session {
+public:
+    using executor_type = boost::asio::any_io_executor;
+
+    /// A Session that runs its own io_context on one internal thread.
+    /// Starts connecting at once; connect() waits for the connection.
+    explicit Session(SessionOptions options = {});
+
+    /// A Session on the caller's executor; someone must run that executor.
+    /// Blocking members (connect(), Mutex::lock(), ...) then need a thread that
+    /// runs the executor other than the caller.
+    Session(executor_type executor, SessionOptions options = {});
+
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    ~Session();
+
+    /// Waits until connected, for at most options().connect_timeout.
+    /// Errors: errc::timeout (no server answered in time), errc::session_closed,
+    /// errc::invalid_argument (bad connect string), errc::would_deadlock (called on the
+    /// thread that runs the session).
+    void connect();
+    void connect(std::error_code& ec);
+
+    /// Completes when connected or at options().connect_timeout.
+    /// Signature: void(std::error_code). Cancellation: terminal, partial and total
+    /// (the session keeps connecting; only the wait is cancelled).
+    template <class CompletionToken>
+    auto async_connect(CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
+            [this](auto handler) { async_connect_impl(std::move(handler)); }, token);
+    }
+
+    /// Closes the session: the server deletes its ephemeral nodes at once; pending
+    /// operations complete with errc::session_closed. Idempotent. Blocks until the
+    /// close is done when called from a thread other than the session's.
+    void close() noexcept;
+
+    session_state state() const noexcept;
+    /// The current session id (0 before the first connection).
+    std::int64_t session_id() const noexcept;
+    /// The session timeout the server granted (0 before the first connection).
+    std::chrono::milliseconds negotiated_timeout() const noexcept;
+    const SessionOptions& options() const noexcept;
+    executor_type get_executor() const noexcept;
+
+    /// Calls `callback` on the session's strand for every session event until the
+    /// returned Subscription is destroyed. The callback must not block.
+    [[nodiscard]] Subscription subscribe(std::function<void(session_event, std::int64_t session_id)> callback);
+
+    /// Internal: the shared state the lock recipes work on.
+    const std::shared_ptr<detail::session_impl>& impl() const noexcept { return impl_; }
+
+private:
+    void async_connect_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
+
+    std::shared_ptr<detail::session_impl> impl_;
+};
+
+} // namespace zklock

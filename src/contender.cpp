@@ -1,0 +1,489 @@
+#include "contender.hpp"
+
+#include <boost/asio/error.hpp>
+
+namespace zklock::detail {
+namespace asio = boost::asio;
+
+namespace {
+// Parents that vanish between ensure_parents and create (a container the server
+// reaped) are re-created this many times before the acquire fails.
+constexpr int max_parent_retries = 5;
+
+bool connection_trouble(int rc) { return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP; }
+bool session_gone(int rc) { return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZCLOSING; }
+} // namespace
+
+std::shared_ptr<contender> contender::make(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
+                                           std::string node_data) {
+    std::shared_ptr<contender> c(new contender(std::move(session), std::move(dir), std::move(rule), std::move(node_data)));
+    c->subscribe();
+    return c;
+}
+
+contender::contender(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data)
+    : session_(std::move(session)), dir_(std::move(dir)), rule_(std::move(rule)), node_data_(std::move(node_data)) {}
+
+contender::~contender() { session_->remove_listener(listener_id_); }
+
+void contender::subscribe() {
+    std::weak_ptr<contender> weak = shared_from_this();
+    listener_id_ = session_->add_listener([weak](session_event e, std::int64_t) {
+        if (auto self = weak.lock()) self->on_session_event(e);
+    });
+}
+
+// ---- thread-safe entry points ---------------------------------------------------
+
+void contender::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
+                        acquire_callback callback) {
+    if (busy_.exchange(true)) {
+        session_->post([cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
+        return;
+    }
+    if (slot.is_connected()) {
+        slot.assign([weak = weak_from_this()](asio::cancellation_type) {
+            if (auto self = weak.lock())
+                self->session_->post([self] {
+                    if (self->phase_ == phase::acquiring) self->abandon(operation_aborted());
+                });
+        });
+    }
+    session_->post([self = shared_from_this(), deadline, no_wait, slot, cb = std::move(callback)]() mutable {
+        self->start(deadline, no_wait, slot, std::move(cb));
+    });
+}
+
+std::error_code contender::release(std::function<void(std::error_code)> done) {
+    if (!held_.exchange(false)) return make_error_code(errc::not_held);
+    session_->post([self = shared_from_this(), done = std::move(done)]() mutable { self->do_release(std::move(done)); });
+    return {};
+}
+
+void contender::shutdown() noexcept {
+    try {
+        session_->post([self = shared_from_this()] {
+            if (self->phase_ == phase::acquiring) self->abandon(operation_aborted());
+            else if (self->phase_ == phase::held) self->do_release({});
+            self->finish_lost_waiters(operation_aborted());
+        });
+    } catch (...) {
+    }
+}
+
+std::optional<std::size_t> contender::queue_position() const noexcept {
+    const auto p = position_.load();
+    if (p < 0) return std::nullopt;
+    return static_cast<std::size_t>(p);
+}
+
+std::string contender::node_path() const {
+    std::lock_guard lk(mutex_);
+    return node_path_;
+}
+
+lock_stats contender::stats() const {
+    std::lock_guard lk(mutex_);
+    return stats_;
+}
+
+void contender::on_lost(std::function<void(std::error_code)> callback) {
+    std::lock_guard lk(mutex_);
+    lost_callbacks_.push_back(std::make_shared<std::function<void(std::error_code)>>(std::move(callback)));
+}
+
+void contender::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
+    const auto id = next_waiter_id_.fetch_add(1);
+    if (slot.is_connected()) {
+        slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
+            if (auto self = weak.lock()) self->session_->post([self, id] {
+                self->finish_lost_waiter(id, operation_aborted());
+            });
+        });
+    }
+    session_->post([self = shared_from_this(), id, slot, cb = std::move(callback)]() mutable {
+        self->lost_waiters_.push_back({id, slot, std::move(cb)});
+        if (self->phase_ != phase::held) self->finish_lost_waiter(id, make_error_code(errc::not_held));
+    });
+}
+
+void contender::finish_lost_waiter(std::uint64_t id, std::error_code ec) {
+    const auto it = std::find_if(lost_waiters_.begin(), lost_waiters_.end(), [id](const auto& w) { return w.id == id; });
+    if (it == lost_waiters_.end()) return;
+    auto w = std::move(*it);
+    lost_waiters_.erase(it);
+    if (w.slot.is_connected()) w.slot.clear();
+    w.callback(ec);
+}
+
+void contender::finish_lost_waiters(std::error_code ec) {
+    auto waiters = std::move(lost_waiters_);
+    lost_waiters_.clear();
+    for (auto& w : waiters) {
+        if (w.slot.is_connected()) w.slot.clear();
+        w.callback(ec);
+    }
+}
+
+// ---- acquiring ------------------------------------------------------------------
+
+void contender::start(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
+                      acquire_callback callback) {
+    phase_ = phase::acquiring;
+    callback_ = std::move(callback);
+    slot_ = slot;
+    no_wait_ = no_wait;
+    wait_started_ = clock::now();
+    if (deadline) {
+        deadline_timer_.emplace(session_->strand());
+        deadline_timer_->expires_at(*deadline);
+        deadline_timer_->async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+            auto self = weak.lock();
+            if (!ec && self && self->phase_ == phase::acquiring) self->abandon(make_error_code(errc::timeout));
+        });
+    }
+    if (no_wait_ && !session_->connected()) {
+        fail(make_error_code(errc::connection_loss));
+        return;
+    }
+    new_attempt();
+}
+
+void contender::new_attempt() {
+    auto a = std::make_shared<attempt>();
+    a->guid = new_guid();
+    attempt_ = a;
+    position_ = -1;
+    retry_when_connected(a, [this, a] { send_create(a, 0); });
+}
+
+void contender::retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step) {
+    session_->when_connected([self = shared_from_this(), a, step = std::move(step)](std::error_code ec) {
+        if (!self->current(a)) return;
+        if (ec) return self->fail(ec);
+        step();
+    });
+}
+
+void contender::send_create(const std::shared_ptr<attempt>& a, int parent_retries) {
+    a->owner = session_->session_id();
+    auto self = shared_from_this();
+    session_->create(path_of(node_name_prefix(a->guid, rule_.marker)), node_data_, ZOO_EPHEMERAL_SEQUENTIAL,
+                     [self, a, parent_retries](int rc, std::string name, const node_stat& st) {
+                         self->on_created(a, rc, std::move(name), st, parent_retries);
+                     });
+    if (rule_.watch_parent) return;  // the baseline lists with a watch after the create
+    // Pipelined: the server runs one session's requests in order, so this listing
+    // already holds the node the create above makes. One round trip in all.
+    {
+        std::lock_guard lk(mutex_);
+        ++stats_.get_children_calls;
+    }
+    session_->get_children(dir_, [self, a](int rc, std::vector<std::string> children) {
+        if (!self->current(a) || a->node.empty()) return;  // the create failed: its handler acts
+        self->evaluate(a, rc, children);
+    });
+}
+
+void contender::on_created(const std::shared_ptr<attempt>& a, int rc, std::string name, const node_stat& st,
+                           int parent_retries) {
+    a->create_done = true;
+    if (rc == ZOK) a->node = name.substr(name.rfind('/') + 1);
+    if (a->abandoned) {
+        // Cancelled while the create was in flight: the node (or the doubt) is ours to remove.
+        if (rc == ZOK) session_->delete_owned(path_of(a->node), a->owner);
+        else if (connection_trouble(rc)) session_->delete_owned_by_guid(dir_, a->guid, a->owner);
+        if (a->after_create) std::exchange(a->after_create, nullptr)();
+        return;
+    }
+    if (!current(a)) return;
+    if (rc == ZOK) {
+        token_ = st.czxid;
+        {
+            std::lock_guard lk(mutex_);
+            node_path_ = path_of(a->node);
+        }
+        if (rule_.watch_parent) list(a);
+        return;  // otherwise the pipelined listing decides
+    }
+    if (rc == ZNONODE && parent_retries < max_parent_retries) {
+        auto self = shared_from_this();
+        session_->ensure_parents(dir_, [self, a, parent_retries](int prc) {
+            if (!self->current(a)) return;
+            if (prc != ZOK && prc != ZNODEEXISTS) {
+                if (connection_trouble(prc)) return self->retry_when_connected(a, [self, a, parent_retries] {
+                    self->send_create(a, parent_retries + 1);
+                });
+                return self->fail(from_zookeeper(prc));
+            }
+            self->send_create(a, parent_retries + 1);
+        });
+        return;
+    }
+    if (connection_trouble(rc)) {
+        // The create may have been applied: find it by guid before creating again.
+        retry_when_connected(a, [this, a] { recover_create(a); });
+        return;
+    }
+    if (session_gone(rc)) {
+        if (rc == ZCLOSING && session_->state() == session_state::closed) return fail(make_error_code(errc::session_closed));
+        new_attempt();  // a new session is opening: queue again there
+        return;
+    }
+    fail(from_zookeeper(rc));
+}
+
+void contender::recover_create(const std::shared_ptr<attempt>& a) {
+    if (a->owner != session_->session_id()) {
+        // A new session: the old one's ephemeral node, if any, is gone.
+        send_create(a, 0);
+        return;
+    }
+    {
+        std::lock_guard lk(mutex_);
+        ++stats_.get_children_calls;
+    }
+    auto self = shared_from_this();
+    session_->get_children(dir_, [self, a](int rc, std::vector<std::string> children) {
+        if (!self->current(a)) return;
+        if (connection_trouble(rc)) return self->retry_when_connected(a, [self, a] { self->recover_create(a); });
+        if (rc == ZNONODE) return self->send_create(a, 0);
+        if (rc != ZOK) return self->fail(from_zookeeper(rc));
+        const auto found = find_by_guid(children, a->guid);
+        if (!found) return self->send_create(a, 0);
+        a->node = *found;
+        // Our node exists: read its Stat for the fencing token, then decide.
+        self->session_->get_data(self->path_of(a->node), {}, [self, a, children](int drc, std::string, const node_stat& st) {
+            if (!self->current(a)) return;
+            if (drc == ZNONODE) return self->send_create(a, 0);
+            if (drc != ZOK) return self->retry_when_connected(a, [self, a] { self->recover_create(a); });
+            self->token_ = st.czxid;
+            {
+                std::lock_guard lk(self->mutex_);
+                self->node_path_ = self->path_of(a->node);
+            }
+            self->evaluate(a, ZOK, children);
+        });
+    });
+}
+
+void contender::list(const std::shared_ptr<attempt>& a) {
+    {
+        std::lock_guard lk(mutex_);
+        ++stats_.get_children_calls;
+    }
+    auto self = shared_from_this();
+    auto on_list = [self, a](int rc, std::vector<std::string> children) {
+        if (self->current(a)) self->evaluate(a, rc, children);
+    };
+    if (!rule_.watch_parent) {
+        session_->get_children(dir_, on_list);
+        return;
+    }
+    const auto generation = ++a->watch_generation;
+    session_->get_children_watch(
+        dir_, [self, a, generation](int type) { self->on_watch_event(a, generation, type); }, on_list);
+}
+
+void contender::evaluate(const std::shared_ptr<attempt>& a, int rc, const std::vector<std::string>& children) {
+    if (connection_trouble(rc)) return retry_when_connected(a, [this, a] { list(a); });
+    if (session_gone(rc)) return;  // the session event restarts or fails the acquire
+    if (rc == ZNONODE) return new_attempt();  // the lock dir (and our node with it) is gone
+    if (rc != ZOK) return fail(from_zookeeper(rc));
+
+    const auto d = decide(sorted_lock_nodes(children, rule_.marker), a->node, rule_.permits);
+    if (!d.found) {
+        // Someone deleted our node before we were granted: queue again.
+        new_attempt();
+        return;
+    }
+    position_ = static_cast<std::int64_t>(d.position);
+    if (d.acquired) return grant(a);
+    if (no_wait_) return abandon({});
+    if (rule_.watch_parent) return;  // the child watch set by the listing wakes us
+    a->watching = *d.watch;
+    a->last_blocker = d.watch_is_last_blocker;
+    watch(a);
+}
+
+void contender::watch(const std::shared_ptr<attempt>& a) {
+    auto self = shared_from_this();
+    const auto generation = ++a->watch_generation;
+    // getData, not exists: a predecessor that is already gone leaves no watch behind.
+    session_->get_data(
+        path_of(a->watching), [self, a, generation](int type) { self->on_watch_event(a, generation, type); },
+        [self, a](int rc, std::string, const node_stat&) {
+            if (!self->current(a)) return;
+            if (rc == ZOK) return;  // wait for the watch
+            if (rc == ZNONODE) return a->last_blocker ? self->grant(a) : self->list(a);
+            if (connection_trouble(rc)) return self->retry_when_connected(a, [self, a] { self->list(a); });
+            if (session_gone(rc)) return;
+            self->fail(from_zookeeper(rc));
+        });
+}
+
+void contender::on_watch_event(const std::shared_ptr<attempt>& a, std::uint64_t generation, int type) {
+    if (!current(a) || generation != a->watch_generation || phase_ != phase::acquiring) return;
+    {
+        std::lock_guard lk(mutex_);
+        ++stats_.watch_notifications;
+    }
+    if (rule_.watch_parent) return list(a);
+    if (type == ZOO_DELETED_EVENT) {
+        // Sequence numbers only grow: when the node we watched was the last one
+        // between us and a lease, its deletion alone grants it.
+        if (a->last_blocker) return grant(a);
+        return list(a);
+    }
+    watch(a);  // data changed (or a spurious event): watch again
+}
+
+void contender::grant(const std::shared_ptr<attempt>& a) {
+    phase_ = phase::held;
+    position_ = 0;
+    held_ = true;
+    held_since_ = clock::now();
+    {
+        std::lock_guard lk(mutex_);
+        ++stats_.acquisitions;
+        stats_.total_wait += held_since_ - wait_started_;
+    }
+    if (deadline_timer_) deadline_timer_->cancel();
+    watch_own_node(a);
+    complete({}, true);
+}
+
+void contender::watch_own_node(const std::shared_ptr<attempt>& a) {
+    // Tells the holder when someone else deletes its node. Sent after the grant,
+    // so it costs the acquire no round trip.
+    auto self = shared_from_this();
+    auto on_event = [self, a](int type) {
+        if (self->phase_ != phase::held || self->attempt_ != a) return;
+        if (type == ZOO_DELETED_EVENT) return self->lose(make_error_code(errc::node_deleted));
+        self->watch_own_node(a);
+    };
+    session_->get_data(path_of(a->node), on_event, [self, a](int rc, std::string, const node_stat&) {
+        if (self->phase_ != phase::held || self->attempt_ != a) return;
+        if (rc == ZNONODE) self->lose(make_error_code(errc::node_deleted));
+        else if (connection_trouble(rc)) self->retry_when_connected(a, [self, a] { self->watch_own_node(a); });
+    });
+}
+
+// ---- leaving the queue -----------------------------------------------------------
+
+void contender::cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done) {
+    if (!a->create_done) {
+        if (session_->connected()) {
+            // The reply is on its way: delete once it says what was created.
+            a->after_create = [this, a, done = std::move(done), self = shared_from_this()]() mutable {
+                cleanup(a, std::move(done));
+            };
+            return;
+        }
+        done({});  // on_created hands the doubt to the session when its reply comes
+        return;
+    }
+    if (a->node.empty()) return done({});
+    if (!session_->connected()) {
+        session_->delete_owned(path_of(a->node), a->owner);
+        return done({});
+    }
+    session_->delete_owned(path_of(a->node), a->owner, std::move(done));
+}
+
+void contender::abandon(std::error_code ec) {
+    auto a = attempt_;
+    if (!a) return complete(ec, false);
+    a->abandoned = true;
+    attempt_.reset();
+    position_ = -1;
+    if (deadline_timer_) deadline_timer_->cancel();
+    {
+        std::lock_guard lk(mutex_);
+        node_path_.clear();
+    }
+    token_ = 0;
+    cleanup(a, [self = shared_from_this(), ec](std::error_code) { self->complete(ec, false); });
+}
+
+void contender::fail(std::error_code ec) { abandon(ec); }
+
+void contender::complete(std::error_code ec, bool acquired) {
+    if (!acquired) {
+        phase_ = phase::idle;
+        busy_ = false;
+    }
+    if (slot_.is_connected()) slot_.clear();
+    slot_ = {};
+    auto cb = std::exchange(callback_, nullptr);
+    // A timeout or a no-wait refusal is "not acquired", not an error.
+    if (ec == errc::timeout) ec.clear();
+    if (cb) cb(ec, acquired);
+}
+
+void contender::do_release(std::function<void(std::error_code)> done) {
+    if (phase_ != phase::held || !attempt_) {
+        if (done) done(make_error_code(errc::not_held));
+        return;
+    }
+    auto a = std::exchange(attempt_, nullptr);
+    phase_ = phase::idle;
+    held_ = false;
+    position_ = -1;
+    token_ = 0;
+    {
+        std::lock_guard lk(mutex_);
+        stats_.total_hold += clock::now() - held_since_;
+        node_path_.clear();
+    }
+    finish_lost_waiters({});
+    busy_ = false;
+    session_->delete_owned(path_of(a->node), a->owner, std::move(done));
+}
+
+void contender::lose(std::error_code ec) {
+    if (phase_ != phase::held) return;
+    auto a = std::exchange(attempt_, nullptr);
+    phase_ = phase::idle;
+    held_ = false;
+    busy_ = false;
+    position_ = -1;
+    std::vector<std::shared_ptr<std::function<void(std::error_code)>>> callbacks;
+    {
+        std::lock_guard lk(mutex_);
+        stats_.total_hold += clock::now() - held_since_;
+        node_path_.clear();
+        callbacks = lost_callbacks_;
+    }
+    // If the session survives (suspension policy), the node must not block others.
+    if (ec == errc::connection_suspended) session_->delete_owned(path_of(a->node), a->owner);
+    for (auto& cb : callbacks) asio::post(session_->user_executor(), [cb, ec] { (*cb)(ec); });
+    finish_lost_waiters(ec);
+}
+
+void contender::on_session_event(session_event e) {
+    switch (e) {
+    case session_event::expired:
+        if (phase_ == phase::held) lose(make_error_code(errc::session_expired));
+        else if (phase_ == phase::acquiring && attempt_) new_attempt();  // queue again on the new session
+        break;
+    case session_event::suspended_too_long:
+        if (phase_ == phase::held && session_->options().lose_locks_on_suspension)
+            lose(make_error_code(errc::connection_suspended));
+        break;
+    case session_event::closed:
+        if (phase_ == phase::held) lose(make_error_code(errc::session_closed));
+        else if (phase_ == phase::acquiring) abandon(make_error_code(errc::session_closed));
+        break;
+    case session_event::reconnected:
+        // Watches survive a reconnect, but a re-check costs one listing and
+        // covers a deletion the old connection never delivered.
+        if (phase_ == phase::acquiring && attempt_ && !attempt_->watching.empty()) list(attempt_);
+        break;
+    case session_event::connected:
+    case session_event::suspended:
+        break;
+    }
+}
+
+} // namespace zklock::detail

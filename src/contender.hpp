@@ -1,0 +1,145 @@
+// The queue engine: one place in a ZooKeeper lock queue, written once and
+// shared by every recipe. A recipe chooses the rule (how many leases, which
+// marker); the engine creates the node, lists, watches the one node it must
+// wait for, re-checks, grants, releases, cleans up after cancellation and
+// reports loss.
+#pragma once
+
+#include "session_impl.hpp"
+
+#include <zklock/detail/lock_node.hpp>
+#include <zklock/lock_stats.hpp>
+
+#include <boost/asio/cancellation_signal.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+
+namespace zklock::detail {
+
+/// How a recipe queues.
+struct queue_rule {
+    std::string marker{lock_marker};  ///< text before the sequence in node names
+    std::size_t permits = 1;          ///< holders at once (1 = mutex)
+    bool watch_parent = false;        ///< herd baseline: every waiter watches the child list
+};
+
+/// Engine callbacks run on the session's strand; recipes post user completions from them.
+using acquire_callback = std::function<void(std::error_code, bool acquired)>;
+
+class contender : public std::enable_shared_from_this<contender> {
+public:
+    using clock = std::chrono::steady_clock;
+
+    static std::shared_ptr<contender> make(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
+                                           std::string node_data);
+    ~contender();
+
+    // ---- thread-safe ----------------------------------------------------------
+    /// Acquire: completes with (error, acquired). acquired is false without an
+    /// error when `deadline` passed or, with `no_wait`, when we would have to wait.
+    /// Signalling `slot` cancels the acquire; nothing is left behind.
+    void acquire(std::optional<clock::time_point> deadline, bool no_wait, boost::asio::cancellation_slot slot,
+                 acquire_callback callback);
+    /// Releases a held lease. Returns errc::not_held when not held. The delete is
+    /// owned by the session until it commits; `done` (optional) gets its outcome.
+    std::error_code release(std::function<void(std::error_code)> done = {});
+    /// Releases whatever is held and stops any acquire; used by destructors.
+    void shutdown() noexcept;
+
+    bool held() const noexcept { return held_.load(); }
+    bool busy() const noexcept { return busy_.load(); }
+    std::int64_t fencing_token() const noexcept { return token_.load(); }
+    std::optional<std::size_t> queue_position() const noexcept;
+    std::string node_path() const;
+    lock_stats stats() const;
+    const std::string& dir() const noexcept { return dir_; }
+    const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
+
+    void on_lost(std::function<void(std::error_code)> callback);
+    /// Calls `callback` once: with the loss reason when the current hold is lost,
+    /// {} when it is released first, errc::not_held when nothing is held,
+    /// operation_aborted when `slot` is signalled.
+    void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback);
+
+private:
+    struct attempt {
+        std::string guid;
+        std::string node;         // child name once created
+        std::int64_t owner = 0;   // session that created it
+        bool create_done = false; // the create's reply was processed
+        bool abandoned = false;
+        std::function<void()> after_create;  // cleanup waiting for the create reply
+        std::string watching;
+        bool last_blocker = false;
+        std::uint64_t watch_generation = 0;
+    };
+
+    contender(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data);
+    void subscribe();
+
+    // strand only
+    void start(std::optional<clock::time_point> deadline, bool no_wait, boost::asio::cancellation_slot slot,
+               acquire_callback callback);
+    void finish_lost_waiter(std::uint64_t id, std::error_code ec);
+    void finish_lost_waiters(std::error_code ec);
+    void new_attempt();
+    void send_create(const std::shared_ptr<attempt>& a, int parent_retries);
+    void on_created(const std::shared_ptr<attempt>& a, int rc, std::string name, const node_stat& st, int parent_retries);
+    void recover_create(const std::shared_ptr<attempt>& a);
+    void list(const std::shared_ptr<attempt>& a);
+    void evaluate(const std::shared_ptr<attempt>& a, int rc, const std::vector<std::string>& children);
+    void watch(const std::shared_ptr<attempt>& a);
+    void on_watch_event(const std::shared_ptr<attempt>& a, std::uint64_t generation, int type);
+    void grant(const std::shared_ptr<attempt>& a);
+    void watch_own_node(const std::shared_ptr<attempt>& a);
+    void abandon(std::error_code ec);
+    void cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done);
+    void fail(std::error_code ec);
+    void complete(std::error_code ec, bool acquired);
+    void lose(std::error_code ec);
+    void do_release(std::function<void(std::error_code)> done);
+    void on_session_event(session_event e);
+    void retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step);
+    bool current(const std::shared_ptr<attempt>& a) const noexcept { return a == attempt_ && !a->abandoned; }
+    std::string path_of(const std::string& child) const { return dir_ + "/" + child; }
+
+    enum class phase { idle, acquiring, held };
+
+    std::shared_ptr<session_impl> session_;
+    std::string dir_;
+    queue_rule rule_;
+    std::string node_data_;
+    std::uint64_t listener_id_ = 0;
+
+    // strand only
+    phase phase_ = phase::idle;
+    std::shared_ptr<attempt> attempt_;
+    acquire_callback callback_;
+    boost::asio::cancellation_slot slot_;
+    std::optional<boost::asio::steady_timer> deadline_timer_;
+    bool no_wait_ = false;
+    clock::time_point wait_started_{};
+    clock::time_point held_since_{};
+    struct lost_waiter {
+        std::uint64_t id;
+        boost::asio::cancellation_slot slot;
+        std::function<void(std::error_code)> callback;
+    };
+    std::vector<lost_waiter> lost_waiters_;
+    std::atomic<std::uint64_t> next_waiter_id_{1};
+
+    // thread-safe snapshots
+    std::atomic<bool> held_{false};
+    std::atomic<bool> busy_{false};  // acquiring or held, as the public API sees it
+    std::atomic<std::int64_t> token_{0};
+    std::atomic<std::int64_t> position_{-1};
+    mutable std::mutex mutex_;  // guards node_path_, stats_, lost_callbacks_
+    std::string node_path_;
+    lock_stats stats_;
+    std::vector<std::shared_ptr<std::function<void(std::error_code)>>> lost_callbacks_;
+};
+
+} // namespace zklock::detail

@@ -1,0 +1,109 @@
+#include <zklock/mutex.hpp>
+
+#include "session_impl.hpp"
+
+#include <zklock/detail/lock_node.hpp>
+#include <zklock/detail/path.hpp>
+
+#include <future>
+
+namespace zklock {
+namespace {
+
+struct listing : std::enable_shared_from_this<listing> {
+    std::shared_ptr<detail::session_impl> session;
+    std::string path;
+    std::promise<std::pair<std::error_code, std::vector<contender>>> result;
+    std::vector<detail::lock_node> nodes;
+    std::vector<contender> out;
+    std::size_t pending = 0;
+    bool done = false;
+    std::optional<boost::asio::steady_timer> timer;
+    std::uint64_t waiter = 0;
+
+    void finish(std::error_code ec) {
+        if (done) return;
+        done = true;
+        if (timer) timer->cancel();
+        if (waiter) session->cancel_connect_waiter(waiter);
+        std::vector<contender> found;
+        for (auto& c : out)
+            if (!c.node.empty()) found.push_back(std::move(c));
+        for (std::size_t i = 0; i < found.size(); ++i) found[i].position = i;
+        result.set_value({ec, std::move(found)});
+    }
+
+    void start() {
+        auto self = shared_from_this();
+        timer.emplace(session->strand());
+        timer->expires_after(session->options().connect_timeout);
+        timer->async_wait([self](boost::system::error_code ec) {
+            if (!ec) self->finish(make_error_code(errc::timeout));
+        });
+        waiter = session->when_connected([self](std::error_code ec) {
+            self->waiter = 0;
+            if (ec) return self->finish(ec);
+            self->list();
+        });
+    }
+
+    void list() {
+        auto self = shared_from_this();
+        session->get_children(path, [self](int rc, std::vector<std::string> children) {
+            if (self->done) return;
+            if (rc == ZNONODE) return self->finish({});
+            if (rc != ZOK) return self->finish(from_zookeeper(rc));
+            self->nodes = detail::sorted_lock_nodes(children);
+            self->out.resize(self->nodes.size());
+            self->pending = self->nodes.size();
+            if (self->pending == 0) return self->finish({});
+            for (std::size_t i = 0; i < self->nodes.size(); ++i) {
+                self->session->get_data(self->path + "/" + self->nodes[i].name, {},
+                                        [self, i](int drc, std::string, const detail::node_stat& st) {
+                                            if (self->done) return;
+                                            if (drc == ZOK) {
+                                                auto& c = self->out[i];
+                                                c.node = self->nodes[i].name;
+                                                c.fencing_token = st.czxid;
+                                                c.owner_session = st.ephemeral_owner;
+                                                c.created_ms = st.ctime_ms;
+                                            } else if (drc != ZNONODE) {
+                                                return self->finish(from_zookeeper(drc));
+                                            }
+                                            if (--self->pending == 0) self->finish({});
+                                        });
+            }
+        });
+    }
+};
+
+} // namespace
+
+std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec) {
+    const auto check = detail::validate_lock_path(path);
+    if (!check) {
+        ec = check.error;
+        return {};
+    }
+    if (session.impl()->on_session_thread()) {
+        ec = make_error_code(errc::would_deadlock);
+        return {};
+    }
+    auto l = std::make_shared<listing>();
+    l->session = session.impl();
+    l->path = path;
+    auto f = l->result.get_future();
+    l->session->post([l] { l->start(); });
+    auto [e, out] = f.get();
+    ec = e;
+    return out;
+}
+
+std::vector<contender> list_contenders(Session& session, const std::string& path) {
+    std::error_code ec;
+    auto out = list_contenders(session, path, ec);
+    throw_if(ec, ("zklock::list_contenders " + path).c_str());
+    return out;
+}
+
+} // namespace zklock

@@ -1,0 +1,147 @@
+#include <zklock/mutex.hpp>
+
+#include "contender.hpp"
+
+#include <zklock/detail/path.hpp>
+
+#include <future>
+#include <unistd.h>
+
+namespace zklock {
+namespace asio = boost::asio;
+
+namespace {
+
+std::string default_node_data() {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    return std::string(host) + ":" + std::to_string(::getpid());
+}
+
+std::shared_ptr<detail::contender> make_contender(Session& session, const std::string& path,
+                                                  const MutexOptions& options) {
+    detail::queue_rule rule;
+    rule.watch_parent = options.watch_all_children;
+    return detail::contender::make(session.impl(), path, std::move(rule),
+                                   options.node_data.empty() ? default_node_data() : options.node_data);
+}
+
+// Moves a user's completion handler into a callback the engine calls on the
+// strand, which posts the handler to its associated executor.
+template <class... Args, class Handler>
+std::function<void(Args...)> post_to(Handler handler, const asio::any_io_executor& fallback) {
+    auto shared = std::make_shared<Handler>(std::move(handler));
+    return [shared, fallback](Args... args) { detail::post_completion(std::move(*shared), fallback, args...); };
+}
+
+} // namespace
+
+Mutex::Mutex(Session& session, std::string path, MutexOptions options)
+    : session_(session), path_(std::move(path)) {
+    const auto check = detail::validate_lock_path(path_);
+    if (!check) throw error(check.error, "zklock::Mutex: " + check.reason + ": '" + path_ + "'");
+    contender_ = make_contender(session, path_, options);
+}
+
+Mutex::Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec)
+    : session_(session), path_(std::move(path)) {
+    const auto check = detail::validate_lock_path(path_);
+    path_error_ = ec = check.error;
+    contender_ = make_contender(session, path_, options);
+}
+
+Mutex::~Mutex() { contender_->shutdown(); }
+
+bool Mutex::acquire_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
+                             std::error_code& ec) {
+    if (path_error_) {
+        ec = path_error_;
+        return false;
+    }
+    if (session_.impl()->on_session_thread()) {
+        ec = make_error_code(errc::would_deadlock);
+        return false;
+    }
+    std::promise<std::pair<std::error_code, bool>> p;
+    auto f = p.get_future();
+    contender_->acquire(deadline, no_wait, {}, [&p](std::error_code e, bool acquired) { p.set_value({e, acquired}); });
+    const auto [e, acquired] = f.get();
+    ec = e;
+    return acquired;
+}
+
+void Mutex::lock(std::error_code& ec) { acquire_blocking(std::nullopt, false, ec); }
+
+void Mutex::lock() {
+    std::error_code ec;
+    lock(ec);
+    if (ec == errc::already_acquiring)
+        throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
+                                "zklock::Mutex::lock: this Mutex already holds or waits for " + path_);
+    throw_if(ec, ("zklock::Mutex::lock " + path_).c_str());
+}
+
+bool Mutex::try_lock(std::error_code& ec) { return acquire_blocking(std::nullopt, true, ec); }
+
+bool Mutex::try_lock() {
+    std::error_code ec;
+    const bool ok = try_lock(ec);
+    throw_if(ec, "zklock::Mutex::try_lock");
+    return ok;
+}
+
+bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::error_code& ec) {
+    return acquire_blocking(deadline, false, ec);
+}
+
+void Mutex::unlock() noexcept { contender_->release(); }
+
+void Mutex::async_lock_impl(asio::any_completion_handler<void(std::error_code)> handler) {
+    const auto slot = asio::get_associated_cancellation_slot(handler);
+    const auto& ex = session_.get_executor();
+    if (path_error_) return detail::post_completion(std::move(handler), ex, path_error_);
+    auto done = post_to<std::error_code>(std::move(handler), ex);
+    contender_->acquire(std::nullopt, false, slot, [done](std::error_code e, bool) { done(e); });
+}
+
+void Mutex::async_try_lock_impl(std::chrono::steady_clock::time_point deadline,
+                                asio::any_completion_handler<void(std::error_code, bool)> handler) {
+    const auto slot = asio::get_associated_cancellation_slot(handler);
+    const auto& ex = session_.get_executor();
+    if (path_error_) return detail::post_completion(std::move(handler), ex, path_error_, false);
+    contender_->acquire(deadline, false, slot, post_to<std::error_code, bool>(std::move(handler), ex));
+}
+
+void Mutex::async_unlock_impl(asio::any_completion_handler<void(std::error_code)> handler) {
+    auto done = post_to<std::error_code>(std::move(handler), session_.get_executor());
+    if (const auto ec = contender_->release(done)) done(ec);
+}
+
+void Mutex::async_wait_lost_impl(asio::any_completion_handler<void(std::error_code)> handler) {
+    const auto slot = asio::get_associated_cancellation_slot(handler);
+    contender_->wait_lost(slot, post_to<std::error_code>(std::move(handler), session_.get_executor()));
+}
+
+void Mutex::on_lost(std::function<void(std::error_code)> callback) { contender_->on_lost(std::move(callback)); }
+bool Mutex::is_held() const noexcept { return contender_->held(); }
+std::int64_t Mutex::fencing_token() const noexcept { return contender_->fencing_token(); }
+std::string Mutex::node_path() const { return contender_->node_path(); }
+std::optional<std::size_t> Mutex::queue_position() const noexcept { return contender_->queue_position(); }
+lock_stats Mutex::stats() const { return contender_->stats(); }
+
+std::vector<contender> Mutex::contenders(std::error_code& ec) const {
+    if (path_error_) {
+        ec = path_error_;
+        return {};
+    }
+    return list_contenders(session_, path_, ec);
+}
+
+std::vector<contender> Mutex::contenders() const {
+    std::error_code ec;
+    auto out = contenders(ec);
+    throw_if(ec, "zklock::Mutex::contenders");
+    return out;
+}
+
+} // namespace zklock

@@ -1,0 +1,92 @@
+#include <zklock/mutex.hpp>
+
+namespace zklock {
+
+RecursiveMutex::RecursiveMutex(Session& session, std::string path, MutexOptions options)
+    : mutex_(session, std::move(path), std::move(options)) {}
+
+bool RecursiveMutex::enter_local(std::optional<std::chrono::steady_clock::time_point> deadline) {
+    std::unique_lock lk(local_);
+    const auto me = std::this_thread::get_id();
+    if (count_ > 0 && owner_ == me) {
+        ++count_;
+        return true;
+    }
+    auto free = [this] { return count_ == 0; };
+    if (deadline) {
+        if (!free_.wait_until(lk, *deadline, free)) return false;
+    } else {
+        free_.wait(lk, free);
+    }
+    owner_ = me;
+    count_ = 1;
+    return true;
+}
+
+void RecursiveMutex::leave_local() {
+    {
+        std::lock_guard lk(local_);
+        count_ = 0;
+        owner_ = {};
+    }
+    free_.notify_one();
+}
+
+void RecursiveMutex::lock() {
+    enter_local(std::nullopt);
+    if (hold_count() > 1) return;
+    try {
+        mutex_.lock();
+    } catch (...) {
+        leave_local();
+        throw;
+    }
+}
+
+bool RecursiveMutex::try_lock() {
+    if (!enter_local(std::chrono::steady_clock::now())) return false;
+    if (hold_count() > 1) return true;
+    bool ok = false;
+    try {
+        ok = mutex_.try_lock();
+    } catch (...) {
+        leave_local();
+        throw;
+    }
+    if (!ok) leave_local();
+    return ok;
+}
+
+bool RecursiveMutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
+    if (!enter_local(deadline)) return false;
+    if (hold_count() > 1) return true;
+    bool ok = false;
+    try {
+        ok = mutex_.try_lock_until(deadline);
+    } catch (...) {
+        leave_local();
+        throw;
+    }
+    if (!ok) leave_local();
+    return ok;
+}
+
+void RecursiveMutex::unlock() noexcept {
+    bool last = false;
+    {
+        std::lock_guard lk(local_);
+        if (count_ == 0 || owner_ != std::this_thread::get_id()) return;
+        last = --count_ == 0;
+        if (last) owner_ = {};
+    }
+    if (!last) return;
+    mutex_.unlock();
+    free_.notify_one();
+}
+
+std::size_t RecursiveMutex::hold_count() const {
+    std::lock_guard lk(local_);
+    return owner_ == std::this_thread::get_id() ? count_ : 0;
+}
+
+} // namespace zklock

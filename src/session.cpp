@@ -1,0 +1,671 @@
+#include "session_impl.hpp"
+
+#include <zklock/detail/lock_node.hpp>
+#include <zklock/detail/path.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+
+#include <future>
+
+namespace zklock {
+namespace asio = boost::asio;
+
+const char* to_string(session_state s) noexcept {
+    switch (s) {
+    case session_state::connecting: return "connecting";
+    case session_state::connected: return "connected";
+    case session_state::suspended: return "suspended";
+    case session_state::closed: return "closed";
+    }
+    return "unknown";
+}
+
+const char* to_string(session_event e) noexcept {
+    switch (e) {
+    case session_event::connected: return "connected";
+    case session_event::suspended: return "suspended";
+    case session_event::reconnected: return "reconnected";
+    case session_event::suspended_too_long: return "suspended_too_long";
+    case session_event::expired: return "expired";
+    case session_event::closed: return "closed";
+    }
+    return "unknown";
+}
+
+namespace detail {
+namespace {
+
+// Owns the callback of one C request; the C client calls every completion
+// exactly once (with ZCLOSING when the handle is closed), which frees it.
+template <class Fn> struct request {
+    Fn fn;
+    static const void* make(Fn fn) { return new request{std::move(fn)}; }
+    static std::unique_ptr<request> take(const void* data) {
+        return std::unique_ptr<request>(static_cast<request*>(const_cast<void*>(data)));
+    }
+};
+
+std::vector<std::string> to_vector(const String_vector* v) {
+    std::vector<std::string> out;
+    if (v) {
+        out.reserve(static_cast<std::size_t>(v->count));
+        for (int i = 0; i < v->count; ++i) out.emplace_back(v->data[i]);
+    }
+    return out;
+}
+
+} // namespace
+
+session_impl::session_impl(asio::any_io_executor ex, SessionOptions options, std::shared_ptr<own_context> own)
+    : options_(std::move(options)),
+      own_(std::move(own)),
+      user_ex_(std::move(ex)),
+      strand_(asio::make_strand(user_ex_)),
+      desc_(strand_),
+      timer_(strand_),
+      suspend_timer_(strand_) {}
+
+session_impl::~session_impl() {
+    // Reached only when no handler refers to this any more: nothing runs
+    // concurrently, so the handle can be closed from here.
+    closing_ = true;
+    if (desc_.is_open()) desc_.release();
+    if (zh_) zookeeper_close(zh_);
+}
+
+bool session_impl::on_session_thread() const noexcept {
+    if (own_) return own_->ioc.get_executor().running_in_this_thread();
+    if (strand_.running_in_this_thread()) return true;
+    if (auto* io = user_ex_.target<asio::io_context::executor_type>()) return io->running_in_this_thread();
+    return false;
+}
+
+std::uint64_t session_impl::add_listener(listener l) {
+    std::lock_guard lk(listeners_mutex_);
+    const auto id = next_id_++;
+    listeners_.emplace(id, std::make_shared<listener>(std::move(l)));
+    return id;
+}
+
+void session_impl::remove_listener(std::uint64_t id) noexcept {
+    std::lock_guard lk(listeners_mutex_);
+    listeners_.erase(id);
+}
+
+void session_impl::notify(session_event e) {
+    std::vector<std::shared_ptr<listener>> copy;
+    {
+        std::lock_guard lk(listeners_mutex_);
+        for (auto& [id, l] : listeners_) copy.push_back(l);
+    }
+    const auto id = session_id_.load();
+    for (auto& l : copy) (*l)(e, id);
+}
+
+// ---- handle lifecycle --------------------------------------------------------
+
+void session_impl::start() {
+    zoo_set_debug_level(static_cast<ZooLogLevel>(options_.client_log_level));
+    open_handle();
+}
+
+void session_impl::open_handle() {
+    state_ = session_state::connecting;
+    const int timeout = static_cast<int>(options_.session_timeout.count());
+    zh_ = zookeeper_init(options_.connect.c_str(), &session_impl::on_session_watch, timeout, nullptr, this, 0);
+    if (!zh_) {
+        const int err = errno;
+        last_connect_error_ = "cannot use connect string '" + options_.connect + "': " + std::strerror(err);
+        state_ = session_state::closed;
+        auto waiters = std::move(connect_waiters_);
+        connect_waiters_.clear();
+        for (auto& [id, w] : waiters) w(make_error_code(errc::invalid_argument));
+        notify(session_event::closed);
+        return;
+    }
+    pump();
+}
+
+void session_impl::drop_handle() {
+    ++fd_generation_;
+    read_pending_ = write_pending_ = false;
+    if (desc_.is_open()) {
+        boost::system::error_code ignored;
+        desc_.cancel(ignored);
+        desc_.release();
+    }
+    fd_ = -1;
+    timer_.cancel();
+    timer_deadline_.reset();
+    suspend_timer_.cancel();
+    watches_.clear();  // a dead handle fires no watch again
+    if (zh_) {
+        zhandle_t* zh = zh_;
+        closing_ = true;  // completions called from zookeeper_close must not submit
+        zookeeper_close(zh);
+        closing_ = false;
+        zh_ = nullptr;
+    }
+}
+
+void session_impl::close_on_strand() {
+    if (state_ == session_state::closed && !zh_) return;
+    closing_ = true;
+    drop_handle();
+    closing_ = true;
+    state_ = session_state::closed;
+    auto waiters = std::move(connect_waiters_);
+    connect_waiters_.clear();
+    for (auto& [id, w] : waiters) w(make_error_code(errc::session_closed));
+    auto pending = std::move(janitor_);
+    janitor_.clear();
+    for (auto& e : pending) finish_janitor(e, make_error_code(errc::session_closed));
+    notify(session_event::closed);
+}
+
+void session_impl::close_and_wait() noexcept {
+    if (on_session_thread() && strand_.running_in_this_thread()) {
+        close_on_strand();
+        return;
+    }
+    if (own_ || !on_session_thread()) {
+        try {
+            std::promise<void> done;
+            auto f = done.get_future();
+            post([this, &done] {
+                close_on_strand();
+                done.set_value();
+            });
+            if (own_ && own_->ioc.stopped()) return;
+            f.wait();
+            return;
+        } catch (...) {
+        }
+    }
+    post([this] { close_on_strand(); });
+}
+
+void session_impl::shutdown_own_thread() noexcept {
+    if (own_) own_->stop_and_join();
+}
+
+void session_impl::on_session_watch(zhandle_t* zh, int type, int state, const char*, void*) {
+    auto* self = static_cast<session_impl*>(const_cast<void*>(zoo_get_context(zh)));
+    if (!self || self->closing_ || zh != self->zh_ || type != ZOO_SESSION_EVENT) return;
+    self->handle_state(state);
+}
+
+void session_impl::handle_state(int zstate) {
+    if (zstate == ZOO_CONNECTED_STATE) {
+        const clientid_t* cid = zoo_client_id(zh_);
+        const std::int64_t id = cid ? cid->client_id : 0;
+        const bool same = state_ == session_state::suspended && id == session_id_.load();
+        negotiated_timeout_ms_ = zoo_recv_timeout(zh_);
+        session_id_ = id;
+        state_ = session_state::connected;
+        ever_connected_ = true;
+        suspend_timer_.cancel();
+        notify(same ? session_event::reconnected : session_event::connected);
+        auto waiters = std::move(connect_waiters_);
+        connect_waiters_.clear();
+        for (auto& [wid, w] : waiters) w({});
+        run_janitor();
+    } else if (zstate == ZOO_CONNECTING_STATE) {
+        if (state_ != session_state::connected) return;
+        state_ = session_state::suspended;
+        notify(session_event::suspended);
+        suspend_timer_.expires_after(negotiated_timeout());
+        suspend_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+            if (!ec && self->state_ == session_state::suspended) self->notify(session_event::suspended_too_long);
+        });
+    } else if (zstate == ZOO_EXPIRED_SESSION_STATE || zstate == ZOO_AUTH_FAILED_STATE) {
+        const bool expired = zstate == ZOO_EXPIRED_SESSION_STATE;
+        state_ = session_state::connecting;
+        // The old handle is dead: every node it owned is gone, so are the deletes it still owed.
+        auto pending = std::move(janitor_);
+        janitor_.clear();
+        for (auto& e : pending) finish_janitor(e, make_error_code(errc::session_expired));
+        notify(session_event::expired);
+        // Never close a handle from inside its own callback: do it from the strand.
+        post([self = shared_from_this(), expired] {
+            if (self->closing_ || self->state_ == session_state::closed) return;
+            self->drop_handle();
+            if (expired) {
+                self->open_handle();
+            } else {
+                self->last_connect_error_ = "authentication failed";
+                self->close_on_strand();
+            }
+        });
+    }
+}
+
+// ---- driving the C client from Asio ------------------------------------------
+
+void session_impl::pump() {
+    if (!zh_ || in_process_ || closing_) return;
+    int fd = -1;
+    int interest = 0;
+    timeval tv{};
+    const int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
+    if (rc != ZOK && rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT) {
+        // ZINVALIDSTATE: the handle is dead; the session watcher handles it.
+        if (rc == ZINVALIDSTATE && state_ != session_state::closed && !closing_) {
+            const int zstate = zoo_state(zh_);
+            if (zstate == ZOO_EXPIRED_SESSION_STATE || zstate == ZOO_AUTH_FAILED_STATE) return;
+        }
+    }
+    if (fd != fd_) {
+        ++fd_generation_;
+        read_pending_ = write_pending_ = false;
+        if (desc_.is_open()) {
+            boost::system::error_code ignored;
+            desc_.cancel(ignored);
+            desc_.release();  // the C client owns and closes its socket
+        }
+        fd_ = fd;
+        if (fd_ >= 0) desc_.assign(fd_);
+    }
+    if (fd_ >= 0) {
+        const auto gen = fd_generation_;
+        if ((interest & ZOOKEEPER_READ) && !read_pending_) {
+            read_pending_ = true;
+            desc_.async_wait(asio::posix::descriptor_base::wait_read,
+                             [self = shared_from_this(), gen](boost::system::error_code ec) {
+                                 if (gen != self->fd_generation_) return;
+                                 self->read_pending_ = false;
+                                 if (!ec) self->on_ready(gen, ZOOKEEPER_READ);
+                             });
+        }
+        if ((interest & ZOOKEEPER_WRITE) && !write_pending_) {
+            write_pending_ = true;
+            desc_.async_wait(asio::posix::descriptor_base::wait_write,
+                             [self = shared_from_this(), gen](boost::system::error_code ec) {
+                                 if (gen != self->fd_generation_) return;
+                                 self->write_pending_ = false;
+                                 if (!ec) self->on_ready(gen, ZOOKEEPER_WRITE);
+                             });
+        }
+    }
+    const auto deadline = asio::steady_timer::clock_type::now() + std::chrono::seconds(tv.tv_sec) +
+                          std::chrono::microseconds(tv.tv_usec);
+    if (!timer_deadline_ || deadline < *timer_deadline_) {
+        timer_deadline_ = deadline;
+        timer_.expires_at(deadline);
+        timer_.async_wait([self = shared_from_this(), deadline](boost::system::error_code ec) {
+            if (ec || self->timer_deadline_ != deadline) return;
+            self->timer_deadline_.reset();
+            self->process(0);
+        });
+    }
+}
+
+void session_impl::on_ready(std::uint64_t, int events) { process(events); }
+
+void session_impl::process(int events) {
+    if (!zh_ || closing_) return;
+    in_process_ = true;
+    zookeeper_process(zh_, events);
+    in_process_ = false;
+    pump();
+}
+
+void session_impl::after_submit(int rc, const std::function<void(int)>& fail) {
+    if (rc != ZOK) {
+        post([fail, rc] { fail(rc); });
+        return;
+    }
+    requests_sent.fetch_add(1, std::memory_order_relaxed);
+    pump();
+}
+
+std::uint64_t session_impl::when_connected(std::function<void(std::error_code)> fn) {
+    if (state_ == session_state::closed) {
+        post([fn = std::move(fn)] { fn(make_error_code(errc::session_closed)); });
+        return 0;
+    }
+    if (connected()) {
+        fn({});
+        return 0;
+    }
+    const auto id = next_id_++;
+    connect_waiters_.emplace(id, std::move(fn));
+    return id;
+}
+
+void session_impl::cancel_connect_waiter(std::uint64_t id) { connect_waiters_.erase(id); }
+
+// ---- requests ------------------------------------------------------------------
+
+void session_impl::create(const std::string& path, const std::string& data, int flags, string_stat_fn fn) {
+    if (!can_submit()) {
+        post([fn = std::move(fn)] { fn(ZCLOSING, {}, {}); });
+        return;
+    }
+    using req = request<string_stat_fn>;
+    const void* ctx = req::make(std::move(fn));
+    const int rc = zoo_acreate2(
+        zh_, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE, flags,
+        [](int rc, const char* value, const Stat* stat, const void* d) {
+            auto r = req::take(d);
+            r->fn(rc, rc == ZOK && value ? std::string(value) : std::string(), node_stat::from(stat));
+        },
+        ctx);
+    if (rc != ZOK) {
+        auto r = req::take(ctx);
+        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}, {}); });
+        return;
+    }
+    after_submit(rc, {});
+}
+
+void session_impl::get_children(const std::string& path, children_fn fn) {
+    if (!can_submit()) {
+        post([fn = std::move(fn)] { fn(ZCLOSING, {}); });
+        return;
+    }
+    using req = request<children_fn>;
+    const void* ctx = req::make(std::move(fn));
+    const int rc = zoo_aget_children(
+        zh_, path.c_str(), 0,
+        [](int rc, const String_vector* strings, const void* d) {
+            auto r = req::take(d);
+            r->fn(rc, rc == ZOK ? to_vector(strings) : std::vector<std::string>{});
+        },
+        ctx);
+    if (rc != ZOK) {
+        auto r = req::take(ctx);
+        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}); });
+        return;
+    }
+    after_submit(rc, {});
+}
+
+std::uint64_t session_impl::register_watch(watch_fn fn) {
+    const auto id = next_id_++;
+    watches_.emplace(id, std::move(fn));
+    return id;
+}
+
+void session_impl::on_node_watch(zhandle_t* zh, int type, int, const char*, void* ctx) {
+    // Session events reach every registered watcher in the C client; the session
+    // watcher handles them. A node event fires a watch once.
+    if (type == ZOO_SESSION_EVENT) return;
+    auto* self = static_cast<session_impl*>(const_cast<void*>(zoo_get_context(zh)));
+    if (!self || self->closing_ || zh != self->zh_) return;
+    const auto it = self->watches_.find(reinterpret_cast<std::uintptr_t>(ctx));
+    if (it == self->watches_.end()) return;
+    auto fn = std::move(it->second);
+    self->watches_.erase(it);
+    fn(type);
+}
+
+void session_impl::get_children_watch(const std::string& path, watch_fn on_watch, children_fn fn) {
+    if (!can_submit()) {
+        post([fn = std::move(fn)] { fn(ZCLOSING, {}); });
+        return;
+    }
+    const auto wid = register_watch(std::move(on_watch));
+    using req = request<children_fn>;
+    const void* ctx = req::make(std::move(fn));
+    const int rc = zoo_awget_children(
+        zh_, path.c_str(), &session_impl::on_node_watch, reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)),
+        [](int rc, const String_vector* strings, const void* d) {
+            auto r = req::take(d);
+            r->fn(rc, rc == ZOK ? to_vector(strings) : std::vector<std::string>{});
+        },
+        ctx);
+    if (rc != ZOK) {
+        watches_.erase(wid);
+        auto r = req::take(ctx);
+        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}); });
+        return;
+    }
+    after_submit(rc, {});
+}
+
+void session_impl::get_data(const std::string& path, watch_fn on_watch, data_fn fn) {
+    if (!can_submit()) {
+        post([fn = std::move(fn)] { fn(ZCLOSING, {}, {}); });
+        return;
+    }
+    std::uint64_t wid = 0;
+    if (on_watch) {
+        wid = register_watch(std::move(on_watch));
+        // A getData that fails sets no watch: forget its registration.
+        fn = [this, wid, fn = std::move(fn)](int rc, std::string data, const node_stat& st) {
+            if (rc != ZOK) watches_.erase(wid);
+            fn(rc, std::move(data), st);
+        };
+    }
+    using req = request<data_fn>;
+    const void* ctx = req::make(std::move(fn));
+    auto completion = [](int rc, const char* value, int len, const Stat* stat, const void* d) {
+        auto r = req::take(d);
+        std::string data;
+        if (rc == ZOK && value && len > 0) data.assign(value, static_cast<std::size_t>(len));
+        r->fn(rc, std::move(data), node_stat::from(stat));
+    };
+    const int rc = wid ? zoo_awget(zh_, path.c_str(), &session_impl::on_node_watch,
+                                   reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)), completion, ctx)
+                       : zoo_aget(zh_, path.c_str(), 0, completion, ctx);
+    if (rc != ZOK) {
+        if (wid) watches_.erase(wid);
+        auto r = req::take(ctx);
+        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}, {}); });
+        return;
+    }
+    after_submit(rc, {});
+}
+
+void session_impl::remove(const std::string& path, int version, void_fn fn) {
+    if (!can_submit()) {
+        post([fn = std::move(fn)] { fn(ZCLOSING); });
+        return;
+    }
+    using req = request<void_fn>;
+    const void* ctx = req::make(std::move(fn));
+    const int rc = zoo_adelete(
+        zh_, path.c_str(), version,
+        [](int rc, const void* d) {
+            auto r = req::take(d);
+            r->fn(rc);
+        },
+        ctx);
+    if (rc != ZOK) {
+        auto r = req::take(ctx);
+        after_submit(rc, r->fn);
+        return;
+    }
+    after_submit(rc, {});
+}
+
+void session_impl::ensure_parents(const std::string& path, void_fn fn) {
+    // All creates are pipelined; the session runs them in order, so each
+    // ancestor exists before its child is created. NODEEXISTS is success.
+    auto ancestors = std::make_shared<std::vector<std::string>>(detail::ancestors(path));
+    ancestors->push_back(path);
+    struct state {
+        std::size_t remaining;
+        int first_error = ZOK;
+        void_fn fn;
+    };
+    auto st = std::make_shared<state>(state{ancestors->size(), ZOK, std::move(fn)});
+    for (const auto& p : *ancestors) {
+        create(p, {}, ZOO_CONTAINER, [st](int rc, std::string, const node_stat&) {
+            if (rc != ZOK && rc != ZNODEEXISTS && st->first_error == ZOK) st->first_error = rc;
+            if (--st->remaining == 0) st->fn(st->first_error);
+        });
+    }
+}
+
+// ---- deletes the library owns ----------------------------------------------------
+
+void session_impl::delete_owned(std::string path, std::int64_t owner, std::function<void(std::error_code)> fn) {
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(path), {}, owner, std::move(fn), false});
+    janitor_.push_back(e);
+    if (connected()) janitor_step(e);
+}
+
+void session_impl::delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
+                                        std::function<void(std::error_code)> fn) {
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(dir), std::move(guid), owner, std::move(fn), false});
+    janitor_.push_back(e);
+    if (connected()) janitor_step(e);
+}
+
+void session_impl::run_janitor() {
+    const auto entries = janitor_;
+    for (const auto& e : entries) janitor_step(e);
+}
+
+void session_impl::finish_janitor(const std::shared_ptr<janitor_entry>& e, std::error_code ec) {
+    const auto it = std::find(janitor_.begin(), janitor_.end(), e);
+    if (it != janitor_.end()) janitor_.erase(it);
+    if (e->done) {
+        auto done = std::move(e->done);
+        e->done = nullptr;
+        done(ec);
+    }
+}
+
+void session_impl::janitor_step(std::shared_ptr<janitor_entry> e) {
+    if (e->in_flight || !connected()) return;
+    if (e->owner != session_id_.load()) {
+        // The session that owned the node is gone, and the node with it.
+        finish_janitor(e, make_error_code(errc::session_expired));
+        return;
+    }
+    e->in_flight = true;
+    auto on_delete = [this, e](int rc) {
+        e->in_flight = false;
+        if (rc == ZOK || rc == ZNONODE) {
+            finish_janitor(e, {});
+        } else if (rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE) {
+            finish_janitor(e, make_error_code(errc::session_expired));
+        } else if (rc == ZCLOSING) {
+            finish_janitor(e, make_error_code(errc::session_closed));
+        } else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP) {
+            if (connected()) janitor_step(e);  // otherwise: retried on reconnect
+        } else {
+            finish_janitor(e, from_zookeeper(rc));
+        }
+    };
+    if (e->guid.empty()) {
+        remove(e->path, -1, on_delete);
+        return;
+    }
+    get_children(e->path, [this, e, on_delete](int rc, std::vector<std::string> children) {
+        if (rc == ZNONODE) return on_delete(ZNONODE);
+        if (rc != ZOK) return on_delete(rc);
+        const auto name = detail::find_by_guid(children, e->guid);
+        if (!name) return on_delete(ZNONODE);
+        remove(e->path + "/" + *name, -1, on_delete);
+    });
+}
+
+} // namespace detail
+
+// ---- Session ---------------------------------------------------------------------
+
+Subscription::~Subscription() { reset(); }
+
+void Subscription::reset() noexcept {
+    if (auto impl = impl_.lock()) impl->remove_listener(id_);
+    impl_.reset();
+    id_ = 0;
+}
+
+Session::Session(SessionOptions options) {
+    auto own = std::make_shared<detail::own_context>();
+    auto ex = asio::any_io_executor(own->ioc.get_executor());
+    impl_ = std::make_shared<detail::session_impl>(ex, std::move(options), std::move(own));
+    impl_->post([impl = impl_.get()] { impl->start(); });
+}
+
+Session::Session(executor_type executor, SessionOptions options)
+    : impl_(std::make_shared<detail::session_impl>(std::move(executor), std::move(options), nullptr)) {
+    impl_->post([impl = impl_.get()] { impl->start(); });
+}
+
+Session::~Session() {
+    impl_->close_and_wait();
+    impl_->shutdown_own_thread();
+}
+
+void Session::close() noexcept { impl_->close_and_wait(); }
+
+session_state Session::state() const noexcept { return impl_->state(); }
+std::int64_t Session::session_id() const noexcept { return impl_->session_id(); }
+std::chrono::milliseconds Session::negotiated_timeout() const noexcept { return impl_->negotiated_timeout(); }
+const SessionOptions& Session::options() const noexcept { return impl_->options(); }
+Session::executor_type Session::get_executor() const noexcept { return impl_->user_executor(); }
+
+Subscription Session::subscribe(std::function<void(session_event, std::int64_t)> callback) {
+    Subscription s;
+    s.impl_ = impl_;
+    s.id_ = impl_->add_listener(std::move(callback));
+    return s;
+}
+
+void Session::async_connect_impl(asio::any_completion_handler<void(std::error_code)> handler) {
+    struct op {
+        asio::any_completion_handler<void(std::error_code)> handler;
+        asio::steady_timer timer;
+        std::uint64_t waiter = 0;
+        bool done = false;
+    };
+    auto impl = impl_;
+    auto o = std::make_shared<op>(op{std::move(handler), asio::steady_timer(impl->strand()), 0, false});
+    auto finish = [impl, o](std::error_code ec) {
+        if (o->done) return;
+        o->done = true;
+        o->timer.cancel();
+        if (o->waiter) impl->cancel_connect_waiter(o->waiter);
+        auto slot = asio::get_associated_cancellation_slot(o->handler);
+        if (slot.is_connected()) slot.clear();
+        detail::post_completion(std::move(o->handler), impl->user_executor(), ec);
+    };
+    auto slot = asio::get_associated_cancellation_slot(o->handler);
+    if (slot.is_connected()) {
+        slot.assign([impl, finish](asio::cancellation_type) {
+            impl->post([finish] { finish(detail::operation_aborted()); });
+        });
+    }
+    impl->post([impl, o, finish] {
+        o->timer.expires_after(impl->options().connect_timeout);
+        o->timer.async_wait([impl, finish](boost::system::error_code ec) {
+            if (!ec) finish(make_error_code(errc::timeout));
+        });
+        o->waiter = impl->when_connected([impl, finish](std::error_code ec) {
+            if (ec == errc::invalid_argument || impl->state() == session_state::closed) {
+                finish(ec ? ec : make_error_code(errc::session_closed));
+                return;
+            }
+            finish(ec);
+        });
+    });
+}
+
+void Session::connect(std::error_code& ec) {
+    if (impl_->on_session_thread()) {
+        ec = make_error_code(errc::would_deadlock);
+        return;
+    }
+    std::promise<std::error_code> p;
+    auto f = p.get_future();
+    async_connect_impl([&p](std::error_code e) { p.set_value(e); });
+    ec = f.get();
+}
+
+void Session::connect() {
+    std::error_code ec;
+    connect(ec);
+    if (ec == errc::timeout)
+        throw error(ec, "could not connect to " + impl_->options().connect + " within " +
+                            std::to_string(impl_->options().connect_timeout.count()) + " ms");
+    throw_if(ec, "zklock::Session::connect");
+}
+
+} // namespace zklock

@@ -1,0 +1,208 @@
+// The shared state of a Session: the ZooKeeper handle, the Asio plumbing that
+// drives it, and the thin asynchronous wrappers the lock engine calls.
+// Everything except the members marked thread-safe runs on strand_.
+#pragma once
+
+#include <zklock/session.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+
+#include <zookeeper.h>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace zklock::detail {
+
+/// Completes a user handler: posted through the session's executor, then
+/// dispatched to the handler's associated executor. User completions never run
+/// inline inside a C callback or on the strand.
+template <class Handler, class... Args>
+void post_completion(Handler handler, const boost::asio::any_io_executor& io_ex, Args... args) {
+    boost::asio::post(io_ex, [h = std::move(handler), io_ex, ... a = std::move(args)]() mutable {
+        auto ex = boost::asio::get_associated_executor(h, io_ex);
+        boost::asio::dispatch(ex, [h = std::move(h), ... a = std::move(a)]() mutable { std::move(h)(std::move(a)...); });
+    });
+}
+
+/// How zklock reports a cancelled operation.
+inline std::error_code operation_aborted() noexcept { return std::make_error_code(std::errc::operation_canceled); }
+
+/// The io_context and thread of a Session that brought no executor.
+struct own_context {
+    boost::asio::io_context ioc{1};
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{ioc.get_executor()};
+    std::thread thread;
+    own_context() : thread([this] { ioc.run(); }) {}
+    void stop_and_join() {
+        guard.reset();
+        ioc.stop();
+        if (thread.joinable() && thread.get_id() != std::this_thread::get_id()) thread.join();
+    }
+    ~own_context() { stop_and_join(); if (thread.joinable()) thread.detach(); }
+};
+
+/// Minimal copy of a znode's Stat: what the recipes read.
+struct node_stat {
+    std::int64_t czxid = 0;
+    std::int64_t ctime_ms = 0;
+    std::int64_t ephemeral_owner = 0;
+    std::int32_t version = 0;
+    std::int32_t num_children = 0;
+    static node_stat from(const Stat* s) {
+        node_stat n;
+        if (s) {
+            n.czxid = s->czxid;
+            n.ctime_ms = s->ctime;
+            n.ephemeral_owner = s->ephemeralOwner;
+            n.version = s->version;
+            n.num_children = s->numChildren;
+        }
+        return n;
+    }
+};
+
+class session_impl : public std::enable_shared_from_this<session_impl> {
+public:
+    using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+    using listener = std::function<void(session_event, std::int64_t)>;
+
+    session_impl(boost::asio::any_io_executor ex, SessionOptions options, std::shared_ptr<own_context> own);
+    ~session_impl();
+
+    // ---- thread-safe -------------------------------------------------------
+    const SessionOptions& options() const noexcept { return options_; }
+    const boost::asio::any_io_executor& user_executor() const noexcept { return user_ex_; }
+    const strand_type& strand() const noexcept { return strand_; }
+    session_state state() const noexcept { return state_.load(); }
+    std::int64_t session_id() const noexcept { return session_id_.load(); }
+    std::chrono::milliseconds negotiated_timeout() const noexcept {
+        return std::chrono::milliseconds(negotiated_timeout_ms_.load());
+    }
+    /// True on a thread that runs the session's I/O: blocking calls there would deadlock.
+    bool on_session_thread() const noexcept;
+    std::uint64_t add_listener(listener l);
+    void remove_listener(std::uint64_t id) noexcept;
+    /// Posts fn to the strand, keeping this alive.
+    template <class F> void post(F&& fn) {
+        boost::asio::post(strand_, [self = shared_from_this(), f = std::forward<F>(fn)]() mutable { f(); });
+    }
+    /// Closes and waits when safe (see Session::close).
+    void close_and_wait() noexcept;
+    /// Shuts down the own thread, if any (Session destructor).
+    void shutdown_own_thread() noexcept;
+
+    // ---- strand only --------------------------------------------------------
+    void start();
+    void close_on_strand();
+    bool connected() const noexcept { return state_.load() == session_state::connected; }
+    /// Runs fn(error) once connected (now, if connected) or with session_closed.
+    /// Returns an id for cancel_connect_waiter.
+    std::uint64_t when_connected(std::function<void(std::error_code)> fn);
+    void cancel_connect_waiter(std::uint64_t id);
+    const std::string& last_connect_error() const noexcept { return last_connect_error_; }
+
+    using void_fn = std::function<void(int rc)>;
+    using stat_fn = std::function<void(int rc, const node_stat& stat)>;
+    using string_stat_fn = std::function<void(int rc, std::string name, const node_stat& stat)>;
+    using children_fn = std::function<void(int rc, std::vector<std::string> children)>;
+    using data_fn = std::function<void(int rc, std::string data, const node_stat& stat)>;
+    using watch_fn = std::function<void(int event_type)>;
+
+    /// create2 (the reply carries the created node's Stat).
+    void create(const std::string& path, const std::string& data, int flags, string_stat_fn fn);
+    void get_children(const std::string& path, children_fn fn);
+    /// getChildren that leaves a child watch (the herd baseline only).
+    void get_children_watch(const std::string& path, watch_fn on_watch, children_fn fn);
+    /// getData; with on_watch set, leaves a data watch that fires once (deletion or change).
+    void get_data(const std::string& path, watch_fn on_watch, data_fn fn);
+    void remove(const std::string& path, int version, void_fn fn);
+    /// Creates every missing ancestor of `path` (not `path` itself) as a CONTAINER node.
+    void ensure_parents(const std::string& path, void_fn fn);
+
+    /// Deletes `path` now or as soon as connected, retrying across connection
+    /// loss, until it commits or the session that owns it (`owner`) is gone.
+    /// fn (optional) gets {} on commit or when the node was already gone,
+    /// session_expired / session_closed when the session went first.
+    void delete_owned(std::string path, std::int64_t owner, std::function<void(std::error_code)> fn = {});
+    /// Like delete_owned for a node whose name is not known (a create whose reply
+    /// was lost): lists `dir`, deletes the child carrying `guid`, if any.
+    void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
+                              std::function<void(std::error_code)> fn = {});
+
+    /// Counters for tests and the bench.
+    std::atomic<std::uint64_t> requests_sent{0};
+
+private:
+    struct janitor_entry {
+        std::string path;  // node path, or dir when guid is set
+        std::string guid;
+        std::int64_t owner = 0;
+        std::function<void(std::error_code)> done;
+        bool in_flight = false;
+    };
+
+    static void on_session_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    static void on_node_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+
+    void open_handle();
+    void drop_handle();
+    void handle_state(int zstate);
+    void pump();
+    void on_ready(std::uint64_t generation, int events);
+    void process(int events);
+    void notify(session_event e);
+    void run_janitor();
+    void janitor_step(std::shared_ptr<janitor_entry> e);
+    void finish_janitor(const std::shared_ptr<janitor_entry>& e, std::error_code ec);
+    bool can_submit() const noexcept { return zh_ != nullptr && !closing_; }
+    void after_submit(int rc, const std::function<void(int)>& fail);
+    std::uint64_t register_watch(watch_fn fn);
+
+    SessionOptions options_;
+    std::shared_ptr<own_context> own_;  // destroyed after the I/O objects below
+    boost::asio::any_io_executor user_ex_;
+    strand_type strand_;
+    boost::asio::posix::stream_descriptor desc_;
+    boost::asio::steady_timer timer_;
+    boost::asio::steady_timer suspend_timer_;
+    std::optional<boost::asio::steady_timer::time_point> timer_deadline_;
+
+    zhandle_t* zh_ = nullptr;
+    int fd_ = -1;
+    std::uint64_t fd_generation_ = 0;
+    bool read_pending_ = false;
+    bool write_pending_ = false;
+    bool in_process_ = false;
+    bool closing_ = false;
+    bool ever_connected_ = false;
+    std::string last_connect_error_;
+
+    std::atomic<session_state> state_{session_state::connecting};
+    std::atomic<std::int64_t> session_id_{0};
+    std::atomic<long> negotiated_timeout_ms_{0};
+
+    std::mutex listeners_mutex_;
+    std::map<std::uint64_t, std::shared_ptr<listener>> listeners_;
+    std::uint64_t next_id_ = 1;
+
+    std::map<std::uint64_t, std::function<void(std::error_code)>> connect_waiters_;
+    std::unordered_map<std::uint64_t, watch_fn> watches_;
+    std::deque<std::shared_ptr<janitor_entry>> janitor_;
+};
+
+} // namespace zklock::detail
