@@ -56,6 +56,8 @@ void contender::acquire(std::optional<clock::time_point> deadline, bool no_wait,
 
 std::error_code contender::release(std::function<void(std::error_code)> done) {
     if (!held_.exchange(false)) return make_error_code(errc::not_held);
+    token_ = 0;
+    busy_ = false;  // the release is queued on the strand before any later acquire
     session_->post([self = shared_from_this(), done = std::move(done)]() mutable { self->do_release(std::move(done)); });
     return {};
 }
@@ -437,7 +439,6 @@ void contender::do_release(std::function<void(std::error_code)> done) {
         node_path_.clear();
     }
     finish_lost_waiters({});
-    busy_ = false;
     session_->delete_owned(path_of(a->node), a->owner, std::move(done));
 }
 

@@ -115,12 +115,11 @@ void session_impl::open_handle() {
     const int timeout = static_cast<int>(options_.session_timeout.count());
     zh_ = zookeeper_init(options_.connect.c_str(), &session_impl::on_session_watch, timeout, nullptr, this, 0);
     if (!zh_) {
-        const int err = errno;
-        last_connect_error_ = "cannot use connect string '" + options_.connect + "': " + std::strerror(err);
         state_ = session_state::closed;
+        close_reason_ = make_error_code(errc::invalid_argument);
         auto waiters = std::move(connect_waiters_);
         connect_waiters_.clear();
-        for (auto& [id, w] : waiters) w(make_error_code(errc::invalid_argument));
+        for (auto& [id, w] : waiters) w(close_reason_);
         notify(session_event::closed);
         return;
     }
@@ -157,7 +156,7 @@ void session_impl::close_on_strand() {
     state_ = session_state::closed;
     auto waiters = std::move(connect_waiters_);
     connect_waiters_.clear();
-    for (auto& [id, w] : waiters) w(make_error_code(errc::session_closed));
+    for (auto& [id, w] : waiters) w(close_reason_ ? close_reason_ : make_error_code(errc::session_closed));
     auto pending = std::move(janitor_);
     janitor_.clear();
     for (auto& e : pending) finish_janitor(e, make_error_code(errc::session_closed));
@@ -165,25 +164,25 @@ void session_impl::close_on_strand() {
 }
 
 void session_impl::close_and_wait() noexcept {
-    if (on_session_thread() && strand_.running_in_this_thread()) {
+    if (strand_.running_in_this_thread()) {
         close_on_strand();
         return;
     }
-    if (own_ || !on_session_thread()) {
-        try {
+    try {
+        if (own_ && !own_->ioc.stopped() && !on_session_thread()) {
             std::promise<void> done;
             auto f = done.get_future();
             post([this, &done] {
                 close_on_strand();
                 done.set_value();
             });
-            if (own_ && own_->ioc.stopped()) return;
             f.wait();
             return;
-        } catch (...) {
         }
+        post([this] { close_on_strand(); });
+    } catch (...) {
+        // Out of memory while posting: the handle is closed by the destructor.
     }
-    post([this] { close_on_strand(); });
 }
 
 void session_impl::shutdown_own_thread() noexcept {
@@ -234,7 +233,7 @@ void session_impl::handle_state(int zstate) {
             if (expired) {
                 self->open_handle();
             } else {
-                self->last_connect_error_ = "authentication failed";
+                self->close_reason_ = make_error_code(errc::auth_failed);
                 self->close_on_strand();
             }
         });
@@ -322,7 +321,7 @@ void session_impl::after_submit(int rc, const std::function<void(int)>& fail) {
 
 std::uint64_t session_impl::when_connected(std::function<void(std::error_code)> fn) {
     if (state_ == session_state::closed) {
-        post([fn = std::move(fn)] { fn(make_error_code(errc::session_closed)); });
+        post([fn = std::move(fn), ec = close_reason_ ? close_reason_ : make_error_code(errc::session_closed)] { fn(ec); });
         return 0;
     }
     if (connected()) {
@@ -638,13 +637,7 @@ void Session::async_connect_impl(asio::any_completion_handler<void(std::error_co
         o->timer.async_wait([impl, finish](boost::system::error_code ec) {
             if (!ec) finish(make_error_code(errc::timeout));
         });
-        o->waiter = impl->when_connected([impl, finish](std::error_code ec) {
-            if (ec == errc::invalid_argument || impl->state() == session_state::closed) {
-                finish(ec ? ec : make_error_code(errc::session_closed));
-                return;
-            }
-            finish(ec);
-        });
+        o->waiter = impl->when_connected(finish);
     });
 }
 
@@ -665,6 +658,7 @@ void Session::connect() {
     if (ec == errc::timeout)
         throw error(ec, "could not connect to " + impl_->options().connect + " within " +
                             std::to_string(impl_->options().connect_timeout.count()) + " ms");
+    if (ec == errc::invalid_argument) throw error(ec, "zklock::Session: invalid connect string '" + impl_->options().connect + "'");
     throw_if(ec, "zklock::Session::connect");
 }
 

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -46,14 +47,28 @@ inline std::error_code operation_aborted() noexcept { return std::make_error_cod
 struct own_context {
     boost::asio::io_context ioc{1};
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{ioc.get_executor()};
+    std::promise<void> finished;
+    std::future<void> finished_future = finished.get_future();
     std::thread thread;
-    own_context() : thread([this] { ioc.run(); }) {}
-    void stop_and_join() {
+    own_context()
+        : thread([this] {
+              ioc.run();
+              finished.set_value();
+          }) {}
+    /// Lets the thread finish the handlers still queued (the close cancels every
+    /// wait), then joins it. Handlers still queued after `drain` run here.
+    void stop_and_join(std::chrono::milliseconds drain = std::chrono::seconds(5)) {
+        if (!thread.joinable() || thread.get_id() == std::this_thread::get_id()) return;
         guard.reset();
-        ioc.stop();
-        if (thread.joinable() && thread.get_id() != std::this_thread::get_id()) thread.join();
+        if (finished_future.wait_for(drain) != std::future_status::ready) ioc.stop();
+        thread.join();
+        ioc.restart();
+        ioc.poll();
     }
-    ~own_context() { stop_and_join(); if (thread.joinable()) thread.detach(); }
+    ~own_context() {
+        stop_and_join();
+        if (thread.joinable()) thread.detach();
+    }
 };
 
 /// Minimal copy of a znode's Stat: what the recipes read.
@@ -114,7 +129,11 @@ public:
     /// Returns an id for cancel_connect_waiter.
     std::uint64_t when_connected(std::function<void(std::error_code)> fn);
     void cancel_connect_waiter(std::uint64_t id);
-    const std::string& last_connect_error() const noexcept { return last_connect_error_; }
+    /// The session id and password while connected (tests use them to expire it).
+    std::optional<clientid_t> client_id() const {
+        if (!zh_ || !connected()) return std::nullopt;
+        return *zoo_client_id(zh_);
+    }
 
     using void_fn = std::function<void(int rc)>;
     using stat_fn = std::function<void(int rc, const node_stat& stat)>;
@@ -190,7 +209,7 @@ private:
     bool in_process_ = false;
     bool closing_ = false;
     bool ever_connected_ = false;
-    std::string last_connect_error_;
+    std::error_code close_reason_;  // why the session closed (strand only)
 
     std::atomic<session_state> state_{session_state::connecting};
     std::atomic<std::int64_t> session_id_{0};

@@ -126,8 +126,10 @@ public:
     }
 
     /// Closes the session: the server deletes its ephemeral nodes at once; pending
-    /// operations complete with errc::session_closed. Idempotent. Blocks until the
-    /// close is done when called from a thread other than the session's.
+    /// operations complete with errc::session_closed. Idempotent. A Session with its
+    /// own thread is closed when close() returns; on a caller-supplied executor the
+    /// close runs on that executor (at once when called from the session's own
+    /// handlers, otherwise the next time the executor runs).
     void close() noexcept;
 
     session_state state() const noexcept;

@@ -1,0 +1,61 @@
+#include <zklock/testing/faults.hpp>
+
+#include "../session_impl.hpp"
+
+#include <future>
+#include <poll.h>
+
+namespace zklock::testing {
+
+void expire_session(Session& session, std::chrono::milliseconds timeout) {
+    auto impl = session.impl();
+    std::promise<std::optional<clientid_t>> p;
+    auto f = p.get_future();
+    impl->post([impl, &p] { p.set_value(impl->client_id()); });
+    const auto id = f.get();
+    if (!id) throw error(make_error_code(errc::invalid_state), "expire_session: the session is not connected");
+
+    struct state {
+        bool connected = false;
+    } st;
+    auto watcher = [](zhandle_t*, int type, int zstate, const char*, void* ctx) {
+        if (type == ZOO_SESSION_EVENT && zstate == ZOO_CONNECTED_STATE) static_cast<state*>(ctx)->connected = true;
+    };
+    zhandle_t* zh = zookeeper_init(session.options().connect.c_str(), watcher,
+                                   static_cast<int>(session.negotiated_timeout().count()), &*id, &st, 0);
+    if (!zh) throw error(make_error_code(errc::invalid_argument), "expire_session: zookeeper_init failed");
+    // Drive the second single-threaded handle until it is connected.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!st.connected && std::chrono::steady_clock::now() < deadline) {
+        int fd = -1, interest = 0;
+        timeval tv{};
+        zookeeper_interest(zh, &fd, &interest, &tv);
+        pollfd pfd{fd, 0, 0};
+        if (interest & ZOOKEEPER_READ) pfd.events |= POLLIN;
+        if (interest & ZOOKEEPER_WRITE) pfd.events |= POLLOUT;
+        const int ms = static_cast<int>(std::min<long>(tv.tv_sec * 1000 + tv.tv_usec / 1000, 50));
+        ::poll(&pfd, fd >= 0 ? 1 : 0, ms);
+        int events = 0;
+        if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) events |= ZOOKEEPER_READ;
+        if (pfd.revents & POLLOUT) events |= ZOOKEEPER_WRITE;
+        zookeeper_process(zh, events);
+    }
+    const bool ok = st.connected;
+    zookeeper_close(zh);  // closing the session on the server expires it for the original handle
+    if (!ok) throw error(make_error_code(errc::timeout), "expire_session: could not attach to the session");
+}
+
+void delete_node(Session& session, const std::string& path) {
+    auto impl = session.impl();
+    std::promise<int> p;
+    auto f = p.get_future();
+    impl->post([impl, &p, path] {
+        impl->when_connected([impl, &p, path](std::error_code ec) {
+            if (ec) return p.set_value(ZCLOSING);
+            impl->remove(path, -1, [&p](int rc) { p.set_value(rc); });
+        });
+    });
+    throw_if(from_zookeeper(f.get()), ("zklock::testing::delete_node " + path).c_str());
+}
+
+} // namespace zklock::testing

@@ -1,0 +1,127 @@
+// Shared helpers of the integration tests: a real server per test, sessions
+// on it, and deadline waits.
+#pragma once
+
+#include <zklock/mutex.hpp>
+#include <zklock/session.hpp>
+#include <zklock/testing/zookeeper_server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace zklock::test {
+
+using namespace std::chrono_literals;
+
+/// Polls `pred` until it holds or `timeout` passes; returns the last value.
+inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout = 10s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() >= deadline) return pred();
+        std::this_thread::sleep_for(5ms);  // allowed: polling interval of a deadline wait
+    }
+    return true;
+}
+
+/// Waits for a future with a deadline; fails the test when it does not become ready.
+template <class T> T get_within(std::future<T>& f, std::chrono::milliseconds timeout = 10s) {
+    if (f.wait_for(timeout) != std::future_status::ready) {
+        ADD_FAILURE() << "no result within " << timeout.count() << " ms";
+        throw std::runtime_error("timed out waiting for a future");
+    }
+    return f.get();
+}
+
+/// Collects session events so tests can wait for one with a deadline.
+class EventLog {
+public:
+    explicit EventLog(Session& s)
+        : sub_(s.subscribe([this](session_event e, std::int64_t) {
+              {
+                  std::lock_guard lk(m_);
+                  events_.push_back(e);
+              }
+              cv_.notify_all();
+          })) {}
+    bool wait_for(session_event e, std::chrono::milliseconds timeout = 15s) {
+        std::unique_lock lk(m_);
+        return cv_.wait_for(lk, timeout, [&] { return std::find(events_.begin(), events_.end(), e) != events_.end(); });
+    }
+    std::vector<session_event> events() {
+        std::lock_guard lk(m_);
+        return events_;
+    }
+    std::size_t count(session_event e) {
+        std::lock_guard lk(m_);
+        return static_cast<std::size_t>(std::count(events_.begin(), events_.end(), e));
+    }
+
+private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::vector<session_event> events_;
+    Subscription sub_;
+};
+
+/// A test with its own ZooKeeper server (tickTime 100 ms: sessions of 0.2-4 s).
+class ServerTest : public ::testing::Test {
+protected:
+    static testing::ZooKeeperServerOptions server_options() {
+        testing::ZooKeeperServerOptions o;
+        o.tick_time_ms = 100;
+        o.max_session_timeout_ms = 4000;
+        return o;
+    }
+
+    void SetUp() override { server_ = std::make_unique<testing::ZooKeeperServer>(server_options()); }
+
+    void TearDown() override {
+        // Every test leaves no lock node behind on the paths it used.
+        if (server_ && server_->running() && !checked_paths_.empty()) {
+            auto observer = connect(2000ms);
+            for (const auto& p : checked_paths_) {
+                std::vector<contender> left;
+                const bool empty = wait_until([&] {
+                    std::error_code ec;
+                    left = list_contenders(*observer, p, ec);
+                    return !ec && left.empty();
+                });
+                EXPECT_TRUE(empty) << left.size() << " lock node(s) left under " << p;
+            }
+        }
+    }
+
+    SessionOptions options(std::chrono::milliseconds session_timeout = 2000ms) const {
+        SessionOptions o;
+        o.connect = server_->connect_string();
+        o.session_timeout = session_timeout;
+        o.connect_timeout = 10s;
+        return o;
+    }
+
+    std::unique_ptr<Session> connect(std::chrono::milliseconds session_timeout = 2000ms) {
+        auto s = std::make_unique<Session>(options(session_timeout));
+        s->connect();
+        return s;
+    }
+
+    /// A lock path unique to this test; checked for leftovers in TearDown.
+    std::string lock_path(const std::string& name = "lock") {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        std::string p = std::string("/zklock-tests/") + info->name() + "/" + name;
+        checked_paths_.push_back(p);
+        return p;
+    }
+
+    std::unique_ptr<testing::ZooKeeperServer> server_;
+    std::vector<std::string> checked_paths_;
+};
+
+} // namespace zklock::test

@@ -1,0 +1,361 @@
+#include "support.hpp"
+
+#include <zklock/testing/faults.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <atomic>
+#include <set>
+
+using namespace zklock;
+using namespace zklock::test;
+
+class MutexTest : public ServerTest {
+protected:
+    std::size_t queue_length(const std::string& path) {
+        auto observer = connect();
+        return list_contenders(*observer, path).size();
+    }
+};
+
+TEST_F(MutexTest, UncontendedLockAndUnlock) {
+    auto s = connect();
+    const auto path = lock_path();
+    Mutex m(*s, path);
+    EXPECT_FALSE(m.is_held());
+    m.lock();
+    EXPECT_TRUE(m.is_held());
+    EXPECT_GT(m.fencing_token(), 0);
+    EXPECT_EQ(m.queue_position(), 0u);
+    EXPECT_EQ(m.node_path().rfind(path + "/_c_", 0), 0u) << m.node_path();
+    const auto queue = m.contenders();
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + "/" + queue[0].node, m.node_path());
+    EXPECT_EQ(queue[0].fencing_token, m.fencing_token());
+    EXPECT_EQ(queue[0].owner_session, s->session_id());
+    EXPECT_EQ(m.stats().acquisitions, 1u);
+    m.unlock();
+    EXPECT_FALSE(m.is_held());
+    EXPECT_EQ(m.fencing_token(), 0);
+}
+
+TEST_F(MutexTest, AsyncUnlockConfirmsTheDelete) {
+    auto s = connect();
+    const auto path = lock_path();
+    Mutex m(*s, path);
+    m.lock();
+    auto done = m.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(done)) << "delete not confirmed";
+    EXPECT_EQ(queue_length(path), 0u);
+    auto again = m.async_unlock(boost::asio::use_future);
+    EXPECT_EQ(get_within(again), errc::not_held);
+}
+
+TEST_F(MutexTest, MutualExclusionAcrossEightSessionsCheckedByFencingTokens) {
+    const auto path = lock_path();
+    constexpr int clients = 8;
+    constexpr int rounds = 6;
+    struct Resource {
+        std::mutex m;
+        int inside = 0;
+        std::int64_t highest_token = 0;
+        std::vector<std::int64_t> tokens;
+        int violations = 0;
+    } resource;
+    auto enter = [&](std::int64_t token) {
+        std::lock_guard lk(resource.m);
+        if (++resource.inside != 1) ++resource.violations;
+        if (token <= resource.highest_token) ++resource.violations;  // a stale holder
+        resource.highest_token = token;
+        resource.tokens.push_back(token);
+    };
+    auto leave = [&] {
+        std::lock_guard lk(resource.m);
+        --resource.inside;
+    };
+    std::vector<std::thread> threads;
+    std::atomic<int> errors{0};
+    for (int c = 0; c < clients; ++c) {
+        threads.emplace_back([&] {
+            try {
+                auto s = connect();
+                Mutex m(*s, path);
+                for (int r = 0; r < rounds; ++r) {
+                    std::unique_lock lk(m);
+                    enter(m.fencing_token());
+                    std::this_thread::yield();
+                    leave();
+                }
+            } catch (const std::exception& e) {
+                ADD_FAILURE() << e.what();
+                ++errors;
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(errors, 0);
+    EXPECT_EQ(resource.violations, 0);
+    EXPECT_EQ(resource.tokens.size(), static_cast<std::size_t>(clients * rounds));
+    EXPECT_TRUE(std::is_sorted(resource.tokens.begin(), resource.tokens.end()));
+    EXPECT_EQ(std::set<std::int64_t>(resource.tokens.begin(), resource.tokens.end()).size(), resource.tokens.size());
+}
+
+TEST_F(MutexTest, GrantsFollowArrivalOrder) {
+    const auto path = lock_path();
+    auto holder_session = connect();
+    Mutex holder(*holder_session, path);
+    holder.lock();
+
+    constexpr int waiters = 5;
+    std::vector<std::unique_ptr<Session>> sessions;
+    std::vector<std::unique_ptr<Mutex>> mutexes;
+    std::mutex order_mutex;
+    std::vector<int> order;
+    std::promise<void> all_granted;
+    for (int i = 0; i < waiters; ++i) {
+        sessions.push_back(connect());
+        mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path));
+        mutexes.back()->async_lock([&, i](std::error_code ec) {
+            EXPECT_FALSE(ec) << ec.message();
+            std::lock_guard lk(order_mutex);
+            order.push_back(i);
+            mutexes[static_cast<std::size_t>(i)]->unlock();
+            if (order.size() == waiters) all_granted.set_value();
+        });
+        // Wait until this waiter is queued before the next one arrives.
+        ASSERT_TRUE(wait_until([&] { return mutexes.back()->queue_position().has_value(); }));
+        EXPECT_EQ(mutexes.back()->queue_position(), static_cast<std::size_t>(i + 1));
+    }
+    holder.unlock();
+    auto f = all_granted.get_future();
+    get_within(f, 15s);
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
+    for (auto& m : mutexes) EXPECT_EQ(m->stats().watch_notifications, 1u) << "woken more than once";
+}
+
+TEST_F(MutexTest, TryLockForTimesOutAndLeavesNoNode) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    Mutex holder(*a, path);
+    Mutex waiter(*b, path);
+    holder.lock();
+    EXPECT_FALSE(waiter.try_lock_for(300ms));
+    EXPECT_FALSE(waiter.is_held());
+    EXPECT_TRUE(waiter.node_path().empty());
+    EXPECT_EQ(queue_length(path), 1u) << "the timed-out waiter left its node";
+    holder.unlock();
+    EXPECT_TRUE(waiter.try_lock_for(5s));
+    waiter.unlock();
+}
+
+TEST_F(MutexTest, TryLockDoesNotWait) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    Mutex holder(*a, path);
+    Mutex other(*b, path);
+    EXPECT_TRUE(holder.try_lock());
+    EXPECT_FALSE(other.try_lock());
+    EXPECT_EQ(queue_length(path), 1u);
+    holder.unlock();
+}
+
+TEST_F(MutexTest, CancelledAsyncLockLeavesNoNode) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    Mutex holder(*a, path);
+    Mutex waiter(*b, path);
+    holder.lock();
+    boost::asio::cancellation_signal cancel;
+    std::promise<std::error_code> result;
+    waiter.async_lock(boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec) { result.set_value(ec); }));
+    ASSERT_TRUE(wait_until([&] { return waiter.queue_position() == 1u; }));
+    EXPECT_EQ(queue_length(path), 2u);
+    cancel.emit(boost::asio::cancellation_type::terminal);
+    auto f = result.get_future();
+    EXPECT_EQ(get_within(f), std::errc::operation_canceled);
+    EXPECT_FALSE(waiter.is_held());
+    EXPECT_EQ(queue_length(path), 1u) << "the cancelled waiter left its node";
+    holder.unlock();
+}
+
+TEST_F(MutexTest, AsyncTryLockForReportsNotAcquired) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    Mutex holder(*a, path);
+    Mutex waiter(*b, path);
+    holder.lock();
+    auto f = waiter.async_try_lock_for(200ms, boost::asio::use_future);
+    const auto [ec, acquired] = get_within(f);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_FALSE(acquired);
+    EXPECT_EQ(queue_length(path), 1u);
+    holder.unlock();
+}
+
+TEST_F(MutexTest, UnlockWhileTheServerIsPausedStillDeletesTheNode) {
+    const auto path = lock_path();
+    auto s = connect(4000ms);
+    EventLog log(*s);
+    Mutex m(*s, path);
+    m.lock();
+    server_->pause();
+    ASSERT_TRUE(log.wait_for(session_event::suspended));
+    m.unlock();  // not connected: the session owns the delete
+    EXPECT_FALSE(m.is_held());
+    server_->resume();
+    // Whether the session survives the pause (reconnected) or the server expired it
+    // meanwhile (a new session), the node must be gone once the client is back.
+    ASSERT_TRUE(wait_until([&] { return s->state() == session_state::connected; }, 20s));
+    EXPECT_TRUE(wait_until([&] { return queue_length(path) == 0; }));
+}
+
+TEST_F(MutexTest, UnlockWhileTheServerRestartsStillDeletesTheNode) {
+    const auto path = lock_path();
+    auto s = connect(4000ms);
+    EventLog log(*s);
+    Mutex m(*s, path);
+    m.lock();
+    server_->stop();
+    ASSERT_TRUE(log.wait_for(session_event::suspended));
+    m.unlock();
+    server_->restart();
+    ASSERT_TRUE(log.wait_for(session_event::reconnected));
+    EXPECT_TRUE(wait_until([&] { return queue_length(path) == 0; }));
+}
+
+TEST_F(MutexTest, ExpiredHolderIsToldAndTheNextWaiterAcquires) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    Mutex holder(*a, path);
+    Mutex waiter(*b, path);
+    std::promise<std::error_code> lost;
+    holder.on_lost([&](std::error_code ec) { lost.set_value(ec); });
+    holder.lock();
+    auto lost_wait = holder.async_wait_lost(boost::asio::use_future);
+    auto granted = waiter.async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return waiter.queue_position() == 1u; }));
+    zklock::testing::expire_session(*a);
+    auto lf = lost.get_future();
+    EXPECT_EQ(get_within(lf), errc::session_expired);
+    EXPECT_EQ(get_within(lost_wait), errc::session_expired);
+    EXPECT_FALSE(holder.is_held());
+    EXPECT_FALSE(get_within(granted));
+    EXPECT_TRUE(waiter.is_held());
+    waiter.unlock();
+}
+
+TEST_F(MutexTest, NodeDeletedBySomeoneElseIsReportedAsLoss) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto admin = connect();
+    Mutex m(*a, path);
+    m.lock();
+    auto lost = m.async_wait_lost(boost::asio::use_future);
+    zklock::testing::delete_node(*admin, m.node_path());
+    EXPECT_EQ(get_within(lost), errc::node_deleted);
+    EXPECT_FALSE(m.is_held());
+}
+
+TEST_F(MutexTest, SuspensionLongerThanTheSessionTimeoutIsLoss) {
+    const auto path = lock_path();
+    auto s = connect(1000ms);
+    Mutex m(*s, path);
+    m.lock();
+    auto lost = m.async_wait_lost(boost::asio::use_future);
+    server_->pause();
+    const auto reason = get_within(lost, 15s);
+    server_->resume();
+    EXPECT_EQ(reason, errc::connection_suspended);
+    EXPECT_FALSE(m.is_held());
+}
+
+TEST_F(MutexTest, TwoMutexesOnOneSessionAreTwoContenders) {
+    const auto path = lock_path();
+    auto s = connect();
+    Mutex first(*s, path);
+    Mutex second(*s, path);
+    first.lock();
+    auto granted = second.async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return second.queue_position() == 1u; }));
+    const auto queue = first.contenders();
+    ASSERT_EQ(queue.size(), 2u);
+    EXPECT_EQ(queue[0].owner_session, queue[1].owner_session);
+    EXPECT_FALSE(second.is_held());
+    first.unlock();
+    EXPECT_FALSE(get_within(granted));
+    EXPECT_TRUE(second.is_held());
+    EXPECT_GT(second.fencing_token(), queue[0].fencing_token);
+    second.unlock();
+}
+
+TEST_F(MutexTest, AcquiringTwiceThroughOneObjectIsRefused) {
+    const auto path = lock_path();
+    auto s = connect();
+    Mutex m(*s, path);
+    m.lock();
+    try {
+        m.lock();
+        FAIL() << "locked twice";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), std::errc::resource_deadlock_would_occur);
+    }
+    std::error_code ec;
+    EXPECT_FALSE(m.try_lock(ec));
+    EXPECT_EQ(ec, errc::already_acquiring);
+    EXPECT_TRUE(m.is_held());
+    m.unlock();
+}
+
+TEST_F(MutexTest, RecursiveMutexIsReentrantPerThread) {
+    const auto path = lock_path();
+    auto s = connect();
+    RecursiveMutex m(*s, path);
+    m.lock();
+    m.lock();
+    EXPECT_EQ(m.hold_count(), 2u);
+    const auto token = m.fencing_token();
+    std::thread other([&] {
+        EXPECT_EQ(m.hold_count(), 0u);
+        EXPECT_FALSE(m.try_lock());
+        EXPECT_FALSE(m.try_lock_for(100ms));
+    });
+    other.join();
+    m.unlock();
+    EXPECT_TRUE(m.is_held());
+    EXPECT_EQ(m.fencing_token(), token);
+    EXPECT_EQ(queue_length(path), 1u);
+    m.unlock();
+    EXPECT_FALSE(m.is_held());
+    std::thread again([&] {
+        std::scoped_lock lk(m);
+        EXPECT_TRUE(m.is_held());
+    });
+    again.join();
+}
+
+TEST_F(MutexTest, CreateLostInFlightFindsItsNodeInsteadOfMakingASecond) {
+    const auto path = lock_path();
+    auto s = connect(4000ms);
+    EventLog log(*s);
+    Mutex warmup(*s, path);  // make the parents exist so the create is the only request
+    warmup.lock();
+    warmup.unlock();
+    Mutex m(*s, path);
+    server_->pause();
+    auto granted = m.async_lock(boost::asio::use_future);  // the create sits in the paused server's socket
+    ASSERT_TRUE(log.wait_for(session_event::suspended));
+    server_->resume();
+    EXPECT_FALSE(get_within(granted, 15s));
+    EXPECT_TRUE(m.is_held());
+    const auto queue = m.contenders();
+    ASSERT_EQ(queue.size(), 1u) << "a second node was created";
+    EXPECT_EQ(path + "/" + queue[0].node, m.node_path());
+    m.unlock();
+}

@@ -1,0 +1,121 @@
+#include "support.hpp"
+
+#include <zklock/testing/faults.hpp>
+#include <zklock/testing/process.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+using namespace zklock;
+using namespace zklock::test;
+
+class SessionTest : public ServerTest {};
+
+TEST_F(SessionTest, ConnectsAndNegotiatesTheTimeout) {
+    Session s(options(3000ms));
+    s.connect();
+    EXPECT_EQ(s.state(), session_state::connected);
+    EXPECT_NE(s.session_id(), 0);
+    EXPECT_EQ(s.negotiated_timeout(), 3000ms);
+}
+
+TEST_F(SessionTest, TimeoutIsClampedByTheServer) {
+    Session s(options(60000ms));
+    s.connect();
+    EXPECT_EQ(s.negotiated_timeout(), 4000ms);  // maxSessionTimeout of the test server
+}
+
+TEST(SessionNoServer, ConnectToADownServerFailsAtTheDeadline) {
+    SessionOptions o;
+    o.connect = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
+    o.connect_timeout = 700ms;
+    Session s(o);
+    std::error_code ec;
+    s.connect(ec);
+    EXPECT_EQ(ec, errc::timeout);
+    EXPECT_NE(s.state(), session_state::connected);
+    try {
+        s.connect();
+        FAIL() << "connected to nothing";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::timeout);
+        EXPECT_NE(std::string(e.what()).find(o.connect), std::string::npos) << e.what();
+    }
+}
+
+TEST(SessionNoServer, BadConnectStringIsAClearError) {
+    SessionOptions o;
+    o.connect = "127.0.0.1:2181/bad//chroot";
+    o.connect_timeout = 2s;
+    Session s(o);
+    std::error_code ec;
+    s.connect(ec);
+    EXPECT_EQ(ec, errc::invalid_argument);
+    EXPECT_EQ(s.state(), session_state::closed);
+}
+
+TEST_F(SessionTest, ExpiryIsReportedAndANewSessionOpened) {
+    auto s = connect();
+    EventLog log(*s);
+    const auto old_id = s->session_id();
+    zklock::testing::expire_session(*s);
+    ASSERT_TRUE(log.wait_for(session_event::expired));
+    ASSERT_TRUE(log.wait_for(session_event::connected));
+    EXPECT_TRUE(wait_until([&] { return s->state() == session_state::connected; }));
+    EXPECT_NE(s->session_id(), old_id);
+    EXPECT_NE(s->session_id(), 0);
+}
+
+TEST_F(SessionTest, ServerRestartWithinTheTimeoutKeepsTheSession) {
+    auto s = connect(4000ms);
+    EventLog log(*s);
+    const auto id = s->session_id();
+    server_->stop();
+    ASSERT_TRUE(log.wait_for(session_event::suspended));
+    EXPECT_EQ(s->state(), session_state::suspended);
+    server_->restart();
+    ASSERT_TRUE(log.wait_for(session_event::reconnected));
+    EXPECT_EQ(s->session_id(), id);
+    EXPECT_EQ(log.count(session_event::expired), 0u);
+    EXPECT_EQ(log.count(session_event::suspended_too_long), 0u);
+}
+
+TEST_F(SessionTest, PausedServerSuspendsTheSessionUntilItAnswersAgain) {
+    auto s = connect(2000ms);
+    EventLog log(*s);
+    server_->pause();
+    ASSERT_TRUE(log.wait_for(session_event::suspended));
+    EXPECT_NE(s->state(), session_state::connected);
+    server_->resume();
+    // Same session (reconnected) or, when the pause outlasted it, a new one.
+    EXPECT_TRUE(wait_until([&] { return s->state() == session_state::connected; }, 20s));
+}
+
+TEST_F(SessionTest, RunsOnTheCallersExecutor) {
+    boost::asio::io_context ioc;
+    Session s(ioc.get_executor(), options());
+    std::optional<std::error_code> result;
+    std::error_code nested;
+    s.async_connect([&](std::error_code ec) {
+        result = ec;
+        s.connect(nested);  // on the thread that runs the session: refused, not a hang
+    });
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!result && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(100ms);
+    ASSERT_TRUE(result.has_value());
+    EXPECT_FALSE(*result) << result->message();
+    EXPECT_EQ(nested, errc::would_deadlock);
+    s.close();  // runs when the executor next runs
+    const auto closing = std::chrono::steady_clock::now() + 10s;
+    while (s.state() != session_state::closed && std::chrono::steady_clock::now() < closing) ioc.run_one_for(100ms);
+    EXPECT_EQ(s.state(), session_state::closed);
+}
+
+TEST_F(SessionTest, CloseFailsPendingWaitsAndIsIdempotent) {
+    auto s = connect();
+    s->close();
+    s->close();
+    EXPECT_EQ(s->state(), session_state::closed);
+    std::error_code ec;
+    s->connect(ec);
+    EXPECT_EQ(ec, errc::session_closed);
+}

@@ -1,0 +1,74 @@
+#include <zklock/mutex.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <concepts>
+#include <mutex>
+
+namespace {
+
+template <class L>
+concept BasicLockable = requires(L& l) {
+    l.lock();
+    { l.unlock() } noexcept;
+};
+template <class L>
+concept Lockable = BasicLockable<L> && requires(L& l) {
+    { l.try_lock() } -> std::convertible_to<bool>;
+};
+template <class L>
+concept TimedLockable = Lockable<L> && requires(L& l) {
+    { l.try_lock_for(std::chrono::milliseconds(1)) } -> std::convertible_to<bool>;
+    { l.try_lock_until(std::chrono::steady_clock::now()) } -> std::convertible_to<bool>;
+    { l.try_lock_until(std::chrono::system_clock::now()) } -> std::convertible_to<bool>;
+};
+
+static_assert(TimedLockable<zklock::Mutex>);
+static_assert(TimedLockable<zklock::RecursiveMutex>);
+static_assert(!std::is_copy_constructible_v<zklock::Mutex>);
+static_assert(!std::is_copy_constructible_v<zklock::Session>);
+static_assert(std::is_error_code_enum_v<zklock::errc>);
+// What std::unique_lock / std::scoped_lock need compiles:
+[[maybe_unused]] void uses(zklock::Mutex& a, zklock::RecursiveMutex& b) {
+    std::unique_lock ul(a, std::defer_lock);
+    (void)ul.try_lock_for(std::chrono::seconds(1));
+    std::scoped_lock sl(a, b);
+}
+
+} // namespace
+
+// No server is needed: every call below fails before any request is sent.
+zklock::SessionOptions nowhere() {
+    zklock::SessionOptions o;
+    o.connect = "127.0.0.1:1";
+    return o;
+}
+
+TEST(Concepts, InvalidPathIsRefusedBeforeAnyServerCall) {
+    zklock::Session session(nowhere());
+    EXPECT_THROW(zklock::Mutex(session, "relative/path"), zklock::error);
+    try {
+        zklock::Mutex m(session, "/a//b");
+        FAIL() << "accepted /a//b";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), zklock::errc::invalid_path);
+        EXPECT_NE(std::string(e.what()).find("/a//b"), std::string::npos);
+    }
+}
+
+TEST(Concepts, UniqueLockReportsTheLockError) {
+    zklock::Session session(nowhere());
+    std::error_code ec;
+    zklock::Mutex m(session, "/trailing/", {}, ec);
+    EXPECT_EQ(ec, zklock::errc::invalid_path);
+    std::unique_lock ul(m, std::defer_lock);
+    try {
+        ul.lock();
+        FAIL() << "locked an invalid path";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), zklock::errc::invalid_path);
+    }
+    EXPECT_FALSE(ul.owns_lock());
+    EXPECT_FALSE(m.is_held());
+}

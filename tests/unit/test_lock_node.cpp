@@ -1,0 +1,147 @@
+#include <zklock/detail/lock_node.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+using namespace zklock::detail;
+
+namespace {
+std::string node(std::string_view guid, std::int32_t seq) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%010d", seq);  // what the server appends
+    return node_name_prefix(guid) + buf;
+}
+std::vector<std::string> names(const std::vector<lock_node>& v) {
+    std::vector<std::string> out;
+    for (const auto& n : v) out.push_back(n.name);
+    return out;
+}
+} // namespace
+
+TEST(LockNode, GuidIsAVersion4Uuid) {
+    const auto g = new_guid();
+    ASSERT_EQ(g.size(), 36u);
+    EXPECT_EQ(g[8], '-');
+    EXPECT_EQ(g[13], '-');
+    EXPECT_EQ(g[14], '4');
+    EXPECT_TRUE(g[19] == '8' || g[19] == '9' || g[19] == 'a' || g[19] == 'b');
+    std::set<std::string> seen;
+    for (int i = 0; i < 1000; ++i) EXPECT_TRUE(seen.insert(new_guid()).second);
+}
+
+TEST(LockNode, PrefixHasTheProtectedTagAndMarker) {
+    EXPECT_EQ(node_name_prefix("abc"), "_c_abc-lock-");
+    EXPECT_EQ(node_name_prefix("abc", "read-"), "_c_abc-read-");
+}
+
+TEST(LockNode, ParsesServerSequences) {
+    EXPECT_EQ(parse_sequence("_c_x-lock-0000000000"), 0);
+    EXPECT_EQ(parse_sequence("_c_x-lock-0000000042"), 42);
+    EXPECT_EQ(parse_sequence("_c_x-lock-2147483647"), 2147483647);
+    EXPECT_EQ(parse_sequence("_c_x-lock--2147483648"), -2147483648);
+    EXPECT_EQ(parse_sequence("_c_x-lock--000000001"), -1);
+    EXPECT_EQ(parse_sequence("lock-0000000007"), 7);  // Curator's unprotected names
+}
+
+TEST(LockNode, RefusesForeignNames) {
+    EXPECT_FALSE(parse_sequence("config"));
+    EXPECT_FALSE(parse_sequence("_c_x-lock-"));
+    EXPECT_FALSE(parse_sequence("_c_x-lock-42"));
+    EXPECT_FALSE(parse_sequence("_c_x-lock-00000000042"));
+    EXPECT_FALSE(parse_sequence("_c_x-lock-00000000x2"));
+    EXPECT_FALSE(parse_sequence("_c_x-lock-+000000042"));
+    EXPECT_FALSE(parse_sequence("_c_x-read-0000000001"));
+    EXPECT_FALSE(parse_sequence("_c_x-lock-9999999999"));  // out of int32 range
+}
+
+TEST(LockNode, SerialOrderSurvivesTheWrap) {
+    EXPECT_TRUE(sequence_before(1, 2));
+    EXPECT_FALSE(sequence_before(2, 1));
+    EXPECT_FALSE(sequence_before(5, 5));
+    EXPECT_TRUE(sequence_before(2147483647, -2147483648));
+    EXPECT_TRUE(sequence_before(2147483600, -2147483600));
+    EXPECT_FALSE(sequence_before(-2147483648, 2147483647));
+}
+
+TEST(LockNode, SortsByServerSequenceNotByName) {
+    // Guids sort differently from sequences: order must come from the suffix only.
+    const std::vector<std::string> children{node("ffff", 3), node("0000", 7), node("aaaa", 1), node("5555", 2)};
+    EXPECT_EQ(names(sorted_lock_nodes(children)),
+              (std::vector<std::string>{node("aaaa", 1), node("5555", 2), node("ffff", 3), node("0000", 7)}));
+}
+
+TEST(LockNode, SortsAcrossTheWrap) {
+    const std::vector<std::string> children{node("c", -2147483647), node("a", 2147483646), node("d", -2147483000),
+                                            node("b", -2147483648), node("z", 2147483647)};
+    EXPECT_EQ(names(sorted_lock_nodes(children)),
+              (std::vector<std::string>{node("a", 2147483646), node("z", 2147483647), node("b", -2147483648),
+                                        node("c", -2147483647), node("d", -2147483000)}));
+}
+
+TEST(LockNode, IgnoresChildrenThatAreNotLockNodes) {
+    const std::vector<std::string> children{"leases", node("a", 2), "_c_q-read-0000000001", node("b", 1), "lock-"};
+    EXPECT_EQ(names(sorted_lock_nodes(children)), (std::vector<std::string>{node("b", 1), node("a", 2)}));
+}
+
+TEST(LockNode, FindsOurNodeByGuid) {
+    const std::vector<std::string> children{node("aaaa", 1), node("bbbb", 2)};
+    EXPECT_EQ(find_by_guid(children, "bbbb"), node("bbbb", 2));
+    EXPECT_FALSE(find_by_guid(children, "cccc"));
+}
+
+TEST(QueueDecision, LowestHoldsTheMutex) {
+    const auto sorted = sorted_lock_nodes({node("a", 1), node("b", 2), node("c", 3)});
+    const auto d = decide(sorted, node("a", 1));
+    EXPECT_TRUE(d.found);
+    EXPECT_TRUE(d.acquired);
+    EXPECT_EQ(d.position, 0u);
+    EXPECT_FALSE(d.watch);
+}
+
+TEST(QueueDecision, WaiterWatchesOnlyItsImmediatePredecessor) {
+    const auto sorted = sorted_lock_nodes({node("a", 1), node("b", 2), node("c", 3), node("d", 4)});
+    const auto d = decide(sorted, node("c", 3));
+    EXPECT_FALSE(d.acquired);
+    EXPECT_EQ(d.position, 2u);
+    EXPECT_EQ(d.watch, node("b", 2));
+    EXPECT_FALSE(d.watch_is_last_blocker);
+    const auto second = decide(sorted, node("b", 2));
+    EXPECT_EQ(second.watch, node("a", 1));
+    EXPECT_TRUE(second.watch_is_last_blocker);
+}
+
+TEST(QueueDecision, EveryWaiterWatchesADifferentNode) {
+    // No herd: a release (deletion of one node) wakes exactly one waiter.
+    std::vector<std::string> children;
+    for (int i = 0; i < 50; ++i) children.push_back(node("g" + std::to_string(i), 100 + i));
+    std::shuffle(children.begin(), children.end(), std::mt19937(7));
+    const auto sorted = sorted_lock_nodes(children);
+    std::set<std::string> watched;
+    for (const auto& n : sorted) {
+        const auto d = decide(sorted, n.name);
+        if (d.watch) {
+            EXPECT_TRUE(watched.insert(*d.watch).second) << *d.watch << " watched twice";
+        }
+    }
+    EXPECT_EQ(watched.size(), 49u);
+}
+
+TEST(QueueDecision, MissingNodeIsReported) {
+    const auto sorted = sorted_lock_nodes({node("a", 1)});
+    EXPECT_FALSE(decide(sorted, node("zzz", 9)).found);
+}
+
+TEST(QueueDecision, PermitsGrantTheFirstKAndWatchKAhead) {
+    const auto sorted = sorted_lock_nodes({node("a", 1), node("b", 2), node("c", 3), node("d", 4), node("e", 5)});
+    EXPECT_TRUE(decide(sorted, node("c", 3), 3).acquired);
+    const auto d = decide(sorted, node("d", 4), 3);
+    EXPECT_FALSE(d.acquired);
+    EXPECT_EQ(d.watch, node("a", 1));
+    EXPECT_TRUE(d.watch_is_last_blocker);
+    const auto e = decide(sorted, node("e", 5), 3);
+    EXPECT_EQ(e.watch, node("b", 2));
+    EXPECT_FALSE(e.watch_is_last_blocker);
+}
