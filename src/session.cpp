@@ -123,6 +123,10 @@ void session_impl::open_handle() {
         notify(session_event::closed);
         return;
     }
+    // By default the C client resolves the connect string again on every
+    // zookeeper_interest() call: a getaddrinfo (sockets, files) per event-loop
+    // turn. Resolve only when a connection is lost.
+    zoo_set_servers_resolution_delay(zh_, -1);
     pump();
 }
 

@@ -1,0 +1,226 @@
+// Reference benchmark: Apache Curator's InterProcessMutex, for comparison with
+// `zklock bench` against the same ZooKeeper ensemble in the same run.
+//
+// Usage:
+//   java -cp <curator classpath>:<dir> CuratorBench \
+//     --connect HOSTS --scenario uncontended|contended --clients K --ops N --path /bench/...
+//
+// uncontended: one client, one InterProcessMutex; min(N/10, 200) warm-up
+//              acquire()+release() cycles (not counted), then N measured cycles.
+//              Latency = one acquire()+release() cycle. Reports "clients":1.
+// contended:   K clients (one ZooKeeper session and one thread each), each with
+//              its own InterProcessMutex on the same path. Every client does one
+//              uncounted acquire/release first (sequentially), then all threads
+//              start together and loop until N acquisitions have been claimed in
+//              all. Latency = time from acquire() call to its return.
+//
+// Output: exactly one JSON line on stdout; errors go to stderr with exit code 1.
+// Run with slf4j-nop (or no slf4j binding) on the classpath to keep stdout clean.
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+public final class CuratorBench {
+    private static final int SESSION_TIMEOUT_MS = 10000;
+    private static final int CONNECTION_TIMEOUT_MS = 15000;
+    private static final long CONNECT_WAIT_MS = 15000;
+    // acquire() with a generous bound instead of forever, so a broken server
+    // fails the benchmark instead of hanging it (same code path in Curator).
+    private static final long ACQUIRE_TIMEOUT_S = 120;
+
+    private CuratorBench() {}
+
+    private static void usage(String msg) {
+        if (msg != null) System.err.println("CuratorBench: " + msg);
+        System.err.println("usage: CuratorBench --connect HOSTS --scenario uncontended|contended"
+                + " --clients K --ops N --path /bench/...");
+        System.exit(2);
+    }
+
+    public static void main(String[] args) {
+        String connect = null, scenario = null, path = null;
+        int clients = 1, ops = -1;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (a.equals("-h") || a.equals("--help")) usage(null);
+            if (i + 1 >= args.length) usage("missing value for " + a);
+            String v = args[++i];
+            try {
+                switch (a) {
+                    case "--connect": connect = v; break;
+                    case "--scenario": scenario = v; break;
+                    case "--clients": clients = Integer.parseInt(v); break;
+                    case "--ops": ops = Integer.parseInt(v); break;
+                    case "--path": path = v; break;
+                    default: usage("unknown option " + a);
+                }
+            } catch (NumberFormatException e) {
+                usage("not a number for " + a + ": " + v);
+            }
+        }
+        if (connect == null || connect.isEmpty()) usage("--connect is required");
+        if (scenario == null) usage("--scenario is required");
+        if (path == null || !path.startsWith("/") || (path.length() > 1 && path.endsWith("/")))
+            usage("--path must be an absolute ZooKeeper path");
+        if (ops <= 0) usage("--ops must be > 0");
+        if (clients <= 0) usage("--clients must be > 0");
+
+        try {
+            String json;
+            switch (scenario) {
+                case "uncontended": json = uncontended(connect, ops, path); break;
+                case "contended": json = contended(connect, clients, ops, path); break;
+                default: usage("unknown scenario " + scenario); return;
+            }
+            System.out.println(json);
+            System.out.flush();
+            System.exit(0);
+        } catch (Throwable t) {
+            System.err.println("CuratorBench: failed: " + t);
+            t.printStackTrace(System.err);
+            System.exit(1);
+        }
+    }
+
+    private static CuratorFramework newClient(String connect) throws Exception {
+        CuratorFramework c = CuratorFrameworkFactory.builder()
+                .connectString(connect)
+                .sessionTimeoutMs(SESSION_TIMEOUT_MS)
+                .connectionTimeoutMs(CONNECTION_TIMEOUT_MS)
+                .retryPolicy(new ExponentialBackoffRetry(100, 3))
+                .build();
+        c.start();
+        if (!c.blockUntilConnected((int) CONNECT_WAIT_MS, TimeUnit.MILLISECONDS)) {
+            c.close();
+            throw new IllegalStateException("could not connect to " + connect
+                    + " within " + CONNECT_WAIT_MS + " ms");
+        }
+        return c;
+    }
+
+    private static void acquire(InterProcessMutex m) throws Exception {
+        if (!m.acquire(ACQUIRE_TIMEOUT_S, TimeUnit.SECONDS))
+            throw new IllegalStateException("acquire() timed out after " + ACQUIRE_TIMEOUT_S + " s");
+    }
+
+    private static String uncontended(String connect, int ops, String path) throws Exception {
+        CuratorFramework c = newClient(connect);
+        try {
+            InterProcessMutex m = new InterProcessMutex(c, path);
+            int warmup = Math.min(ops / 10, 200);
+            for (int i = 0; i < warmup; i++) {
+                acquire(m);
+                m.release();
+            }
+            long[] lat = new long[ops];
+            long start = System.nanoTime();
+            for (int i = 0; i < ops; i++) {
+                long t0 = System.nanoTime();
+                acquire(m);
+                m.release();
+                lat[i] = System.nanoTime() - t0;
+            }
+            long wall = System.nanoTime() - start;
+            return result("uncontended", 1, ops, lat, wall);
+        } finally {
+            c.close();
+        }
+    }
+
+    private static String contended(String connect, int k, int ops, String path) throws Exception {
+        List<CuratorFramework> cs = new ArrayList<>(k);
+        try {
+            InterProcessMutex[] ms = new InterProcessMutex[k];
+            for (int i = 0; i < k; i++) {
+                CuratorFramework c = newClient(connect);
+                cs.add(c);
+                ms[i] = new InterProcessMutex(c, path);
+                // One uncounted cycle per client: creates the parent path and
+                // loads/JITs the code path before measurement starts.
+                acquire(ms[i]);
+                ms[i].release();
+            }
+
+            AtomicInteger remaining = new AtomicInteger(ops);
+            long[][] lat = new long[k][ops];
+            int[] count = new int[k];
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            CyclicBarrier barrier = new CyclicBarrier(k + 1);
+            Thread[] ts = new Thread[k];
+            for (int i = 0; i < k; i++) {
+                final int id = i;
+                ts[i] = new Thread(() -> {
+                    try {
+                        barrier.await();
+                        InterProcessMutex m = ms[id];
+                        long[] mine = lat[id];
+                        int n = 0;
+                        while (err.get() == null && remaining.getAndDecrement() > 0) {
+                            long t0 = System.nanoTime();
+                            acquire(m);
+                            mine[n++] = System.nanoTime() - t0;
+                            m.release();
+                        }
+                        count[id] = n;
+                    } catch (Throwable t) {
+                        err.compareAndSet(null, t);
+                    }
+                }, "bench-" + i);
+                ts[i].start();
+            }
+            barrier.await();
+            long start = System.nanoTime();
+            for (Thread t : ts) t.join();
+            long wall = System.nanoTime() - start;
+            if (err.get() != null) throw new Exception("worker failed", err.get());
+
+            int total = 0;
+            for (int n : count) total += n;
+            long[] all = new long[total];
+            int off = 0;
+            for (int i = 0; i < k; i++) {
+                System.arraycopy(lat[i], 0, all, off, count[i]);
+                off += count[i];
+            }
+            return result("contended", k, ops, all, wall);
+        } finally {
+            for (CuratorFramework c : cs) {
+                try { c.close(); } catch (Throwable ignored) { }
+            }
+        }
+    }
+
+    // Nearest-rank percentile over sorted nanosecond samples, in microseconds.
+    private static double pct(long[] sorted, double q) {
+        int idx = (int) Math.ceil(q * sorted.length) - 1;
+        if (idx < 0) idx = 0;
+        if (idx >= sorted.length) idx = sorted.length - 1;
+        return sorted[idx] / 1000.0;
+    }
+
+    private static String result(String scenario, int clients, int ops, long[] latNs, long wallNs) {
+        long[] s = latNs.clone();
+        Arrays.sort(s);
+        double sum = 0;
+        for (long v : s) sum += v;
+        double mean = s.length == 0 ? 0 : sum / s.length / 1000.0;
+        double wallS = wallNs / 1e9;
+        double opsPerS = wallS > 0 ? s.length / wallS : 0;
+        return String.format(Locale.ROOT,
+                "{\"backend\":\"curator\",\"scenario\":\"%s\",\"clients\":%d,\"ops\":%d,"
+                        + "\"p50_us\":%.1f,\"p99_us\":%.1f,\"mean_us\":%.1f,"
+                        + "\"ops_per_s\":%.1f,\"wall_s\":%.3f}",
+                scenario, clients, ops, pct(s, 0.50), pct(s, 0.99), mean, opsPerS, wallS);
+    }
+}

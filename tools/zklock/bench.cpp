@@ -1,0 +1,311 @@
+// zklock bench: acquire/release latency and contended throughput of the
+// ZooKeeper recipe, with the herd baseline and Apache Curator beside it.
+#include "commands.hpp"
+
+#include <zklock/mutex.hpp>
+#include <zklock/testing/zookeeper_server.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <thread>
+#include <future>
+#include <mutex>
+#include <sstream>
+#include <unistd.h>
+
+namespace zklock::cli {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct bench_options {
+    std::string connect;
+    bool connect_given = false;
+    std::string scenario = "uncontended";
+    int clients = 8;
+    int ops = 2000;
+    bool naive = false;
+    bool confirm_unlock = false;
+    bool json = false;
+    bool curator = false;
+    std::string curator_script;
+    std::string path = "/zklock-bench";
+};
+
+struct result {
+    std::string backend = "zookeeper";
+    std::string scenario;
+    int clients = 1;
+    int ops = 0;
+    double p50_us = 0, p99_us = 0, mean_us = 0, ops_per_s = 0, wall_s = 0;
+    double notifications_per_acquire = 0, getchildren_per_acquire = 0;
+    bool naive = false;
+    bool confirm_unlock = false;
+};
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const auto idx = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+    return v[std::min(idx, v.size() - 1)];
+}
+
+void fill_latency(result& r, const std::vector<double>& us) {
+    r.p50_us = percentile(us, 0.50);
+    r.p99_us = percentile(us, 0.99);
+    r.mean_us = us.empty() ? 0 : std::accumulate(us.begin(), us.end(), 0.0) / static_cast<double>(us.size());
+}
+
+SessionOptions session_options(const bench_options& o) {
+    SessionOptions s;
+    s.connect = o.connect;
+    s.session_timeout = std::chrono::seconds(10);
+    return s;
+}
+
+MutexOptions mutex_options(const bench_options& o) {
+    MutexOptions m;
+    m.watch_all_children = o.naive;
+    return m;
+}
+
+std::string unique_path(const bench_options& o, const std::string& scenario) {
+    return o.path + "/" + scenario + "-" + std::to_string(::getpid()) + "-" +
+           std::to_string(clock_type::now().time_since_epoch().count());
+}
+
+void unlock(Mutex& m, bool confirm) {
+    if (!confirm) return m.unlock();
+    std::promise<std::error_code> p;
+    auto f = p.get_future();
+    m.async_unlock([&p](std::error_code ec) { p.set_value(ec); });
+    throw_if(f.get(), "unlock");
+}
+
+result run_uncontended(const bench_options& o) {
+    Session session(session_options(o));
+    session.connect();
+    Mutex m(session, unique_path(o, "uncontended"), mutex_options(o));
+    const int warmup = std::min(o.ops / 10, 200);
+    for (int i = 0; i < warmup; ++i) {
+        m.lock();
+        unlock(m, true);
+    }
+    std::vector<double> us;
+    us.reserve(static_cast<std::size_t>(o.ops));
+    const auto start = clock_type::now();
+    for (int i = 0; i < o.ops; ++i) {
+        const auto t0 = clock_type::now();
+        m.lock();
+        unlock(m, o.confirm_unlock);
+        us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
+    }
+    // The last delete may still be in flight: wait for it so the next run starts clean.
+    m.lock();
+    unlock(m, true);
+    const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
+    result r;
+    r.scenario = "uncontended";
+    r.ops = o.ops;
+    r.wall_s = wall;
+    r.ops_per_s = o.ops / wall;
+    fill_latency(r, us);
+    const auto st = m.stats();
+    r.getchildren_per_acquire = static_cast<double>(st.get_children_calls) / static_cast<double>(st.acquisitions);
+    r.notifications_per_acquire = static_cast<double>(st.watch_notifications) / static_cast<double>(st.acquisitions);
+    r.naive = o.naive;
+    r.confirm_unlock = o.confirm_unlock;
+    return r;
+}
+
+result run_contended(const bench_options& o) {
+    const auto path = unique_path(o, "contended");
+    const int k = std::max(1, o.clients);
+    std::vector<std::unique_ptr<Session>> sessions;
+    std::vector<std::unique_ptr<Mutex>> mutexes;
+    for (int i = 0; i < k; ++i) {
+        sessions.push_back(std::make_unique<Session>(session_options(o)));
+        sessions.back()->connect();
+        mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
+    }
+    std::atomic<int> remaining{o.ops};
+    std::vector<std::vector<double>> latencies(static_cast<std::size_t>(k));
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    for (int i = 0; i < k; ++i) {
+        threads.emplace_back([&, i] {
+            auto& m = *mutexes[static_cast<std::size_t>(i)];
+            auto& lat = latencies[static_cast<std::size_t>(i)];
+            ++ready;
+            while (!go.load()) std::this_thread::yield();
+            try {
+                while (true) {
+                    const auto t0 = clock_type::now();
+                    m.lock();
+                    const bool last = remaining.fetch_sub(1) <= 0;
+                    if (!last) lat.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
+                    unlock(m, o.confirm_unlock);
+                    if (last) break;
+                }
+            } catch (...) {
+                std::lock_guard lk(failure_mutex);
+                failure = std::current_exception();
+                remaining = 0;
+            }
+        });
+    }
+    while (ready.load() < k) std::this_thread::yield();
+    const auto start = clock_type::now();
+    go = true;
+    for (auto& t : threads) t.join();
+    const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
+    if (failure) std::rethrow_exception(failure);
+
+    std::vector<double> all;
+    std::uint64_t acquisitions = 0, notifications = 0, listings = 0;
+    for (std::size_t i = 0; i < mutexes.size(); ++i) {
+        all.insert(all.end(), latencies[i].begin(), latencies[i].end());
+        const auto st = mutexes[i]->stats();
+        acquisitions += st.acquisitions;
+        notifications += st.watch_notifications;
+        listings += st.get_children_calls;
+    }
+    result r;
+    r.scenario = "contended";
+    r.clients = k;
+    r.ops = static_cast<int>(all.size());
+    r.wall_s = wall;
+    r.ops_per_s = static_cast<double>(all.size()) / wall;
+    fill_latency(r, all);
+    r.notifications_per_acquire = static_cast<double>(notifications) / static_cast<double>(acquisitions);
+    r.getchildren_per_acquire = static_cast<double>(listings) / static_cast<double>(acquisitions);
+    r.naive = o.naive;
+    r.confirm_unlock = o.confirm_unlock;
+    return r;
+}
+
+nlohmann::json to_json(const result& r) {
+    return {{"backend", r.backend},
+            {"scenario", r.scenario},
+            {"clients", r.clients},
+            {"ops", r.ops},
+            {"p50_us", r.p50_us},
+            {"p99_us", r.p99_us},
+            {"mean_us", r.mean_us},
+            {"ops_per_s", r.ops_per_s},
+            {"wall_s", r.wall_s},
+            {"notifications_per_acquire", r.notifications_per_acquire},
+            {"getchildren_per_acquire", r.getchildren_per_acquire},
+            {"naive", r.naive},
+            {"confirm_unlock", r.confirm_unlock}};
+}
+
+void print(const nlohmann::json& j, bool json) {
+    if (json) {
+        std::cout << j.dump() << std::endl;
+        return;
+    }
+    auto num = [&](const char* key) -> std::string {
+        if (!j.contains(key)) return "-";
+        std::ostringstream s;
+        s << std::fixed << std::setprecision(j[key].get<double>() < 10 ? 2 : 0) << j[key].get<double>();
+        return s.str();
+    };
+    std::string label = j["backend"].get<std::string>();
+    if (j.value("naive", false)) label += " (naive: watch all children)";
+    if (j.value("confirm_unlock", false)) label += " (unlock waits for the delete)";
+    std::cout << std::left << std::setw(50) << label << std::setw(12) << j["scenario"].get<std::string>()
+              << " clients " << std::setw(3) << j["clients"].get<int>() << " ops " << std::setw(6)
+              << j["ops"].get<int>() << " p50 " << std::setw(7) << num("p50_us") << " us  p99 " << std::setw(7)
+              << num("p99_us") << " us  " << std::setw(8) << num("ops_per_s") << " acq/s  notif/acq "
+              << num("notifications_per_acquire") << "  getChildren/acq " << num("getchildren_per_acquire")
+              << std::endl;
+}
+
+std::optional<nlohmann::json> run_curator(const bench_options& o, const std::string& scenario) {
+    if (o.curator_script.empty() || !std::filesystem::exists(o.curator_script)) {
+        std::cerr << "zklock bench: Curator harness not found at '" << o.curator_script
+                  << "' (pass --curator-script)\n";
+        return std::nullopt;
+    }
+    const std::string cmd = "'" + o.curator_script + "' '" + o.connect + "' " + scenario + " " +
+                            std::to_string(scenario == "contended" ? o.clients : 1) + " " + std::to_string(o.ops) +
+                            " '" + unique_path(o, "curator-" + scenario) + "'";
+    std::FILE* pipe = ::popen(cmd.c_str(), "r");
+    if (!pipe) return std::nullopt;
+    std::string out;
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+    const int status = ::pclose(pipe);
+    if (status != 0) {
+        std::cerr << "zklock bench: Curator harness failed (status " << status << ")\n";
+        return std::nullopt;
+    }
+    const auto line_start = out.rfind('{');
+    if (line_start == std::string::npos) return std::nullopt;
+    return nlohmann::json::parse(out.substr(line_start));
+}
+
+int bench(bench_options o) {
+    std::unique_ptr<testing::ZooKeeperServer> server;
+    if (!o.connect_given) {
+        testing::ZooKeeperServerOptions so;
+        so.tick_time_ms = 200;
+        so.max_session_timeout_ms = 20000;
+        server = std::make_unique<testing::ZooKeeperServer>(so);
+        o.connect = server->connect_string();
+        std::cerr << "zklock bench: started a throwaway ZooKeeper at " << o.connect << " (pass -c to use yours)\n";
+    }
+    std::vector<std::string> scenarios;
+    if (o.scenario == "all") scenarios = {"uncontended", "contended"};
+    else scenarios = {o.scenario};
+    for (const auto& s : scenarios) {
+        const auto r = s == "uncontended" ? run_uncontended(o) : run_contended(o);
+        print(to_json(r), o.json);
+        if (o.curator)
+            if (auto c = run_curator(o, s)) print(*c, o.json);
+    }
+    return 0;
+}
+
+} // namespace
+
+void add_bench(CLI::App& app, int& exit_code) {
+    auto o = std::make_shared<bench_options>();
+    auto* cmd = app.add_subcommand("bench", "Measure acquire/release latency and contended throughput");
+    add_connect_option(*cmd, o->connect);
+    cmd->add_option("--scenario", o->scenario, "uncontended | contended | all")
+        ->check(CLI::IsMember({"uncontended", "contended", "all"}))
+        ->capture_default_str();
+    cmd->add_option("--clients", o->clients, "sessions contending on one lock (contended)")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    cmd->add_option("--ops", o->ops, "acquisitions to measure")->check(CLI::Range(1, 10000000))->capture_default_str();
+    cmd->add_flag("--naive", o->naive, "herd baseline: every waiter watches the whole child list");
+    cmd->add_flag("--confirm-unlock", o->confirm_unlock, "unlock waits for the delete to commit (as Curator's release does)");
+    cmd->add_flag("--json", o->json, "one JSON object per line");
+    cmd->add_flag("--curator", o->curator, "also run Apache Curator's InterProcessMutex on the same server");
+#ifdef ZKLOCK_SOURCE_DIR
+    o->curator_script = std::string(ZKLOCK_SOURCE_DIR) + "/bench/curator/run.sh";
+#endif
+    cmd->add_option("--curator-script", o->curator_script, "the Curator harness")->capture_default_str();
+    cmd->add_option("--path", o->path, "parent of the bench's lock paths")->capture_default_str();
+    cmd->callback([o, cmd, &exit_code] {
+        o->connect_given = cmd->count("--connect") > 0 || std::getenv("ZKLOCK_CONNECT") != nullptr;
+        exit_code = bench(*o);
+    });
+}
+
+} // namespace zklock::cli
