@@ -14,20 +14,20 @@ bool connection_trouble(int rc) { return rc == ZCONNECTIONLOSS || rc == ZOPERATI
 bool session_gone(int rc) { return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZCLOSING; }
 } // namespace
 
-std::shared_ptr<contender> contender::make(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
+std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
                                            std::string node_data) {
-    std::shared_ptr<contender> c(new contender(std::move(session), std::move(dir), std::move(rule), std::move(node_data)));
+    std::shared_ptr<contender_engine> c(new contender_engine(std::move(session), std::move(dir), std::move(rule), std::move(node_data)));
     c->subscribe();
     return c;
 }
 
-contender::contender(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data)
+contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data)
     : session_(std::move(session)), dir_(std::move(dir)), rule_(std::move(rule)), node_data_(std::move(node_data)) {}
 
-contender::~contender() { session_->remove_listener(listener_id_); }
+contender_engine::~contender_engine() { session_->remove_listener(listener_id_); }
 
-void contender::subscribe() {
-    std::weak_ptr<contender> weak = shared_from_this();
+void contender_engine::subscribe() {
+    std::weak_ptr<contender_engine> weak = shared_from_this();
     listener_id_ = session_->add_listener([weak](session_event e, std::int64_t) {
         if (auto self = weak.lock()) self->on_session_event(e);
     });
@@ -35,7 +35,7 @@ void contender::subscribe() {
 
 // ---- thread-safe entry points ---------------------------------------------------
 
-void contender::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
+void contender_engine::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
                         acquire_callback callback) {
     if (busy_.exchange(true)) {
         session_->post([cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
@@ -54,7 +54,7 @@ void contender::acquire(std::optional<clock::time_point> deadline, bool no_wait,
     });
 }
 
-std::error_code contender::release(std::function<void(std::error_code)> done) {
+std::error_code contender_engine::release(std::function<void(std::error_code)> done) {
     if (!held_.exchange(false)) return make_error_code(errc::not_held);
     token_ = 0;
     busy_ = false;  // the release is queued on the strand before any later acquire
@@ -62,7 +62,7 @@ std::error_code contender::release(std::function<void(std::error_code)> done) {
     return {};
 }
 
-void contender::shutdown() noexcept {
+void contender_engine::shutdown() noexcept {
     try {
         session_->post([self = shared_from_this()] {
             if (self->phase_ == phase::acquiring) self->abandon(operation_aborted());
@@ -73,28 +73,28 @@ void contender::shutdown() noexcept {
     }
 }
 
-std::optional<std::size_t> contender::queue_position() const noexcept {
+std::optional<std::size_t> contender_engine::queue_position() const noexcept {
     const auto p = position_.load();
     if (p < 0) return std::nullopt;
     return static_cast<std::size_t>(p);
 }
 
-std::string contender::node_path() const {
+std::string contender_engine::node_path() const {
     std::lock_guard lk(mutex_);
     return node_path_;
 }
 
-lock_stats contender::stats() const {
+lock_stats contender_engine::stats() const {
     std::lock_guard lk(mutex_);
     return stats_;
 }
 
-void contender::on_lost(std::function<void(std::error_code)> callback) {
+void contender_engine::on_lost(std::function<void(std::error_code)> callback) {
     std::lock_guard lk(mutex_);
     lost_callbacks_.push_back(std::make_shared<std::function<void(std::error_code)>>(std::move(callback)));
 }
 
-void contender::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
+void contender_engine::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
     const auto id = next_waiter_id_.fetch_add(1);
     if (slot.is_connected()) {
         slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
@@ -109,7 +109,7 @@ void contender::wait_lost(asio::cancellation_slot slot, std::function<void(std::
     });
 }
 
-void contender::finish_lost_waiter(std::uint64_t id, std::error_code ec) {
+void contender_engine::finish_lost_waiter(std::uint64_t id, std::error_code ec) {
     const auto it = std::find_if(lost_waiters_.begin(), lost_waiters_.end(), [id](const auto& w) { return w.id == id; });
     if (it == lost_waiters_.end()) return;
     auto w = std::move(*it);
@@ -118,7 +118,7 @@ void contender::finish_lost_waiter(std::uint64_t id, std::error_code ec) {
     w.callback(ec);
 }
 
-void contender::finish_lost_waiters(std::error_code ec) {
+void contender_engine::finish_lost_waiters(std::error_code ec) {
     auto waiters = std::move(lost_waiters_);
     lost_waiters_.clear();
     for (auto& w : waiters) {
@@ -129,7 +129,7 @@ void contender::finish_lost_waiters(std::error_code ec) {
 
 // ---- acquiring ------------------------------------------------------------------
 
-void contender::start(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
+void contender_engine::start(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
                       acquire_callback callback) {
     phase_ = phase::acquiring;
     callback_ = std::move(callback);
@@ -151,7 +151,7 @@ void contender::start(std::optional<clock::time_point> deadline, bool no_wait, a
     new_attempt();
 }
 
-void contender::new_attempt() {
+void contender_engine::new_attempt() {
     auto a = std::make_shared<attempt>();
     a->guid = new_guid();
     attempt_ = a;
@@ -159,7 +159,7 @@ void contender::new_attempt() {
     retry_when_connected(a, [this, a] { send_create(a, 0); });
 }
 
-void contender::retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step) {
+void contender_engine::retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step) {
     session_->when_connected([self = shared_from_this(), a, step = std::move(step)](std::error_code ec) {
         if (!self->current(a)) return;
         if (ec) return self->fail(ec);
@@ -167,7 +167,7 @@ void contender::retry_when_connected(const std::shared_ptr<attempt>& a, std::fun
     });
 }
 
-void contender::send_create(const std::shared_ptr<attempt>& a, int parent_retries) {
+void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent_retries) {
     a->owner = session_->session_id();
     auto self = shared_from_this();
     session_->create(path_of(node_name_prefix(a->guid, rule_.marker)), node_data_, ZOO_EPHEMERAL_SEQUENTIAL,
@@ -187,7 +187,7 @@ void contender::send_create(const std::shared_ptr<attempt>& a, int parent_retrie
     });
 }
 
-void contender::on_created(const std::shared_ptr<attempt>& a, int rc, std::string name, const node_stat& st,
+void contender_engine::on_created(const std::shared_ptr<attempt>& a, int rc, std::string name, const node_stat& st,
                            int parent_retries) {
     a->create_done = true;
     if (rc == ZOK) a->node = name.substr(name.rfind('/') + 1);
@@ -235,7 +235,7 @@ void contender::on_created(const std::shared_ptr<attempt>& a, int rc, std::strin
     fail(from_zookeeper(rc));
 }
 
-void contender::recover_create(const std::shared_ptr<attempt>& a) {
+void contender_engine::recover_create(const std::shared_ptr<attempt>& a) {
     if (a->owner != session_->session_id()) {
         // A new session: the old one's ephemeral node, if any, is gone.
         send_create(a, 0);
@@ -269,7 +269,7 @@ void contender::recover_create(const std::shared_ptr<attempt>& a) {
     });
 }
 
-void contender::list(const std::shared_ptr<attempt>& a) {
+void contender_engine::list(const std::shared_ptr<attempt>& a) {
     {
         std::lock_guard lk(mutex_);
         ++stats_.get_children_calls;
@@ -287,7 +287,7 @@ void contender::list(const std::shared_ptr<attempt>& a) {
         dir_, [self, a, generation](int type) { self->on_watch_event(a, generation, type); }, on_list);
 }
 
-void contender::evaluate(const std::shared_ptr<attempt>& a, int rc, const std::vector<std::string>& children) {
+void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const std::vector<std::string>& children) {
     if (connection_trouble(rc)) return retry_when_connected(a, [this, a] { list(a); });
     if (session_gone(rc)) return;  // the session event restarts or fails the acquire
     if (rc == ZNONODE) return new_attempt();  // the lock dir (and our node with it) is gone
@@ -308,7 +308,7 @@ void contender::evaluate(const std::shared_ptr<attempt>& a, int rc, const std::v
     watch(a);
 }
 
-void contender::watch(const std::shared_ptr<attempt>& a) {
+void contender_engine::watch(const std::shared_ptr<attempt>& a) {
     auto self = shared_from_this();
     const auto generation = ++a->watch_generation;
     // getData, not exists: a predecessor that is already gone leaves no watch behind.
@@ -324,7 +324,7 @@ void contender::watch(const std::shared_ptr<attempt>& a) {
         });
 }
 
-void contender::on_watch_event(const std::shared_ptr<attempt>& a, std::uint64_t generation, int type) {
+void contender_engine::on_watch_event(const std::shared_ptr<attempt>& a, std::uint64_t generation, int type) {
     if (!current(a) || generation != a->watch_generation || phase_ != phase::acquiring) return;
     {
         std::lock_guard lk(mutex_);
@@ -340,7 +340,7 @@ void contender::on_watch_event(const std::shared_ptr<attempt>& a, std::uint64_t 
     watch(a);  // data changed (or a spurious event): watch again
 }
 
-void contender::grant(const std::shared_ptr<attempt>& a) {
+void contender_engine::grant(const std::shared_ptr<attempt>& a) {
     phase_ = phase::held;
     position_ = 0;
     held_ = true;
@@ -355,7 +355,7 @@ void contender::grant(const std::shared_ptr<attempt>& a) {
     complete({}, true);
 }
 
-void contender::watch_own_node(const std::shared_ptr<attempt>& a) {
+void contender_engine::watch_own_node(const std::shared_ptr<attempt>& a) {
     // Tells the holder when someone else deletes its node. Sent after the grant,
     // so it costs the acquire no round trip.
     auto self = shared_from_this();
@@ -373,7 +373,7 @@ void contender::watch_own_node(const std::shared_ptr<attempt>& a) {
 
 // ---- leaving the queue -----------------------------------------------------------
 
-void contender::cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done) {
+void contender_engine::cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done) {
     if (!a->create_done) {
         if (session_->connected()) {
             // The reply is on its way: delete once it says what was created.
@@ -393,7 +393,7 @@ void contender::cleanup(const std::shared_ptr<attempt>& a, std::function<void(st
     session_->delete_owned(path_of(a->node), a->owner, std::move(done));
 }
 
-void contender::abandon(std::error_code ec) {
+void contender_engine::abandon(std::error_code ec) {
     auto a = attempt_;
     if (!a) return complete(ec, false);
     a->abandoned = true;
@@ -408,9 +408,9 @@ void contender::abandon(std::error_code ec) {
     cleanup(a, [self = shared_from_this(), ec](std::error_code) { self->complete(ec, false); });
 }
 
-void contender::fail(std::error_code ec) { abandon(ec); }
+void contender_engine::fail(std::error_code ec) { abandon(ec); }
 
-void contender::complete(std::error_code ec, bool acquired) {
+void contender_engine::complete(std::error_code ec, bool acquired) {
     if (!acquired) {
         phase_ = phase::idle;
         busy_ = false;
@@ -423,7 +423,7 @@ void contender::complete(std::error_code ec, bool acquired) {
     if (cb) cb(ec, acquired);
 }
 
-void contender::do_release(std::function<void(std::error_code)> done) {
+void contender_engine::do_release(std::function<void(std::error_code)> done) {
     if (phase_ != phase::held || !attempt_) {
         if (done) done(make_error_code(errc::not_held));
         return;
@@ -442,7 +442,7 @@ void contender::do_release(std::function<void(std::error_code)> done) {
     session_->delete_owned(path_of(a->node), a->owner, std::move(done));
 }
 
-void contender::lose(std::error_code ec) {
+void contender_engine::lose(std::error_code ec) {
     if (phase_ != phase::held) return;
     auto a = std::exchange(attempt_, nullptr);
     phase_ = phase::idle;
@@ -462,7 +462,7 @@ void contender::lose(std::error_code ec) {
     finish_lost_waiters(ec);
 }
 
-void contender::on_session_event(session_event e) {
+void contender_engine::on_session_event(session_event e) {
     switch (e) {
     case session_event::expired:
         if (phase_ == phase::held) lose(make_error_code(errc::session_expired));

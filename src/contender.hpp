@@ -29,13 +29,17 @@ struct queue_rule {
 /// Engine callbacks run on the session's strand; recipes post user completions from them.
 using acquire_callback = std::function<void(std::error_code, bool acquired)>;
 
-class contender : public std::enable_shared_from_this<contender> {
+/// The queue at `path` as the server has it now (blocking; see zklock::list_contenders).
+std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
+                                               std::error_code& ec);
+
+class contender_engine : public std::enable_shared_from_this<contender_engine> {
 public:
     using clock = std::chrono::steady_clock;
 
-    static std::shared_ptr<contender> make(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
+    static std::shared_ptr<contender_engine> make(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
                                            std::string node_data);
-    ~contender();
+    ~contender_engine();
 
     // ---- thread-safe ----------------------------------------------------------
     /// Acquire: completes with (error, acquired). acquired is false without an
@@ -77,7 +81,7 @@ private:
         std::uint64_t watch_generation = 0;
     };
 
-    contender(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data);
+    contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data);
     void subscribe();
 
     // strand only

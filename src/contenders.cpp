@@ -1,6 +1,6 @@
 #include <zklock/mutex.hpp>
 
-#include "session_impl.hpp"
+#include "contender.hpp"
 
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/detail/path.hpp>
@@ -79,24 +79,33 @@ struct listing : std::enable_shared_from_this<listing> {
 
 } // namespace
 
-std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec) {
+namespace detail {
+
+std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
+                                       std::error_code& ec) {
     const auto check = detail::validate_lock_path(path);
     if (!check) {
         ec = check.error;
         return {};
     }
-    if (session.impl()->on_session_thread()) {
+    if (session->on_session_thread()) {
         ec = make_error_code(errc::would_deadlock);
         return {};
     }
     auto l = std::make_shared<listing>();
-    l->session = session.impl();
+    l->session = session;
     l->path = path;
     auto f = l->result.get_future();
     l->session->post([l] { l->start(); });
     auto [e, out] = f.get();
     ec = e;
     return out;
+}
+
+} // namespace detail
+
+std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec) {
+    return detail::list_contenders(session.impl(), path, ec);
 }
 
 std::vector<contender> list_contenders(Session& session, const std::string& path) {

@@ -18,11 +18,11 @@ std::string default_node_data() {
     return std::string(host) + ":" + std::to_string(::getpid());
 }
 
-std::shared_ptr<detail::contender> make_contender(Session& session, const std::string& path,
+std::shared_ptr<detail::contender_engine> make_contender(Session& session, const std::string& path,
                                                   const MutexOptions& options) {
     detail::queue_rule rule;
     rule.watch_parent = options.watch_all_children;
-    return detail::contender::make(session.impl(), path, std::move(rule),
+    return detail::contender_engine::make(session.impl(), path, std::move(rule),
                                    options.node_data.empty() ? default_node_data() : options.node_data);
 }
 
@@ -36,15 +36,13 @@ std::function<void(Args...)> post_to(Handler handler, const asio::any_io_executo
 
 } // namespace
 
-Mutex::Mutex(Session& session, std::string path, MutexOptions options)
-    : session_(session), path_(std::move(path)) {
+Mutex::Mutex(Session& session, std::string path, MutexOptions options) : path_(std::move(path)) {
     const auto check = detail::validate_lock_path(path_);
     if (!check) throw error(check.error, "zklock::Mutex: " + check.reason + ": '" + path_ + "'");
     contender_ = make_contender(session, path_, options);
 }
 
-Mutex::Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec)
-    : session_(session), path_(std::move(path)) {
+Mutex::Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec) : path_(std::move(path)) {
     const auto check = detail::validate_lock_path(path_);
     path_error_ = ec = check.error;
     contender_ = make_contender(session, path_, options);
@@ -58,7 +56,7 @@ bool Mutex::acquire_blocking(std::optional<std::chrono::steady_clock::time_point
         ec = path_error_;
         return false;
     }
-    if (session_.impl()->on_session_thread()) {
+    if (contender_->session()->on_session_thread()) {
         ec = make_error_code(errc::would_deadlock);
         return false;
     }
@@ -98,7 +96,7 @@ void Mutex::unlock() noexcept { contender_->release(); }
 
 void Mutex::async_lock_impl(asio::any_completion_handler<void(std::error_code)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
-    const auto& ex = session_.get_executor();
+    const auto& ex = contender_->session()->user_executor();
     if (path_error_) return detail::post_completion(std::move(handler), ex, path_error_);
     auto done = post_to<std::error_code>(std::move(handler), ex);
     contender_->acquire(std::nullopt, false, slot, [done](std::error_code e, bool) { done(e); });
@@ -107,19 +105,19 @@ void Mutex::async_lock_impl(asio::any_completion_handler<void(std::error_code)> 
 void Mutex::async_try_lock_impl(std::chrono::steady_clock::time_point deadline,
                                 asio::any_completion_handler<void(std::error_code, bool)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
-    const auto& ex = session_.get_executor();
+    const auto& ex = contender_->session()->user_executor();
     if (path_error_) return detail::post_completion(std::move(handler), ex, path_error_, false);
     contender_->acquire(deadline, false, slot, post_to<std::error_code, bool>(std::move(handler), ex));
 }
 
 void Mutex::async_unlock_impl(asio::any_completion_handler<void(std::error_code)> handler) {
-    auto done = post_to<std::error_code>(std::move(handler), session_.get_executor());
+    auto done = post_to<std::error_code>(std::move(handler), contender_->session()->user_executor());
     if (const auto ec = contender_->release(done)) done(ec);
 }
 
 void Mutex::async_wait_lost_impl(asio::any_completion_handler<void(std::error_code)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
-    contender_->wait_lost(slot, post_to<std::error_code>(std::move(handler), session_.get_executor()));
+    contender_->wait_lost(slot, post_to<std::error_code>(std::move(handler), contender_->session()->user_executor()));
 }
 
 void Mutex::on_lost(std::function<void(std::error_code)> callback) { contender_->on_lost(std::move(callback)); }
@@ -134,7 +132,7 @@ std::vector<contender> Mutex::contenders(std::error_code& ec) const {
         ec = path_error_;
         return {};
     }
-    return list_contenders(session_, path_, ec);
+    return detail::list_contenders(contender_->session(), path_, ec);
 }
 
 std::vector<contender> Mutex::contenders() const {

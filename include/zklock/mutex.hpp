@@ -22,7 +22,7 @@
 namespace zklock {
 
 namespace detail {
-class contender;
+class contender_engine;
 }
 
 /// Options of a Mutex.
@@ -63,6 +63,9 @@ struct MutexOptions {
 /// errc::already_acquiring (blocking forms throw std::system_error with that code,
 /// which std::unique_lock also reports as a deadlock). Give each thread its own
 /// Mutex (sharing one Session is fine) or use RecursiveMutex.
+///
+/// A Mutex keeps the session's state alive: it may outlive the Session object,
+/// whose destruction closes the session (the lock is then lost: session_closed).
 ///
 /// Thread-safety: members may be called from any thread. Blocking members need the
 /// session's executor to be run by another thread (a Session without an executor
@@ -184,10 +187,9 @@ private:
     void async_unlock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
     void async_wait_lost_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
 
-    Session& session_;
     std::string path_;
     std::error_code path_error_;
-    std::shared_ptr<detail::contender> contender_;
+    std::shared_ptr<detail::contender_engine> contender_;
 };
 
 /// A Mutex that the thread holding it may lock again (as Curator's
