@@ -49,8 +49,8 @@ void contender_engine::acquire(std::optional<clock::time_point> deadline, bool n
                 });
         });
     }
-    session_->post([self = shared_from_this(), deadline, no_wait, slot, cb = std::move(callback)]() mutable {
-        self->start(deadline, no_wait, slot, std::move(cb));
+    session_->post([self = shared_from_this(), deadline, no_wait, cb = std::move(callback)]() mutable {
+        self->start(deadline, no_wait, std::move(cb));
     });
 }
 
@@ -103,8 +103,8 @@ void contender_engine::wait_lost(asio::cancellation_slot slot, std::function<voi
             });
         });
     }
-    session_->post([self = shared_from_this(), id, slot, cb = std::move(callback)]() mutable {
-        self->lost_waiters_.push_back({id, slot, std::move(cb)});
+    session_->post([self = shared_from_this(), id, cb = std::move(callback)]() mutable {
+        self->lost_waiters_.push_back({id, std::move(cb)});
         if (self->phase_ != phase::held) self->finish_lost_waiter(id, make_error_code(errc::not_held));
     });
 }
@@ -114,26 +114,20 @@ void contender_engine::finish_lost_waiter(std::uint64_t id, std::error_code ec) 
     if (it == lost_waiters_.end()) return;
     auto w = std::move(*it);
     lost_waiters_.erase(it);
-    if (w.slot.is_connected()) w.slot.clear();
     w.callback(ec);
 }
 
 void contender_engine::finish_lost_waiters(std::error_code ec) {
     auto waiters = std::move(lost_waiters_);
     lost_waiters_.clear();
-    for (auto& w : waiters) {
-        if (w.slot.is_connected()) w.slot.clear();
-        w.callback(ec);
-    }
+    for (auto& w : waiters) w.callback(ec);
 }
 
 // ---- acquiring ------------------------------------------------------------------
 
-void contender_engine::start(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
-                      acquire_callback callback) {
+void contender_engine::start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback) {
     phase_ = phase::acquiring;
     callback_ = std::move(callback);
-    slot_ = slot;
     no_wait_ = no_wait;
     wait_started_ = clock::now();
     if (deadline) {
@@ -415,8 +409,6 @@ void contender_engine::complete(std::error_code ec, bool acquired) {
         phase_ = phase::idle;
         busy_ = false;
     }
-    if (slot_.is_connected()) slot_.clear();
-    slot_ = {};
     auto cb = std::exchange(callback_, nullptr);
     // A timeout or a no-wait refusal is "not acquired", not an error.
     if (ec == errc::timeout) ec.clear();

@@ -85,8 +85,7 @@ private:
     void subscribe();
 
     // strand only
-    void start(std::optional<clock::time_point> deadline, bool no_wait, boost::asio::cancellation_slot slot,
-               acquire_callback callback);
+    void start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback);
     void finish_lost_waiter(std::uint64_t id, std::error_code ec);
     void finish_lost_waiters(std::error_code ec);
     void new_attempt();
@@ -122,14 +121,12 @@ private:
     phase phase_ = phase::idle;
     std::shared_ptr<attempt> attempt_;
     acquire_callback callback_;
-    boost::asio::cancellation_slot slot_;
     std::optional<boost::asio::steady_timer> deadline_timer_;
     bool no_wait_ = false;
     clock::time_point wait_started_{};
     clock::time_point held_since_{};
     struct lost_waiter {
         std::uint64_t id;
-        boost::asio::cancellation_slot slot;
         std::function<void(std::error_code)> callback;
     };
     std::vector<lost_waiter> lost_waiters_;

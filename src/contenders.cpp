@@ -42,7 +42,9 @@ struct listing : std::enable_shared_from_this<listing> {
         });
         waiter = session->when_connected([self](std::error_code ec) {
             self->waiter = 0;
+            if (self->done) return;
             if (ec) return self->finish(ec);
+            self->timer->cancel();  // the deadline is for connecting; the listing itself is not cut short
             self->list();
         });
     }
@@ -59,7 +61,7 @@ struct listing : std::enable_shared_from_this<listing> {
             if (self->pending == 0) return self->finish({});
             for (std::size_t i = 0; i < self->nodes.size(); ++i) {
                 self->session->get_data(self->path + "/" + self->nodes[i].name, {},
-                                        [self, i](int drc, std::string, const detail::node_stat& st) {
+                                        [self, i](int drc, std::string data, const detail::node_stat& st) {
                                             if (self->done) return;
                                             if (drc == ZOK) {
                                                 auto& c = self->out[i];
@@ -67,6 +69,7 @@ struct listing : std::enable_shared_from_this<listing> {
                                                 c.fencing_token = st.czxid;
                                                 c.owner_session = st.ephemeral_owner;
                                                 c.created_ms = st.ctime_ms;
+                                                c.data = std::move(data);
                                             } else if (drc != ZNONODE) {
                                                 return self->finish(from_zookeeper(drc));
                                             }
@@ -109,6 +112,8 @@ std::vector<contender> list_contenders(Session& session, const std::string& path
 }
 
 std::vector<contender> list_contenders(Session& session, const std::string& path) {
+    if (const auto check = detail::validate_lock_path(path); !check)
+        throw error(check.error, "zklock::list_contenders: " + check.reason + ": '" + path + "'");
     std::error_code ec;
     auto out = list_contenders(session, path, ec);
     throw_if(ec, ("zklock::list_contenders " + path).c_str());

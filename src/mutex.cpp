@@ -102,12 +102,12 @@ void Mutex::async_lock_impl(asio::any_completion_handler<void(std::error_code)> 
     contender_->acquire(std::nullopt, false, slot, [done](std::error_code e, bool) { done(e); });
 }
 
-void Mutex::async_try_lock_impl(std::chrono::steady_clock::time_point deadline,
+void Mutex::async_try_lock_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
                                 asio::any_completion_handler<void(std::error_code, bool)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
     const auto& ex = contender_->session()->user_executor();
     if (path_error_) return detail::post_completion(std::move(handler), ex, path_error_, false);
-    contender_->acquire(deadline, false, slot, post_to<std::error_code, bool>(std::move(handler), ex));
+    contender_->acquire(deadline, no_wait, slot, post_to<std::error_code, bool>(std::move(handler), ex));
 }
 
 void Mutex::async_unlock_impl(asio::any_completion_handler<void(std::error_code)> handler) {

@@ -626,8 +626,6 @@ void Session::async_connect_impl(asio::any_completion_handler<void(std::error_co
         o->done = true;
         o->timer.cancel();
         if (o->waiter) impl->cancel_connect_waiter(o->waiter);
-        auto slot = asio::get_associated_cancellation_slot(o->handler);
-        if (slot.is_connected()) slot.clear();
         detail::post_completion(std::move(o->handler), impl->user_executor(), ec);
     };
     auto slot = asio::get_associated_cancellation_slot(o->handler);

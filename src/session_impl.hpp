@@ -7,6 +7,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -31,12 +32,19 @@ namespace zklock::detail {
 
 /// Completes a user handler: posted through the session's executor, then
 /// dispatched to the handler's associated executor. User completions never run
-/// inline inside a C callback or on the strand.
+/// inline inside a C callback or on the strand. A cancellation handler the
+/// operation installed in the handler's slot is removed right before the call.
 template <class Handler, class... Args>
 void post_completion(Handler handler, const boost::asio::any_io_executor& io_ex, Args... args) {
     boost::asio::post(io_ex, [h = std::move(handler), io_ex, ... a = std::move(args)]() mutable {
         auto ex = boost::asio::get_associated_executor(h, io_ex);
-        boost::asio::dispatch(ex, [h = std::move(h), ... a = std::move(a)]() mutable { std::move(h)(std::move(a)...); });
+        boost::asio::dispatch(ex, [h = std::move(h), ... a = std::move(a)]() mutable {
+            // The slot belongs to the handler's executor (where the user emits on
+            // it): detach our cancellation handler there, not on the strand.
+            auto slot = boost::asio::get_associated_cancellation_slot(h);
+            if (slot.is_connected()) slot.clear();
+            std::move(h)(std::move(a)...);
+        });
     });
 }
 

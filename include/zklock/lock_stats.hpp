@@ -23,6 +23,7 @@ struct contender {
     std::int64_t fencing_token = 0;   ///< czxid of the node
     std::int64_t owner_session = 0;   ///< ephemeral owner's session id
     std::int64_t created_ms = 0;      ///< ctime, milliseconds since the epoch (server clock)
+    std::string data;                 ///< the node's data (MutexOptions::node_data: "<host>:<pid>" by default)
 };
 
 } // namespace zklock

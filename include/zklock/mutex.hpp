@@ -127,6 +127,14 @@ public:
             [this](auto handler) { async_lock_impl(std::move(handler)); }, token);
     }
 
+    /// Acquires only if the lock is free right now. Signature:
+    /// void(std::error_code, bool acquired). Needs a connected session
+    /// (otherwise errc::connection_loss). Cancellation as async_lock.
+    template <class CompletionToken> auto async_try_lock(CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
+            [this](auto handler) { async_try_lock_impl(std::nullopt, true, std::move(handler)); }, token);
+    }
+
     /// Like async_lock with a deadline. Signature: void(std::error_code, bool acquired);
     /// acquired is false, without an error, when `timeout` passed. Cancellation as async_lock.
     template <class Rep, class Period, class CompletionToken>
@@ -134,7 +142,7 @@ public:
         const auto deadline = std::chrono::steady_clock::now() +
                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
         return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
-            [this, deadline](auto handler) { async_try_lock_impl(deadline, std::move(handler)); }, token);
+            [this, deadline](auto handler) { async_try_lock_impl(deadline, false, std::move(handler)); }, token);
     }
 
     /// Releases and completes when the delete has committed. Signature:
@@ -182,7 +190,7 @@ private:
     bool acquire_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
                           std::error_code& ec);
     void async_lock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
-    void async_try_lock_impl(std::chrono::steady_clock::time_point deadline,
+    void async_try_lock_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
                              boost::asio::any_completion_handler<void(std::error_code, bool)> handler);
     void async_unlock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
     void async_wait_lost_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);

@@ -359,3 +359,25 @@ TEST_F(MutexTest, CreateLostInFlightFindsItsNodeInsteadOfMakingASecond) {
     EXPECT_EQ(path + "/" + queue[0].node, m.node_path());
     m.unlock();
 }
+
+TEST_F(MutexTest, AsyncTryLockDoesNotWaitAndContendersCarryNodeData) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    MutexOptions named;
+    named.node_data = "worker-a";
+    Mutex holder(*a, path, named);
+    Mutex other(*b, path);
+    auto first = holder.async_try_lock(boost::asio::use_future);
+    const auto [ec1, got1] = get_within(first);
+    EXPECT_FALSE(ec1) << ec1.message();
+    EXPECT_TRUE(got1);
+    auto second = other.async_try_lock(boost::asio::use_future);
+    const auto [ec2, got2] = get_within(second);
+    EXPECT_FALSE(ec2) << ec2.message();
+    EXPECT_FALSE(got2);
+    const auto queue = holder.contenders();
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(queue[0].data, "worker-a");
+    holder.unlock();
+}

@@ -238,11 +238,9 @@ private:
         if (o_.verbose) say("waiting for lock " + o_.path);
         wait_started_ = clock_type::now();
         if (o_.no_wait) {
-            // try_lock has no asynchronous form; it needs one round trip on a
-            // connected session. A signal meanwhile is handled once it returns.
-            std::error_code lock_ec;
-            const bool ok = mutex_.try_lock(lock_ec);
-            return on_acquired(lock_ec, ok);
+            mutex_.async_try_lock(asio::bind_cancellation_slot(
+                cancel_.slot(), asio::bind_executor(io_, [this](std::error_code e, bool ok) { on_acquired(e, ok); })));
+            return;
         }
         if (o_.wait_ms) {
             // -w bounds the connect and the wait together.
@@ -269,7 +267,7 @@ private:
             else say("lock " + o_.path + " not acquired within " + std::to_string(*o_.wait_ms) + " ms");
             return finish(exit_not_acquired);
         }
-        if (stop_signal_) return release(128 + stop_signal_);  // signalled during a blocking try_lock
+        if (stop_signal_) return release(128 + stop_signal_);  // signalled as the grant arrived
         node_ = mutex_.node_path();
         token_ = mutex_.fencing_token();
         if (o_.verbose)

@@ -84,6 +84,7 @@ int status_command(const status_options& o) {
                                          {"fencing_token", c.fencing_token},
                                          {"owner_session", hex_session(c.owner_session)},
                                          {"created_ms", c.created_ms},
+                                         {"data", c.data},
                                          {"age_ms", std::max<std::int64_t>(0, now_ms - c.created_ms)}});
         }
         std::cout << out.dump(2) << std::endl;
@@ -98,11 +99,11 @@ int status_command(const status_options& o) {
     std::cout << o.path << ": " << queue.size() << (queue.size() == 1 ? " contender" : " contenders")
               << " (position 0 holds the lock)\n";
     std::cout << std::left << std::setw(5) << "POS" << std::setw(static_cast<int>(node_width) + 2) << "NODE"
-              << std::setw(14) << "TOKEN" << std::setw(20) << "OWNER" << "AGE\n";
+              << std::setw(14) << "TOKEN" << std::setw(20) << "OWNER" << std::setw(10) << "AGE" << "DATA\n";
     for (const auto& c : queue) {
         std::cout << std::left << std::setw(5) << c.position << std::setw(static_cast<int>(node_width) + 2) << c.node
                   << std::setw(14) << c.fencing_token << std::setw(20) << hex_session(c.owner_session)
-                  << human_age(now_ms - c.created_ms) << "\n";
+                  << std::setw(10) << human_age(now_ms - c.created_ms) << c.data << "\n";
     }
     return 0;
 }
