@@ -39,6 +39,8 @@ struct bench_options {
     bool curator = false;
     std::string curator_script;
     std::string path = "/zklock-bench";
+    std::vector<std::string> server_config;
+    int warmup = 20000;
 };
 
 struct result {
@@ -264,9 +266,21 @@ int bench(bench_options o) {
         testing::ZooKeeperServerOptions so;
         so.tick_time_ms = 200;
         so.max_session_timeout_ms = 20000;
+        so.extra_config = o.server_config;
         server = std::make_unique<testing::ZooKeeperServer>(so);
         o.connect = server->connect_string();
-        std::cerr << "zklock bench: started a throwaway ZooKeeper at " << o.connect << " (pass -c to use yours)\n";
+        std::cerr << "zklock bench: started a throwaway ZooKeeper at " << o.connect << " (pass -c to use yours)";
+        for (const auto& line : o.server_config) std::cerr << " " << line;
+        std::cerr << "\n";
+    }
+    if (o.warmup > 0) {
+        // A fresh server runs interpreted Java for its first thousands of requests:
+        // warm it up so whichever client is measured first is not penalised.
+        auto w = o;
+        w.ops = o.warmup;
+        w.naive = false;
+        run_uncontended(w);
+        std::cerr << "zklock bench: warmed up the server with " << o.warmup << " acquire/release cycles\n";
     }
     std::vector<std::string> scenarios;
     if (o.scenario == "all") scenarios = {"uncontended", "contended"};
@@ -302,6 +316,11 @@ void add_bench(CLI::App& app, int& exit_code) {
 #endif
     cmd->add_option("--curator-script", o->curator_script, "the Curator harness")->capture_default_str();
     cmd->add_option("--path", o->path, "parent of the bench's lock paths")->capture_default_str();
+    cmd->add_option("--warmup", o->warmup, "unmeasured acquire/release cycles that warm the server up first")
+        ->check(CLI::Range(0, 10000000))
+        ->capture_default_str();
+    cmd->add_option("--server-config", o->server_config,
+                    "extra zoo.cfg line for the throwaway server, e.g. forceSync=no (repeatable)");
     cmd->callback([o, cmd, &exit_code] {
         o->connect_given = cmd->count("--connect") > 0 || std::getenv("ZKLOCK_CONNECT") != nullptr;
         exit_code = bench(*o);
