@@ -219,10 +219,10 @@ void print(const nlohmann::json& j, bool json) {
         std::cout << j.dump() << std::endl;
         return;
     }
-    auto num = [&](const char* key) -> std::string {
+    auto num = [&](const char* key, int precision = 0) -> std::string {
         if (!j.contains(key)) return "-";
         std::ostringstream s;
-        s << std::fixed << std::setprecision(j[key].get<double>() < 10 ? 2 : 0) << j[key].get<double>();
+        s << std::fixed << std::setprecision(precision) << j[key].get<double>();
         return s.str();
     };
     std::string label = j["backend"].get<std::string>();
@@ -232,7 +232,7 @@ void print(const nlohmann::json& j, bool json) {
               << " clients " << std::setw(3) << j["clients"].get<int>() << " ops " << std::setw(6)
               << j["ops"].get<int>() << " p50 " << std::setw(7) << num("p50_us") << " us  p99 " << std::setw(7)
               << num("p99_us") << " us  " << std::setw(8) << num("ops_per_s") << " acq/s  notif/acq "
-              << num("notifications_per_acquire") << "  getChildren/acq " << num("getchildren_per_acquire")
+              << num("notifications_per_acquire", 2) << "  getChildren/acq " << num("getchildren_per_acquire", 2)
               << std::endl;
 }
 
