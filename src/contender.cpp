@@ -163,6 +163,7 @@ void contender_engine::retry_when_connected(const std::shared_ptr<attempt>& a, s
 
 void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent_retries) {
     a->owner = session_->session_id();
+    a->create_in_flight = true;
     auto self = shared_from_this();
     session_->create(path_of(node_name_prefix(a->guid, rule_.marker)), node_data_, ZOO_EPHEMERAL_SEQUENTIAL,
                      [self, a, parent_retries](int rc, std::string name, const node_stat& st) {
@@ -183,13 +184,14 @@ void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent
 
 void contender_engine::on_created(const std::shared_ptr<attempt>& a, int rc, std::string name, const node_stat& st,
                            int parent_retries) {
-    a->create_done = true;
+    a->create_in_flight = false;
     if (rc == ZOK) a->node = name.substr(name.rfind('/') + 1);
+    if (connection_trouble(rc)) a->create_uncertain = true;
     if (a->abandoned) {
         // Cancelled while the create was in flight: the node (or the doubt) is ours to remove.
-        if (rc == ZOK) session_->delete_owned(path_of(a->node), a->owner);
+        if (a->after_create) std::exchange(a->after_create, nullptr)();  // cleanup() resumes
+        else if (rc == ZOK) session_->delete_owned(path_of(a->node), a->owner);
         else if (connection_trouble(rc)) session_->delete_owned_by_guid(dir_, a->guid, a->owner);
-        if (a->after_create) std::exchange(a->after_create, nullptr)();
         return;
     }
     if (!current(a)) return;
@@ -232,6 +234,7 @@ void contender_engine::on_created(const std::shared_ptr<attempt>& a, int rc, std
 void contender_engine::recover_create(const std::shared_ptr<attempt>& a) {
     if (a->owner != session_->session_id()) {
         // A new session: the old one's ephemeral node, if any, is gone.
+        a->create_uncertain = false;
         send_create(a, 0);
         return;
     }
@@ -246,6 +249,7 @@ void contender_engine::recover_create(const std::shared_ptr<attempt>& a) {
         if (rc == ZNONODE) return self->send_create(a, 0);
         if (rc != ZOK) return self->fail(from_zookeeper(rc));
         const auto found = find_by_guid(children, a->guid);
+        a->create_uncertain = false;
         if (!found) return self->send_create(a, 0);
         a->node = *found;
         // Our node exists: read its Stat for the fencing token, then decide.
@@ -368,23 +372,29 @@ void contender_engine::watch_own_node(const std::shared_ptr<attempt>& a) {
 // ---- leaving the queue -----------------------------------------------------------
 
 void contender_engine::cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done) {
-    if (!a->create_done) {
-        if (session_->connected()) {
-            // The reply is on its way: delete once it says what was created.
-            a->after_create = [this, a, done = std::move(done), self = shared_from_this()]() mutable {
-                cleanup(a, std::move(done));
-            };
-            return;
-        }
-        done({});  // on_created hands the doubt to the session when its reply comes
+    if (a->create_in_flight && session_->connected()) {
+        // The reply is on its way: clean up once it says what was created.
+        a->after_create = [this, a, done = std::move(done), self = shared_from_this()]() mutable {
+            cleanup(a, std::move(done));
+        };
         return;
     }
-    if (a->node.empty()) return done({});
-    if (!session_->connected()) {
-        session_->delete_owned(path_of(a->node), a->owner);
-        return done({});
+    if (!a->node.empty()) {
+        if (!session_->connected()) {
+            session_->delete_owned(path_of(a->node), a->owner);
+            return done({});
+        }
+        return session_->delete_owned(path_of(a->node), a->owner, std::move(done));
     }
-    session_->delete_owned(path_of(a->node), a->owner, std::move(done));
+    if (a->create_in_flight || a->create_uncertain) {
+        // The node may exist under our guid: the session finds and deletes it.
+        if (!session_->connected()) {
+            session_->delete_owned_by_guid(dir_, a->guid, a->owner);
+            return done({});
+        }
+        return session_->delete_owned_by_guid(dir_, a->guid, a->owner, std::move(done));
+    }
+    done({});
 }
 
 void contender_engine::abandon(std::error_code ec) {

@@ -73,7 +73,8 @@ private:
         std::string guid;
         std::string node;         // child name once created
         std::int64_t owner = 0;   // session that created it
-        bool create_done = false; // the create's reply was processed
+        bool create_in_flight = false;  // a create was sent and its reply has not come
+        bool create_uncertain = false;  // a create's reply was lost: the node may exist
         bool abandoned = false;
         std::function<void()> after_create;  // cleanup waiting for the create reply
         std::string watching;

@@ -381,3 +381,27 @@ TEST_F(MutexTest, AsyncTryLockDoesNotWaitAndContendersCarryNodeData) {
     EXPECT_EQ(queue[0].data, "worker-a");
     holder.unlock();
 }
+
+TEST_F(MutexTest, CancelWhileTheCreateIsInDoubtLeavesNoNode) {
+    const auto path = lock_path();
+    auto s = connect(4000ms);
+    EventLog log(*s);
+    Mutex warmup(*s, path);
+    warmup.lock();
+    warmup.unlock();
+    Mutex m(*s, path);
+    boost::asio::cancellation_signal cancel;
+    std::promise<std::error_code> result;
+    server_->pause();
+    m.async_lock(boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec) { result.set_value(ec); }));
+    ASSERT_TRUE(log.wait_for(session_event::suspended));  // the create's reply is lost
+    cancel.emit(boost::asio::cancellation_type::terminal);
+    auto f = result.get_future();
+    EXPECT_EQ(get_within(f), std::errc::operation_canceled);  // at once, though the server is unreachable
+    server_->resume();
+    // The paused server may still apply the create it had buffered: the session
+    // finds the node by its guid and deletes it (checked again in TearDown).
+    ASSERT_TRUE(wait_until([&] { return s->state() == session_state::connected; }, 20s));
+    EXPECT_TRUE(wait_until([&] { return queue_length(path) == 0; }));
+    EXPECT_FALSE(m.is_held());
+}
