@@ -8,6 +8,8 @@
 
 #include <future>
 
+#include <sys/stat.h>
+
 namespace zklock {
 namespace asio = boost::asio;
 
@@ -139,6 +141,7 @@ void session_impl::drop_handle() {
         desc_.release();
     }
     fd_ = -1;
+    socket_id_ = 0;
     timer_.cancel();
     timer_deadline_.reset();
     suspend_timer_.cancel();
@@ -259,7 +262,16 @@ void session_impl::pump() {
             if (zstate == ZOO_EXPIRED_SESSION_STATE || zstate == ZOO_AUTH_FAILED_STATE) return;
         }
     }
-    if (fd != fd_) {
+    // The C client closes its socket on connection loss and opens a new one,
+    // which may get the same number: compare the socket itself, not the number,
+    // or epoll would keep waiting on the closed one.
+    std::uint64_t socket_id = 0;
+    if (fd >= 0) {
+        struct stat st {};
+        if (::fstat(fd, &st) == 0) socket_id = static_cast<std::uint64_t>(st.st_ino);
+    }
+    if (fd != fd_ || socket_id != socket_id_) {
+        socket_id_ = socket_id;
         ++fd_generation_;
         read_pending_ = write_pending_ = false;
         if (desc_.is_open()) {
