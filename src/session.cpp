@@ -269,6 +269,7 @@ void session_impl::pump() {
     if (fd >= 0) {
         struct stat st {};
         if (::fstat(fd, &st) == 0) socket_id = static_cast<std::uint64_t>(st.st_ino);
+        else fd = -1;  // already closed: only the timer drives the client until it reconnects
     }
     if (fd != fd_ || socket_id != socket_id_) {
         socket_id_ = socket_id;
@@ -280,7 +281,11 @@ void session_impl::pump() {
             desc_.release();  // the C client owns and closes its socket
         }
         fd_ = fd;
-        if (fd_ >= 0) desc_.assign(fd_);
+        if (fd_ >= 0) {
+            boost::system::error_code ec;
+            desc_.assign(fd_, ec);
+            if (ec) fd_ = -1;
+        }
     }
     if (fd_ >= 0) {
         const auto gen = fd_generation_;
