@@ -89,6 +89,15 @@ lock_stats contender_engine::stats() const {
     return stats_;
 }
 
+void contender_engine::on_position(std::function<void(std::size_t)> callback) {
+    session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable { self->position_callback_ = std::move(cb); });
+}
+
+void contender_engine::set_position(std::int64_t position) {
+    if (position_.exchange(position) == position || position < 0 || !position_callback_) return;
+    position_callback_(static_cast<std::size_t>(position));
+}
+
 void contender_engine::on_lost(std::function<void(std::error_code)> callback) {
     std::lock_guard lk(mutex_);
     lost_callbacks_.push_back(std::make_shared<std::function<void(std::error_code)>>(std::move(callback)));
@@ -149,7 +158,7 @@ void contender_engine::new_attempt() {
     auto a = std::make_shared<attempt>();
     a->guid = new_guid();
     attempt_ = a;
-    position_ = -1;
+    set_position(-1);
     retry_when_connected(a, [this, a] { send_create(a, 0); });
 }
 
@@ -165,6 +174,7 @@ void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent
     a->owner = session_->session_id();
     a->create_in_flight = true;
     auto self = shared_from_this();
+    if (!rule_.dir_data.empty()) check_dir_data(a);  // its reply comes before the create's
     session_->create(path_of(node_name_prefix(a->guid, rule_.marker)), node_data_, ZOO_EPHEMERAL_SEQUENTIAL,
                      [self, a, parent_retries](int rc, std::string name, const node_stat& st) {
                          self->on_created(a, rc, std::move(name), st, parent_retries);
@@ -179,6 +189,20 @@ void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent
     session_->get_children(dir_, [self, a](int rc, std::vector<std::string> children) {
         if (!self->current(a) || a->node.empty()) return;  // the create failed: its handler acts
         self->evaluate(a, rc, children);
+    });
+}
+
+void contender_engine::check_dir_data(const std::shared_ptr<attempt>& a) {
+    auto self = shared_from_this();
+    session_->get_data(dir_, {}, [self, a](int rc, std::string data, const node_stat& st) {
+        if (!self->current(a) || rc != ZOK) return;  // a missing directory is created with the data
+        if (data == self->rule_.dir_data) return;
+        if (data.empty()) {
+            // A directory made by someone that stores nothing: claim it.
+            self->session_->set_data(self->dir_, self->rule_.dir_data, st.version, [](int) {});
+            return;
+        }
+        a->dir_error = make_error_code(errc::permits_mismatch);
     });
 }
 
@@ -197,6 +221,7 @@ void contender_engine::on_created(const std::shared_ptr<attempt>& a, int rc, std
     if (!current(a)) return;
     if (rc == ZOK) {
         token_ = st.czxid;
+        a->owner = st.ephemeral_owner;  // the server's word on which session owns it
         {
             std::lock_guard lk(mutex_);
             node_path_ = path_of(a->node);
@@ -206,7 +231,7 @@ void contender_engine::on_created(const std::shared_ptr<attempt>& a, int rc, std
     }
     if (rc == ZNONODE && parent_retries < max_parent_retries) {
         auto self = shared_from_this();
-        session_->ensure_parents(dir_, [self, a, parent_retries](int prc) {
+        session_->ensure_parents(dir_, rule_.dir_data, [self, a, parent_retries](int prc) {
             if (!self->current(a)) return;
             if (prc != ZOK && prc != ZNODEEXISTS) {
                 if (connection_trouble(prc)) return self->retry_when_connected(a, [self, a, parent_retries] {
@@ -258,6 +283,7 @@ void contender_engine::recover_create(const std::shared_ptr<attempt>& a) {
             if (drc == ZNONODE) return self->send_create(a, 0);
             if (drc != ZOK) return self->retry_when_connected(a, [self, a] { self->recover_create(a); });
             self->token_ = st.czxid;
+            a->owner = st.ephemeral_owner;
             {
                 std::lock_guard lk(self->mutex_);
                 self->node_path_ = self->path_of(a->node);
@@ -291,13 +317,14 @@ void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const
     if (rc == ZNONODE) return new_attempt();  // the lock dir (and our node with it) is gone
     if (rc != ZOK) return fail(from_zookeeper(rc));
 
-    const auto d = decide(sorted_lock_nodes(children, rule_.marker), a->node, rule_.permits);
+    const auto d = decide(rule_, children, a->node);
     if (!d.found) {
         // Someone deleted our node before we were granted: queue again.
         new_attempt();
         return;
     }
-    position_ = static_cast<std::int64_t>(d.position);
+    if (a->dir_error) return fail(a->dir_error);
+    set_position(static_cast<std::int64_t>(d.position));
     if (d.acquired) return grant(a);
     if (no_wait_) return abandon({});
     if (rule_.watch_parent) return;  // the child watch set by the listing wakes us
@@ -339,8 +366,13 @@ void contender_engine::on_watch_event(const std::shared_ptr<attempt>& a, std::ui
 }
 
 void contender_engine::grant(const std::shared_ptr<attempt>& a) {
+    if (a->owner != session_->session_id()) {
+        // The node belongs to a session that is gone (it was expired between our
+        // listing and now): it is not ours to hold. Queue again on this session.
+        return new_attempt();
+    }
     phase_ = phase::held;
-    position_ = 0;
+    set_position(0);
     held_ = true;
     held_since_ = clock::now();
     {
@@ -402,7 +434,7 @@ void contender_engine::abandon(std::error_code ec) {
     if (!a) return complete(ec, false);
     a->abandoned = true;
     attempt_.reset();
-    position_ = -1;
+    set_position(-1);
     if (deadline_timer_) deadline_timer_->cancel();
     {
         std::lock_guard lk(mutex_);
@@ -433,7 +465,7 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
     auto a = std::exchange(attempt_, nullptr);
     phase_ = phase::idle;
     held_ = false;
-    position_ = -1;
+    set_position(-1);
     token_ = 0;
     {
         std::lock_guard lk(mutex_);
@@ -450,7 +482,7 @@ void contender_engine::lose(std::error_code ec) {
     phase_ = phase::idle;
     held_ = false;
     busy_ = false;
-    position_ = -1;
+    set_position(-1);
     std::vector<std::shared_ptr<std::function<void(std::error_code)>>> callbacks;
     {
         std::lock_guard lk(mutex_);

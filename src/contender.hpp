@@ -19,13 +19,6 @@
 
 namespace zklock::detail {
 
-/// How a recipe queues.
-struct queue_rule {
-    std::string marker{lock_marker};  ///< text before the sequence in node names
-    std::size_t permits = 1;          ///< holders at once (1 = mutex)
-    bool watch_parent = false;        ///< herd baseline: every waiter watches the child list
-};
-
 /// Engine callbacks run on the session's strand; recipes post user completions from them.
 using acquire_callback = std::function<void(std::error_code, bool acquired)>;
 
@@ -37,8 +30,8 @@ class contender_engine : public std::enable_shared_from_this<contender_engine> {
 public:
     using clock = std::chrono::steady_clock;
 
-    static std::shared_ptr<contender_engine> make(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
-                                           std::string node_data);
+    static std::shared_ptr<contender_engine> make(std::shared_ptr<session_impl> session, std::string dir,
+                                                  queue_rule rule, std::string node_data);
     ~contender_engine();
 
     // ---- thread-safe ----------------------------------------------------------
@@ -63,6 +56,8 @@ public:
     const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
 
     void on_lost(std::function<void(std::error_code)> callback);
+    /// Calls `callback(position)` on the strand whenever our place in the queue changes.
+    void on_position(std::function<void(std::size_t)> callback);
     /// Calls `callback` once: with the loss reason when the current hold is lost,
     /// {} when it is released first, errc::not_held when nothing is held,
     /// operation_aborted when `slot` is signalled.
@@ -80,6 +75,7 @@ private:
         std::string watching;
         bool last_blocker = false;
         std::uint64_t watch_generation = 0;
+        std::error_code dir_error;  // the lock directory's data disagrees with the rule
     };
 
     contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data);
@@ -91,6 +87,8 @@ private:
     void finish_lost_waiters(std::error_code ec);
     void new_attempt();
     void send_create(const std::shared_ptr<attempt>& a, int parent_retries);
+    void check_dir_data(const std::shared_ptr<attempt>& a);
+    void set_position(std::int64_t position);
     void on_created(const std::shared_ptr<attempt>& a, int rc, std::string name, const node_stat& st, int parent_retries);
     void recover_create(const std::shared_ptr<attempt>& a);
     void list(const std::shared_ptr<attempt>& a);
@@ -131,6 +129,7 @@ private:
         std::function<void(std::error_code)> callback;
     };
     std::vector<lost_waiter> lost_waiters_;
+    std::function<void(std::size_t)> position_callback_;
     std::atomic<std::uint64_t> next_waiter_id_{1};
 
     // thread-safe snapshots

@@ -55,7 +55,7 @@ struct listing : std::enable_shared_from_this<listing> {
             if (self->done) return;
             if (rc == ZNONODE) return self->finish({});
             if (rc != ZOK) return self->finish(from_zookeeper(rc));
-            self->nodes = detail::sorted_lock_nodes(children);
+            self->nodes = detail::sorted_queue_nodes(children);
             self->out.resize(self->nodes.size());
             self->pending = self->nodes.size();
             if (self->pending == 0) return self->finish({});
@@ -66,6 +66,7 @@ struct listing : std::enable_shared_from_this<listing> {
                                             if (drc == ZOK) {
                                                 auto& c = self->out[i];
                                                 c.node = self->nodes[i].name;
+                                                c.shared = self->nodes[i].shared;
                                                 c.fencing_token = st.czxid;
                                                 c.owner_session = st.ephemeral_owner;
                                                 c.created_ms = st.ctime_ms;

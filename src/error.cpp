@@ -22,6 +22,7 @@ public:
         case errc::already_acquiring: return "this lock object already holds or is acquiring the lock";
         case errc::would_deadlock: return "blocking call on the thread that runs the session";
         case errc::invalid_argument: return "invalid argument";
+        case errc::permits_mismatch: return "the semaphore has a different number of permits";
         case errc::system_error: return "ZooKeeper client system error";
         case errc::runtime_inconsistency: return "ZooKeeper runtime inconsistency";
         case errc::data_inconsistency: return "ZooKeeper data inconsistency";

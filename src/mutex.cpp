@@ -19,9 +19,8 @@ std::string default_node_data() {
 }
 
 std::shared_ptr<detail::contender_engine> make_contender(Session& session, const std::string& path,
-                                                  const MutexOptions& options) {
-    detail::queue_rule rule;
-    rule.watch_parent = options.watch_all_children;
+                                                         const MutexOptions& options, detail::queue_rule rule = {}) {
+    rule.watch_parent = rule.watch_parent || options.watch_all_children;
     return detail::contender_engine::make(session.impl(), path, std::move(rule),
                                    options.node_data.empty() ? default_node_data() : options.node_data);
 }
@@ -40,6 +39,13 @@ Mutex::Mutex(Session& session, std::string path, MutexOptions options) : path_(s
     const auto check = detail::validate_lock_path(path_);
     if (!check) throw error(check.error, "zklock::Mutex: " + check.reason + ": '" + path_ + "'");
     contender_ = make_contender(session, path_, options);
+}
+
+Mutex::Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule)
+    : path_(std::move(path)) {
+    const auto check = detail::validate_lock_path(path_);
+    if (!check) throw error(check.error, "zklock: " + check.reason + ": '" + path_ + "'");
+    contender_ = make_contender(session, path_, options, std::move(rule));
 }
 
 Mutex::Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec) : path_(std::move(path)) {
@@ -121,6 +127,12 @@ void Mutex::async_wait_lost_impl(asio::any_completion_handler<void(std::error_co
 }
 
 void Mutex::on_lost(std::function<void(std::error_code)> callback) { contender_->on_lost(std::move(callback)); }
+
+void Mutex::on_queue_position(std::function<void(std::size_t)> callback) {
+    auto shared = std::make_shared<std::function<void(std::size_t)>>(std::move(callback));
+    contender_->on_position(
+        [shared, ex = contender_->session()->user_executor()](std::size_t p) { asio::post(ex, [shared, p] { (*shared)(p); }); });
+}
 bool Mutex::is_held() const noexcept { return contender_->held(); }
 std::int64_t Mutex::fencing_token() const noexcept { return contender_->fencing_token(); }
 std::string Mutex::node_path() const { return contender_->node_path(); }

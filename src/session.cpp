@@ -501,11 +501,66 @@ void session_impl::remove(const std::string& path, int version, void_fn fn) {
     after_submit(rc, {});
 }
 
-void session_impl::ensure_parents(const std::string& path, void_fn fn) {
+void session_impl::set_data(const std::string& path, const std::string& data, int version, void_fn fn) {
+    if (!can_submit()) {
+        post([fn = std::move(fn)] { fn(ZCLOSING); });
+        return;
+    }
+    using req = request<void_fn>;
+    const void* ctx = req::make(std::move(fn));
+    const int rc = zoo_aset(
+        zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
+        [](int rc, const Stat*, const void* d) {
+            auto r = req::take(d);
+            r->fn(rc);
+        },
+        ctx);
+    if (rc != ZOK) {
+        auto r = req::take(ctx);
+        after_submit(rc, r->fn);
+        return;
+    }
+    after_submit(rc, {});
+}
+
+void session_impl::exists(const std::string& path, watch_fn on_watch, stat_fn fn) {
+    if (!can_submit()) {
+        post([fn = std::move(fn)] { fn(ZCLOSING, {}); });
+        return;
+    }
+    std::uint64_t wid = 0;
+    if (on_watch) {
+        wid = register_watch(std::move(on_watch));
+        // exists leaves a watch when it succeeds and when the node is absent.
+        fn = [this, wid, fn = std::move(fn)](int rc, const node_stat& st) {
+            if (rc != ZOK && rc != ZNONODE) watches_.erase(wid);
+            fn(rc, st);
+        };
+    }
+    using req = request<stat_fn>;
+    const void* ctx = req::make(std::move(fn));
+    auto completion = [](int rc, const Stat* stat, const void* d) {
+        auto r = req::take(d);
+        r->fn(rc, node_stat::from(stat));
+    };
+    const int rc = wid ? zoo_awexists(zh_, path.c_str(), &session_impl::on_node_watch,
+                                      reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)), completion, ctx)
+                       : zoo_aexists(zh_, path.c_str(), 0, completion, ctx);
+    if (rc != ZOK) {
+        if (wid) watches_.erase(wid);
+        auto r = req::take(ctx);
+        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}); });
+        return;
+    }
+    after_submit(rc, {});
+}
+
+void session_impl::ensure_parents(const std::string& path, const std::string& data, void_fn fn) {
     // All creates are pipelined; the session runs them in order, so each
     // ancestor exists before its child is created. NODEEXISTS is success.
     auto ancestors = std::make_shared<std::vector<std::string>>(detail::ancestors(path));
     ancestors->push_back(path);
+    const std::string empty;
     struct state {
         std::size_t remaining;
         int first_error = ZOK;
@@ -513,7 +568,7 @@ void session_impl::ensure_parents(const std::string& path, void_fn fn) {
     };
     auto st = std::make_shared<state>(state{ancestors->size(), ZOK, std::move(fn)});
     for (const auto& p : *ancestors) {
-        create(p, {}, ZOO_CONTAINER, [st](int rc, std::string, const node_stat&) {
+        create(p, p == path ? data : empty, ZOO_CONTAINER, [st](int rc, std::string, const node_stat&) {
             if (rc != ZOK && rc != ZNODEEXISTS && st->first_error == ZOK) st->first_error = rc;
             if (--st->remaining == 0) st->fn(st->first_error);
         });

@@ -158,8 +158,12 @@ public:
     /// getData; with on_watch set, leaves a data watch that fires once (deletion or change).
     void get_data(const std::string& path, watch_fn on_watch, data_fn fn);
     void remove(const std::string& path, int version, void_fn fn);
-    /// Creates every missing ancestor of `path` (not `path` itself) as a CONTAINER node.
-    void ensure_parents(const std::string& path, void_fn fn);
+    void set_data(const std::string& path, const std::string& data, int version, void_fn fn);
+    /// exists; with on_watch set, leaves a watch that fires when the node is
+    /// created, changed or deleted.
+    void exists(const std::string& path, watch_fn on_watch, stat_fn fn);
+    /// Creates `path` and its missing ancestors as CONTAINER nodes; `path` gets `data`.
+    void ensure_parents(const std::string& path, const std::string& data, void_fn fn);
 
     /// Deletes `path` now or as soon as connected, retrying across connection
     /// loss, until it commits or the session that owns it (`owner`) is gone.

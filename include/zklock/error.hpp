@@ -26,6 +26,7 @@ enum class errc {
     already_acquiring,      ///< this lock object already holds or waits for the lock
     would_deadlock,         ///< blocking call on the thread that runs the session
     invalid_argument,       ///< a bad option or argument (not a path)
+    permits_mismatch,       ///< a semaphore's participants disagree on its number of permits
 
     // --- one per ZooKeeper client/server error (ZOO_ERRORS) -----------------
     system_error = 100,         ///< ZSYSTEMERROR

@@ -24,6 +24,7 @@ struct contender {
     std::int64_t owner_session = 0;   ///< ephemeral owner's session id
     std::int64_t created_ms = 0;      ///< ctime, milliseconds since the epoch (server clock)
     std::string data;                 ///< the node's data (MutexOptions::node_data: "<host>:<pid>" by default)
+    bool shared = false;              ///< a reader of a SharedMutex
 };
 
 } // namespace zklock

@@ -1,6 +1,7 @@
 // zklock::Mutex: the fair ZooKeeper lock, and RecursiveMutex.
 #pragma once
 
+#include <zklock/detail/lock_node.hpp>
 #include <zklock/error.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/session.hpp>
@@ -82,6 +83,9 @@ public:
     /// Same, reporting an invalid path in `ec` (the object is then unusable:
     /// every acquire fails with errc::invalid_path).
     Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec);
+    /// For recipes built on the same queue (Semaphore, SharedMutex): the queue
+    /// rule decides who holds. Throws like the first constructor.
+    Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule);
     Mutex(const Mutex&) = delete;
     Mutex& operator=(const Mutex&) = delete;
     /// Releases the lock if held and cancels a pending acquire (asynchronously:
@@ -165,6 +169,10 @@ public:
     /// Calls `callback(reason)` on the session's executor every time a hold of
     /// this Mutex is lost (not when it is unlocked). Register before acquiring.
     void on_lost(std::function<void(std::error_code)> callback);
+
+    /// Calls `callback(position)` on the session's executor whenever this object's
+    /// place in the queue changes while it waits or holds (0 = holder).
+    void on_queue_position(std::function<void(std::size_t)> callback);
 
     /// True while this object holds the lock; turns false at unlock() or loss.
     bool is_held() const noexcept;

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <zklock/error.hpp>
+#include <zklock/leader_election.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/mutex.hpp>
+#include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
+#include <zklock/shared_mutex.hpp>

@@ -64,6 +64,30 @@ std::vector<lock_node> sorted_lock_nodes(const std::vector<std::string>& childre
     return out;
 }
 
+namespace {
+std::vector<lock_node> sorted_by_markers(const std::vector<std::string>& children, bool with_lock_marker) {
+    std::vector<lock_node> out;
+    out.reserve(children.size());
+    for (const auto& child : children) {
+        if (const auto w = parse_sequence(child, write_marker)) out.push_back({child, *w, false});
+        else if (const auto r = parse_sequence(child, read_marker)) out.push_back({child, *r, true});
+        else if (!with_lock_marker) continue;
+        else if (const auto l = parse_sequence(child, lock_marker)) out.push_back({child, *l, false});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const lock_node& a, const lock_node& b) { return sequence_before(a.sequence, b.sequence); });
+    return out;
+}
+} // namespace
+
+std::vector<lock_node> sorted_read_write_nodes(const std::vector<std::string>& children) {
+    return sorted_by_markers(children, false);
+}
+
+std::vector<lock_node> sorted_queue_nodes(const std::vector<std::string>& children) {
+    return sorted_by_markers(children, true);
+}
+
 std::optional<std::string> find_by_guid(const std::vector<std::string>& children, std::string_view guid) {
     for (const auto& child : children)
         if (child.find(guid) != std::string::npos) return child;
@@ -85,6 +109,39 @@ queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_
     d.watch = sorted[watched].name;
     d.watch_is_last_blocker = watched == 0;
     return d;
+}
+
+queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::string_view my_name) {
+    queue_decision d;
+    const auto me = std::find_if(sorted.begin(), sorted.end(), [&](const lock_node& n) { return n.name == my_name; });
+    if (me == sorted.end()) return d;
+    d.found = true;
+    d.position = static_cast<std::size_t>(me - sorted.begin());
+    if (!me->shared) {
+        if (d.position == 0) {
+            d.acquired = true;
+            return d;
+        }
+        d.watch = sorted[d.position - 1].name;
+        d.watch_is_last_blocker = d.position == 1;
+        return d;
+    }
+    const auto writer_ahead = std::find_if(std::make_reverse_iterator(me), sorted.rend(),
+                                           [](const lock_node& n) { return !n.shared; });
+    if (writer_ahead == sorted.rend()) {
+        d.acquired = true;
+        return d;
+    }
+    d.watch = writer_ahead->name;
+    // Its deletion alone grants us the lock when no other writer is ahead of it.
+    d.watch_is_last_blocker = std::none_of(std::next(writer_ahead), sorted.rend(),
+                                           [](const lock_node& n) { return !n.shared; });
+    return d;
+}
+
+queue_decision decide(const queue_rule& rule, const std::vector<std::string>& children, std::string_view my_name) {
+    if (rule.read_write) return decide_read_write(sorted_read_write_nodes(children), my_name);
+    return decide(sorted_lock_nodes(children, rule.marker), my_name, rule.permits);
 }
 
 } // namespace zklock::detail

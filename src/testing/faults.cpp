@@ -9,9 +9,20 @@ namespace zklock::testing {
 
 void expire_session(Session& session, std::chrono::milliseconds timeout) {
     auto impl = session.impl();
+    // Hold the session's strand while another connection takes the session over and
+    // closes it: otherwise the client reconnects at once, takes the session back, and
+    // the server refuses the close (session moved).
     std::promise<std::optional<clientid_t>> p;
     auto f = p.get_future();
-    impl->post([impl, &p] { p.set_value(impl->client_id()); });
+    auto release = std::make_shared<std::promise<void>>();
+    impl->post([impl, &p, released = release->get_future().share()] {
+        p.set_value(impl->client_id());
+        released.wait();
+    });
+    struct releaser {
+        std::shared_ptr<std::promise<void>> r;
+        ~releaser() { r->set_value(); }
+    } unblock_on_exit{release};
     const auto id = f.get();
     if (!id) throw error(make_error_code(errc::invalid_state), "expire_session: the session is not connected");
 

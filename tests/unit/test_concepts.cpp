@@ -1,10 +1,12 @@
 #include <zklock/mutex.hpp>
+#include <zklock/shared_mutex.hpp>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <concepts>
 #include <mutex>
+#include <shared_mutex>
 
 namespace {
 
@@ -26,6 +28,16 @@ concept TimedLockable = Lockable<L> && requires(L& l) {
 
 static_assert(TimedLockable<zklock::Mutex>);
 static_assert(TimedLockable<zklock::RecursiveMutex>);
+static_assert(TimedLockable<zklock::SharedMutex>);
+template <class L>
+concept SharedTimedLockable = requires(L& l) {
+    l.lock_shared();
+    { l.unlock_shared() } noexcept;
+    { l.try_lock_shared() } -> std::convertible_to<bool>;
+    { l.try_lock_shared_for(std::chrono::milliseconds(1)) } -> std::convertible_to<bool>;
+    { l.try_lock_shared_until(std::chrono::steady_clock::now()) } -> std::convertible_to<bool>;
+};
+static_assert(SharedTimedLockable<zklock::SharedMutex>);
 static_assert(!std::is_copy_constructible_v<zklock::Mutex>);
 static_assert(!std::is_copy_constructible_v<zklock::Session>);
 static_assert(std::is_error_code_enum_v<zklock::errc>);
@@ -34,6 +46,10 @@ static_assert(std::is_error_code_enum_v<zklock::errc>);
     std::unique_lock ul(a, std::defer_lock);
     (void)ul.try_lock_for(std::chrono::seconds(1));
     std::scoped_lock sl(a, b);
+}
+[[maybe_unused]] void uses_shared(zklock::SharedMutex& m) {
+    std::shared_lock reader(m);
+    (void)reader.try_lock_for(std::chrono::seconds(1));
 }
 
 } // namespace

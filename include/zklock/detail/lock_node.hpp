@@ -17,8 +17,11 @@
 
 namespace zklock::detail {
 
-/// The marker before the sequence number of a mutex node.
+/// The marker before the sequence number of a mutex, semaphore or election node.
 inline constexpr std::string_view lock_marker = "lock-";
+/// The markers of a read-write lock's writer and reader nodes.
+inline constexpr std::string_view write_marker = "write-";
+inline constexpr std::string_view read_marker = "read-";
 /// The protected-create tag that starts every contender node.
 inline constexpr std::string_view protected_tag = "_c_";
 
@@ -45,6 +48,7 @@ constexpr bool sequence_before(std::int32_t a, std::int32_t b) noexcept {
 struct lock_node {
     std::string name;
     std::int32_t sequence = 0;
+    bool shared = false;  ///< a reader of a read-write lock
     friend bool operator==(const lock_node&, const lock_node&) = default;
 };
 
@@ -52,6 +56,13 @@ struct lock_node {
 /// of their sequences). Children without `marker` and a valid sequence are ignored.
 std::vector<lock_node> sorted_lock_nodes(const std::vector<std::string>& children,
                                          std::string_view marker = lock_marker);
+
+/// The writer and reader nodes of a read-write lock's listing, in queue order.
+std::vector<lock_node> sorted_read_write_nodes(const std::vector<std::string>& children);
+
+/// Every queue node of any recipe (lock-, write-, read-) in queue order: what a
+/// status query shows.
+std::vector<lock_node> sorted_queue_nodes(const std::vector<std::string>& children);
 
 /// The child whose name carries `guid` (the node a protected create made),
 /// if the listing holds one.
@@ -70,5 +81,26 @@ struct queue_decision {
 /// `permits` nodes hold a lease; the node at position p >= permits watches the
 /// node at p - permits only, so each release wakes exactly one waiter.
 queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_name, std::size_t permits = 1);
+
+/// The read-write rule: a writer holds when it is first and watches its
+/// immediate predecessor; a reader holds when no writer is ahead of it and
+/// watches the nearest writer ahead. Readers after a queued writer wait for it,
+/// so writers do not starve.
+queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::string_view my_name);
+
+/// How a recipe queues: which nodes take part and which rule decides.
+struct queue_rule {
+    std::string marker{lock_marker};  ///< text before the sequence in our node's name
+    bool read_write = false;          ///< writer/reader nodes under decide_read_write
+    std::size_t permits = 1;          ///< holders at once under decide (1 = mutex)
+    bool watch_parent = false;        ///< herd baseline: every waiter watches the child list
+    /// Non-empty: the lock directory must carry this data (a semaphore's permit
+    /// count). A directory with other data fails the acquire with
+    /// errc::permits_mismatch; one without data gets it.
+    std::string dir_data;
+};
+
+/// Sorts a listing and applies the rule to our node `my_name`.
+queue_decision decide(const queue_rule& rule, const std::vector<std::string>& children, std::string_view my_name);
 
 } // namespace zklock::detail

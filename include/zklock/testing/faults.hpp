@@ -10,7 +10,8 @@ namespace zklock::testing {
 
 /// Makes the server expire `session` (as Curator's KillSession does): opens a
 /// second connection with the same session id and password and closes it, which
-/// ends the session on the server. Returns once the server has closed it; `session`
+/// ends the session on the server. The session's own I/O is held meanwhile (as if
+/// its process were paused), so it cannot take the session back first. `session`
 /// then sees `expired` when it next talks to the server and opens a new session.
 /// Throws zklock::error (errc::timeout) when that does not happen within `timeout`.
 void expire_session(Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(10));

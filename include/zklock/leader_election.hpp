@@ -1,0 +1,133 @@
+// zklock::LeaderElection: one leader among many participants, for leader-only work.
+#pragma once
+
+#include <zklock/mutex.hpp>
+
+#include <boost/asio/async_result.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+namespace zklock {
+
+namespace detail {
+class leader_watch;
+}
+
+/// A term as leader, as returned by campaign().
+struct Leadership {
+    /// The czxid of our election node: a fencing token that increases with every
+    /// new leader (on the whole ensemble). Give it to whatever the leader writes to.
+    std::int64_t epoch = 0;
+    std::string node;            ///< full path of our election node
+    std::string participant_id;  ///< our id, as given to the constructor
+};
+
+/// Who leads an election now.
+struct LeaderInfo {
+    std::string participant_id;  ///< the data of the lowest node
+    std::int64_t epoch = 0;      ///< its czxid
+    std::string node;            ///< its name
+    friend bool operator==(const LeaderInfo&, const LeaderInfo&) = default;
+};
+
+/// Options of run_as_leader().
+struct RunAsLeaderOptions {
+    /// Campaign again after each term (after the task returns or leadership is
+    /// lost). Default true.
+    bool rejoin = true;
+};
+
+/// Leader election on the lock queue: the participant whose node is first leads;
+/// the others wait in line, each watching only the node ahead of it, so a leader
+/// that resigns or dies hands over to exactly one successor, in arrival order.
+///
+/// The leader is told when leadership is lost (session expired, node deleted,
+/// connection suspended past the session timeout): on_lost(), async_wait_lost(),
+/// is_leader() turning false, and the stop_token of run_as_leader(). A reconnect
+/// within the session timeout is not a loss and does not start a new election: the
+/// node stays, so does the leader. Before leadership is granted the engine checks
+/// that the first node's ephemeral owner is this session, so a node left by an
+/// expired session never makes us leader by mistake.
+///
+/// Thread-safety: members may be called from any thread.
+class LeaderElection {
+public:
+    /// `participant_id` is stored as our node's data: leader() and observers see it.
+    /// Throws zklock::error (errc::invalid_path) for a bad path.
+    LeaderElection(Session& session, std::string path, std::string participant_id);
+    ~LeaderElection();
+
+    /// Blocks until we lead. Throws zklock::error on failure.
+    Leadership campaign();
+    Leadership campaign(std::error_code& ec);
+
+    /// Completes when we lead. Signature: void(std::error_code, Leadership).
+    /// Cancellation (terminal, partial, total): we leave the queue, no node is left.
+    template <class CompletionToken> auto async_campaign(CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code, Leadership)>(
+            [this](auto handler) { async_campaign_impl(std::move(handler)); }, token);
+    }
+
+    /// Gives up leadership (or our place in line) at once: the next participant
+    /// takes over without waiting for any timeout. Never throws.
+    void resign() noexcept { mutex_.unlock(); }
+    bool is_leader() const noexcept { return mutex_.is_held(); }
+    /// Our current term, if we lead.
+    std::optional<Leadership> leadership() const;
+
+    /// Called with the reason every time leadership is lost (not on resign()).
+    void on_lost(std::function<void(std::error_code)> callback) { mutex_.on_lost(std::move(callback)); }
+    /// As Mutex::async_wait_lost, for the current term.
+    template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
+        return mutex_.async_wait_lost(std::forward<CompletionToken>(token));
+    }
+
+    /// The current leader, read from the server (blocking); none when nobody leads.
+    std::optional<LeaderInfo> leader() const;
+    std::optional<LeaderInfo> leader(std::error_code& ec) const;
+
+    /// Completes when the leader differs from `known` (by epoch; pass nullopt to
+    /// learn the current leader, or to wait for one when nobody leads). Watches
+    /// only the first node of the queue, so observers cause no herd.
+    /// Signature: void(std::error_code, std::optional<LeaderInfo>).
+    /// Cancellation: terminal, partial, total.
+    template <class CompletionToken>
+    auto async_wait_leader_change(std::optional<LeaderInfo> known, CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code, std::optional<LeaderInfo>)>(
+            [this, known = std::move(known)](auto handler) mutable {
+                async_wait_leader_change_impl(std::move(known), std::move(handler));
+            },
+            token);
+    }
+
+    /// Runs `task(stop, term)` on the calling thread each time we lead. `stop` is
+    /// requested the moment leadership is lost (or `outer` is); the task should
+    /// return promptly then. After the task returns we resign if still leading,
+    /// and with options.rejoin campaign again; returns when `outer` is stopped or,
+    /// without rejoin, after one term. Errors other than loss throw zklock::error.
+    void run_as_leader(const std::function<void(std::stop_token, const Leadership&)>& task,
+                       RunAsLeaderOptions options = {}, std::stop_token outer = {});
+
+    const std::string& path() const noexcept { return mutex_.path(); }
+    const std::string& participant_id() const noexcept { return participant_id_; }
+    /// The queue place this election uses (counters, queue position).
+    Mutex& queue() noexcept { return mutex_; }
+
+private:
+    void async_campaign_impl(boost::asio::any_completion_handler<void(std::error_code, Leadership)> handler);
+    void async_wait_leader_change_impl(
+        std::optional<LeaderInfo> known,
+        boost::asio::any_completion_handler<void(std::error_code, std::optional<LeaderInfo>)> handler);
+    Leadership term() const;
+
+    Session& session_;
+    std::string participant_id_;
+    Mutex mutex_;
+};
+
+} // namespace zklock

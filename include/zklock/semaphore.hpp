@@ -1,0 +1,120 @@
+// zklock::Semaphore: at most K holders at once, granted in arrival order.
+#pragma once
+
+#include <zklock/mutex.hpp>
+
+#include <boost/asio/async_result.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace zklock {
+
+/// Options of a Semaphore.
+struct SemaphoreOptions {
+    /// Data stored in each lease node. Default (empty): "<hostname>:<pid>".
+    std::string node_data;
+    /// Called on the session's executor with the waiter's place in line
+    /// (0-based; below the permit count means granted) whenever it changes.
+    std::function<void(std::size_t position)> on_position;
+};
+
+/// One granted permit of a Semaphore. Movable; releasing (or destroying) it
+/// deletes its node and hands the permit to the next in line.
+class Lease {
+public:
+    Lease() = default;
+    Lease(Lease&&) noexcept = default;
+    Lease& operator=(Lease&&) noexcept = default;  // releases the permit it held
+    ~Lease() = default;  // releases (the Mutex inside does)
+
+    /// True while the permit is held; false once released or lost.
+    bool is_held() const noexcept { return mutex_ && mutex_->is_held(); }
+    explicit operator bool() const noexcept { return is_held(); }
+    /// czxid of the lease node (see Mutex::fencing_token()).
+    std::int64_t fencing_token() const noexcept { return mutex_ ? mutex_->fencing_token() : 0; }
+    std::string node_path() const { return mutex_ ? mutex_->node_path() : std::string(); }
+    /// Place in the queue as of the last listing (below the permit count).
+    std::optional<std::size_t> queue_position() const noexcept {
+        return mutex_ ? mutex_->queue_position() : std::nullopt;
+    }
+    /// Releases the permit; never throws; does nothing when not held.
+    void release() noexcept {
+        if (mutex_) mutex_->unlock();
+    }
+    /// Called with the reason when the permit is lost (as Mutex::on_lost).
+    void on_lost(std::function<void(std::error_code)> callback) {
+        if (mutex_) mutex_->on_lost(std::move(callback));
+    }
+    /// As Mutex::async_wait_lost.
+    template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
+        return mutex_->async_wait_lost(std::forward<CompletionToken>(token));
+    }
+
+private:
+    friend class Semaphore;
+    explicit Lease(std::unique_ptr<Mutex> m) noexcept : mutex_(std::move(m)) {}
+    std::unique_ptr<Mutex> mutex_;
+};
+
+/// A fair distributed counting semaphore: at most `permits` leases at once on
+/// `path`, granted in arrival order. Each waiter watches only the node `permits`
+/// places ahead of it, so a release wakes one waiter.
+///
+/// The permit count is stored as the data of the lock directory: a participant
+/// that asks for a different count fails with errc::permits_mismatch instead of
+/// over-admitting (the directory is a container: it disappears when the last
+/// lease goes, and the next participant sets the count again).
+///
+/// Loss, cancellation and clean-up behave as for Mutex. Thread-safety: members
+/// may be called from any thread; each acquire is its own place in the queue.
+class Semaphore {
+public:
+    /// Throws zklock::error: errc::invalid_path, or errc::invalid_argument for 0 permits.
+    Semaphore(Session& session, std::string path, std::size_t permits, SemaphoreOptions options = {});
+
+    /// Blocks until a permit is granted. Throws zklock::error on failure.
+    Lease acquire();
+    Lease acquire(std::error_code& ec);
+    /// A permit if one is free now; an empty optional otherwise.
+    std::optional<Lease> try_acquire();
+    /// A permit within `timeout`; an empty optional when it passed (no node is left).
+    template <class Rep, class Period> std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& timeout) {
+        std::error_code ec;
+        auto lease = acquire_until(std::chrono::steady_clock::now() +
+                                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout),
+                                   ec);
+        throw_if(ec, "zklock::Semaphore::try_acquire_for");
+        return lease;
+    }
+
+    /// Signature: void(std::error_code, Lease). Cancellation (terminal, partial,
+    /// total): the waiter leaves the queue and its node is deleted; the handler gets
+    /// std::errc::operation_canceled and an empty Lease.
+    template <class CompletionToken> auto async_acquire(CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code, Lease)>(
+            [this](auto handler) { async_acquire_impl(std::move(handler)); }, token);
+    }
+
+    std::size_t permits() const noexcept { return permits_; }
+    const std::string& path() const noexcept { return path_; }
+    /// The queue as the server has it now (blocking): the first permits() hold leases.
+    std::vector<contender> contenders() const;
+
+private:
+    std::unique_ptr<Mutex> make_waiter() const;
+    std::optional<Lease> acquire_until(std::optional<std::chrono::steady_clock::time_point> deadline,
+                                       std::error_code& ec);
+    void async_acquire_impl(boost::asio::any_completion_handler<void(std::error_code, Lease)> handler);
+
+    Session& session_;
+    std::string path_;
+    std::size_t permits_;
+    SemaphoreOptions options_;
+};
+
+} // namespace zklock

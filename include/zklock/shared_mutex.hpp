@@ -1,0 +1,77 @@
+// zklock::SharedMutex: a fair distributed read-write lock.
+#pragma once
+
+#include <zklock/mutex.hpp>
+
+namespace zklock {
+
+/// A fair read-write lock on a ZooKeeper path. Writers create `_c_<guid>-write-<seq>`,
+/// readers `_c_<guid>-read-<seq>`, in one queue:
+/// - a writer holds the lock when it is first in the queue, and watches its
+///   immediate predecessor;
+/// - a reader holds it when no writer is ahead of it, and watches the nearest
+///   writer ahead.
+/// Readers that arrive after a queued writer wait for it, so writers do not starve,
+/// and a writer's release wakes one waiter (the next writer, or each reader that
+/// was waiting for exactly that writer).
+///
+/// Satisfies SharedTimedLockable and TimedLockable: std::shared_lock and
+/// std::unique_lock work. One object can hold one exclusive and one shared place
+/// at a time (through its two internal queue places); fencing tokens, loss,
+/// cancellation and clean-up behave as for Mutex.
+class SharedMutex {
+public:
+    /// Throws zklock::error (errc::invalid_path) for a bad path.
+    SharedMutex(Session& session, std::string path, MutexOptions options = {});
+
+    // Exclusive (writer).
+    void lock() { writer_.lock(); }
+    void lock(std::error_code& ec) { writer_.lock(ec); }
+    bool try_lock() { return writer_.try_lock(); }
+    template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
+        return writer_.try_lock_for(d);
+    }
+    template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
+        return writer_.try_lock_until(t);
+    }
+    void unlock() noexcept { writer_.unlock(); }
+    template <class CompletionToken> auto async_lock(CompletionToken&& token) {
+        return writer_.async_lock(std::forward<CompletionToken>(token));
+    }
+
+    // Shared (reader).
+    void lock_shared() { reader_.lock(); }
+    void lock_shared(std::error_code& ec) { reader_.lock(ec); }
+    bool try_lock_shared() { return reader_.try_lock(); }
+    template <class Rep, class Period> bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& d) {
+        return reader_.try_lock_for(d);
+    }
+    template <class Clock, class Duration>
+    bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& t) {
+        return reader_.try_lock_until(t);
+    }
+    void unlock_shared() noexcept { reader_.unlock(); }
+    template <class CompletionToken> auto async_lock_shared(CompletionToken&& token) {
+        return reader_.async_lock(std::forward<CompletionToken>(token));
+    }
+
+    bool is_held() const noexcept { return writer_.is_held(); }
+    bool is_held_shared() const noexcept { return reader_.is_held(); }
+    /// The fencing token of the exclusive hold (0 when not held).
+    std::int64_t fencing_token() const noexcept { return writer_.fencing_token(); }
+    /// The fencing token of the shared hold (0 when not held).
+    std::int64_t shared_fencing_token() const noexcept { return reader_.fencing_token(); }
+    /// Called with the reason when either hold is lost.
+    void on_lost(std::function<void(std::error_code)> callback);
+    /// The queue places, for waiting on loss, positions and counters.
+    Mutex& exclusive() noexcept { return writer_; }
+    Mutex& shared() noexcept { return reader_; }
+    /// The queue as the server has it now (blocking); `contender::shared` marks readers.
+    std::vector<contender> contenders() const { return writer_.contenders(); }
+
+private:
+    Mutex writer_;
+    Mutex reader_;
+};
+
+} // namespace zklock

@@ -1,0 +1,79 @@
+#include <zklock/semaphore.hpp>
+
+#include "session_impl.hpp"
+
+#include <zklock/detail/path.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+
+namespace zklock {
+namespace asio = boost::asio;
+
+Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, SemaphoreOptions options)
+    : session_(session), path_(std::move(path)), permits_(permits), options_(std::move(options)) {
+    const auto check = detail::validate_lock_path(path_);
+    if (!check) throw error(check.error, "zklock::Semaphore: " + check.reason + ": '" + path_ + "'");
+    if (permits_ == 0) throw error(make_error_code(errc::invalid_argument), "zklock::Semaphore: permits must be at least 1");
+}
+
+std::unique_ptr<Mutex> Semaphore::make_waiter() const {
+    detail::queue_rule rule;
+    rule.permits = permits_;
+    rule.dir_data = "permits=" + std::to_string(permits_);
+    MutexOptions mo;
+    mo.node_data = options_.node_data;
+    auto m = std::make_unique<Mutex>(session_, path_, std::move(mo), std::move(rule));
+    if (options_.on_position) m->on_queue_position(options_.on_position);
+    return m;
+}
+
+std::optional<Lease> Semaphore::acquire_until(std::optional<std::chrono::steady_clock::time_point> deadline,
+                                              std::error_code& ec) {
+    auto m = make_waiter();
+    bool granted = false;
+    if (deadline) {
+        granted = m->try_lock_until(*deadline, ec);
+    } else {
+        m->lock(ec);
+        granted = !ec;
+    }
+    if (ec || !granted) return std::nullopt;
+    return Lease(std::move(m));
+}
+
+Lease Semaphore::acquire(std::error_code& ec) {
+    auto lease = acquire_until(std::nullopt, ec);
+    return lease ? std::move(*lease) : Lease();
+}
+
+Lease Semaphore::acquire() {
+    std::error_code ec;
+    auto lease = acquire(ec);
+    throw_if(ec, ("zklock::Semaphore::acquire " + path_).c_str());
+    return lease;
+}
+
+std::optional<Lease> Semaphore::try_acquire() {
+    auto m = make_waiter();
+    std::error_code ec;
+    const bool granted = m->try_lock(ec);
+    throw_if(ec, "zklock::Semaphore::try_acquire");
+    if (!granted) return std::nullopt;
+    return Lease(std::move(m));
+}
+
+void Semaphore::async_acquire_impl(asio::any_completion_handler<void(std::error_code, Lease)> handler) {
+    auto waiter = std::make_shared<std::unique_ptr<Mutex>>(make_waiter());
+    Mutex& m = **waiter;
+    const auto slot = asio::get_associated_cancellation_slot(handler);
+    auto ex = session_.get_executor();
+    m.async_lock(asio::bind_cancellation_slot(
+        slot, [waiter, ex, h = std::move(handler)](std::error_code ec) mutable {
+            Lease lease = ec ? Lease() : Lease(std::move(*waiter));
+            detail::post_completion(std::move(h), ex, ec, std::move(lease));
+        }));
+}
+
+std::vector<contender> Semaphore::contenders() const { return list_contenders(session_, path_); }
+
+} // namespace zklock

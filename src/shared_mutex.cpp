@@ -1,0 +1,23 @@
+#include <zklock/shared_mutex.hpp>
+
+namespace zklock {
+namespace {
+detail::queue_rule read_write_rule(std::string_view marker) {
+    detail::queue_rule rule;
+    rule.read_write = true;
+    rule.marker = marker;
+    return rule;
+}
+} // namespace
+
+SharedMutex::SharedMutex(Session& session, std::string path, MutexOptions options)
+    : writer_(session, path, options, read_write_rule(detail::write_marker)),
+      reader_(session, std::move(path), std::move(options), read_write_rule(detail::read_marker)) {}
+
+void SharedMutex::on_lost(std::function<void(std::error_code)> callback) {
+    auto shared = std::make_shared<std::function<void(std::error_code)>>(std::move(callback));
+    writer_.on_lost([shared](std::error_code ec) { (*shared)(ec); });
+    reader_.on_lost([shared](std::error_code ec) { (*shared)(ec); });
+}
+
+} // namespace zklock

@@ -1,0 +1,392 @@
+#include "support.hpp"
+
+#include <zklock/leader_election.hpp>
+#include <zklock/semaphore.hpp>
+#include <zklock/shared_mutex.hpp>
+#include <zklock/testing/faults.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <atomic>
+#include <set>
+#include <shared_mutex>
+
+using namespace zklock;
+using namespace zklock::test;
+
+class RecipeTest : public ServerTest {
+protected:
+    std::size_t queue_length(const std::string& path) {
+        auto observer = connect();
+        return list_contenders(*observer, path).size();
+    }
+};
+
+// ---- Semaphore ---------------------------------------------------------------------
+
+TEST_F(RecipeTest, SemaphoreNeverAdmitsMoreThanItsPermits) {
+    const auto path = lock_path();
+    constexpr int clients = 6;
+    constexpr int rounds = 4;
+    constexpr std::size_t permits = 2;
+    std::mutex m;
+    std::size_t inside = 0, most = 0;
+    std::set<std::int64_t> tokens;
+    std::vector<std::thread> threads;
+    for (int c = 0; c < clients; ++c) {
+        threads.emplace_back([&] {
+            auto s = connect();
+            Semaphore sem(*s, path, permits);
+            for (int r = 0; r < rounds; ++r) {
+                Lease lease = sem.acquire();
+                ASSERT_TRUE(lease.is_held());
+                {
+                    std::lock_guard lk(m);
+                    most = std::max(most, ++inside);
+                    EXPECT_TRUE(tokens.insert(lease.fencing_token()).second);
+                    EXPECT_LT(*lease.queue_position(), permits);
+                }
+                std::this_thread::yield();
+                {
+                    std::lock_guard lk(m);
+                    --inside;
+                }
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_LE(most, permits);
+    EXPECT_EQ(most, permits) << "the permits were never used at once";
+    EXPECT_EQ(tokens.size(), static_cast<std::size_t>(clients * rounds));
+}
+
+TEST_F(RecipeTest, SemaphoreGrantsInArrivalOrderAndReportsPositions) {
+    const auto path = lock_path();
+    auto holder_session = connect();
+    Semaphore holders(*holder_session, path, 2);
+    Lease first = holders.acquire();
+    Lease second = holders.acquire();
+    constexpr int waiters = 4;
+    std::vector<std::unique_ptr<Session>> sessions;
+    std::vector<std::unique_ptr<Semaphore>> sems;
+    std::vector<std::future<std::tuple<std::error_code, Lease>>> grants;
+    std::mutex m;
+    std::vector<std::vector<std::size_t>> positions(waiters);
+    for (int i = 0; i < waiters; ++i) {
+        sessions.push_back(connect());
+        SemaphoreOptions o;
+        o.on_position = [&m, &positions, i](std::size_t p) {
+            std::lock_guard lk(m);
+            positions[static_cast<std::size_t>(i)].push_back(p);
+        };
+        sems.push_back(std::make_unique<Semaphore>(*sessions.back(), path, 2, o));
+        grants.push_back(sems.back()->async_acquire(boost::asio::use_future));
+        ASSERT_TRUE(wait_until([&] {
+            std::lock_guard lk(m);
+            return !positions[static_cast<std::size_t>(i)].empty();
+        }));
+        std::lock_guard lk(m);
+        EXPECT_EQ(positions[static_cast<std::size_t>(i)].front(), static_cast<std::size_t>(i + 2));
+    }
+    first.release();
+    auto [ec0, lease0] = get_within(grants[0]);
+    EXPECT_FALSE(ec0);
+    EXPECT_TRUE(lease0.is_held());
+    EXPECT_EQ(grants[1].wait_for(0ms), std::future_status::timeout) << "granted out of order";
+    second.release();
+    auto [ec1, lease1] = get_within(grants[1]);
+    EXPECT_TRUE(lease1.is_held());
+    lease0.release();
+    auto [ec2, lease2] = get_within(grants[2]);
+    EXPECT_TRUE(lease2.is_held());
+    EXPECT_EQ(grants[3].wait_for(0ms), std::future_status::timeout);
+    lease1.release();
+    auto [ec3, lease3] = get_within(grants[3]);
+    EXPECT_TRUE(lease3.is_held());
+    std::lock_guard lk(m);
+    EXPECT_EQ(positions[3].front(), 5u);
+    EXPECT_LT(positions[3].back(), 2u) << "the last waiter was not told it reached a slot";
+    EXPECT_TRUE(std::is_sorted(positions[3].rbegin(), positions[3].rend())) << "positions only decrease";
+}
+
+TEST_F(RecipeTest, SemaphorePermitMismatchIsRefused) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    Semaphore two(*a, path, 2);
+    Lease lease = two.acquire();
+    Semaphore three(*b, path, 3);
+    std::error_code ec;
+    Lease refused = three.acquire(ec);
+    EXPECT_EQ(ec, errc::permits_mismatch) << ec.message();
+    EXPECT_FALSE(refused.is_held());
+    EXPECT_EQ(queue_length(path), 1u) << "the refused participant left its node";
+}
+
+TEST_F(RecipeTest, SemaphoreTimeoutAndCancellationLeaveNoNode) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    Semaphore one(*a, path, 1);
+    Lease lease = one.acquire();
+    Semaphore other(*b, path, 1);
+    EXPECT_FALSE(other.try_acquire_for(200ms).has_value());
+    EXPECT_FALSE(other.try_acquire().has_value());
+    EXPECT_EQ(queue_length(path), 1u);
+    boost::asio::cancellation_signal cancel;
+    std::promise<std::error_code> result;
+    other.async_acquire(boost::asio::bind_cancellation_slot(
+        cancel.slot(), [&](std::error_code ec, Lease l) {
+            EXPECT_FALSE(l.is_held());
+            result.set_value(ec);
+        }));
+    ASSERT_TRUE(wait_until([&] { return queue_length(path) == 2; }));
+    cancel.emit(boost::asio::cancellation_type::terminal);
+    auto f = result.get_future();
+    EXPECT_EQ(get_within(f), std::errc::operation_canceled);
+    EXPECT_EQ(queue_length(path), 1u);
+}
+
+// ---- SharedMutex -------------------------------------------------------------------
+
+TEST_F(RecipeTest, ReadersOverlapAndWritersExcludeEveryone) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    auto c = connect();
+    SharedMutex ra(*a, path), rb(*b, path), wc(*c, path);
+    {
+        std::shared_lock r1(ra);
+        std::shared_lock r2(rb);  // does not wait for r1
+        EXPECT_TRUE(ra.is_held_shared());
+        EXPECT_TRUE(rb.is_held_shared());
+        EXPECT_FALSE(wc.try_lock_for(200ms));
+    }
+    std::unique_lock w(wc);
+    EXPECT_TRUE(wc.is_held());
+    EXPECT_GT(wc.fencing_token(), 0);
+    EXPECT_FALSE(ra.try_lock_shared_for(200ms));
+    EXPECT_FALSE(rb.try_lock_for(200ms));
+    const auto queue = wc.contenders();
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_FALSE(queue[0].shared);
+}
+
+TEST_F(RecipeTest, WriterQueuedBehindReadersIsServedBeforeLaterReaders) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    auto c = connect();
+    SharedMutex early(*a, path), writer(*b, path), late(*c, path);
+    early.lock_shared();
+    auto wgrant = writer.async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return writer.exclusive().queue_position() == 1u; }));
+    auto rgrant = late.async_lock_shared(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return late.shared().queue_position() == 2u; }));
+    EXPECT_FALSE(late.is_held_shared()) << "a reader overtook a queued writer";
+    early.unlock_shared();
+    EXPECT_FALSE(get_within(wgrant));
+    EXPECT_TRUE(writer.is_held());
+    EXPECT_FALSE(late.is_held_shared());
+    writer.unlock();
+    EXPECT_FALSE(get_within(rgrant));
+    EXPECT_TRUE(late.is_held_shared());
+    EXPECT_EQ(late.shared().stats().watch_notifications, 1u);
+    late.unlock_shared();
+}
+
+TEST_F(RecipeTest, CancelledSharedAcquireLeavesNoNode) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    SharedMutex w(*a, path), r(*b, path);
+    w.lock();
+    boost::asio::cancellation_signal cancel;
+    std::promise<std::error_code> result;
+    r.async_lock_shared(boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec) { result.set_value(ec); }));
+    ASSERT_TRUE(wait_until([&] { return r.shared().queue_position() == 1u; }));
+    cancel.emit(boost::asio::cancellation_type::terminal);
+    auto f = result.get_future();
+    EXPECT_EQ(get_within(f), std::errc::operation_canceled);
+    EXPECT_EQ(queue_length(path), 1u);
+    w.unlock();
+}
+
+// ---- LeaderElection ------------------------------------------------------------------
+
+TEST_F(RecipeTest, OneLeaderAndResignHandsOverInArrivalOrder) {
+    const auto path = lock_path();
+    std::vector<std::unique_ptr<Session>> sessions;
+    std::vector<std::unique_ptr<LeaderElection>> members;
+    std::vector<std::future<std::tuple<std::error_code, Leadership>>> terms;
+    for (int i = 0; i < 3; ++i) {
+        sessions.push_back(connect());
+        members.push_back(std::make_unique<LeaderElection>(*sessions.back(), path, "p" + std::to_string(i)));
+        terms.push_back(members.back()->async_campaign(boost::asio::use_future));
+        ASSERT_TRUE(wait_until([&] { return members.back()->queue().queue_position().has_value(); }));
+    }
+    auto [ec0, t0] = get_within(terms[0]);
+    EXPECT_FALSE(ec0);
+    EXPECT_EQ(t0.participant_id, "p0");
+    const auto current = members[2]->leader();
+    ASSERT_TRUE(current.has_value());
+    EXPECT_EQ(current->participant_id, "p0");
+    EXPECT_EQ(current->epoch, t0.epoch);
+    EXPECT_FALSE(members[1]->is_leader());
+    members[0]->resign();
+    auto [ec1, t1] = get_within(terms[1]);
+    EXPECT_EQ(t1.participant_id, "p1");
+    EXPECT_GT(t1.epoch, t0.epoch);
+    EXPECT_FALSE(members[0]->is_leader());
+    EXPECT_FALSE(members[2]->is_leader());
+    members[1]->resign();
+    auto [ec2, t2] = get_within(terms[2]);
+    EXPECT_GT(t2.epoch, t1.epoch);
+    members[2]->resign();
+}
+
+TEST_F(RecipeTest, ObserversSeeEveryLeaderChange) {
+    const auto path = lock_path();
+    auto s = connect();
+    auto o = connect();
+    LeaderElection member(*s, path, "worker-1");
+    LeaderElection observer(*o, path, "observer");
+    auto first = observer.async_wait_leader_change(std::nullopt, boost::asio::use_future);
+    EXPECT_EQ(first.wait_for(200ms), std::future_status::timeout) << "reported a leader while nobody leads";
+    member.campaign();
+    auto [ec, info] = get_within(first);
+    EXPECT_FALSE(ec);
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->participant_id, "worker-1");
+    auto next = observer.async_wait_leader_change(info, boost::asio::use_future);
+    EXPECT_EQ(next.wait_for(200ms), std::future_status::timeout) << "reported a change that did not happen";
+    member.resign();
+    auto [ec2, info2] = get_within(next);
+    EXPECT_FALSE(ec2);
+    EXPECT_FALSE(info2.has_value()) << "nobody leads after the only member resigned";
+    EXPECT_FALSE(observer.is_leader());
+}
+
+TEST_F(RecipeTest, ReconnectWithinTheSessionTimeoutKeepsTheLeader) {
+    const auto path = lock_path();
+    auto a = connect(4000ms);
+    auto b = connect(4000ms);
+    EventLog log(*a);
+    LeaderElection leader(*a, path, "a");
+    LeaderElection follower(*b, path, "b");
+    std::atomic<int> losses{0};
+    leader.on_lost([&](std::error_code) { ++losses; });
+    const auto term = leader.campaign();
+    auto second = follower.async_campaign(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return follower.queue().queue_position() == 1u; }));
+    server_->stop();
+    ASSERT_TRUE(log.wait_for(session_event::suspended));
+    server_->restart();
+    ASSERT_TRUE(log.wait_for(session_event::reconnected));
+    EXPECT_TRUE(leader.is_leader());
+    EXPECT_EQ(losses, 0);
+    EXPECT_EQ(second.wait_for(300ms), std::future_status::timeout) << "a second leader after a reconnect";
+    const auto now = follower.leader();
+    ASSERT_TRUE(now.has_value());
+    EXPECT_EQ(now->epoch, term.epoch);
+    leader.resign();
+    auto [ec, t2] = get_within(second);
+    EXPECT_FALSE(ec);
+    EXPECT_GT(t2.epoch, term.epoch);
+    follower.resign();
+}
+
+TEST_F(RecipeTest, FiveParticipantsUnderLeaderExpiryNeverShareAnEpoch) {
+    const auto path = lock_path();
+    constexpr int participants = 5;
+    struct Resource {
+        std::mutex m;
+        std::int64_t highest = 0;
+        std::vector<std::int64_t> term_epochs;
+        int stale_rejected = 0;
+    } res;
+    std::vector<std::unique_ptr<Session>> sessions;
+    std::vector<std::unique_ptr<LeaderElection>> members;
+    for (int i = 0; i < participants; ++i) {
+        sessions.push_back(connect(1000ms));
+        members.push_back(std::make_unique<LeaderElection>(*sessions.back(), path, "p" + std::to_string(i)));
+    }
+    std::stop_source stop_all;
+    std::vector<std::thread> threads;
+    struct joiner {
+        std::stop_source& stop;
+        std::vector<std::thread>& threads;
+        ~joiner() {
+            stop.request_stop();
+            for (auto& t : threads)
+                if (t.joinable()) t.join();
+        }
+    } join_at_exit{stop_all, threads};
+    for (int i = 0; i < participants; ++i) {
+        threads.emplace_back([&, i] {
+            members[static_cast<std::size_t>(i)]->run_as_leader(
+                [&](std::stop_token stop, const Leadership& term) {
+                    {
+                        std::lock_guard lk(res.m);
+                        if (term.epoch <= res.highest) ++res.stale_rejected;
+                        else res.highest = term.epoch;
+                        res.term_epochs.push_back(term.epoch);
+                    }
+                    std::mutex wm;
+                    std::condition_variable cv;
+                    std::stop_callback wake(stop, [&] { cv.notify_all(); });
+                    std::unique_lock lk(wm);
+                    cv.wait(lk, [&] { return stop.stop_requested(); });
+                },
+                {}, stop_all.get_token());
+        });
+    }
+    // Expire the leader's session three times; each time a new leader with a higher epoch takes over.
+    auto observer_session = connect();
+    LeaderElection observer(*observer_session, path, "observer");
+    std::optional<LeaderInfo> current;
+    for (int round = 0; round < 3; ++round) {
+        auto change = observer.async_wait_leader_change(current, boost::asio::use_future);
+        // Failover within the session timeout (1 s) plus one second.
+        auto [ec, info] = get_within(change, round == 0 ? 15s : 2s);
+        ASSERT_FALSE(ec) << ec.message();
+        if (!info) {
+            --round;
+            current = info;
+            continue;
+        }
+        if (current) {
+            EXPECT_GT(info->epoch, current->epoch);
+        }
+        current = info;
+        const int idx = std::stoi(info->participant_id.substr(1));
+        zklock::testing::expire_session(*sessions[static_cast<std::size_t>(idx)]);
+    }
+    stop_all.request_stop();
+    for (auto& t : threads) t.join();
+    std::lock_guard lk(res.m);
+    EXPECT_EQ(res.stale_rejected, 0) << "a term started with an epoch not above every earlier term's";
+    EXPECT_GE(res.term_epochs.size(), 3u);
+    EXPECT_TRUE(std::is_sorted(res.term_epochs.begin(), res.term_epochs.end()));
+}
+
+TEST_F(RecipeTest, CancelledCampaignLeavesNoNode) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    LeaderElection leader(*a, path, "a");
+    LeaderElection other(*b, path, "b");
+    leader.campaign();
+    boost::asio::cancellation_signal cancel;
+    std::promise<std::error_code> result;
+    other.async_campaign(boost::asio::bind_cancellation_slot(
+        cancel.slot(), [&](std::error_code ec, Leadership) { result.set_value(ec); }));
+    ASSERT_TRUE(wait_until([&] { return other.queue().queue_position() == 1u; }));
+    cancel.emit(boost::asio::cancellation_type::terminal);
+    auto f = result.get_future();
+    EXPECT_EQ(get_within(f), std::errc::operation_canceled);
+    EXPECT_EQ(queue_length(path), 1u);
+    leader.resign();
+}
