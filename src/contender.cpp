@@ -2,6 +2,8 @@
 
 #include <boost/asio/error.hpp>
 
+#include <unistd.h>
+
 namespace zklock::detail {
 namespace asio = boost::asio;
 
@@ -13,6 +15,25 @@ constexpr int max_parent_retries = 5;
 bool connection_trouble(int rc) { return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP; }
 bool session_gone(int rc) { return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZCLOSING; }
 } // namespace
+
+std::string default_node_data() {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    return std::string(host) + ":" + std::to_string(::getpid());
+}
+
+lock_capabilities zookeeper_capabilities() noexcept {
+    lock_capabilities c;
+    c.backend = "zookeeper";
+    c.fair_fifo = true;
+    c.dead_holder = dead_holder_release::session_end;
+    c.fencing_monotonic_across_failover = true;
+    c.server_wakes_waiters = true;
+    c.wakes_one_waiter = true;
+    c.reports_loss = true;
+    c.limits = "a holder paused past its session timeout may still act until told; fencing tokens close that gap";
+    return c;
+}
 
 std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
                                            std::string node_data) {

@@ -8,6 +8,7 @@
 #include "session_impl.hpp"
 
 #include <zklock/detail/lock_node.hpp>
+#include <zklock/lock.hpp>
 #include <zklock/lock_stats.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
@@ -19,49 +20,55 @@
 
 namespace zklock::detail {
 
-/// Engine callbacks run on the session's strand; recipes post user completions from them.
-using acquire_callback = std::function<void(std::error_code, bool acquired)>;
+/// "<hostname>:<pid>": what a node stores when the user gives no data.
+std::string default_node_data();
+
+/// The capabilities of every ZooKeeper recipe.
+lock_capabilities zookeeper_capabilities() noexcept;
 
 /// The queue at `path` as the server has it now (blocking; see zklock::list_contenders).
 std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
                                                std::error_code& ec);
 
-class contender_engine : public std::enable_shared_from_this<contender_engine> {
+class contender_engine : public lock_backend, public std::enable_shared_from_this<contender_engine> {
 public:
     using clock = std::chrono::steady_clock;
 
     static std::shared_ptr<contender_engine> make(std::shared_ptr<session_impl> session, std::string dir,
                                                   queue_rule rule, std::string node_data);
-    ~contender_engine();
+    ~contender_engine() override;
 
     // ---- thread-safe ----------------------------------------------------------
     /// Acquire: completes with (error, acquired). acquired is false without an
     /// error when `deadline` passed or, with `no_wait`, when we would have to wait.
     /// Signalling `slot` cancels the acquire; nothing is left behind.
     void acquire(std::optional<clock::time_point> deadline, bool no_wait, boost::asio::cancellation_slot slot,
-                 acquire_callback callback);
+                 acquire_callback callback) override;
     /// Releases a held lease. Returns errc::not_held when not held. The delete is
     /// owned by the session until it commits; `done` (optional) gets its outcome.
-    std::error_code release(std::function<void(std::error_code)> done = {});
+    std::error_code release(std::function<void(std::error_code)> done) override;
     /// Releases whatever is held and stops any acquire; used by destructors.
-    void shutdown() noexcept;
+    void shutdown() noexcept override;
 
-    bool held() const noexcept { return held_.load(); }
+    bool held() const noexcept override { return held_.load(); }
     bool busy() const noexcept { return busy_.load(); }
-    std::int64_t fencing_token() const noexcept { return token_.load(); }
+    std::int64_t fencing_token() const noexcept override { return token_.load(); }
+    bool on_backend_thread() const noexcept override { return session_->on_session_thread(); }
+    boost::asio::any_io_executor executor() const override { return session_->user_executor(); }
+    lock_capabilities capabilities() const noexcept override { return zookeeper_capabilities(); }
     std::optional<std::size_t> queue_position() const noexcept;
     std::string node_path() const;
     lock_stats stats() const;
     const std::string& dir() const noexcept { return dir_; }
     const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
 
-    void on_lost(std::function<void(std::error_code)> callback);
+    void on_lost(std::function<void(std::error_code)> callback) override;
     /// Calls `callback(position)` on the strand whenever our place in the queue changes.
     void on_position(std::function<void(std::size_t)> callback);
     /// Calls `callback` once: with the loss reason when the current hold is lost,
     /// {} when it is released first, errc::not_held when nothing is held,
     /// operation_aborted when `slot` is signalled.
-    void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback);
+    void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override;
 
 private:
     struct attempt {

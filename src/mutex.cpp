@@ -1,36 +1,22 @@
 #include <zklock/mutex.hpp>
 
 #include "contender.hpp"
+#include "lock_frontend.hpp"
 
 #include <zklock/detail/path.hpp>
 
 #include <future>
-#include <unistd.h>
 
 namespace zklock {
 namespace asio = boost::asio;
 
 namespace {
 
-std::string default_node_data() {
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-    return std::string(host) + ":" + std::to_string(::getpid());
-}
-
 std::shared_ptr<detail::contender_engine> make_contender(Session& session, const std::string& path,
                                                          const MutexOptions& options, detail::queue_rule rule = {}) {
     rule.watch_parent = rule.watch_parent || options.watch_all_children;
     return detail::contender_engine::make(session.impl(), path, std::move(rule),
-                                   options.node_data.empty() ? default_node_data() : options.node_data);
-}
-
-// Moves a user's completion handler into a callback the engine calls on the
-// strand, which posts the handler to its associated executor.
-template <class... Args, class Handler>
-std::function<void(Args...)> post_to(Handler handler, const asio::any_io_executor& fallback) {
-    auto shared = std::make_shared<Handler>(std::move(handler));
-    return [shared, fallback](Args... args) { detail::post_completion(std::move(*shared), fallback, args...); };
+                                   options.node_data.empty() ? detail::default_node_data() : options.node_data);
 }
 
 } // namespace
@@ -62,16 +48,7 @@ bool Mutex::acquire_blocking(std::optional<std::chrono::steady_clock::time_point
         ec = path_error_;
         return false;
     }
-    if (contender_->session()->on_session_thread()) {
-        ec = make_error_code(errc::would_deadlock);
-        return false;
-    }
-    std::promise<std::pair<std::error_code, bool>> p;
-    auto f = p.get_future();
-    contender_->acquire(deadline, no_wait, {}, [&p](std::error_code e, bool acquired) { p.set_value({e, acquired}); });
-    const auto [e, acquired] = f.get();
-    ec = e;
-    return acquired;
+    return detail::acquire_blocking(*contender_, deadline, no_wait, ec);
 }
 
 void Mutex::lock(std::error_code& ec) { acquire_blocking(std::nullopt, false, ec); }
@@ -98,32 +75,25 @@ bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline
     return acquire_blocking(deadline, false, ec);
 }
 
-void Mutex::unlock() noexcept { contender_->release(); }
+void Mutex::unlock() noexcept { contender_->release({}); }
 
 void Mutex::async_lock_impl(asio::any_completion_handler<void(std::error_code)> handler) {
-    const auto slot = asio::get_associated_cancellation_slot(handler);
-    const auto& ex = contender_->session()->user_executor();
-    if (path_error_) return detail::post_completion(std::move(handler), ex, path_error_);
-    auto done = post_to<std::error_code>(std::move(handler), ex);
-    contender_->acquire(std::nullopt, false, slot, [done](std::error_code e, bool) { done(e); });
+    if (path_error_) return detail::post_completion(std::move(handler), contender_->executor(), path_error_);
+    detail::async_lock(*contender_, std::move(handler));
 }
 
 void Mutex::async_try_lock_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
                                 asio::any_completion_handler<void(std::error_code, bool)> handler) {
-    const auto slot = asio::get_associated_cancellation_slot(handler);
-    const auto& ex = contender_->session()->user_executor();
-    if (path_error_) return detail::post_completion(std::move(handler), ex, path_error_, false);
-    contender_->acquire(deadline, no_wait, slot, post_to<std::error_code, bool>(std::move(handler), ex));
+    if (path_error_) return detail::post_completion(std::move(handler), contender_->executor(), path_error_, false);
+    detail::async_acquire(*contender_, deadline, no_wait, std::move(handler));
 }
 
 void Mutex::async_unlock_impl(asio::any_completion_handler<void(std::error_code)> handler) {
-    auto done = post_to<std::error_code>(std::move(handler), contender_->session()->user_executor());
-    if (const auto ec = contender_->release(done)) done(ec);
+    detail::async_release(*contender_, std::move(handler));
 }
 
 void Mutex::async_wait_lost_impl(asio::any_completion_handler<void(std::error_code)> handler) {
-    const auto slot = asio::get_associated_cancellation_slot(handler);
-    contender_->wait_lost(slot, post_to<std::error_code>(std::move(handler), contender_->session()->user_executor()));
+    detail::async_wait_lost(*contender_, std::move(handler));
 }
 
 void Mutex::on_lost(std::function<void(std::error_code)> callback) { contender_->on_lost(std::move(callback)); }

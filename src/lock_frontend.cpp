@@ -1,0 +1,55 @@
+#include "lock_frontend.hpp"
+
+#include "session_impl.hpp"
+
+#include <future>
+
+namespace zklock::detail {
+namespace asio = boost::asio;
+
+namespace {
+// Moves a user's completion handler into a callback the backend calls on its
+// own thread, which posts the handler to its associated executor.
+template <class... Args, class Handler>
+std::function<void(Args...)> post_to(Handler handler, const asio::any_io_executor& fallback) {
+    auto shared = std::make_shared<Handler>(std::move(handler));
+    return [shared, fallback](Args... args) { post_completion(std::move(*shared), fallback, args...); };
+}
+} // namespace
+
+bool acquire_blocking(lock_backend& backend, std::optional<time_point> deadline, bool no_wait, std::error_code& ec) {
+    if (backend.on_backend_thread()) {
+        ec = make_error_code(errc::would_deadlock);
+        return false;
+    }
+    std::promise<std::pair<std::error_code, bool>> p;
+    auto f = p.get_future();
+    backend.acquire(deadline, no_wait, {}, [&p](std::error_code e, bool acquired) { p.set_value({e, acquired}); });
+    const auto [e, acquired] = f.get();
+    ec = e;
+    return acquired;
+}
+
+void async_acquire(lock_backend& backend, std::optional<time_point> deadline, bool no_wait,
+                   asio::any_completion_handler<void(std::error_code, bool)> handler) {
+    const auto slot = asio::get_associated_cancellation_slot(handler);
+    backend.acquire(deadline, no_wait, slot, post_to<std::error_code, bool>(std::move(handler), backend.executor()));
+}
+
+void async_lock(lock_backend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
+    const auto slot = asio::get_associated_cancellation_slot(handler);
+    auto done = post_to<std::error_code>(std::move(handler), backend.executor());
+    backend.acquire(std::nullopt, false, slot, [done](std::error_code e, bool) { done(e); });
+}
+
+void async_release(lock_backend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
+    auto done = post_to<std::error_code>(std::move(handler), backend.executor());
+    if (const auto ec = backend.release(done)) done(ec);
+}
+
+void async_wait_lost(lock_backend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
+    const auto slot = asio::get_associated_cancellation_slot(handler);
+    backend.wait_lost(slot, post_to<std::error_code>(std::move(handler), backend.executor()));
+}
+
+} // namespace zklock::detail

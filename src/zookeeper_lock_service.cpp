@@ -1,0 +1,24 @@
+#include <zklock/zookeeper_lock_service.hpp>
+
+#include "contender.hpp"
+
+#include <zklock/detail/path.hpp>
+
+
+namespace zklock {
+
+ZooKeeperLockService::ZooKeeperLockService(Session& session, std::string root)
+    : session_(session), root_(std::move(root)) {
+    const auto check = detail::validate_lock_path(root_);
+    if (!check) throw error(check.error, "zklock::ZooKeeperLockService: " + check.reason + ": '" + root_ + "'");
+}
+
+Lock ZooKeeperLockService::make_lock(const std::string& name) {
+    std::string reason;
+    if (const auto ec = validate_lock_name(name, &reason)) throw error(ec, "zklock: " + reason + ": '" + name + "'");
+    return Lock(detail::contender_engine::make(session_.impl(), root_ + "/" + name, {}, detail::default_node_data()));
+}
+
+lock_capabilities ZooKeeperLockService::capabilities() const noexcept { return detail::zookeeper_capabilities(); }
+
+} // namespace zklock

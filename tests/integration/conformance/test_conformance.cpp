@@ -1,0 +1,204 @@
+// One suite for every backend: what a lock must do, tested the same way.
+// Tests a backend cannot pass by design are skipped with the reason taken from
+// its capabilities(), never silently.
+#include "backend_env.hpp"
+
+#include "../support.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <atomic>
+#include <set>
+
+namespace zklock::conformance {
+
+std::map<std::string, EnvFactory>& registry() {
+    static std::map<std::string, EnvFactory> backends;
+    return backends;
+}
+
+namespace {
+
+using namespace std::chrono_literals;
+using zklock::test::get_within;
+using zklock::test::wait_until;
+
+class Conformance : public ::testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override { env_ = registry().at(GetParam())(); }
+    void TearDown() override {
+        if (!env_) return;
+        for (const auto& name : names_)
+            EXPECT_TRUE(wait_until([&] { return env_->leftovers(name) == 0; }, 15s)) << "left behind for " << name;
+    }
+    std::string name(const std::string& suffix = "lock") {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        std::string n = std::string(info->name()).substr(0, std::string(info->name()).find('/')) + "-" + suffix;
+        names_.push_back(n);
+        return n;
+    }
+    std::unique_ptr<BackendEnv> env_;
+    std::vector<std::string> names_;
+};
+
+TEST_P(Conformance, MutualExclusionOfEightClientsCheckedByFencingTokens) {
+    const auto lock_name = name();
+    constexpr int clients = 8;
+    constexpr int rounds = 5;
+    std::mutex m;
+    int inside = 0, violations = 0;
+    std::int64_t highest = 0;
+    std::vector<std::int64_t> tokens;
+    std::vector<std::unique_ptr<LockService>> services;
+    for (int i = 0; i < clients; ++i) services.push_back(env_->client());
+    std::vector<std::thread> threads;
+    for (int i = 0; i < clients; ++i) {
+        threads.emplace_back([&, i] {
+            Lock lock = services[static_cast<std::size_t>(i)]->make_lock(lock_name);
+            for (int r = 0; r < rounds; ++r) {
+                std::unique_lock guard(lock);
+                std::lock_guard lk(m);
+                if (++inside != 1) ++violations;
+                if (lock.fencing_token() <= highest) ++violations;
+                highest = lock.fencing_token();
+                tokens.push_back(highest);
+                --inside;
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(violations, 0);
+    EXPECT_EQ(tokens.size(), static_cast<std::size_t>(clients * rounds));
+    EXPECT_EQ(std::set<std::int64_t>(tokens.begin(), tokens.end()).size(), tokens.size());
+}
+
+TEST_P(Conformance, TryLockForTimesOutAndLeavesNothing) {
+    const auto lock_name = name();
+    auto a = env_->client();
+    auto b = env_->client();
+    Lock holder = a->make_lock(lock_name);
+    Lock waiter = b->make_lock(lock_name);
+    holder.lock();
+    EXPECT_FALSE(waiter.try_lock_for(300ms));
+    EXPECT_FALSE(waiter.try_lock());
+    EXPECT_FALSE(waiter.is_held());
+    holder.unlock();
+    EXPECT_TRUE(waiter.try_lock_for(10s));
+    waiter.unlock();
+}
+
+TEST_P(Conformance, CancelledAcquireLeavesNothing) {
+    const auto lock_name = name();
+    auto a = env_->client();
+    auto b = env_->client();
+    Lock holder = a->make_lock(lock_name);
+    Lock waiter = b->make_lock(lock_name);
+    holder.lock();
+    boost::asio::cancellation_signal cancel;
+    std::promise<std::error_code> result;
+    waiter.async_lock(boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec) { result.set_value(ec); }));
+    auto f = result.get_future();
+    EXPECT_EQ(f.wait_for(300ms), std::future_status::timeout) << "acquired a held lock";
+    cancel.emit(boost::asio::cancellation_type::terminal);
+    EXPECT_EQ(get_within(f), std::errc::operation_canceled);
+    EXPECT_FALSE(waiter.is_held());
+    holder.unlock();
+}
+
+TEST_P(Conformance, NonOwnerReleaseIsRefused) {
+    const auto lock_name = name();
+    auto a = env_->client();
+    auto b = env_->client();
+    auto c = env_->client();
+    Lock holder = a->make_lock(lock_name);
+    Lock other = b->make_lock(lock_name);
+    Lock probe = c->make_lock(lock_name);
+    holder.lock();
+    auto refused = other.async_unlock(boost::asio::use_future);
+    EXPECT_EQ(get_within(refused), errc::not_held);
+    EXPECT_TRUE(holder.is_held());
+    EXPECT_FALSE(probe.try_lock()) << "another client's release freed the lock";
+    holder.unlock();
+}
+
+TEST_P(Conformance, DeadOwnerIsReleased) {
+    const auto lock_name = name();
+    auto a = env_->client();
+    auto b = env_->client();
+    Lock holder = a->make_lock(lock_name);
+    Lock next = b->make_lock(lock_name);
+    holder.lock();
+    const auto token = holder.fencing_token();
+    env_->crash(*a);
+    EXPECT_TRUE(next.try_lock_for(30s)) << "not released at " << to_string(next.capabilities().dead_holder);
+    EXPECT_GT(next.fencing_token(), token);
+    next.unlock();
+}
+
+TEST_P(Conformance, LossIsReportedToTheHolder) {
+    const auto lock_name = name();
+    auto a = env_->client();
+    Lock holder = a->make_lock(lock_name);
+    if (!holder.capabilities().reports_loss) GTEST_SKIP() << holder.capabilities().limits;
+    holder.lock();
+    auto lost = holder.async_wait_lost(boost::asio::use_future);
+    env_->steal(lock_name);
+    EXPECT_TRUE(is_lock_lost(get_within(lost, 30s)));
+    EXPECT_FALSE(holder.is_held());
+}
+
+TEST_P(Conformance, BadNamesAreRefusedWithAReason) {
+    auto a = env_->client();
+    for (const char* bad : {"", "a/b", "white space", "..", "ünï"}) {
+        try {
+            a->make_lock(bad);
+            ADD_FAILURE() << "accepted '" << bad << "'";
+        } catch (const zklock::error& e) {
+            EXPECT_EQ(e.code(), errc::invalid_path) << bad;
+            EXPECT_GT(std::string(e.what()).size(), 10u);
+        }
+    }
+    EXPECT_THROW(a->make_lock(std::string(201, 'x')), zklock::error);
+}
+
+TEST_P(Conformance, GrantsFollowArrivalOrderWhenFair) {
+    const auto lock_name = name();
+    auto a = env_->client();
+    Lock holder = a->make_lock(lock_name);
+    if (!holder.capabilities().fair_fifo) GTEST_SKIP() << "not FIFO by design: " << holder.capabilities().limits;
+    holder.lock();
+    std::vector<std::unique_ptr<LockService>> services;
+    std::vector<Lock> waiters;
+    std::vector<std::future<std::error_code>> grants;
+    for (int i = 0; i < 4; ++i) {
+        services.push_back(env_->client());
+        waiters.push_back(services.back()->make_lock(lock_name));
+        grants.push_back(waiters.back().async_lock(boost::asio::use_future));
+        ASSERT_TRUE(wait_until([&] { return env_->leftovers(lock_name) == static_cast<std::size_t>(i + 2); }));
+    }
+    holder.unlock();
+    for (std::size_t i = 0; i < waiters.size(); ++i) {
+        EXPECT_FALSE(get_within(grants[i]));
+        for (std::size_t j = i + 1; j < waiters.size(); ++j)
+            EXPECT_EQ(grants[j].wait_for(0ms), std::future_status::timeout) << j << " overtook " << i;
+        waiters[i].unlock();
+    }
+}
+
+std::vector<std::string> backends() {
+    std::vector<std::string> out;
+    for (const auto& [n, f] : registry()) out.push_back(n);
+    return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::ValuesIn(backends()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                             std::string n = info.param;
+                             std::replace(n.begin(), n.end(), '-', '_');
+                             return n;
+                         });
+
+} // namespace
+} // namespace zklock::conformance

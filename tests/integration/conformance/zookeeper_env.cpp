@@ -1,0 +1,65 @@
+#include "backend_env.hpp"
+
+#include <zklock/mutex.hpp>
+#include <zklock/testing/faults.hpp>
+#include <zklock/testing/zookeeper_server.hpp>
+#include <zklock/zookeeper_lock_service.hpp>
+
+namespace zklock::conformance {
+namespace {
+
+constexpr const char* root = "/zklock-conformance";
+
+class ZooKeeperService : public ZooKeeperLockService {
+public:
+    explicit ZooKeeperService(std::unique_ptr<Session> s) : ZooKeeperLockService(*s, root), session_(std::move(s)) {}
+    Session& session() { return *session_; }
+
+private:
+    std::unique_ptr<Session> session_;  // outlives nothing it lends: locks keep the session state alive
+};
+
+class ZooKeeperEnv : public BackendEnv {
+public:
+    ZooKeeperEnv() : server_(options()) {}
+
+    std::unique_ptr<LockService> client() override {
+        SessionOptions o;
+        o.connect = server_.connect_string();
+        o.session_timeout = std::chrono::milliseconds(2000);
+        auto s = std::make_unique<Session>(o);
+        s->connect();
+        return std::make_unique<ZooKeeperService>(std::move(s));
+    }
+
+    void crash(LockService& service) override {
+        testing::expire_session(static_cast<ZooKeeperService&>(service).session());
+    }
+
+    void steal(const std::string& name) override {
+        auto admin = client();
+        auto& s = static_cast<ZooKeeperService&>(*admin).session();
+        const auto queue = list_contenders(s, path(name));
+        if (!queue.empty()) testing::delete_node(s, path(name) + "/" + queue.front().node);
+    }
+
+    std::size_t leftovers(const std::string& name) override {
+        auto admin = client();
+        return list_contenders(static_cast<ZooKeeperService&>(*admin).session(), path(name)).size();
+    }
+
+private:
+    static testing::ZooKeeperServerOptions options() {
+        testing::ZooKeeperServerOptions o;
+        o.tick_time_ms = 100;
+        return o;
+    }
+    static std::string path(const std::string& name) { return std::string(root) + "/" + name; }
+
+    testing::ZooKeeperServer server_;
+};
+
+const Registration registered("zookeeper", [] { return std::make_unique<ZooKeeperEnv>(); });
+
+} // namespace
+} // namespace zklock::conformance
