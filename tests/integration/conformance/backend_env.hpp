@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace zklock::conformance {
@@ -19,6 +20,9 @@ public:
     /// Makes `service`'s client vanish as a crashed process would: no release, no
     /// goodbye. Its locks must then be freed the backend's way (capabilities().dead_holder).
     virtual void crash(LockService& service) = 0;
+    /// Why crash() cannot be done inside this test process (the dead-owner test is
+    /// then skipped with this reason and covered by the backend's own test), if so.
+    virtual std::optional<std::string> cannot_crash() const { return std::nullopt; }
     /// Takes the lock `name` away from its holder behind its back (an operator
     /// deleting the node, the key expiring, the connection terminated).
     virtual void steal(const std::string& name) = 0;

@@ -1,0 +1,227 @@
+#include <zklock/local/flock_lock_service.hpp>
+
+#include "../session_impl.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <random>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace zklock {
+namespace asio = boost::asio;
+
+namespace detail {
+
+struct flock_context {
+    std::shared_ptr<own_context> own;  // set when the service runs its own thread
+    asio::any_io_executor executor;
+    asio::strand<asio::any_io_executor> strand;
+    std::string directory;
+    flock_context(std::string dir, asio::any_io_executor ex, std::shared_ptr<own_context> o)
+        : own(std::move(o)), executor(std::move(ex)), strand(asio::make_strand(executor)), directory(std::move(dir)) {}
+    bool on_thread() const noexcept {
+        if (own) return own->ioc.get_executor().running_in_this_thread();
+        return strand.running_in_this_thread();
+    }
+};
+
+namespace {
+
+lock_capabilities flock_capabilities() noexcept {
+    lock_capabilities c;
+    c.backend = "flock";
+    c.fair_fifo = false;
+    c.dead_holder = dead_holder_release::process_exit;
+    c.fencing_monotonic_across_failover = true;  // the counter lives in the lock file itself
+    c.server_wakes_waiters = false;
+    c.wakes_one_waiter = false;
+    c.reports_loss = false;
+    c.limits = "one machine only; waiters poll with backoff (not FIFO); nothing can take a held lock away, so no loss";
+    return c;
+}
+
+class flock_backend : public lock_backend, public std::enable_shared_from_this<flock_backend> {
+public:
+    flock_backend(std::shared_ptr<flock_context> ctx, std::string path)
+        : ctx_(std::move(ctx)), path_(std::move(path)), timer_(ctx_->strand) {}
+    ~flock_backend() override {
+        if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the lock
+    }
+
+    void acquire(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
+                 asio::cancellation_slot slot, acquire_callback callback) override {
+        if (busy_.exchange(true)) {
+            asio::post(ctx_->strand, [cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
+            return;
+        }
+        if (slot.is_connected()) {
+            slot.assign([weak = weak_from_this()](asio::cancellation_type) {
+                if (auto self = weak.lock()) asio::post(self->ctx_->strand, [self] { self->finish(operation_aborted(), false); });
+            });
+        }
+        asio::post(ctx_->strand, [self = shared_from_this(), deadline, no_wait, cb = std::move(callback)]() mutable {
+            self->callback_ = std::move(cb);
+            self->deadline_ = deadline;
+            self->no_wait_ = no_wait;
+            self->backoff_ = std::chrono::milliseconds(1);
+            self->attempt();
+        });
+    }
+
+    std::error_code release(std::function<void(std::error_code)> done) override {
+        if (!held_.exchange(false)) return make_error_code(errc::not_held);
+        token_ = 0;
+        busy_ = false;
+        asio::post(ctx_->strand, [self = shared_from_this(), done = std::move(done)] {
+            self->unlock_file();
+            self->finish_lost_waiters({});
+            if (done) done({});
+        });
+        return {};
+    }
+
+    void shutdown() noexcept override {
+        try {
+            asio::post(ctx_->strand, [self = shared_from_this()] {
+                if (self->callback_) self->finish(operation_aborted(), false);
+                self->held_ = false;
+                self->unlock_file();
+                self->finish_lost_waiters(operation_aborted());
+            });
+        } catch (...) {
+        }
+    }
+
+    bool held() const noexcept override { return held_.load(); }
+    std::int64_t fencing_token() const noexcept override { return token_.load(); }
+    void on_lost(std::function<void(std::error_code)>) override {}  // a flock cannot be taken away
+    void wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override {
+        if (slot.is_connected()) {
+            slot.assign([weak = weak_from_this()](asio::cancellation_type) {
+                if (auto self = weak.lock()) asio::post(self->ctx_->strand, [self] { self->finish_lost_waiters(operation_aborted()); });
+            });
+        }
+        asio::post(ctx_->strand, [self = shared_from_this(), cb = std::move(callback)]() mutable {
+            if (!self->held_) return cb(make_error_code(errc::not_held));
+            self->lost_waiters_.push_back(std::move(cb));
+        });
+    }
+    bool on_backend_thread() const noexcept override { return ctx_->on_thread(); }
+    asio::any_io_executor executor() const override { return ctx_->executor; }
+    lock_capabilities capabilities() const noexcept override { return flock_capabilities(); }
+
+private:
+    void attempt() {
+        if (!callback_) return;
+        const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) return finish(std::error_code(errno, std::generic_category()), false);
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            struct stat held {}, on_disk {};
+            if (::fstat(fd, &held) == 0 && ::stat(path_.c_str(), &on_disk) == 0 && held.st_ino == on_disk.st_ino) {
+                fd_ = fd;
+                return grant();
+            }
+            ::close(fd);  // the file was replaced while we locked it: lock the new one
+            return attempt();
+        }
+        const int err = errno;
+        ::close(fd);
+        if (err != EWOULDBLOCK) return finish(std::error_code(err, std::generic_category()), false);
+        if (no_wait_) return finish({}, false);
+        auto wait = backoff_ + std::chrono::microseconds(jitter_(rng_) % 1000);
+        backoff_ = std::min<std::chrono::steady_clock::duration>(backoff_ * 2, std::chrono::milliseconds(16));
+        if (deadline_) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= *deadline_) return finish({}, false);
+            wait = std::min<std::chrono::steady_clock::duration>(wait, *deadline_ - now);
+        }
+        timer_.expires_after(wait);
+        timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+            if (!ec) self->attempt();
+        });
+    }
+
+    void grant() {
+        // The fencing counter: 8 bytes at the start of the file, updated under the lock.
+        std::int64_t counter = 0;
+        if (::pread(fd_, &counter, sizeof counter, 0) != static_cast<ssize_t>(sizeof counter)) counter = 0;
+        ++counter;
+        if (::pwrite(fd_, &counter, sizeof counter, 0) != static_cast<ssize_t>(sizeof counter)) {
+            const std::error_code ec(errno, std::generic_category());
+            unlock_file();
+            return finish(ec, false);
+        }
+        token_ = counter;
+        held_ = true;
+        finish({}, true);
+    }
+
+    void finish(std::error_code ec, bool acquired) {
+        timer_.cancel();
+        if (!acquired) busy_ = false;
+        if (auto cb = std::exchange(callback_, nullptr)) cb(ec, acquired);
+    }
+
+    void unlock_file() {
+        if (fd_ < 0) return;
+        ::flock(fd_, LOCK_UN);
+        ::close(fd_);
+        fd_ = -1;
+    }
+
+    void finish_lost_waiters(std::error_code ec) {
+        auto waiters = std::move(lost_waiters_);
+        lost_waiters_.clear();
+        for (auto& w : waiters) w(ec);
+    }
+
+    std::shared_ptr<flock_context> ctx_;
+    std::string path_;
+    asio::steady_timer timer_;
+    int fd_ = -1;
+    acquire_callback callback_;
+    std::optional<std::chrono::steady_clock::time_point> deadline_;
+    bool no_wait_ = false;
+    std::chrono::steady_clock::duration backoff_{};
+    std::vector<std::function<void(std::error_code)>> lost_waiters_;
+    std::minstd_rand rng_{std::random_device{}()};
+    std::uniform_int_distribution<int> jitter_{0, 1000000};
+    std::atomic<bool> held_{false};
+    std::atomic<bool> busy_{false};
+    std::atomic<std::int64_t> token_{0};
+};
+
+} // namespace
+} // namespace detail
+
+FlockLockService::FlockLockService(std::string directory, asio::any_io_executor executor) {
+    struct stat st {};
+    if (::stat(directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw error(make_error_code(errc::invalid_argument), "zklock::FlockLockService: no directory '" + directory + "'");
+    std::shared_ptr<detail::own_context> own;
+    if (!executor) {
+        own = std::make_shared<detail::own_context>();
+        executor = own->ioc.get_executor();
+    }
+    context_ = std::make_shared<detail::flock_context>(std::move(directory), std::move(executor), std::move(own));
+}
+
+FlockLockService::~FlockLockService() {
+    if (context_->own) context_->own->stop_and_join();
+}
+
+Lock FlockLockService::make_lock(const std::string& name) {
+    std::string reason;
+    if (const auto ec = validate_lock_name(name, &reason)) throw error(ec, "zklock: " + reason + ": '" + name + "'");
+    return Lock(std::make_shared<detail::flock_backend>(context_, context_->directory + "/" + name + ".lock"));
+}
+
+lock_capabilities FlockLockService::capabilities() const noexcept { return detail::flock_capabilities(); }
+
+} // namespace zklock
