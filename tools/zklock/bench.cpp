@@ -1,14 +1,21 @@
 // zklock bench: acquire/release latency and contended throughput of the
-// ZooKeeper recipe, with the herd baseline and Apache Curator beside it.
+// ZooKeeper recipe, with the herd baseline and Apache Curator beside it; and
+// the other recipes on the same engine (--recipe election | semaphore | rwlock).
 #include "commands.hpp"
 
+#include <zklock/leader_election.hpp>
 #include <zklock/mutex.hpp>
+#include <zklock/semaphore.hpp>
+#include <zklock/shared_mutex.hpp>
 #include <zklock/testing/zookeeper_server.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <functional>
+#include <limits>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -16,6 +23,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <thread>
 #include <future>
 #include <mutex>
@@ -30,8 +38,11 @@ using clock_type = std::chrono::steady_clock;
 struct bench_options {
     std::string connect;
     bool connect_given = false;
+    std::string recipe = "mutex";
     std::string scenario = "uncontended";
     int clients = 8;
+    int permits = 3;
+    double read_ratio = 0.8;
     int ops = 2000;
     bool naive = false;
     bool confirm_unlock = false;
@@ -52,6 +63,7 @@ struct result {
     double notifications_per_acquire = 0, getchildren_per_acquire = 0;
     bool naive = false;
     bool confirm_unlock = false;
+    nlohmann::json extra = nlohmann::json::object();  ///< recipe-specific fields
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -198,8 +210,247 @@ result run_contended(const bench_options& o) {
     return r;
 }
 
+// --- the other recipes ---------------------------------------------------------
+
+std::vector<std::unique_ptr<Session>> connect_sessions(const bench_options& o, int k) {
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (int i = 0; i < k; ++i) {
+        sessions.push_back(std::make_unique<Session>(session_options(o)));
+        sessions.back()->connect();
+    }
+    return sessions;
+}
+
+// Runs body(i) on k threads that start together; returns when all have returned.
+// The first exception is rethrown after every thread has been joined. When a
+// thread fails, `abort` is set and every session is closed, so that the other
+// threads' blocking calls fail too instead of waiting for a turn that never comes.
+void run_together(int k, std::atomic<bool>& abort, const std::vector<std::unique_ptr<Session>>& sessions,
+                  const std::function<void(int)>& body) {
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < k; ++i) {
+        threads.emplace_back([&, i] {
+            ++ready;
+            while (!go.load()) std::this_thread::yield();
+            try {
+                body(i);
+            } catch (...) {
+                std::lock_guard lk(failure_mutex);
+                if (!failure) failure = std::current_exception();
+                if (!abort.exchange(true))
+                    for (const auto& session : sessions) session->close();
+            }
+        });
+    }
+    while (ready.load() < k) std::this_thread::yield();
+    go = true;
+    for (auto& t : threads) t.join();
+    if (failure) std::rethrow_exception(failure);
+}
+
+double us_between(clock_type::time_point a, clock_type::time_point b) {
+    return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+// Leader election failover: K participants campaign on one path; each leader
+// resigns as soon as its campaign completes and campaigns again (it rejoins the
+// end of the line). A sample is the time from the leader's resign() call to the
+// completion of the next leader's campaign (both steady_clock, one process).
+result run_election(const bench_options& o) {
+    const auto path = unique_path(o, "election");
+    const int k = std::max(1, o.clients);
+    const int handoffs = o.ops;
+    auto sessions = connect_sessions(o, k);
+    std::vector<std::unique_ptr<LeaderElection>> elections;
+    for (int i = 0; i < k; ++i)
+        elections.push_back(std::make_unique<LeaderElection>(*sessions[static_cast<std::size_t>(i)], path,
+                                                             "bench-" + std::to_string(i)));
+
+    std::atomic<int> terms{0};                        // leaderships granted so far
+    std::atomic<clock_type::rep> resigned_at{0};      // when the last leader called resign()
+    std::atomic<clock_type::rep> last_handoff_at{0};  // completion of handoff number `handoffs`
+    std::vector<std::vector<double>> samples(static_cast<std::size_t>(k));
+    std::atomic<bool> abort{false};
+    const auto start = clock_type::now();
+    run_together(k, abort, sessions, [&](int i) {
+        auto& election = *elections[static_cast<std::size_t>(i)];
+        auto& mine = samples[static_cast<std::size_t>(i)];
+        while (!abort.load()) {
+            election.campaign();
+            const auto won = clock_type::now();
+            const int term = terms.fetch_add(1);  // 0 = the first leader: no handoff before it
+            if (term >= 1 && term <= handoffs) {
+                mine.push_back(us_between(clock_type::time_point(clock_type::duration(resigned_at.load())), won));
+                if (term == handoffs) last_handoff_at = won.time_since_epoch().count();
+            }
+            resigned_at = clock_type::now().time_since_epoch().count();
+            election.resign();
+            // Leave once every handoff is measured: each participant leads one last
+            // time (so whoever is still waiting gets through) and stops.
+            if (term >= handoffs) break;
+        }
+    });
+    std::vector<double> all;
+    for (const auto& v : samples) all.insert(all.end(), v.begin(), v.end());
+    std::uint64_t acquisitions = 0, notifications = 0, listings = 0;
+    for (auto& e : elections) {
+        const auto st = e->queue().stats();
+        acquisitions += st.acquisitions;
+        notifications += st.watch_notifications;
+        listings += st.get_children_calls;
+    }
+    const auto end = last_handoff_at.load() ? clock_type::time_point(clock_type::duration(last_handoff_at.load()))
+                                            : clock_type::now();
+    result r;
+    r.scenario = "election";
+    r.clients = k;
+    r.ops = static_cast<int>(all.size());
+    r.wall_s = std::chrono::duration<double>(end - start).count();
+    r.ops_per_s = static_cast<double>(all.size()) / r.wall_s;
+    fill_latency(r, all);
+    r.notifications_per_acquire = static_cast<double>(notifications) / static_cast<double>(acquisitions);
+    r.getchildren_per_acquire = static_cast<double>(listings) / static_cast<double>(acquisitions);
+    r.extra = {{"recipe", "election"},
+               {"measures", "failover: leader's resign() to the next leader's campaign completing"},
+               {"handoffs_per_s", r.ops_per_s},
+               {"failover_p50_us", r.p50_us},
+               {"failover_p99_us", r.p99_us},
+               {"acquisitions", acquisitions}};
+    return r;
+}
+
+// Semaphore: K clients, P permits, N acquisitions in all; each client acquires,
+// releases at once and acquires again. A sample is acquire() as the caller sees it.
+result run_semaphore(const bench_options& o) {
+    const auto path = unique_path(o, "semaphore");
+    const int k = std::max(1, o.clients);
+    const auto permits = static_cast<std::size_t>(std::max(1, o.permits));
+    auto sessions = connect_sessions(o, k);
+    std::vector<std::unique_ptr<Semaphore>> semaphores;
+    for (int i = 0; i < k; ++i)
+        semaphores.push_back(std::make_unique<Semaphore>(*sessions[static_cast<std::size_t>(i)], path, permits));
+
+    std::atomic<int> remaining{o.ops};
+    std::vector<std::vector<double>> samples(static_cast<std::size_t>(k));
+    std::atomic<bool> abort{false};
+    const auto start = clock_type::now();
+    run_together(k, abort, sessions, [&](int i) {
+        auto& sem = *semaphores[static_cast<std::size_t>(i)];
+        auto& mine = samples[static_cast<std::size_t>(i)];
+        while (!abort.load()) {
+            const auto t0 = clock_type::now();
+            Lease lease = sem.acquire();
+            const bool last = remaining.fetch_sub(1) <= 0;
+            if (!last) mine.push_back(us_between(t0, clock_type::now()));
+            lease.release();
+            if (last) break;
+        }
+    });
+    const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
+    std::vector<double> all;
+    for (const auto& v : samples) all.insert(all.end(), v.begin(), v.end());
+    result r;
+    r.scenario = "semaphore";
+    r.clients = k;
+    r.ops = static_cast<int>(all.size());
+    r.wall_s = wall;
+    r.ops_per_s = static_cast<double>(all.size()) / wall;
+    fill_latency(r, all);
+    // Each acquire's queue place lives in the Lease it returns, and neither Lease
+    // nor Semaphore exposes its counters: no notification or listing figures.
+    r.notifications_per_acquire = std::numeric_limits<double>::quiet_NaN();
+    r.getchildren_per_acquire = std::numeric_limits<double>::quiet_NaN();
+    r.extra = {{"recipe", "semaphore"}, {"permits", permits}, {"measures", "acquire() wait"}};
+    return r;
+}
+
+// Read-write lock: K clients, each operation a read (lock_shared) with
+// probability read_ratio, otherwise a write (lock); released at once.
+result run_rwlock(const bench_options& o) {
+    const auto path = unique_path(o, "rwlock");
+    const int k = std::max(1, o.clients);
+    auto sessions = connect_sessions(o, k);
+    std::vector<std::unique_ptr<SharedMutex>> locks;
+    for (int i = 0; i < k; ++i)
+        locks.push_back(std::make_unique<SharedMutex>(*sessions[static_cast<std::size_t>(i)], path));
+
+    std::atomic<int> remaining{o.ops};
+    std::vector<std::vector<double>> reads(static_cast<std::size_t>(k)), writes(static_cast<std::size_t>(k));
+    std::atomic<bool> abort{false};
+    const auto start = clock_type::now();
+    run_together(k, abort, sessions, [&](int i) {
+        auto& rw = *locks[static_cast<std::size_t>(i)];
+        std::mt19937 rng(static_cast<std::uint32_t>(i + 1));  // reproducible mix per client
+        std::bernoulli_distribution is_read(o.read_ratio);
+        while (!abort.load()) {
+            const bool read = is_read(rng);
+            const auto t0 = clock_type::now();
+            if (read) rw.lock_shared();
+            else rw.lock();
+            const auto t1 = clock_type::now();
+            const bool last = remaining.fetch_sub(1) <= 0;
+            if (!last) (read ? reads : writes)[static_cast<std::size_t>(i)].push_back(us_between(t0, t1));
+            if (read) rw.unlock_shared();
+            else rw.unlock();
+            if (last) break;
+        }
+    });
+    const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
+    std::vector<double> all, all_reads, all_writes;
+    for (int i = 0; i < k; ++i) {
+        all_reads.insert(all_reads.end(), reads[static_cast<std::size_t>(i)].begin(), reads[static_cast<std::size_t>(i)].end());
+        all_writes.insert(all_writes.end(), writes[static_cast<std::size_t>(i)].begin(), writes[static_cast<std::size_t>(i)].end());
+    }
+    all = all_reads;
+    all.insert(all.end(), all_writes.begin(), all_writes.end());
+    lock_stats w, rd;
+    for (auto& l : locks) {
+        const auto ws = l->exclusive().stats();
+        const auto rs = l->shared().stats();
+        w.acquisitions += ws.acquisitions;
+        w.watch_notifications += ws.watch_notifications;
+        w.get_children_calls += ws.get_children_calls;
+        rd.acquisitions += rs.acquisitions;
+        rd.watch_notifications += rs.watch_notifications;
+        rd.get_children_calls += rs.get_children_calls;
+    }
+    auto pct = [](const std::vector<double>& v, double p) {
+        return v.empty() ? std::numeric_limits<double>::quiet_NaN() : percentile(v, p);
+    };
+    auto ratio = [](std::uint64_t a, std::uint64_t b) {
+        return b ? static_cast<double>(a) / static_cast<double>(b) : std::numeric_limits<double>::quiet_NaN();
+    };
+    result r;
+    r.scenario = "rwlock";
+    r.clients = k;
+    r.ops = static_cast<int>(all.size());
+    r.wall_s = wall;
+    r.ops_per_s = static_cast<double>(all.size()) / wall;
+    fill_latency(r, all);
+    // The existing fields carry the writers' figures (SharedMutex::exclusive()).
+    r.notifications_per_acquire = ratio(w.watch_notifications, w.acquisitions);
+    r.getchildren_per_acquire = ratio(w.get_children_calls, w.acquisitions);
+    r.extra = {{"recipe", "rwlock"},
+               {"read_ratio", o.read_ratio},
+               {"reads", all_reads.size()},
+               {"writes", all_writes.size()},
+               {"read_p50_us", pct(all_reads, 0.50)},
+               {"read_p99_us", pct(all_reads, 0.99)},
+               {"write_p50_us", pct(all_writes, 0.50)},
+               {"write_p99_us", pct(all_writes, 0.99)},
+               {"writer_notifications_per_acquire", r.notifications_per_acquire},
+               {"writer_getchildren_per_acquire", r.getchildren_per_acquire},
+               {"reader_notifications_per_acquire", ratio(rd.watch_notifications, rd.acquisitions)},
+               {"reader_getchildren_per_acquire", ratio(rd.get_children_calls, rd.acquisitions)}};
+    return r;
+}
+
 nlohmann::json to_json(const result& r) {
-    return {{"backend", r.backend},
+    nlohmann::json j = {{"backend", r.backend},
             {"scenario", r.scenario},
             {"clients", r.clients},
             {"ops", r.ops},
@@ -212,6 +463,11 @@ nlohmann::json to_json(const result& r) {
             {"getchildren_per_acquire", r.getchildren_per_acquire},
             {"naive", r.naive},
             {"confirm_unlock", r.confirm_unlock}};
+    for (const auto& item : r.extra.items()) j[item.key()] = item.value();
+    // A figure that could not be measured is null, not a misleading number.
+    for (auto& item : j.items())
+        if (item.value().is_number_float() && std::isnan(item.value().get<double>())) item.value() = nullptr;
+    return j;
 }
 
 void print(const nlohmann::json& j, bool json) {
@@ -220,20 +476,38 @@ void print(const nlohmann::json& j, bool json) {
         return;
     }
     auto num = [&](const char* key, int precision = 0) -> std::string {
-        if (!j.contains(key)) return "-";
+        if (!j.contains(key) || !j[key].is_number()) return "-";
         std::ostringstream s;
         s << std::fixed << std::setprecision(precision) << j[key].get<double>();
         return s.str();
     };
+    const std::string recipe = j.value("recipe", std::string("mutex"));
+    const char* rate_unit = recipe == "election" ? "handoffs/s" : recipe == "rwlock" ? "ops/s" : "acq/s";
     std::string label = j["backend"].get<std::string>();
     if (j.value("naive", false)) label += " (naive: watch all children)";
     if (j.value("confirm_unlock", false)) label += " (unlock waits for the delete)";
     std::cout << std::left << std::setw(50) << label << std::setw(12) << j["scenario"].get<std::string>()
               << " clients " << std::setw(3) << j["clients"].get<int>() << " ops " << std::setw(6)
               << j["ops"].get<int>() << " p50 " << std::setw(7) << num("p50_us") << " us  p99 " << std::setw(7)
-              << num("p99_us") << " us  " << std::setw(8) << num("ops_per_s") << " acq/s  notif/acq "
-              << num("notifications_per_acquire", 2) << "  getChildren/acq " << num("getchildren_per_acquire", 2)
-              << std::endl;
+              << num("p99_us") << " us  " << std::setw(8) << num("ops_per_s") << " " << rate_unit << "  notif/acq "
+              << num("notifications_per_acquire", 2) << "  getChildren/acq " << num("getchildren_per_acquire", 2);
+    // Recipe-specific figures (see the JSON for their names).
+    struct extra_field {
+        const char* key;
+        int precision;
+        const char* unit;
+    };
+    static const extra_field extras[] = {{"permits", 0, ""},
+                                         {"read_ratio", 2, ""},
+                                         {"read_p50_us", 0, " us"},
+                                         {"read_p99_us", 0, " us"},
+                                         {"write_p50_us", 0, " us"},
+                                         {"write_p99_us", 0, " us"},
+                                         {"reader_notifications_per_acquire", 2, ""}};
+    for (const auto& e : extras)
+        if (j.contains(e.key)) std::cout << "  " << e.key << " " << num(e.key, e.precision) << e.unit;
+    if (j.contains("measures")) std::cout << "  (" << j["measures"].get<std::string>() << ")";
+    std::cout << std::endl;
 }
 
 std::optional<nlohmann::json> run_curator(const bench_options& o, const std::string& scenario) {
@@ -282,6 +556,14 @@ int bench(bench_options o) {
         run_uncontended(w);
         std::cerr << "zklock bench: warmed up the server with " << o.warmup << " acquire/release cycles\n";
     }
+    if (o.recipe != "mutex") {
+        if (o.curator) std::cerr << "zklock bench: --curator compares the mutex recipe only; ignored\n";
+        const auto r = o.recipe == "election"    ? run_election(o)
+                       : o.recipe == "semaphore" ? run_semaphore(o)
+                                                 : run_rwlock(o);
+        print(to_json(r), o.json);
+        return 0;
+    }
     std::vector<std::string> scenarios;
     if (o.scenario == "all") scenarios = {"uncontended", "contended"};
     else scenarios = {o.scenario};
@@ -300,13 +582,26 @@ void add_bench(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<bench_options>();
     auto* cmd = app.add_subcommand("bench", "Measure acquire/release latency and contended throughput");
     add_connect_option(*cmd, o->connect);
-    cmd->add_option("--scenario", o->scenario, "uncontended | contended | all")
+    cmd->add_option("--recipe", o->recipe,
+                    "mutex (the --scenario runs) | election (failover after resign) | semaphore | rwlock")
+        ->check(CLI::IsMember({"mutex", "election", "semaphore", "rwlock"}))
+        ->capture_default_str();
+    cmd->add_option("--scenario", o->scenario, "uncontended | contended | all (recipe mutex)")
         ->check(CLI::IsMember({"uncontended", "contended", "all"}))
         ->capture_default_str();
-    cmd->add_option("--clients", o->clients, "sessions contending on one lock (contended)")
+    cmd->add_option("--clients", o->clients,
+                    "sessions contending on one lock (contended; election participants; semaphore and rwlock clients)")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
-    cmd->add_option("--ops", o->ops, "acquisitions to measure")->check(CLI::Range(1, 10000000))->capture_default_str();
+    cmd->add_option("--ops", o->ops, "acquisitions to measure (election: handoffs)")
+        ->check(CLI::Range(1, 10000000))
+        ->capture_default_str();
+    cmd->add_option("--permits", o->permits, "permits of the semaphore (recipe semaphore)")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    cmd->add_option("--read-ratio", o->read_ratio, "share of reads among the operations (recipe rwlock)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
     cmd->add_flag("--naive", o->naive, "herd baseline: every waiter watches the whole child list");
     cmd->add_flag("--confirm-unlock", o->confirm_unlock, "unlock waits for the delete to commit (as Curator's release does)");
     cmd->add_flag("--json", o->json, "one JSON object per line");
