@@ -58,6 +58,11 @@ void contender_engine::subscribe() {
 
 void contender_engine::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
                         acquire_callback callback) {
+    if (session_->state() == session_state::closed) {
+        // Nothing runs the session any more (its thread may be gone): answer here.
+        callback(make_error_code(errc::session_closed), false);
+        return;
+    }
     if (busy_.exchange(true)) {
         session_->post([cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
         return;
@@ -84,10 +89,21 @@ std::error_code contender_engine::release(std::function<void(std::error_code)> d
 }
 
 void contender_engine::shutdown() noexcept {
+    // As release() when held: is_held() is false when this returns and the next
+    // acquire, queued behind this, is accepted.
+    const bool was_held = held_.exchange(false);
+    if (was_held) {
+        token_ = 0;
+        busy_ = false;
+    }
     try {
-        session_->post([self = shared_from_this()] {
-            if (self->phase_ == phase::acquiring) self->abandon(operation_aborted());
-            else if (self->phase_ == phase::held) self->do_release({});
+        session_->post([self = shared_from_this(), was_held] {
+            if (self->phase_ == phase::acquiring) {
+                self->abandon(operation_aborted());
+            } else if (self->phase_ == phase::held) {
+                self->do_release({});
+                if (!was_held) self->busy_ = false;  // granted after the call above looked
+            }
             self->finish_lost_waiters(operation_aborted());
         });
     } catch (...) {
@@ -241,7 +257,7 @@ void contender_engine::on_created(const std::shared_ptr<attempt>& a, int rc, std
     }
     if (!current(a)) return;
     if (rc == ZOK) {
-        token_ = st.czxid;
+        a->token = st.czxid;
         a->owner = st.ephemeral_owner;  // the server's word on which session owns it
         {
             std::lock_guard lk(mutex_);
@@ -303,7 +319,7 @@ void contender_engine::recover_create(const std::shared_ptr<attempt>& a) {
             if (!self->current(a)) return;
             if (drc == ZNONODE) return self->send_create(a, 0);
             if (drc != ZOK) return self->retry_when_connected(a, [self, a] { self->recover_create(a); });
-            self->token_ = st.czxid;
+            a->token = st.czxid;
             a->owner = st.ephemeral_owner;
             {
                 std::lock_guard lk(self->mutex_);
@@ -329,10 +345,11 @@ void contender_engine::list(const std::shared_ptr<attempt>& a) {
     }
     const auto generation = ++a->watch_generation;
     session_->get_children_watch(
-        dir_, [self, a, generation](int type) { self->on_watch_event(a, generation, type); }, on_list);
+        dir_, [self, a, generation](int type) { self->on_watch_event(a, {}, generation, type); }, on_list);
 }
 
 void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const std::vector<std::string>& children) {
+    if (phase_ != phase::acquiring) return;  // a second listing answered after the first decided
     if (connection_trouble(rc)) return retry_when_connected(a, [this, a] { list(a); });
     if (session_gone(rc)) return;  // the session event restarts or fails the acquire
     if (rc == ZNONODE) return new_attempt();  // the lock dir (and our node with it) is gone
@@ -349,44 +366,59 @@ void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const
     if (d.acquired) return grant(a);
     if (no_wait_) return abandon({});
     if (rule_.watch_parent) return;  // the child watch set by the listing wakes us
-    a->watching = *d.watch;
+    a->watching = d.watch;
     a->last_blocker = d.watch_is_last_blocker;
     watch(a);
 }
 
 void contender_engine::watch(const std::shared_ptr<attempt>& a) {
-    auto self = shared_from_this();
     const auto generation = ++a->watch_generation;
-    // getData, not exists: a predecessor that is already gone leaves no watch behind.
+    for (const auto& name : a->watching) watch_node(a, name, generation);
+}
+
+void contender_engine::watch_node(const std::shared_ptr<attempt>& a, const std::string& name, std::uint64_t generation) {
+    auto self = shared_from_this();
+    // getData, not exists: a node that is already gone leaves no watch behind.
     session_->get_data(
-        path_of(a->watching), [self, a, generation](int type) { self->on_watch_event(a, generation, type); },
-        [self, a](int rc, std::string, const node_stat&) {
-            if (!self->current(a)) return;
+        path_of(name), [self, a, name, generation](int type) { self->on_watch_event(a, name, generation, type); },
+        [self, a, generation](int rc, std::string, const node_stat&) {
+            if (!self->current(a) || generation != a->watch_generation) return;
             if (rc == ZOK) return;  // wait for the watch
-            if (rc == ZNONODE) return a->last_blocker ? self->grant(a) : self->list(a);
+            if (rc == ZNONODE) return self->wake(a, false);
+            ++a->watch_generation;  // one retry for the whole round, not one per node
             if (connection_trouble(rc)) return self->retry_when_connected(a, [self, a] { self->list(a); });
             if (session_gone(rc)) return;
             self->fail(from_zookeeper(rc));
         });
 }
 
-void contender_engine::on_watch_event(const std::shared_ptr<attempt>& a, std::uint64_t generation, int type) {
+void contender_engine::on_watch_event(const std::shared_ptr<attempt>& a, const std::string& name,
+                                      std::uint64_t generation, int type) {
     if (!current(a) || generation != a->watch_generation || phase_ != phase::acquiring) return;
-    {
-        std::lock_guard lk(mutex_);
-        ++stats_.watch_notifications;
-    }
-    if (rule_.watch_parent) return list(a);
-    if (type == ZOO_DELETED_EVENT) {
-        // Sequence numbers only grow: when the node we watched was the last one
-        // between us and a lease, its deletion alone grants it.
-        if (a->last_blocker) return grant(a);
+    if (rule_.watch_parent) {
+        count_notification();
         return list(a);
     }
-    watch(a);  // data changed (or a spurious event): watch again
+    if (type == ZOO_DELETED_EVENT) return wake(a, true);
+    watch_node(a, name, generation);  // data changed (or a spurious event): watch that node again
+}
+
+void contender_engine::wake(const std::shared_ptr<attempt>& a, bool notified) {
+    ++a->watch_generation;  // the other watches of this round are stale now
+    if (notified) count_notification();
+    // Sequence numbers only grow: when the watched nodes were the only ones
+    // between us and a lease, one deletion alone grants it.
+    if (a->last_blocker) return grant(a);
+    list(a);
+}
+
+void contender_engine::count_notification() {
+    std::lock_guard lk(mutex_);
+    ++stats_.watch_notifications;
 }
 
 void contender_engine::grant(const std::shared_ptr<attempt>& a) {
+    if (phase_ != phase::acquiring || !current(a)) return;
     if (a->owner != session_->session_id()) {
         // The node belongs to a session that is gone (it was expired between our
         // listing and now): it is not ours to hold. Queue again on this session.
@@ -394,6 +426,7 @@ void contender_engine::grant(const std::shared_ptr<attempt>& a) {
     }
     phase_ = phase::held;
     set_position(0);
+    token_ = a->token;
     held_ = true;
     held_since_ = clock::now();
     {
@@ -403,7 +436,7 @@ void contender_engine::grant(const std::shared_ptr<attempt>& a) {
     }
     if (deadline_timer_) deadline_timer_->cancel();
     watch_own_node(a);
-    complete({}, true);
+    complete_grant();
 }
 
 void contender_engine::watch_own_node(const std::shared_ptr<attempt>& a) {
@@ -451,31 +484,34 @@ void contender_engine::cleanup(const std::shared_ptr<attempt>& a, std::function<
 }
 
 void contender_engine::abandon(std::error_code ec) {
-    auto a = attempt_;
-    if (!a) return complete(ec, false);
-    a->abandoned = true;
-    attempt_.reset();
+    if (phase_ != phase::acquiring) return;  // a second cancel or a late deadline: already done
+    auto callback = std::exchange(callback_, nullptr);
+    phase_ = phase::idle;
     set_position(-1);
     if (deadline_timer_) deadline_timer_->cancel();
     {
         std::lock_guard lk(mutex_);
         node_path_.clear();
     }
-    token_ = 0;
-    cleanup(a, [self = shared_from_this(), ec](std::error_code) { self->complete(ec, false); });
+    if (ec == errc::timeout) ec.clear();  // "not acquired", not an error
+    // busy_ stays set until the callback runs: the node goes before the acquire completes.
+    auto finish = [self = shared_from_this(), ec, callback = std::move(callback)](std::error_code) {
+        self->busy_ = false;
+        if (callback) callback(ec, false);
+    };
+    auto a = std::exchange(attempt_, nullptr);
+    if (!a) return finish({});
+    a->abandoned = true;
+    cleanup(a, std::move(finish));
 }
 
-void contender_engine::fail(std::error_code ec) { abandon(ec); }
+void contender_engine::fail(std::error_code ec) {
+    if (phase_ == phase::held) return lose(ec);  // e.g. the session closed while re-arming the own-node watch
+    abandon(ec);
+}
 
-void contender_engine::complete(std::error_code ec, bool acquired) {
-    if (!acquired) {
-        phase_ = phase::idle;
-        busy_ = false;
-    }
-    auto cb = std::exchange(callback_, nullptr);
-    // A timeout or a no-wait refusal is "not acquired", not an error.
-    if (ec == errc::timeout) ec.clear();
-    if (cb) cb(ec, acquired);
+void contender_engine::complete_grant() {
+    if (auto callback = std::exchange(callback_, nullptr)) callback({}, true);
 }
 
 void contender_engine::do_release(std::function<void(std::error_code)> done) {
@@ -534,7 +570,10 @@ void contender_engine::on_session_event(session_event e) {
     case session_event::reconnected:
         // Watches survive a reconnect, but a re-check costs one listing and
         // covers a deletion the old connection never delivered.
-        if (phase_ == phase::acquiring && attempt_ && !attempt_->watching.empty()) list(attempt_);
+        if (phase_ == phase::acquiring && attempt_ && !attempt_->watching.empty()) {
+            ++attempt_->watch_generation;
+            list(attempt_);
+        }
         break;
     case session_event::connected:
     case session_event::suspended:

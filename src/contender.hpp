@@ -79,7 +79,8 @@ private:
         bool create_uncertain = false;  // a create's reply was lost: the node may exist
         bool abandoned = false;
         std::function<void()> after_create;  // cleanup waiting for the create reply
-        std::string watching;
+        std::int64_t token = 0;   // czxid of the node
+        std::vector<std::string> watching;
         bool last_blocker = false;
         std::uint64_t watch_generation = 0;
         std::error_code dir_error;  // the lock directory's data disagrees with the rule
@@ -101,13 +102,17 @@ private:
     void list(const std::shared_ptr<attempt>& a);
     void evaluate(const std::shared_ptr<attempt>& a, int rc, const std::vector<std::string>& children);
     void watch(const std::shared_ptr<attempt>& a);
-    void on_watch_event(const std::shared_ptr<attempt>& a, std::uint64_t generation, int type);
+    void watch_node(const std::shared_ptr<attempt>& a, const std::string& name, std::uint64_t generation);
+    void on_watch_event(const std::shared_ptr<attempt>& a, const std::string& name, std::uint64_t generation,
+                        int type);
+    void wake(const std::shared_ptr<attempt>& a, bool notified);
+    void count_notification();
     void grant(const std::shared_ptr<attempt>& a);
     void watch_own_node(const std::shared_ptr<attempt>& a);
     void abandon(std::error_code ec);
     void cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done);
     void fail(std::error_code ec);
-    void complete(std::error_code ec, bool acquired);
+    void complete_grant();
     void lose(std::error_code ec);
     void do_release(std::function<void(std::error_code)> done);
     void on_session_event(session_event e);

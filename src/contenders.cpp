@@ -54,6 +54,7 @@ struct listing : std::enable_shared_from_this<listing> {
         session->get_children(path, [self](int rc, std::vector<std::string> children) {
             if (self->done) return;
             if (rc == ZNONODE) return self->finish({});
+            if (rc == ZCLOSING) return self->finish(make_error_code(errc::session_closed));
             if (rc != ZOK) return self->finish(from_zookeeper(rc));
             self->nodes = detail::sorted_queue_nodes(children);
             self->out.resize(self->nodes.size());
@@ -72,7 +73,8 @@ struct listing : std::enable_shared_from_this<listing> {
                                                 c.created_ms = st.ctime_ms;
                                                 c.data = std::move(data);
                                             } else if (drc != ZNONODE) {
-                                                return self->finish(from_zookeeper(drc));
+                                                return self->finish(drc == ZCLOSING ? make_error_code(errc::session_closed)
+                                                                                    : from_zookeeper(drc));
                                             }
                                             if (--self->pending == 0) self->finish({});
                                         });

@@ -1,6 +1,7 @@
 #include <zklock/leader_election.hpp>
 
 #include "contender.hpp"
+#include "session_impl.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 
@@ -58,7 +59,7 @@ private:
     void retry_or_fail(int rc) {
         if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE)
             return step();  // when_connected waits for the (new) session
-        finish(from_zookeeper(rc), {});
+        finish(rc == ZCLOSING ? make_error_code(errc::session_closed) : from_zookeeper(rc), {});
     }
 
     void list() {
@@ -157,12 +158,19 @@ Leadership LeaderElection::campaign() {
     return t;
 }
 
+void LeaderElection::resign() noexcept { mutex_.engine()->shutdown(); }
+
 void LeaderElection::async_campaign_impl(asio::any_completion_handler<void(std::error_code, Leadership)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
     auto ex = session_.get_executor();
-    mutex_.async_lock(asio::bind_cancellation_slot(slot, [this, ex, h = std::move(handler)](std::error_code ec) mutable {
-        detail::post_completion(std::move(h), ex, ec, ec ? Leadership{} : term());
-    }));
+    // The completion may run after this object is gone: it reads the term from the
+    // queue place it keeps alive, not from `this`.
+    mutex_.async_lock(asio::bind_cancellation_slot(
+        slot, [engine = mutex_.engine(), id = participant_id_, ex, h = std::move(handler)](std::error_code ec) mutable {
+            Leadership term;
+            if (!ec) term = Leadership{engine->fencing_token(), engine->node_path(), id};
+            detail::post_completion(std::move(h), ex, ec, std::move(term));
+        }));
 }
 
 void LeaderElection::async_wait_leader_change_impl(
@@ -193,6 +201,8 @@ std::optional<LeaderInfo> LeaderElection::leader() const {
 
 void LeaderElection::run_as_leader(const std::function<void(std::stop_token, const Leadership&)>& task,
                                    RunAsLeaderOptions options, std::stop_token outer) {
+    if (session_.impl()->on_session_thread())
+        throw error(make_error_code(errc::would_deadlock), "zklock::LeaderElection::run_as_leader");
     while (!outer.stop_requested()) {
         std::promise<std::pair<std::error_code, Leadership>> p;
         auto f = p.get_future();
@@ -219,8 +229,14 @@ void LeaderElection::run_as_leader(const std::function<void(std::stop_token, con
             if (lost) stop.request_stop();
             lost_done.set_value();
         });
-        task(stop.get_token(), term);
-        mutex_.unlock();  // resign if still leading; completes the loss wait with no error
+        try {
+            task(stop.get_token(), term);
+        } catch (...) {
+            resign();
+            lost_done.get_future().wait();  // the loss wait refers to this frame
+            throw;
+        }
+        resign();  // if still leading; completes the loss wait
         lost_done.get_future().wait();
         if (!options.rejoin) return;
     }

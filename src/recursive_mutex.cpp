@@ -72,15 +72,15 @@ bool RecursiveMutex::try_lock_until_steady(std::chrono::steady_clock::time_point
 }
 
 void RecursiveMutex::unlock() noexcept {
-    bool last = false;
     {
         std::lock_guard lk(local_);
         if (count_ == 0 || owner_ != std::this_thread::get_id()) return;
-        last = --count_ == 0;
-        if (last) owner_ = {};
+        if (--count_ > 0) return;
+        // Release before another thread can see the count at zero: unlock() returns
+        // at once, and after it the Mutex accepts the next acquire.
+        mutex_.unlock();
+        owner_ = {};
     }
-    if (!last) return;
-    mutex_.unlock();
     free_.notify_one();
 }
 

@@ -208,6 +208,7 @@ void session_impl::handle_state(int zstate) {
         const std::int64_t id = cid ? cid->client_id : 0;
         const bool same = state_ == session_state::suspended && id == session_id_.load();
         negotiated_timeout_ms_ = zoo_recv_timeout(zh_);
+        last_receive_ = asio::steady_timer::clock_type::now();
         session_id_ = id;
         state_ = session_state::connected;
         ever_connected_ = true;
@@ -221,7 +222,10 @@ void session_impl::handle_state(int zstate) {
         if (state_ != session_state::connected) return;
         state_ = session_state::suspended;
         notify(session_event::suspended);
-        suspend_timer_.expires_after(negotiated_timeout());
+        // The server expires the session a session timeout after it last heard from
+        // us, which is about when we last heard from it; the client itself notices a
+        // silent connection only after 2/3 of that. Count from the last receive.
+        suspend_timer_.expires_at(last_receive_ + negotiated_timeout());
         suspend_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
             if (!ec && self->state_ == session_state::suspended) self->notify(session_event::suspended_too_long);
         });
@@ -325,6 +329,7 @@ void session_impl::on_ready(std::uint64_t, int events) { process(events); }
 
 void session_impl::process(int events) {
     if (!zh_ || closing_) return;
+    if (events & ZOOKEEPER_READ) last_receive_ = asio::steady_timer::clock_type::now();
     in_process_ = true;
     zookeeper_process(zh_, events);
     in_process_ = false;
@@ -621,7 +626,8 @@ void session_impl::janitor_step(std::shared_ptr<janitor_entry> e) {
             finish_janitor(e, make_error_code(errc::session_expired));
         } else if (rc == ZCLOSING) {
             finish_janitor(e, make_error_code(errc::session_closed));
-        } else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP) {
+        } else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP || rc == ZSYSTEMERROR ||
+                   rc == ZMARSHALLINGERROR || rc == ZRUNTIMEINCONSISTENCY) {
             if (connected()) janitor_step(e);  // otherwise: retried on reconnect
         } else {
             finish_janitor(e, from_zookeeper(rc));
@@ -653,7 +659,7 @@ void Subscription::reset() noexcept {
 }
 
 Session::Session(SessionOptions options) {
-    auto own = std::make_shared<detail::own_context>();
+    auto own = detail::own_context::start();
     auto ex = asio::any_io_executor(own->ioc.get_executor());
     impl_ = std::make_shared<detail::session_impl>(ex, std::move(options), std::move(own));
     impl_->post([impl = impl_.get()] { impl->start(); });

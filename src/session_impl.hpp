@@ -51,31 +51,41 @@ void post_completion(Handler handler, const boost::asio::any_io_executor& io_ex,
 /// How zklock reports a cancelled operation.
 inline std::error_code operation_aborted() noexcept { return std::make_error_code(std::errc::operation_canceled); }
 
-/// The io_context and thread of a Session that brought no executor.
-struct own_context {
+/// The io_context and thread of a Session that brought no executor. The thread
+/// holds the context, so a Session destroyed by one of its own handlers does not
+/// destroy the io_context under the running thread.
+struct own_context : std::enable_shared_from_this<own_context> {
     boost::asio::io_context ioc{1};
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{ioc.get_executor()};
     std::promise<void> finished;
     std::future<void> finished_future = finished.get_future();
     std::thread thread;
-    own_context()
-        : thread([this] {
-              ioc.run();
-              finished.set_value();
-          }) {}
+
+    static std::shared_ptr<own_context> start() {
+        auto c = std::make_shared<own_context>();
+        c->thread = std::thread([c] {
+            c->ioc.run();
+            c->finished.set_value();
+        });
+        return c;
+    }
     /// Lets the thread finish the handlers still queued (the close cancels every
-    /// wait), then joins it. Handlers still queued after `drain` run here.
+    /// wait), then joins it; handlers still queued after `drain` run here. Called
+    /// on the thread itself, it only lets the thread end when its work is done.
     void stop_and_join(std::chrono::milliseconds drain = std::chrono::seconds(5)) {
-        if (!thread.joinable() || thread.get_id() == std::this_thread::get_id()) return;
         guard.reset();
+        if (!thread.joinable()) return;
+        if (thread.get_id() == std::this_thread::get_id()) {
+            thread.detach();
+            return;
+        }
         if (finished_future.wait_for(drain) != std::future_status::ready) ioc.stop();
         thread.join();
         ioc.restart();
         ioc.poll();
     }
     ~own_context() {
-        stop_and_join();
-        if (thread.joinable()) thread.detach();
+        if (thread.joinable()) thread.detach();  // only reached on the thread itself
     }
 };
 
@@ -212,6 +222,7 @@ private:
     boost::asio::steady_timer timer_;
     boost::asio::steady_timer suspend_timer_;
     std::optional<boost::asio::steady_timer::time_point> timer_deadline_;
+    boost::asio::steady_timer::time_point last_receive_{};  // when the server last sent us anything
 
     zhandle_t* zh_ = nullptr;
     int fd_ = -1;
@@ -230,7 +241,7 @@ private:
 
     std::mutex listeners_mutex_;
     std::map<std::uint64_t, std::shared_ptr<listener>> listeners_;
-    std::uint64_t next_id_ = 1;
+    std::atomic<std::uint64_t> next_id_{1};  // listeners (any thread), waiters and watches (strand)
 
     std::map<std::uint64_t, std::function<void(std::error_code)>> connect_waiters_;
     std::unordered_map<std::uint64_t, watch_fn> watches_;

@@ -73,9 +73,10 @@ public:
             [this](auto handler) { async_campaign_impl(std::move(handler)); }, token);
     }
 
-    /// Gives up leadership (or our place in line) at once: the next participant
-    /// takes over without waiting for any timeout. Never throws.
-    void resign() noexcept { mutex_.unlock(); }
+    /// Gives up leadership, or our place in line (a pending campaign then completes
+    /// with std::errc::operation_canceled), at once: the next participant takes over
+    /// without waiting for any timeout. Never throws.
+    void resign() noexcept;
     bool is_leader() const noexcept { return mutex_.is_held(); }
     /// Our current term, if we lead.
     std::optional<Leadership> leadership() const;
@@ -109,7 +110,10 @@ public:
     /// requested the moment leadership is lost (or `outer` is); the task should
     /// return promptly then. After the task returns we resign if still leading,
     /// and with options.rejoin campaign again; returns when `outer` is stopped or,
-    /// without rejoin, after one term. Errors other than loss throw zklock::error.
+    /// without rejoin, after one term. Errors other than loss throw zklock::error,
+    /// among them errc::session_closed when the session is closed (it cannot
+    /// campaign again) and errc::would_deadlock on the session's own thread. An
+    /// exception from `task` resigns and propagates.
     void run_as_leader(const std::function<void(std::stop_token, const Leadership&)>& task,
                        RunAsLeaderOptions options = {}, std::stop_token outer = {});
 

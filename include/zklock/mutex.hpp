@@ -65,8 +65,11 @@ struct MutexOptions {
 /// which std::unique_lock also reports as a deadlock). Give each thread its own
 /// Mutex (sharing one Session is fine) or use RecursiveMutex.
 ///
-/// A Mutex keeps the session's state alive: it may outlive the Session object,
-/// whose destruction closes the session (the lock is then lost: session_closed).
+/// A Mutex keeps the session's state alive, so it may outlive the Session object:
+/// destroying the Session closes the session (a held lock is lost: session_closed)
+/// and every later blocking acquire fails with errc::session_closed (asynchronous
+/// ones complete through the session's executor, which a Session with its own
+/// thread no longer runs).
 ///
 /// Thread-safety: members may be called from any thread. Blocking members need the
 /// session's executor to be run by another thread (a Session without an executor
@@ -88,6 +91,9 @@ public:
     Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule);
     Mutex(const Mutex&) = delete;
     Mutex& operator=(const Mutex&) = delete;
+
+    /// Internal: the queue place this Mutex drives (recipes reach it).
+    const std::shared_ptr<detail::contender_engine>& engine() const noexcept { return contender_; }
     /// Releases the lock if held and cancels a pending acquire (asynchronously:
     /// the session owns the delete).
     ~Mutex();
@@ -170,13 +176,16 @@ public:
     /// this Mutex is lost (not when it is unlocked). Register before acquiring.
     void on_lost(std::function<void(std::error_code)> callback);
 
-    /// Calls `callback(position)` on the session's executor whenever this object's
-    /// place in the queue changes while it waits or holds (0 = holder).
+    /// Calls `callback(position)` on the session's executor when this object's
+    /// place in the queue (0 = first) is read anew and differs from the last one:
+    /// after the create, and each time a watched node goes and the queue is listed
+    /// again. Nodes leaving further ahead do not wake a waiter, so between two
+    /// listings the real place may be lower than the last one reported.
     void on_queue_position(std::function<void(std::size_t)> callback);
 
     /// True while this object holds the lock; turns false at unlock() or loss.
     bool is_held() const noexcept;
-    /// The czxid of our lock node while held (0 otherwise). It increases across
+    /// The czxid of our lock node while held (0 otherwise, also while waiting). It increases across
     /// every holder of every lock on the ensemble, and keeps increasing when the
     /// lock's parent is deleted and re-created (sequence numbers restart then).
     /// A resource guarded by the lock should remember the highest token it has

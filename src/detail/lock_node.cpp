@@ -105,9 +105,8 @@ queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_
         d.acquired = true;
         return d;
     }
-    const std::size_t watched = d.position - permits;
-    d.watch = sorted[watched].name;
-    d.watch_is_last_blocker = watched == 0;
+    for (std::size_t i = d.position - permits; i < d.position; ++i) d.watch.push_back(sorted[i].name);
+    d.watch_is_last_blocker = d.position == permits;
     return d;
 }
 
@@ -122,7 +121,7 @@ queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::stri
             d.acquired = true;
             return d;
         }
-        d.watch = sorted[d.position - 1].name;
+        d.watch = {sorted[d.position - 1].name};
         d.watch_is_last_blocker = d.position == 1;
         return d;
     }
@@ -132,7 +131,7 @@ queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::stri
         d.acquired = true;
         return d;
     }
-    d.watch = writer_ahead->name;
+    d.watch = {writer_ahead->name};
     // Its deletion alone grants us the lock when no other writer is ahead of it.
     d.watch_is_last_blocker = std::none_of(std::next(writer_ahead), sorted.rend(),
                                            [](const lock_node& n) { return !n.shared; });

@@ -206,7 +206,7 @@ FlockLockService::FlockLockService(std::string directory, asio::any_io_executor 
         throw error(make_error_code(errc::invalid_argument), "zklock::FlockLockService: no directory '" + directory + "'");
     std::shared_ptr<detail::own_context> own;
     if (!executor) {
-        own = std::make_shared<detail::own_context>();
+        own = detail::own_context::start();
         executor = own->ioc.get_executor();
     }
     context_ = std::make_shared<detail::flock_context>(std::move(directory), std::move(executor), std::move(own));

@@ -406,3 +406,51 @@ TEST_F(MutexTest, CancelWhileTheCreateIsInDoubtLeavesNoNode) {
     EXPECT_TRUE(wait_until([&] { return queue_length(path) == 0; }));
     EXPECT_FALSE(m.is_held());
 }
+
+TEST_F(MutexTest, RecursiveMutexUnderContentionFromManyThreads) {
+    const auto path = lock_path();
+    auto s = connect();
+    RecursiveMutex m(*s, path);
+    std::atomic<int> inside{0}, violations{0}, errors{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 10; ++i) {
+                try {
+                    std::scoped_lock outer(m);
+                    std::scoped_lock inner(m);  // re-entrant
+                    if (++inside != 1) ++violations;
+                    --inside;
+                } catch (const std::exception& e) {
+                    ADD_FAILURE() << e.what();
+                    ++errors;
+                }
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(errors, 0);
+    EXPECT_EQ(violations, 0);
+}
+
+TEST_F(MutexTest, ClosingTheSessionTellsTheHolder) {
+    const auto path = lock_path();
+    auto s = connect();
+    Mutex m(*s, path);
+    m.lock();
+    auto lost = m.async_wait_lost(boost::asio::use_future);
+    s->close();
+    EXPECT_EQ(get_within(lost), errc::session_closed);
+    EXPECT_FALSE(m.is_held());
+}
+
+TEST_F(MutexTest, AMutexOutlivingItsSessionFailsCleanly) {
+    const auto path = lock_path();
+    auto s = connect();
+    Mutex m(*s, path);
+    s.reset();  // closes the session and stops its thread
+    std::error_code ec;
+    m.lock(ec);
+    EXPECT_EQ(ec, errc::session_closed);
+    EXPECT_FALSE(m.is_held());
+}

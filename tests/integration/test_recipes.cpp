@@ -390,3 +390,36 @@ TEST_F(RecipeTest, CancelledCampaignLeavesNoNode) {
     EXPECT_EQ(queue_length(path), 1u);
     leader.resign();
 }
+
+TEST_F(RecipeTest, SemaphorePermitFreedOutOfOrderGoesToTheNextWaiter) {
+    const auto path = lock_path();
+    auto s1 = connect();
+    auto s2 = connect();
+    Semaphore holders(*s1, path, 2);
+    Semaphore waiters(*s2, path, 2);
+    Lease first = holders.acquire();
+    Lease second = holders.acquire();
+    auto granted = waiters.async_acquire(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return queue_length(path) == 3; }));
+    second.release();  // the later holder leaves first; `first` keeps its permit
+    auto [ec, lease] = get_within(granted);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_TRUE(lease.is_held());
+    EXPECT_TRUE(first.is_held());
+}
+
+TEST_F(RecipeTest, ResignWhileCampaigningLeavesTheLine) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    LeaderElection leader(*a, path, "a");
+    LeaderElection other(*b, path, "b");
+    leader.campaign();
+    auto campaign = other.async_campaign(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return queue_length(path) == 2; }));
+    other.resign();
+    auto [ec, term] = get_within(campaign);
+    EXPECT_EQ(ec, std::errc::operation_canceled);
+    EXPECT_EQ(queue_length(path), 1u);
+    leader.resign();
+}

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <map>
 #include <set>
 
 using namespace zklock::detail;
@@ -98,7 +99,7 @@ TEST(QueueDecision, LowestHoldsTheMutex) {
     EXPECT_TRUE(d.found);
     EXPECT_TRUE(d.acquired);
     EXPECT_EQ(d.position, 0u);
-    EXPECT_FALSE(d.watch);
+    EXPECT_TRUE(d.watch.empty());
 }
 
 TEST(QueueDecision, WaiterWatchesOnlyItsImmediatePredecessor) {
@@ -106,10 +107,10 @@ TEST(QueueDecision, WaiterWatchesOnlyItsImmediatePredecessor) {
     const auto d = decide(sorted, node("c", 3));
     EXPECT_FALSE(d.acquired);
     EXPECT_EQ(d.position, 2u);
-    EXPECT_EQ(d.watch, node("b", 2));
+    EXPECT_EQ(d.watch, std::vector<std::string>{node("b", 2)});
     EXPECT_FALSE(d.watch_is_last_blocker);
     const auto second = decide(sorted, node("b", 2));
-    EXPECT_EQ(second.watch, node("a", 1));
+    EXPECT_EQ(second.watch, std::vector<std::string>{node("a", 1)});
     EXPECT_TRUE(second.watch_is_last_blocker);
 }
 
@@ -122,9 +123,7 @@ TEST(QueueDecision, EveryWaiterWatchesADifferentNode) {
     std::set<std::string> watched;
     for (const auto& n : sorted) {
         const auto d = decide(sorted, n.name);
-        if (d.watch) {
-            EXPECT_TRUE(watched.insert(*d.watch).second) << *d.watch << " watched twice";
-        }
+        for (const auto& w : d.watch) EXPECT_TRUE(watched.insert(w).second) << w << " watched twice";
     }
     EXPECT_EQ(watched.size(), 49u);
 }
@@ -134,14 +133,37 @@ TEST(QueueDecision, MissingNodeIsReported) {
     EXPECT_FALSE(decide(sorted, node("zzz", 9)).found);
 }
 
-TEST(QueueDecision, PermitsGrantTheFirstKAndWatchKAhead) {
+TEST(QueueDecision, PermitsGrantTheFirstKAndWatchTheKNodesAhead) {
     const auto sorted = sorted_lock_nodes({node("a", 1), node("b", 2), node("c", 3), node("d", 4), node("e", 5)});
     EXPECT_TRUE(decide(sorted, node("c", 3), 3).acquired);
     const auto d = decide(sorted, node("d", 4), 3);
     EXPECT_FALSE(d.acquired);
-    EXPECT_EQ(d.watch, node("a", 1));
+    EXPECT_EQ(d.watch, (std::vector<std::string>{node("a", 1), node("b", 2), node("c", 3)}));
     EXPECT_TRUE(d.watch_is_last_blocker);
     const auto e = decide(sorted, node("e", 5), 3);
-    EXPECT_EQ(e.watch, node("b", 2));
+    EXPECT_EQ(e.watch, (std::vector<std::string>{node("b", 2), node("c", 3), node("d", 4)}));
     EXPECT_FALSE(e.watch_is_last_blocker);
+}
+
+TEST(QueueDecision, AHolderReleasedOutOfOrderWakesTheWaiterItFrees) {
+    // K = 2: a and b hold, c waits. b leaves first: c must be watching b.
+    auto sorted = sorted_lock_nodes({node("a", 1), node("b", 2), node("c", 3)});
+    const auto c = decide(sorted, node("c", 3), 2);
+    EXPECT_NE(std::find(c.watch.begin(), c.watch.end(), node("b", 2)), c.watch.end());
+    EXPECT_TRUE(c.watch_is_last_blocker);
+    sorted = sorted_lock_nodes({node("a", 1), node("c", 3)});
+    EXPECT_TRUE(decide(sorted, node("c", 3), 2).acquired);
+}
+
+TEST(QueueDecision, InOrderReleasesWakeOneWaiter) {
+    // K = 3 and six waiters: each node is watched by the waiters up to K behind it,
+    // but the first holder (the one that leaves first in FIFO order) by one waiter only.
+    std::vector<std::string> children;
+    for (int i = 0; i < 9; ++i) children.push_back(node("g" + std::to_string(i), i));
+    const auto sorted = sorted_lock_nodes(children);
+    std::map<std::string, int> watchers;
+    for (const auto& n : sorted)
+        for (const auto& w : decide(sorted, n.name, 3).watch) ++watchers[w];
+    EXPECT_EQ(watchers[sorted[0].name], 1);
+    EXPECT_EQ(watchers[sorted[2].name], 3);
 }

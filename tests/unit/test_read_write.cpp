@@ -34,7 +34,7 @@ TEST(ReadWrite, WriterNeedsToBeFirstAndWatchesItsPredecessor) {
     const auto d = decide_read_write(sorted, w("c", 3));
     EXPECT_FALSE(d.acquired);
     EXPECT_EQ(d.position, 2u);
-    EXPECT_EQ(d.watch, r("b", 2));
+    EXPECT_EQ(d.watch, std::vector<std::string>{r("b", 2)});
     EXPECT_FALSE(d.watch_is_last_blocker);
     const auto first = sorted_read_write_nodes({w("c", 3)});
     EXPECT_TRUE(decide_read_write(first, w("c", 3)).acquired);
@@ -46,14 +46,14 @@ TEST(ReadWrite, ReaderAfterAWriterWaitsForTheNearestWriterAhead) {
     EXPECT_TRUE(decide_read_write(sorted, r("a", 1)).acquired);
     const auto c = decide_read_write(sorted, r("c", 3));
     EXPECT_FALSE(c.acquired);
-    EXPECT_EQ(c.watch, w("b", 2));
+    EXPECT_EQ(c.watch, std::vector<std::string>{w("b", 2)});
     EXPECT_TRUE(c.watch_is_last_blocker);
     const auto e = decide_read_write(sorted, r("e", 5));
     EXPECT_FALSE(e.acquired);
-    EXPECT_EQ(e.watch, w("d", 4));
+    EXPECT_EQ(e.watch, std::vector<std::string>{w("d", 4)});
     EXPECT_FALSE(e.watch_is_last_blocker);  // w2 is ahead of w4 too
     const auto d = decide_read_write(sorted, w("d", 4));
-    EXPECT_EQ(d.watch, r("c", 3));
+    EXPECT_EQ(d.watch, std::vector<std::string>{r("c", 3)});
 }
 
 TEST(ReadWrite, RuleDispatch) {

@@ -73,13 +73,18 @@ struct queue_decision {
     bool found = false;                       ///< our node is in the listing
     bool acquired = false;                    ///< we hold a lease now
     std::size_t position = 0;                 ///< our place in the queue, 0 = first
-    std::optional<std::string> watch;         ///< the node to watch when not acquired
-    bool watch_is_last_blocker = false;       ///< its deletion alone grants us a lease
+    std::vector<std::string> watch;           ///< the nodes to watch when not acquired
+    bool watch_is_last_blocker = false;       ///< the deletion of any one of them grants us a lease
 };
 
-/// The queue rule for `permits` concurrent holders (1 = mutex): the first
-/// `permits` nodes hold a lease; the node at position p >= permits watches the
-/// node at p - permits only, so each release wakes exactly one waiter.
+/// The queue rule for `permits` = K concurrent holders (1 = mutex): the first K
+/// nodes hold a lease; a waiter watches the K nodes just ahead of it. A waiter is
+/// granted when fewer than K nodes are ahead; while K or more are, the K nearest
+/// are ahead of it, so a deletion that can grant it is always one it watches (a
+/// waiter watching only the node K places ahead would sleep through a holder
+/// released out of order, leaving a permit idle). For a mutex that is the one
+/// predecessor; when holders release in arrival order each release still wakes
+/// one waiter.
 queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_name, std::size_t permits = 1);
 
 /// The read-write rule: a writer holds when it is first and watches its

@@ -1,0 +1,162 @@
+// A real PostgreSQL server for tests (the PostgreSQL comparison backend).
+//
+// The constructor runs initdb into a fresh temp dir and starts `postgres`
+// (ChildProcess: own process group, killed by the kernel if the test process
+// dies) listening on 127.0.0.1 only, with its Unix socket in the temp dir and
+// durability off (fsync=off). It returns only once the server accepts a
+// connection and is ready for queries (checked by speaking the startup
+// protocol over TCP), so tests never need to sleep before connecting.
+// Authentication is `trust` for everyone; the superuser is "postgres".
+//
+// PostgreSQL refuses to run as root. When this process runs as root, initdb
+// and postgres run as options.os_user through `setpriv --reuid --regid
+// --init-groups --pdeathsig keep` (setpriv execs, so the child's pid is the
+// postmaster's, and the parent-death signal survives the user switch), and
+// the temp dir is chowned to that user. The temp dir's parent ($TMPDIR or
+// /tmp) must then be searchable by that user.
+//
+// The postmaster's children (checkpointer, backends, ...) run in their own
+// sessions, so kill9() and pause() find them through /proc and signal each;
+// when the test process dies, the kernel kills the postmaster and its
+// children exit on their own as soon as they notice (within milliseconds).
+//
+// Requirements: PostgreSQL server binaries (Debian: postgresql-15, in
+// /usr/lib/postgresql/15/bin); util-linux setpriv when running as root.
+//
+// Thread-safety: PostgresServer is not thread-safe; use each object from one
+// thread. Create it on a thread that outlives it (see ChildProcess).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "zklock/testing/process.hpp"
+
+namespace zklock::testing {
+
+/// Options of a PostgresServer.
+struct PostgresServerOptions {
+    /// Port on 127.0.0.1. Default 0: a free port chosen at start.
+    std::uint16_t port = 0;
+    /// Directory holding initdb, postgres and psql. Default "/usr/lib/postgresql/15/bin".
+    std::string bin_dir = "/usr/lib/postgresql/15/bin";
+    /// The user initdb and postgres run as when this process runs as root
+    /// (ignored otherwise). Default "postgres".
+    std::string os_user = "postgres";
+    /// How long a start may take, initdb included (constructor), or the
+    /// server alone (restart()), before it fails. Default 30 s.
+    std::chrono::milliseconds start_timeout{30000};
+    /// Extra postgres arguments appended last, so they override the
+    /// generated ones (e.g. {"-c", "log_statement=all"}). Default: none.
+    std::vector<std::string> extra_args;
+};
+
+/// True when a PostgreSQL server on 127.0.0.1:port completes a startup
+/// handshake as user "postgres" to database "postgres" (AuthenticationOk up
+/// to ReadyForQuery) within timeout; false when nothing listens, the server
+/// is still starting or shutting down, or it does not answer in time.
+/// Like pg_isready, a server that asks for a password also counts as ready.
+[[nodiscard]] bool postgres_ready(std::uint16_t port, std::chrono::milliseconds timeout);
+
+/// One PostgreSQL cluster (initdb'ed data directory) and its server.
+///
+/// Errors: the constructor and restart() throw std::runtime_error when initdb
+/// fails or the server does not become ready within the start timeout or its
+/// process exits; the message holds the exit status and the last 20 lines of
+/// the log. std::system_error for failures to create files or start programs.
+///
+/// Destruction stops the server (fast shutdown; SIGKILL to every process of
+/// the server after 10 s) and removes the temp dir with the data directory.
+///
+/// Thread-safety: not thread-safe; use from one thread.
+class PostgresServer {
+public:
+    explicit PostgresServer(PostgresServerOptions options = {});
+    ~PostgresServer();
+
+    PostgresServer(const PostgresServer&) = delete;
+    PostgresServer& operator=(const PostgresServer&) = delete;
+    PostgresServer(PostgresServer&&) = delete;
+    PostgresServer& operator=(PostgresServer&&) = delete;
+
+    /// The port on 127.0.0.1; the same across restart().
+    [[nodiscard]] std::uint16_t port() const noexcept;
+    /// "127.0.0.1".
+    [[nodiscard]] std::string host() const;
+    /// A libpq conninfo: "host=127.0.0.1 port=PORT user=postgres dbname=postgres".
+    [[nodiscard]] std::string connect_string() const;
+
+    /// Fast shutdown: SIGINT to the postmaster (open transactions are rolled
+    /// back, clients disconnected, a shutdown checkpoint written), SIGKILL to
+    /// every process of the server if it has not exited after 10 s; reaps the
+    /// postmaster. Afterwards the port refuses connections. No-op when stopped.
+    void stop();
+    /// SIGKILL to the postmaster and all its children at once: a crash (the
+    /// next start runs crash recovery; committed data survives). Returns once
+    /// they are all gone (waits up to 10 s for the children). No-op when stopped.
+    void kill9();
+    /// Stops the server if it runs (gracefully), then starts it again on the
+    /// same port and data directory; returns once it is ready. Data survives.
+    void restart();
+    /// SIGSTOP to the postmaster and all its children: connections stay open
+    /// but nothing answers. resume() sends SIGCONT. No-op when stopped;
+    /// pause() of a paused server does nothing.
+    void pause();
+    void resume();
+    /// True while the postmaster exists (paused counts as running).
+    [[nodiscard]] bool running();
+    /// True between pause() and resume() (or stop/kill9/restart).
+    [[nodiscard]] bool paused() const noexcept;
+
+    /// Runs `psql -X -q -A -t -v ON_ERROR_STOP=1 -d connect_string() -c sql`
+    /// against this server (as the calling OS user; TCP, trust) and returns
+    /// the query output, e.g. "1\n" for "select 1", "a|1\nb|2\n" for two rows
+    /// of two columns, "" for statements without rows (-q: no command tags).
+    /// Several statements separated by ';' run in one transaction. Throws
+    /// std::runtime_error with psql's stderr when psql exits non-zero (e.g. an
+    /// SQL error, or the server is down) or does not finish within timeout.
+    std::string psql(const std::string& sql, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+    /// The temp dir: holds the data directory, the Unix socket and the logs.
+    [[nodiscard]] const std::filesystem::path& directory() const noexcept;
+    /// The data directory (postgres -D).
+    [[nodiscard]] const std::filesystem::path& data_dir() const noexcept;
+    /// The file that holds the server's output (its log; initdb logs to
+    /// initdb.log next to it).
+    [[nodiscard]] const std::filesystem::path& log_path() const noexcept;
+    /// The postmaster's pid, or -1 when it is stopped.
+    [[nodiscard]] pid_t pid() const noexcept;
+    /// The pids of the postmaster's current children (empty when stopped).
+    [[nodiscard]] std::vector<pid_t> child_pids() const;
+    /// The last n lines of log_path() ("" if it cannot be read).
+    [[nodiscard]] std::string log_tail(std::size_t lines = 20) const;
+
+private:
+    std::vector<std::string> as_os_user(std::vector<std::string> argv) const;
+    void initdb(std::chrono::steady_clock::time_point deadline);
+    void spawn();
+    void wait_until_ready(std::chrono::steady_clock::time_point deadline);
+    void kill_all() noexcept;
+    [[noreturn]] void fail_start(const std::string& why, const std::filesystem::path& log);
+
+    TempDir temp_dir_;
+    std::filesystem::path data_dir_;
+    std::filesystem::path log_path_;
+    std::uint16_t port_ = 0;
+    PostgresServerOptions options_;
+    bool switch_user_ = false;
+    std::string uid_;
+    std::string gid_;
+    std::optional<ChildProcess> process_;
+    bool paused_ = false;
+    unsigned psql_runs_ = 0;
+};
+
+}  // namespace zklock::testing

@@ -1,0 +1,143 @@
+// Real Redis servers for tests (the Redis comparison backend and Redlock).
+//
+// Each server is a `redis-server` child process (ChildProcess: own process
+// group, killed by the kernel if the test process dies) listening on
+// 127.0.0.1 only, with its working directory in its own temp dir. A
+// constructor returns only once the server answers PING with PONG, so tests
+// never need to sleep before connecting. Several servers may run at once
+// (Redlock needs five); each gets its own free port and directory.
+//
+// Requirements: redis-server (the Debian `redis-server` package).
+//
+// Thread-safety: RedisServer is not thread-safe; use each object from one
+// thread. Create it on a thread that outlives it (see ChildProcess: the kernel
+// kills the server when the creating thread exits). redis_command() is safe
+// to call concurrently.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "zklock/testing/process.hpp"
+
+namespace zklock::testing {
+
+/// Options of a RedisServer.
+struct RedisServerOptions {
+    /// Port on 127.0.0.1. Default 0: a free port chosen at start.
+    std::uint16_t port = 0;
+    /// false (default): no RDB snapshots and no AOF (`--save "" --appendonly
+    /// no`), so every restart() or kill9() + restart() starts empty.
+    /// true: `--appendonly yes --appendfsync always` plus the default save
+    /// points, so data survives restart() and even kill9().
+    bool persistence = false;
+    /// The redis-server executable, looked up in PATH unless it contains '/'.
+    /// Default "redis-server".
+    std::string redis_server = "redis-server";
+    /// How long a start (constructor, restart()) may take before it fails. Default 10 s.
+    std::chrono::milliseconds start_timeout{10000};
+    /// Extra command-line arguments appended last, so they override the
+    /// generated ones (e.g. {"--maxmemory", "10mb"}). Default: none.
+    std::vector<std::string> extra_args;
+};
+
+/// Sends one command (an array of bulk strings) to 127.0.0.1:port and returns
+/// the complete raw RESP reply, e.g. "+PONG\r\n", "$-1\r\n" (nil),
+/// "$3\r\nbar\r\n", "-ERR ...\r\n" (an error reply is returned, not thrown).
+/// Throws std::system_error: errc::timed_out when the exchange does not
+/// finish within timeout (a paused server accepts the connection but never
+/// answers), errc::connection_refused when nothing listens,
+/// errc::connection_reset when the server closes before a full reply, other
+/// errno values for other failures; std::invalid_argument for empty args.
+std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
+                          std::chrono::milliseconds timeout);
+
+/// Length of the first complete RESP2/RESP3 reply at the start of data, or
+/// nullopt when data holds only part of one. Throws std::runtime_error for
+/// bytes that are not RESP.
+std::optional<std::size_t> resp_reply_length(std::string_view data);
+
+/// One redis-server process.
+///
+/// Errors: the constructor and restart() throw std::runtime_error when the
+/// server does not answer PONG within the start timeout or its process exits;
+/// the message holds the exit status and the last 20 lines of log_path().
+/// std::system_error for failures to create files or start redis-server.
+///
+/// Destruction stops the server (as stop()) and removes its temp dir.
+///
+/// Thread-safety: not thread-safe; use from one thread.
+class RedisServer {
+public:
+    explicit RedisServer(RedisServerOptions options = {});
+    ~RedisServer();
+
+    RedisServer(const RedisServer&) = delete;
+    RedisServer& operator=(const RedisServer&) = delete;
+    RedisServer(RedisServer&&) = delete;
+    RedisServer& operator=(RedisServer&&) = delete;
+
+    /// The port on 127.0.0.1; the same across restart().
+    [[nodiscard]] std::uint16_t port() const noexcept;
+    /// "127.0.0.1".
+    [[nodiscard]] std::string host() const;
+    /// "127.0.0.1:PORT".
+    [[nodiscard]] std::string connect_string() const;
+
+    /// Graceful stop: the SHUTDOWN command (with persistence Redis saves
+    /// first), then SIGTERM if it has not exited within 1 s (at once for a
+    /// paused server), SIGKILL if still alive 5 s later; reaps the process.
+    /// Afterwards the port refuses connections. No-op when stopped.
+    void stop();
+    /// SIGKILL and reap: a crash. No-op when stopped.
+    void kill9();
+    /// Stops the server if it runs (gracefully), then starts it again with the
+    /// same port, options and directory; returns once it answers PONG.
+    /// Without persistence the restarted server is empty.
+    void restart();
+    /// SIGSTOP / SIGCONT to the server's process group: a frozen server
+    /// accepts TCP connections but answers nothing. No-op when stopped;
+    /// pause() of a paused server does nothing.
+    void pause();
+    void resume();
+    /// True while the process exists (paused counts as running).
+    [[nodiscard]] bool running();
+    /// True between pause() and resume() (or stop/kill9/restart).
+    [[nodiscard]] bool paused() const noexcept;
+
+    /// redis_command(port(), args, timeout): the raw RESP reply.
+    std::string command(const std::vector<std::string>& args,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
+    /// The directory the server runs in (--dir: dump.rdb, appendonlydir) and
+    /// that holds the log.
+    [[nodiscard]] const std::filesystem::path& directory() const noexcept;
+    /// The file that holds the server's output (its log).
+    [[nodiscard]] const std::filesystem::path& log_path() const noexcept;
+    /// The server's pid, or -1 when it is stopped.
+    [[nodiscard]] pid_t pid() const noexcept;
+    /// The last n lines of log_path() ("" if it cannot be read).
+    [[nodiscard]] std::string log_tail(std::size_t lines = 20) const;
+
+private:
+    void spawn();
+    void wait_until_serving(std::chrono::steady_clock::time_point deadline);
+    [[noreturn]] void fail_start(const std::string& why);
+
+    TempDir temp_dir_;
+    std::filesystem::path log_path_;
+    std::uint16_t port_ = 0;
+    RedisServerOptions options_;
+    std::optional<ChildProcess> process_;
+    bool paused_ = false;
+};
+
+}  // namespace zklock::testing

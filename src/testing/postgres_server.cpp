@@ -1,0 +1,528 @@
+#include "zklock/testing/postgres_server.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace zklock::testing {
+namespace {
+
+using steady = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds poll_interval{10};
+constexpr milliseconds stop_grace{10000};
+constexpr milliseconds children_exit_timeout{10000};
+constexpr milliseconds pause_timeout{5000};
+constexpr milliseconds probe_timeout{1000};
+constexpr std::uint32_t protocol_version_3 = 196608;  // 3.0
+constexpr std::uint32_t max_message_length = 1U << 20;
+
+[[noreturn]] void throw_errno(int err, const std::string& what) {
+    throw std::system_error(err, std::generic_category(), what);
+}
+
+class Socket {
+public:
+    explicit Socket(int fd) noexcept : fd_(fd) {}
+    ~Socket() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    Socket(const Socket&) = delete;
+    Socket& operator=(const Socket&) = delete;
+    [[nodiscard]] int get() const noexcept { return fd_; }
+
+private:
+    int fd_;
+};
+
+int remaining_ms(steady::time_point deadline) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - steady::now()).count();
+    return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
+}
+
+void wait_for(int fd, short events, steady::time_point deadline, const std::string& what) {
+    while (true) {
+        const int left = remaining_ms(deadline);
+        if (left == 0) throw_errno(ETIMEDOUT, what);
+        pollfd p{fd, events, 0};
+        const int r = ::poll(&p, 1, left);
+        if (r > 0) return;
+        if (r < 0 && errno != EINTR) throw_errno(errno, what);
+    }
+}
+
+milliseconds until(steady::time_point deadline, milliseconds cap) {
+    return std::clamp(std::chrono::duration_cast<milliseconds>(deadline - steady::now()), milliseconds(1), cap);
+}
+
+void send_all(int fd, std::string_view data, steady::time_point deadline, const std::string& what) {
+    std::size_t sent = 0;
+    while (sent < data.size()) {
+        const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+        if (n >= 0) {
+            sent += static_cast<std::size_t>(n);
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            wait_for(fd, POLLOUT, deadline, what);
+        } else if (errno != EINTR) {
+            throw_errno(errno, what);
+        }
+    }
+}
+
+// Reads exactly n bytes; false on EOF.
+bool recv_exact(int fd, char* out, std::size_t n, steady::time_point deadline, const std::string& what) {
+    std::size_t got = 0;
+    while (got < n) {
+        const ssize_t r = ::recv(fd, out + got, n - got, 0);
+        if (r > 0) {
+            got += static_cast<std::size_t>(r);
+        } else if (r == 0) {
+            return false;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            wait_for(fd, POLLIN, deadline, what);
+        } else if (errno != EINTR) {
+            throw_errno(errno, what);
+        }
+    }
+    return true;
+}
+
+void put_u32(std::string& out, std::uint32_t value) {
+    const std::uint32_t be = htonl(value);
+    out.append(reinterpret_cast<const char*>(&be), sizeof be);
+}
+
+std::uint32_t get_u32(const char* p) {
+    std::uint32_t be = 0;
+    std::memcpy(&be, p, sizeof be);
+    return ntohl(be);
+}
+
+std::string tail_of(const std::filesystem::path& path, std::size_t lines) {
+    constexpr std::streamoff window = 64 * 1024;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    const std::streamoff start = size > window ? size - window : 0;
+    in.seekg(start);
+    std::string text(static_cast<std::size_t>(size - start), '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    std::vector<std::string_view> all;
+    std::string_view rest(text);
+    while (!rest.empty()) {
+        const auto nl = rest.find('\n');
+        all.push_back(rest.substr(0, nl));
+        rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+    }
+    std::string out;
+    for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
+        out.append(all[i]);
+        out += '\n';
+    }
+    return out;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Parent pid and state of a process from /proc/<pid>/stat; nullopt when gone.
+struct proc_stat {
+    pid_t ppid = 0;
+    char state = '?';
+};
+
+std::optional<proc_stat> read_proc_stat(pid_t pid) {
+    const std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const auto close = text.rfind(')');
+    if (close == std::string::npos || close + 4 > text.size()) return std::nullopt;
+    proc_stat st;
+    st.state = text[close + 2];
+    try {
+        st.ppid = static_cast<pid_t>(std::stol(text.substr(close + 4)));
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    return st;
+}
+
+// Every process whose parent is ppid, zombies included.
+std::vector<pid_t> children_of(pid_t ppid) {
+    std::vector<pid_t> out;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const auto name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const auto pid = static_cast<pid_t>(std::stol(name));
+        const auto st = read_proc_stat(pid);
+        if (st && st->ppid == ppid) out.push_back(pid);
+    }
+    return out;
+}
+
+bool alive(pid_t pid) {
+    const auto st = read_proc_stat(pid);
+    return st && st->state != 'Z' && st->state != 'X';
+}
+
+// Signals a postmaster child and, as it leads its own session and process
+// group, whatever it started.
+void signal_child(pid_t pid, int sig) noexcept {
+    if (::getpgid(pid) == pid) {
+        ::kill(-pid, sig);
+    } else {
+        ::kill(pid, sig);
+    }
+}
+
+// Whether every ancestor of dir lets a user with uid enter it (others' x bit
+// or ownership; groups are not considered): only used for a hint.
+bool ancestors_searchable(const std::filesystem::path& dir, uid_t uid) {
+    for (auto p = dir.parent_path(); !p.empty(); p = p.parent_path()) {
+        struct stat st {};
+        if (::stat(p.c_str(), &st) != 0) return false;
+        const bool ok = (st.st_mode & S_IXOTH) != 0 || (st.st_uid == uid && (st.st_mode & S_IXUSR) != 0);
+        if (!ok) return false;
+        if (p == p.root_path()) break;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool postgres_ready(std::uint16_t port, milliseconds timeout) {
+    const auto deadline = steady::now() + timeout;
+    const std::string what = "PostgreSQL startup to 127.0.0.1:" + std::to_string(port);
+    try {
+        Socket sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+        if (sock.get() < 0) return false;
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        addr.sin_port = htons(port);
+        if (::connect(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+            if (errno != EINPROGRESS) return false;
+            wait_for(sock.get(), POLLOUT, deadline, what);
+            int err = 0;
+            socklen_t len = sizeof err;
+            if (::getsockopt(sock.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) return false;
+        }
+        using namespace std::string_view_literals;
+        const auto params = "user\0postgres\0database\0postgres\0application_name\0zklock-probe\0\0"sv;
+        std::string startup;
+        put_u32(startup, static_cast<std::uint32_t>(8 + params.size()));
+        put_u32(startup, protocol_version_3);
+        startup.append(params);
+        send_all(sock.get(), startup, deadline, what);
+        std::array<char, 5> header{};
+        std::string body;
+        while (true) {
+            if (!recv_exact(sock.get(), header.data(), header.size(), deadline, what)) return false;
+            const std::uint32_t length = get_u32(header.data() + 1);
+            if (length < 4 || length > max_message_length) return false;
+            body.resize(length - 4);
+            if (!recv_exact(sock.get(), body.data(), body.size(), deadline, what)) return false;
+            switch (header[0]) {
+            case 'E':  // e.g. 57P03 "the database system is starting up"
+                return false;
+            case 'R':  // 0: AuthenticationOk; anything else asks for credentials: the server is up
+                if (body.size() < 4) return false;
+                if (get_u32(body.data()) != 0) return true;
+                break;
+            case 'Z': {  // ReadyForQuery: say goodbye politely
+                std::string terminate = "X";
+                put_u32(terminate, 4);
+                try {
+                    send_all(sock.get(), terminate, deadline, what);
+                } catch (const std::system_error&) {
+                }
+                return true;
+            }
+            default:  // ParameterStatus, BackendKeyData, NoticeResponse, NegotiateProtocolVersion
+                break;
+            }
+        }
+    } catch (const std::system_error&) {
+        return false;
+    }
+}
+
+// --- PostgresServer ----------------------------------------------------------
+
+PostgresServer::PostgresServer(PostgresServerOptions options)
+    : temp_dir_("zklock-pg-"), options_(std::move(options)) {
+    const auto deadline = steady::now() + options_.start_timeout;
+    data_dir_ = temp_dir_.path() / "data";
+    log_path_ = temp_dir_.path() / "postgres.log";
+    port_ = options_.port != 0 ? options_.port : free_loopback_port();
+    if (::geteuid() == 0) {
+        std::array<char, 16384> buffer{};
+        passwd pw{};
+        passwd* found = nullptr;
+        const int err = ::getpwnam_r(options_.os_user.c_str(), &pw, buffer.data(), buffer.size(), &found);
+        if (found == nullptr) {
+            throw std::runtime_error("PostgresServer: running as root, but the user '" + options_.os_user +
+                                     "' to run PostgreSQL as does not exist" +
+                                     (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
+        }
+        switch_user_ = true;
+        uid_ = std::to_string(pw.pw_uid);
+        gid_ = std::to_string(pw.pw_gid);
+        if (::chown(temp_dir_.path().c_str(), pw.pw_uid, pw.pw_gid) != 0) {
+            throw_errno(errno, "PostgresServer: chown " + temp_dir_.path().string());
+        }
+        if (::chmod(temp_dir_.path().c_str(), 0755) != 0) {
+            throw_errno(errno, "PostgresServer: chmod " + temp_dir_.path().string());
+        }
+    }
+    initdb(deadline);
+    spawn();
+    wait_until_ready(deadline);
+}
+
+PostgresServer::~PostgresServer() {
+    try {
+        stop();
+    } catch (...) {
+    }
+}
+
+std::vector<std::string> PostgresServer::as_os_user(std::vector<std::string> argv) const {
+    if (!switch_user_) return argv;
+    // setpriv execs the program (same pid). A uid change clears the
+    // parent-death signal; --pdeathsig keep sets it again afterwards.
+    std::vector<std::string> wrapped{"setpriv", "--reuid=" + uid_, "--regid=" + gid_, "--init-groups",
+                                     "--pdeathsig", "keep", "--"};
+    wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()), std::make_move_iterator(argv.end()));
+    return wrapped;
+}
+
+void PostgresServer::initdb(steady::time_point deadline) {
+    const auto log = temp_dir_.path() / "initdb.log";
+    ChildProcessOptions child;
+    child.working_dir = temp_dir_.path();
+    child.output_path = log;
+    // TZ spares initdb its scan of the system's time zone files.
+    child.env = {{"LC_ALL", "C"}, {"TZ", "UTC"}};
+    ChildProcess process(as_os_user({options_.bin_dir + "/initdb", "-D", data_dir_.string(), "-A", "trust", "-U",
+                                     "postgres", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"}),
+                         std::move(child));
+    const auto status = process.wait_exit(until(deadline, options_.start_timeout));
+    if (!status) {
+        process.kill9();
+        fail_start("initdb did not finish within " + std::to_string(options_.start_timeout.count()) + " ms", log);
+    }
+    if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+        std::string why = "initdb " + describe_wait_status(*status);
+        if (switch_user_ && !ancestors_searchable(temp_dir_.path(), static_cast<uid_t>(std::stoul(uid_)))) {
+            why += " (hint: user '" + options_.os_user + "' cannot enter every parent of " +
+                   temp_dir_.path().string() + "; set TMPDIR to a directory it can reach, e.g. /tmp)";
+        }
+        fail_start(why, log);
+    }
+}
+
+void PostgresServer::spawn() {
+    std::vector<std::string> argv{options_.bin_dir + "/postgres",
+                                  "-D", data_dir_.string(),
+                                  "-p", std::to_string(port_),
+                                  "-k", temp_dir_.path().string(),
+                                  "-c", "listen_addresses=127.0.0.1",
+                                  "-c", "fsync=off",
+                                  "-c", "max_connections=200",
+                                  "-c", "shared_buffers=32MB"};
+    argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+    ChildProcessOptions child;
+    child.working_dir = temp_dir_.path();
+    child.output_path = log_path_;
+    child.env = {{"LC_ALL", "C"}};
+    process_.emplace(as_os_user(std::move(argv)), std::move(child));
+    paused_ = false;
+}
+
+void PostgresServer::wait_until_ready(steady::time_point deadline) {
+    while (true) {
+        if (!process_ || !process_->running()) {
+            fail_start("the server process " +
+                           (process_ && process_->exit_status() ? describe_wait_status(*process_->exit_status())
+                                                                : std::string("is not running")),
+                       log_path_);
+        }
+        if (postgres_ready(port_, until(deadline, probe_timeout))) return;
+        if (steady::now() >= deadline) {
+            fail_start("the server was not ready within " + std::to_string(options_.start_timeout.count()) + " ms",
+                       log_path_);
+        }
+        std::this_thread::sleep_for(until(deadline, poll_interval));  // allowed: polling interval of a deadline wait
+    }
+}
+
+void PostgresServer::fail_start(const std::string& why, const std::filesystem::path& log) {
+    std::string message = "PostgreSQL server on 127.0.0.1:" + std::to_string(port_) + " (" + data_dir_.string() +
+                          ") failed to start: " + why + "\n--- last lines of " + log.string() + " ---\n" +
+                          tail_of(log, 20);
+    kill_all();
+    process_.reset();
+    throw std::runtime_error(message);
+}
+
+void PostgresServer::kill_all() noexcept {
+    if (!process_) return;
+    try {
+        if (!process_->running()) {
+            paused_ = false;
+            return;
+        }
+        // A stopped postmaster can neither start children nor reap them, so
+        // the pids found below stay valid (at worst zombies) until it dies.
+        process_->pause();
+        const auto children = children_of(process_->pid());
+        for (const pid_t child : children) signal_child(child, SIGKILL);
+        process_->kill9();
+        paused_ = false;
+        // A new postmaster refuses to start while old children still hold the
+        // shared memory; wait for them to be gone (a zombie holds nothing).
+        const auto deadline = steady::now() + children_exit_timeout;
+        while (std::any_of(children.begin(), children.end(), alive) && steady::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));  // allowed: polling interval of a deadline wait
+        }
+    } catch (...) {
+    }
+}
+
+std::uint16_t PostgresServer::port() const noexcept { return port_; }
+
+std::string PostgresServer::host() const { return "127.0.0.1"; }
+
+std::string PostgresServer::connect_string() const {
+    return "host=127.0.0.1 port=" + std::to_string(port_) + " user=postgres dbname=postgres";
+}
+
+void PostgresServer::stop() {
+    if (process_) {
+        if (paused_) resume();
+        if (process_->running()) {
+            process_->signal(SIGINT);  // fast shutdown (SIGTERM would wait for every client to leave)
+            process_->resume();
+            if (!process_->wait_exit(stop_grace)) kill_all();
+        }
+        process_.reset();
+    }
+    paused_ = false;
+}
+
+void PostgresServer::kill9() {
+    if (process_) {
+        kill_all();
+        process_.reset();
+    }
+    paused_ = false;
+}
+
+void PostgresServer::restart() {
+    stop();
+    spawn();
+    wait_until_ready(steady::now() + options_.start_timeout);
+}
+
+void PostgresServer::pause() {
+    if (!process_ || paused_) return;
+    // The postmaster first, so that it starts no child meanwhile.
+    if (!process_->pause()) return;
+    paused_ = true;
+    const auto children = children_of(process_->pid());
+    for (const pid_t child : children) signal_child(child, SIGSTOP);
+    const auto deadline = steady::now() + pause_timeout;
+    const auto running_child = [](pid_t pid) {
+        const auto st = read_proc_stat(pid);
+        return st && st->state != 'T' && st->state != 'Z' && st->state != 'X';
+    };
+    while (std::any_of(children.begin(), children.end(), running_child) && steady::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // allowed: polling interval of a deadline wait
+    }
+}
+
+void PostgresServer::resume() {
+    if (process_ && paused_) {
+        for (const pid_t child : children_of(process_->pid())) signal_child(child, SIGCONT);
+        process_->resume();
+    }
+    paused_ = false;
+}
+
+bool PostgresServer::running() { return process_ && process_->running(); }
+
+bool PostgresServer::paused() const noexcept { return paused_; }
+
+std::string PostgresServer::psql(const std::string& sql, milliseconds timeout) {
+    const std::string id = std::to_string(++psql_runs_);
+    const auto out_path = temp_dir_.path() / ("psql-" + id + ".out");
+    const auto err_path = temp_dir_.path() / ("psql-" + id + ".err");
+    struct Cleanup {
+        std::filesystem::path a, b;
+        ~Cleanup() {
+            std::error_code ignored;
+            std::filesystem::remove(a, ignored);
+            std::filesystem::remove(b, ignored);
+        }
+    } cleanup{out_path, err_path};
+    ChildProcessOptions child;
+    child.output_path = err_path;  // -o sends the query results to out_path; errors stay on stderr
+    child.env = {{"LC_ALL", "C"}};
+    ChildProcess process({options_.bin_dir + "/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d",
+                          connect_string(), "-o", out_path.string(), "-c", sql},
+                         std::move(child));
+    const auto status = process.wait_exit(timeout);
+    if (!status) {
+        process.kill9();
+        throw std::runtime_error("psql against " + connect_string() + " did not finish within " +
+                                 std::to_string(timeout.count()) + " ms: " + sql + "\n" + read_file(err_path));
+    }
+    if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+        throw std::runtime_error("psql against " + connect_string() + " " + describe_wait_status(*status) + ": " +
+                                 sql + "\n" + read_file(err_path));
+    }
+    return read_file(out_path);
+}
+
+const std::filesystem::path& PostgresServer::directory() const noexcept { return temp_dir_.path(); }
+
+const std::filesystem::path& PostgresServer::data_dir() const noexcept { return data_dir_; }
+
+const std::filesystem::path& PostgresServer::log_path() const noexcept { return log_path_; }
+
+pid_t PostgresServer::pid() const noexcept { return process_ && !process_->exit_status() ? process_->pid() : -1; }
+
+std::vector<pid_t> PostgresServer::child_pids() const {
+    const pid_t postmaster = pid();
+    if (postmaster <= 0) return {};
+    std::vector<pid_t> out = children_of(postmaster);
+    out.erase(std::remove_if(out.begin(), out.end(), [](pid_t p) { return !alive(p); }), out.end());
+    return out;
+}
+
+std::string PostgresServer::log_tail(std::size_t lines) const { return tail_of(log_path_, lines); }
+
+}  // namespace zklock::testing

@@ -1,0 +1,329 @@
+#include "zklock/testing/redis_server.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace zklock::testing {
+namespace {
+
+using steady = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds poll_interval{10};
+constexpr milliseconds stop_grace{5000};
+constexpr milliseconds probe_timeout{1000};
+constexpr milliseconds shutdown_timeout{1000};
+constexpr int max_resp_depth = 64;
+constexpr long long max_resp_count = 1LL << 32;
+
+[[noreturn]] void throw_errno(int err, const std::string& what) {
+    throw std::system_error(err, std::generic_category(), what);
+}
+
+class Socket {
+public:
+    explicit Socket(int fd) noexcept : fd_(fd) {}
+    ~Socket() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    Socket(const Socket&) = delete;
+    Socket& operator=(const Socket&) = delete;
+    [[nodiscard]] int get() const noexcept { return fd_; }
+
+private:
+    int fd_;
+};
+
+int remaining_ms(steady::time_point deadline) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - steady::now()).count();
+    return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
+}
+
+void wait_for(int fd, short events, steady::time_point deadline, const std::string& what) {
+    while (true) {
+        const int left = remaining_ms(deadline);
+        if (left == 0) throw_errno(ETIMEDOUT, what);
+        pollfd p{fd, events, 0};
+        const int r = ::poll(&p, 1, left);
+        if (r > 0) return;
+        if (r < 0 && errno != EINTR) throw_errno(errno, what);
+    }
+}
+
+milliseconds until(steady::time_point deadline, milliseconds cap) {
+    return std::clamp(std::chrono::duration_cast<milliseconds>(deadline - steady::now()), milliseconds(1), cap);
+}
+
+long long parse_resp_integer(std::string_view text) {
+    if (text.empty()) throw std::runtime_error("RESP: empty length");
+    bool negative = false;
+    if (text.front() == '-') {
+        negative = true;
+        text.remove_prefix(1);
+        if (text.empty()) throw std::runtime_error("RESP: bad length");
+    }
+    long long value = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9') throw std::runtime_error("RESP: bad length '" + std::string(text) + "'");
+        value = value * 10 + (c - '0');
+        if (value > max_resp_count) throw std::runtime_error("RESP: length too large");
+    }
+    return negative ? -value : value;
+}
+
+// End offset of the reply that starts at pos, nullopt when incomplete.
+std::optional<std::size_t> resp_reply_end(std::string_view data, std::size_t pos, int depth) {
+    if (depth > max_resp_depth) throw std::runtime_error("RESP: reply nested too deeply");
+    if (pos >= data.size()) return std::nullopt;
+    const auto crlf = data.find("\r\n", pos + 1);
+    if (crlf == std::string_view::npos) return std::nullopt;
+    const std::size_t body = crlf + 2;
+    const std::string_view header = data.substr(pos + 1, crlf - pos - 1);
+    switch (data[pos]) {
+    case '+': case '-': case ':': case '_': case ',': case '#': case '(':
+        return body;
+    case '$': case '=': case '!': {
+        const long long n = parse_resp_integer(header);
+        if (n < 0) return body;
+        const auto size = static_cast<std::size_t>(n);
+        if (data.size() < body + size + 2) return std::nullopt;
+        if (data.substr(body + size, 2) != "\r\n") throw std::runtime_error("RESP: bulk string without CRLF");
+        return body + size + 2;
+    }
+    case '*': case '~': case '>': case '%': case '|': {
+        const long long n = parse_resp_integer(header);
+        if (n < 0) return body;
+        const long long count = (data[pos] == '%' || data[pos] == '|') ? 2 * n : n;
+        std::size_t next = body;
+        for (long long i = 0; i < count; ++i) {
+            const auto end = resp_reply_end(data, next, depth + 1);
+            if (!end) return std::nullopt;
+            next = *end;
+        }
+        // An attribute map precedes the reply it annotates.
+        if (data[pos] == '|') return resp_reply_end(data, next, depth + 1);
+        return next;
+    }
+    default:
+        throw std::runtime_error(std::string("RESP: unexpected type byte '") + data[pos] + "'");
+    }
+}
+
+}  // namespace
+
+std::optional<std::size_t> resp_reply_length(std::string_view data) { return resp_reply_end(data, 0, 0); }
+
+std::string redis_command(std::uint16_t port, const std::vector<std::string>& args, milliseconds timeout) {
+    if (args.empty()) throw std::invalid_argument("redis_command: no command");
+    const auto deadline = steady::now() + timeout;
+    const std::string what = "Redis command '" + args.front() + "' to 127.0.0.1:" + std::to_string(port);
+    std::string request = "*" + std::to_string(args.size()) + "\r\n";
+    for (const auto& arg : args) request += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
+
+    Socket sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (sock.get() < 0) throw_errno(errno, what);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    if (::connect(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+        if (errno != EINPROGRESS) throw_errno(errno, what);
+        wait_for(sock.get(), POLLOUT, deadline, what);
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (::getsockopt(sock.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) throw_errno(errno, what);
+        if (err != 0) throw_errno(err, what);
+    }
+    std::size_t sent = 0;
+    while (sent < request.size()) {
+        const ssize_t n = ::send(sock.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+        if (n >= 0) {
+            sent += static_cast<std::size_t>(n);
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            wait_for(sock.get(), POLLOUT, deadline, what);
+        } else if (errno != EINTR) {
+            throw_errno(errno, what);
+        }
+    }
+    std::string reply;
+    char buf[4096];
+    while (true) {
+        const ssize_t n = ::recv(sock.get(), buf, sizeof buf, 0);
+        if (n > 0) {
+            reply.append(buf, static_cast<std::size_t>(n));
+            if (const auto length = resp_reply_length(reply)) {
+                reply.resize(*length);
+                return reply;
+            }
+        } else if (n == 0) {
+            throw_errno(ECONNRESET, what + ": connection closed before a complete reply");
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            wait_for(sock.get(), POLLIN, deadline, what);
+        } else if (errno != EINTR) {
+            throw_errno(errno, what);
+        }
+    }
+}
+
+// --- RedisServer -------------------------------------------------------------
+
+RedisServer::RedisServer(RedisServerOptions options) : temp_dir_("zklock-redis-"), options_(std::move(options)) {
+    log_path_ = temp_dir_.path() / "redis.log";
+    port_ = options_.port != 0 ? options_.port : free_loopback_port();
+    spawn();
+    wait_until_serving(steady::now() + options_.start_timeout);
+}
+
+RedisServer::~RedisServer() {
+    try {
+        stop();
+    } catch (...) {
+    }
+}
+
+void RedisServer::spawn() {
+    std::vector<std::string> argv{options_.redis_server, "--port", std::to_string(port_), "--bind", "127.0.0.1",
+                                  "--dir", temp_dir_.path().string(), "--daemonize", "no", "--protected-mode", "yes"};
+    if (options_.persistence) {
+        argv.insert(argv.end(), {"--save", "3600", "1", "300", "100", "60", "10000", "--appendonly", "yes",
+                                 "--appendfsync", "always"});
+    } else {
+        argv.insert(argv.end(), {"--save", "", "--appendonly", "no"});
+    }
+    argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+    ChildProcessOptions child;
+    child.working_dir = temp_dir_.path();
+    child.output_path = log_path_;
+    process_.emplace(std::move(argv), std::move(child));
+    paused_ = false;
+}
+
+void RedisServer::wait_until_serving(steady::time_point deadline) {
+    while (true) {
+        if (!process_ || !process_->running()) {
+            fail_start("the server process " +
+                       (process_ && process_->exit_status() ? describe_wait_status(*process_->exit_status())
+                                                            : std::string("is not running")));
+        }
+        try {
+            if (redis_command(port_, {"PING"}, until(deadline, probe_timeout)).rfind("+PONG", 0) == 0) return;
+        } catch (const std::system_error&) {
+        }
+        if (steady::now() >= deadline) {
+            fail_start("the server did not answer PONG within " + std::to_string(options_.start_timeout.count()) +
+                       " ms");
+        }
+        std::this_thread::sleep_for(until(deadline, poll_interval));  // allowed: polling interval of a deadline wait
+    }
+}
+
+void RedisServer::fail_start(const std::string& why) {
+    std::string message = "Redis server on 127.0.0.1:" + std::to_string(port_) + " (" +
+                          temp_dir_.path().string() + ") failed to start: " + why + "\n--- last lines of " +
+                          log_path_.string() + " ---\n" + log_tail(20);
+    if (process_) {
+        process_->kill9();
+        process_.reset();
+    }
+    throw std::runtime_error(message);
+}
+
+std::uint16_t RedisServer::port() const noexcept { return port_; }
+
+std::string RedisServer::host() const { return "127.0.0.1"; }
+
+std::string RedisServer::connect_string() const { return "127.0.0.1:" + std::to_string(port_); }
+
+void RedisServer::stop() {
+    if (process_) {
+        // SHUTDOWN acts at once (SIGTERM only at the next server tick, up to
+        // 100 ms later) and saves exactly when SIGTERM would (with persistence).
+        if (!paused_ && process_->running()) {
+            try {
+                redis_command(port_, {"SHUTDOWN"}, shutdown_timeout);
+            } catch (const std::exception&) {
+                // The server closes the connection without a reply when it exits.
+            }
+            process_->wait_exit(shutdown_timeout);
+        }
+        process_->stop(stop_grace);
+        process_.reset();
+    }
+    paused_ = false;
+}
+
+void RedisServer::kill9() {
+    if (process_) {
+        process_->kill9();
+        process_.reset();
+    }
+    paused_ = false;
+}
+
+void RedisServer::restart() {
+    stop();
+    spawn();
+    wait_until_serving(steady::now() + options_.start_timeout);
+}
+
+void RedisServer::pause() {
+    if (process_ && !paused_ && process_->pause()) paused_ = true;
+}
+
+void RedisServer::resume() {
+    if (process_ && paused_) process_->resume();
+    paused_ = false;
+}
+
+bool RedisServer::running() { return process_ && process_->running(); }
+
+bool RedisServer::paused() const noexcept { return paused_; }
+
+std::string RedisServer::command(const std::vector<std::string>& args, milliseconds timeout) {
+    return redis_command(port_, args, timeout);
+}
+
+const std::filesystem::path& RedisServer::directory() const noexcept { return temp_dir_.path(); }
+
+const std::filesystem::path& RedisServer::log_path() const noexcept { return log_path_; }
+
+pid_t RedisServer::pid() const noexcept { return process_ && !process_->exit_status() ? process_->pid() : -1; }
+
+std::string RedisServer::log_tail(std::size_t lines) const {
+    constexpr std::streamoff window = 64 * 1024;
+    std::ifstream in(log_path_, std::ios::binary);
+    if (!in) return {};
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    const std::streamoff start = size > window ? size - window : 0;
+    in.seekg(start);
+    std::string text(static_cast<std::size_t>(size - start), '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    std::vector<std::string_view> all;
+    std::string_view rest(text);
+    while (!rest.empty()) {
+        const auto nl = rest.find('\n');
+        all.push_back(rest.substr(0, nl));
+        rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+    }
+    std::string out;
+    for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
+        out.append(all[i]);
+        out += '\n';
+    }
+    return out;
+}
+
+}  // namespace zklock::testing
