@@ -157,9 +157,8 @@ void session_impl::drop_handle() {
 
 void session_impl::close_on_strand() {
     if (state_ == session_state::closed && !zh_) return;
-    closing_ = true;
     drop_handle();
-    closing_ = true;
+    closing_ = true;  // for good: nothing is submitted any more
     state_ = session_state::closed;
     auto waiters = std::move(connect_waiters_);
     connect_waiters_.clear();
@@ -211,7 +210,6 @@ void session_impl::handle_state(int zstate) {
         last_receive_ = asio::steady_timer::clock_type::now();
         session_id_ = id;
         state_ = session_state::connected;
-        ever_connected_ = true;
         suspend_timer_.cancel();
         notify(same ? session_event::reconnected : session_event::connected);
         auto waiters = std::move(connect_waiters_);
@@ -299,7 +297,7 @@ void session_impl::pump() {
                              [self = shared_from_this(), gen](boost::system::error_code ec) {
                                  if (gen != self->fd_generation_) return;
                                  self->read_pending_ = false;
-                                 if (!ec) self->on_ready(gen, ZOOKEEPER_READ);
+                                 if (!ec) self->process(ZOOKEEPER_READ);
                              });
         }
         if ((interest & ZOOKEEPER_WRITE) && !write_pending_) {
@@ -308,7 +306,7 @@ void session_impl::pump() {
                              [self = shared_from_this(), gen](boost::system::error_code ec) {
                                  if (gen != self->fd_generation_) return;
                                  self->write_pending_ = false;
-                                 if (!ec) self->on_ready(gen, ZOOKEEPER_WRITE);
+                                 if (!ec) self->process(ZOOKEEPER_WRITE);
                              });
         }
     }
@@ -325,8 +323,6 @@ void session_impl::pump() {
     }
 }
 
-void session_impl::on_ready(std::uint64_t, int events) { process(events); }
-
 void session_impl::process(int events) {
     if (!zh_ || closing_) return;
     if (events & ZOOKEEPER_READ) last_receive_ = asio::steady_timer::clock_type::now();
@@ -341,7 +337,6 @@ void session_impl::after_submit(int rc, const std::function<void(int)>& fail) {
         post([fail, rc] { fail(rc); });
         return;
     }
-    requests_sent.fetch_add(1, std::memory_order_relaxed);
     pump();
 }
 

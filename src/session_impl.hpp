@@ -185,8 +185,6 @@ public:
     void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
                               std::function<void(std::error_code)> fn = {});
 
-    /// Counters for tests and the bench.
-    std::atomic<std::uint64_t> requests_sent{0};
 
 private:
     struct janitor_entry {
@@ -204,7 +202,6 @@ private:
     void drop_handle();
     void handle_state(int zstate);
     void pump();
-    void on_ready(std::uint64_t generation, int events);
     void process(int events);
     void notify(session_event e);
     void run_janitor();
@@ -232,7 +229,6 @@ private:
     bool write_pending_ = false;
     bool in_process_ = false;
     bool closing_ = false;
-    bool ever_connected_ = false;
     std::error_code close_reason_;  // why the session closed (strand only)
 
     std::atomic<session_state> state_{session_state::connecting};
