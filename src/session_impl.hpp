@@ -59,12 +59,14 @@ struct own_context : std::enable_shared_from_this<own_context> {
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{ioc.get_executor()};
     std::promise<void> finished;
     std::future<void> finished_future = finished.get_future();
+    std::atomic<bool> done{false};  // the thread has left run(): nothing runs the io_context
     std::thread thread;
 
     static std::shared_ptr<own_context> start() {
         auto c = std::make_shared<own_context>();
         c->thread = std::thread([c] {
             c->ioc.run();
+            c->done = true;
             c->finished.set_value();
         });
         return c;
@@ -130,8 +132,14 @@ public:
     bool on_session_thread() const noexcept;
     std::uint64_t add_listener(listener l);
     void remove_listener(std::uint64_t id) noexcept;
-    /// Posts fn to the strand, keeping this alive.
+    /// Posts fn to the strand, keeping this alive. Once a Session's own thread has
+    /// ended (the Session was destroyed), nothing runs the strand: fn runs here, on
+    /// the caller's thread, where it finds the session closed and answers at once.
     template <class F> void post(F&& fn) {
+        if (own_ && own_->done) {
+            fn();
+            return;
+        }
         boost::asio::post(strand_, [self = shared_from_this(), f = std::forward<F>(fn)]() mutable { f(); });
     }
     /// Closes and waits when safe (see Session::close).

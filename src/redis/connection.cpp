@@ -1,0 +1,253 @@
+#include "connection.hpp"
+
+#include <zklock/error.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace zklock::detail::redis {
+namespace asio = boost::asio;
+
+struct connection::request {
+    reply_handler handler;
+};
+
+namespace {
+
+reply convert(const redisReply* r) {
+    reply out;
+    switch (r->type) {
+    case REDIS_REPLY_STRING: out.type = reply::kind::string; break;
+    case REDIS_REPLY_ARRAY: out.type = reply::kind::array; break;
+    case REDIS_REPLY_INTEGER: out.type = reply::kind::integer; break;
+    case REDIS_REPLY_STATUS: out.type = reply::kind::status; break;
+    case REDIS_REPLY_ERROR: out.type = reply::kind::error; break;
+    default: out.type = reply::kind::nil; break;
+    }
+    out.integer = r->integer;
+    if (r->str) out.str.assign(r->str, r->len);
+    for (std::size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+    return out;
+}
+
+} // namespace
+
+connection::connection(strand_type strand, std::string host, int port, std::chrono::milliseconds connect_timeout,
+                       std::chrono::milliseconds command_timeout)
+    : strand_(std::move(strand)), host_(std::move(host)), port_(port), connect_timeout_(connect_timeout),
+      command_timeout_(command_timeout), timer_(strand_) {}
+
+connection::~connection() {
+    closed_ = true;
+    if (auto* ac = ac_) {
+        ac_ = nullptr;
+        drop_error_ = make_error_code(errc::session_closed);
+        redisAsyncFree(ac);  // runs the pending callbacks with no reply; cleanup releases the descriptor
+    }
+}
+
+bool connection::ensure_open() {
+    if (closed_) return false;
+    if (ac_) return true;
+    redisAsyncContext* ac = redisAsyncConnect(host_.c_str(), port_);
+    if (!ac) return false;
+    if (ac->err) {
+        redisAsyncFree(ac);
+        return false;
+    }
+    ac->data = this;
+    ac->ev.data = this;
+    ac->ev.addRead = &connection::ev_add_read;
+    ac->ev.delRead = &connection::ev_del_read;
+    ac->ev.addWrite = &connection::ev_add_write;
+    ac->ev.delWrite = &connection::ev_del_write;
+    ac->ev.cleanup = &connection::ev_cleanup;
+    redisAsyncSetConnectCallback(ac, &connection::on_connect);
+    ++generation_;
+    ac_ = ac;
+    connected_ = false;
+    reading_ = writing_ = read_armed_ = write_armed_ = false;
+    sd_.emplace(strand_, ac->c.fd);
+    connect_deadline_ = std::chrono::steady_clock::now() + connect_timeout_;
+    ev_add_write(this);  // the non-blocking connect completes when the socket is writable
+    arm_timer();
+    return true;
+}
+
+void connection::command(const std::vector<std::string>& args, reply_handler handler) {
+    auto fail = [&](std::error_code ec) { asio::post(strand_, [h = std::move(handler), ec] { h(ec, {}); }); };
+    if (closed_) return fail(make_error_code(errc::session_closed));
+    if (!ensure_open()) return fail(std::make_error_code(std::errc::connection_refused));
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lens;
+    for (const auto& a : args) {
+        argv.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    auto* req = new request{std::move(handler)};
+    if (redisAsyncCommandArgv(ac_, &connection::on_reply, req, static_cast<int>(argv.size()), argv.data(), lens.data()) !=
+        REDIS_OK) {
+        std::unique_ptr<request> owned(req);
+        handler = std::move(owned->handler);
+        return fail(make_error_code(errc::connection_loss));
+    }
+    sent_.push_back(std::chrono::steady_clock::now());
+    arm_timer();
+}
+
+bool connection::subscribe_command(const char* verb, const std::string& channel) {
+    if (!ensure_open()) return false;
+    return redisAsyncCommand(ac_, &connection::on_push, this, "%s %b", verb, channel.data(), channel.size()) == REDIS_OK;
+}
+
+void connection::close(bool graceful) {
+    closed_ = true;
+    timer_.cancel();
+    if (!ac_) return;
+    if (graceful) {
+        redisAsyncDisconnect(ac_);  // frees it once the pending replies are in (at once when none)
+    } else {
+        drop(make_error_code(errc::session_closed));
+    }
+}
+
+std::error_code connection::failure_of(const redisAsyncContext* ac) const {
+    if (drop_error_) return drop_error_;
+    if (closed_) return make_error_code(errc::session_closed);
+    if (ac->err == REDIS_ERR_IO && std::strstr(ac->errstr, std::strerror(ECONNREFUSED)))
+        return std::make_error_code(std::errc::connection_refused);
+    return make_error_code(errc::connection_loss);
+}
+
+void connection::on_reply(redisAsyncContext* ac, void* r, void* privdata) {
+    std::unique_ptr<request> req(static_cast<request*>(privdata));
+    auto* self = static_cast<connection*>(ac->data);
+    std::error_code ec;
+    reply rep;
+    if (r) {
+        if (!self->sent_.empty()) self->sent_.pop_front();
+        rep = convert(static_cast<const redisReply*>(r));
+        if (rep.type == reply::kind::error) ec = std::make_error_code(std::errc::protocol_error);
+    } else {
+        ec = self->failure_of(ac);
+    }
+    asio::post(self->strand_, [h = std::move(req->handler), ec, rep = std::move(rep)]() mutable { h(ec, std::move(rep)); });
+}
+
+void connection::on_push(redisAsyncContext*, void* r, void* privdata) {
+    auto* self = static_cast<connection*>(privdata);
+    if (!r) return;  // the connection is going away: the disconnect handler tells
+    const auto* rr = static_cast<const redisReply*>(r);
+    if (rr->type != REDIS_REPLY_ARRAY || rr->elements < 2 || !rr->element[0]->str || !rr->element[1]->str) return;
+    std::string kind(rr->element[0]->str, rr->element[0]->len);
+    std::string channel(rr->element[1]->str, rr->element[1]->len);
+    auto me = self->weak_from_this().lock();
+    if (!me) return;
+    asio::post(self->strand_, [me, kind = std::move(kind), channel = std::move(channel)] {
+        if (me->push_) me->push_(kind, channel);
+    });
+}
+
+void connection::on_connect(const redisAsyncContext* ac, int status) {
+    auto* self = static_cast<connection*>(ac->data);
+    if (status == REDIS_OK && self->ac_ == ac) {
+        self->connected_ = true;
+        self->arm_timer();
+    }
+}
+
+void connection::ev_add_read(void* p) {
+    auto* self = static_cast<connection*>(p);
+    self->reading_ = true;
+    self->arm_read();
+}
+void connection::ev_del_read(void* p) { static_cast<connection*>(p)->reading_ = false; }
+void connection::ev_add_write(void* p) {
+    auto* self = static_cast<connection*>(p);
+    self->writing_ = true;
+    self->arm_write();
+}
+void connection::ev_del_write(void* p) { static_cast<connection*>(p)->writing_ = false; }
+
+void connection::ev_cleanup(void* p) {
+    auto* self = static_cast<connection*>(p);
+    ++self->generation_;
+    self->reading_ = self->writing_ = self->read_armed_ = self->write_armed_ = false;
+    self->connected_ = false;
+    self->ac_ = nullptr;
+    self->sent_.clear();
+    if (self->sd_) {
+        boost::system::error_code ignored;
+        self->sd_->cancel(ignored);
+        (void)self->sd_->release();  // hiredis closes its own socket
+        self->sd_.reset();
+    }
+    if (auto me = self->weak_from_this().lock()) {
+        asio::post(self->strand_, [me] {
+            if (me->on_disconnect_) me->on_disconnect_();
+        });
+    }
+}
+
+void connection::arm_read() {
+    if (read_armed_ || !sd_) return;
+    read_armed_ = true;
+    sd_->async_wait(asio::posix::stream_descriptor::wait_read,
+                    asio::bind_executor(strand_, [self = shared_from_this(), gen = generation_](boost::system::error_code ec) {
+                        if (gen != self->generation_) return;
+                        self->read_armed_ = false;
+                        if (ec || !self->ac_) return;
+                        if (self->reading_) redisAsyncHandleRead(self->ac_);
+                        if (gen == self->generation_ && self->reading_) self->arm_read();
+                    }));
+}
+
+void connection::arm_write() {
+    if (write_armed_ || !sd_) return;
+    write_armed_ = true;
+    sd_->async_wait(asio::posix::stream_descriptor::wait_write,
+                    asio::bind_executor(strand_, [self = shared_from_this(), gen = generation_](boost::system::error_code ec) {
+                        if (gen != self->generation_) return;
+                        self->write_armed_ = false;
+                        if (ec || !self->ac_) return;
+                        if (self->writing_) redisAsyncHandleWrite(self->ac_);
+                        if (gen == self->generation_ && self->writing_) self->arm_write();
+                    }));
+}
+
+void connection::drop(std::error_code why) {
+    auto* ac = ac_;
+    if (!ac) return;
+    drop_error_ = why;
+    redisAsyncFree(ac);
+    drop_error_ = {};
+}
+
+void connection::arm_timer() {
+    if (!ac_ || closed_) return;
+    std::chrono::steady_clock::time_point due;
+    if (!connected_) due = connect_deadline_;
+    else if (!sent_.empty()) due = sent_.front() + command_timeout_;
+    else return;
+    if (timer_armed_ && timer_.expiry() <= due) return;
+    timer_armed_ = true;
+    timer_.expires_at(due);
+    timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+        if (ec) return;  // replaced by a sooner one, or closed
+        self->timer_armed_ = false;
+        if (!self->ac_) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (!self->connected_ && now >= self->connect_deadline_) return self->drop(make_error_code(errc::timeout));
+        if (self->connected_ && !self->sent_.empty() && now >= self->sent_.front() + self->command_timeout_)
+            return self->drop(make_error_code(errc::connection_loss));
+        self->arm_timer();
+    });
+}
+
+} // namespace zklock::detail::redis
