@@ -1,0 +1,143 @@
+// zklock::RedisLockService and zklock::RedlockService: the Redis lock family
+// behind the backend-neutral zklock::Lock, for side-by-side comparison with the
+// ZooKeeper recipe.
+//
+// The recipe (both services; Redlock runs it on N independent masters at once):
+//   acquire  one Lua script: SET key token NX PX ttl and, when it is set,
+//            INCR fence-key, returned as the fencing token. The token is 128
+//            random bits (hex), new for every acquire.
+//   wait     SUBSCRIBE to the lock's release channel (one subscriber connection
+//            per server and service, shared by all its locks), retry on a
+//            message; a jittered backoff (50 ms doubling to 1 s, capped by the
+//            ttl) is the fallback for holders that die and release by TTL
+//            without publishing. No busy polling.
+//   release  Lua compare-and-delete: deletes the key only if it still holds our
+//            token, then PUBLISHes on the release channel.
+//   watchdog every ttl/3 while held, a Lua compare-and-PEXPIRE renews the ttl.
+//            A renewal that finds the key is no longer ours (expired, deleted,
+//            server restarted without persistence) reports errc::node_deleted;
+//            no successful renewal for as long as the lease lasts reports
+//            errc::session_expired. Both through on_lost / async_wait_lost, and
+//            is_held() turns false.
+//
+// Keys (Redis Cluster hash tags keep a lock's keys in one slot):
+//   <prefix>{<name>}           the lock: value = the holder's token, PX ttl
+//   <prefix>{<name>}:fence     the fencing counter (kept: it must only grow)
+//   <prefix>{<name>}:released  the pub/sub channel releases publish on
+//
+// Guarantees and limits (compare docs/comparison.md):
+//   - not fair: a release wakes every waiter (pub/sub), whoever comes first wins;
+//   - a dead holder's lock is free only when its ttl runs out;
+//   - safety depends on timing: a holder paused (GC, swap, SIGSTOP) for longer
+//     than the ttl may still believe it holds the lock; use the fencing token;
+//   - fencing tokens come from INCR on the server: they are lost (start again)
+//     when a server restarts without persistence or fails over to a replica
+//     that had not received the INCR yet;
+//   - a Redis failover can hand a lock to a second holder (asynchronous
+//     replication): that is what Redlock tries to address and what ZooKeeper does not have.
+//
+// Errors: acquire fails with std::errc::connection_refused, errc::connection_loss
+// (the connection failed or no reply within command_timeout), errc::timeout
+// (connect_timeout) or std::errc::protocol_error (an error reply) when the
+// server cannot be reached; lock() does not retry forever on a server that is
+// down, try_lock_for() retries until its deadline and then reports the last error.
+//
+// Threads: the service runs its connections on a strand of `executor`, or on
+// its own thread when none is given. hiredis writes with write(2): the own
+// thread blocks SIGPIPE; with your own executor, ignore SIGPIPE in the process
+// (signal(SIGPIPE, SIG_IGN)) or a server closing a connection kills it.
+// Destroy the Locks before their service.
+#pragma once
+
+#include <zklock/lock.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zklock {
+
+namespace detail {
+struct redis_context;
+}
+
+/// Options of RedisLockService and RedlockService.
+struct RedisOptions {
+    /// The lease: how long a lock outlives a holder that stopped renewing it.
+    /// The watchdog renews every ttl/3. Default 10 s.
+    std::chrono::milliseconds ttl{10000};
+    /// How long a connect may take. Default 2 s.
+    std::chrono::milliseconds connect_timeout{2000};
+    /// A command with no reply within this drops its connection (the command
+    /// fails with errc::connection_loss). Default 1 s.
+    std::chrono::milliseconds command_timeout{1000};
+    /// Prepended to every key and channel. Default "zklock:".
+    std::string key_prefix = "zklock:";
+    /// Where the connections run; empty (default): the service's own thread.
+    boost::asio::any_io_executor executor;
+};
+
+/// Locks on one Redis server (see the top of this file for the recipe).
+/// capabilities(): backend "redis", not FIFO, dead holder released at ttl expiry,
+/// fencing not monotonic across restart/failover, pub/sub wakes every waiter,
+/// reports loss.
+class RedisLockService : public LockService {
+public:
+    /// `host_port` is "host:port", e.g. "127.0.0.1:6379". Throws zklock::error
+    /// (errc::invalid_argument) for a malformed address or a ttl under 10 ms.
+    /// Connects lazily: an unreachable server shows at the first acquire.
+    explicit RedisLockService(const std::string& host_port, RedisOptions options = {});
+    ~RedisLockService() override;
+    RedisLockService(const RedisLockService&) = delete;
+    RedisLockService& operator=(const RedisLockService&) = delete;
+
+    /// Throws zklock::error(errc::invalid_path) for a bad name (validate_lock_name).
+    Lock make_lock(const std::string& name) override;
+    lock_capabilities capabilities() const noexcept override;
+
+    /// For tests only: makes this client vanish as a crashed process would. Stops
+    /// the watchdogs and drops every connection without releasing anything; from
+    /// then on every command fails with errc::session_closed, so held locks stay
+    /// on the server until their ttl runs out (and their Locks report
+    /// errc::session_expired then).
+    void abandon_for_testing();
+
+    /// The key of lock `name` under `prefix` ("zklock:{name}").
+    static std::string key_for(std::string_view prefix, std::string_view name);
+
+private:
+    std::shared_ptr<detail::redis_context> context_;
+};
+
+/// Redlock over N independent Redis masters (N = 5 is the usual choice).
+/// Acquire runs the acquire script on all N at once and holds the lock when a
+/// majority (N/2+1) set it within the validity time (ttl - elapsed - drift,
+/// drift = ttl/100 + 2 ms); otherwise it deletes what it set and retries after a
+/// jittered delay. Release and the watchdog run on all N; loss is reported when
+/// a majority can no longer be renewed. The fencing token is the largest of the
+/// per-master INCR results, and every master's counter is then raised to it, so
+/// tokens grow from grant to grant while the masters keep their counters; it is
+/// NOT monotonic across a master restart without persistence or a failover.
+/// capabilities().backend is "redlock".
+class RedlockService : public LockService {
+public:
+    /// Throws zklock::error(errc::invalid_argument) for no address or a malformed one.
+    RedlockService(const std::vector<std::string>& host_ports, RedisOptions options = {});
+    ~RedlockService() override;
+    RedlockService(const RedlockService&) = delete;
+    RedlockService& operator=(const RedlockService&) = delete;
+
+    Lock make_lock(const std::string& name) override;
+    lock_capabilities capabilities() const noexcept override;
+    /// For tests only: see RedisLockService::abandon_for_testing().
+    void abandon_for_testing();
+
+private:
+    std::shared_ptr<detail::redis_context> context_;
+};
+
+} // namespace zklock
