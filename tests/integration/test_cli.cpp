@@ -1,6 +1,8 @@
 // The zklock command-line tool, run as a separate process against real servers.
 #include "support.hpp"
 
+#include <zklock/leader_election.hpp>
+#include <zklock/semaphore.hpp>
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/process.hpp>
 
@@ -377,6 +379,249 @@ TEST(CliServerTest, ServesUntilSigtermAndLeavesNoJavaBehind) {
     EXPECT_EQ(exit_code(p), 0) << cli.output("server");
     EXPECT_FALSE(quorum_peer_running_with(tmp.path().string()));
     EXPECT_TRUE(std::filesystem::exists(data / "version-2")) << "--dir keeps the data";
+}
+
+// --- run --permits (semaphore) -----------------------------------------------------
+
+TEST_F(CliTest, RunPermitsLetsKHoldAtOnceAndAWaiterInWhenOneLeaves) {
+    const auto path = lock_path();
+    // Each holder writes its fencing token to a file named after it, then holds.
+    auto holder = [&](const std::string& name, std::vector<std::string> extra = {}) {
+        extra.insert(extra.begin(), {"--permits", "2"});
+        return cli_.start(plus(run_args(path, extra), {"sh", "-c", "echo $ZKLOCK_FENCING_TOKEN > \"$0\"; exec sleep 600",
+                                                       cli_.file(name).string()}),
+                          name);
+    };
+    auto a = holder("a");
+    auto b = holder("b");
+    const auto token_a = std::stoll(wait_for_line(cli_.file("a")));
+    const auto token_b = std::stoll(wait_for_line(cli_.file("b")));
+    EXPECT_NE(token_a, token_b);
+    EXPECT_EQ(queue_length(path), 2u);
+
+    auto n = holder("n", {"-n"});
+    EXPECT_EQ(exit_code(n), 75) << cli_.output("n");
+    EXPECT_FALSE(std::filesystem::exists(cli_.file("n")));
+    EXPECT_NE(cli_.output("n").find("permits of " + path), std::string::npos) << cli_.output("n");
+    auto w = holder("w", {"-w", "300"});
+    EXPECT_EQ(exit_code(w), 75) << cli_.output("w");
+    EXPECT_FALSE(std::filesystem::exists(cli_.file("w")));
+    EXPECT_NE(cli_.output("w").find("not acquired within 300 ms"), std::string::npos) << cli_.output("w");
+    EXPECT_EQ(queue_length(path), 2u) << "the timed-out waiter left no node";
+
+    auto c = holder("c");
+    ASSERT_TRUE(wait_until([&] { return queue_length(path) == 3; })) << cli_.output("c");
+    EXPECT_FALSE(std::filesystem::exists(cli_.file("c"))) << "a third holder of 2 permits";
+    ASSERT_EQ(::kill(a.pid(), SIGTERM), 0);  // zklock only: it forwards the signal, then releases
+    EXPECT_EQ(exit_code(a), 143) << cli_.output("a");
+    const auto token_c = std::stoll(wait_for_line(cli_.file("c")));
+    EXPECT_GT(token_c, std::max(token_a, token_b));
+
+    ASSERT_EQ(::kill(b.pid(), SIGTERM), 0);
+    ASSERT_EQ(::kill(c.pid(), SIGTERM), 0);
+    EXPECT_EQ(exit_code(b), 143) << cli_.output("b");
+    EXPECT_EQ(exit_code(c), 143) << cli_.output("c");
+}
+
+TEST_F(CliTest, RunPermitsMismatchExits64WithoutRunningCommand) {
+    const auto path = lock_path();
+    auto s = connect();
+    Semaphore semaphore(*s, path, 2);
+    auto lease = semaphore.acquire();
+    const auto marker = cli_.file("ran");
+    auto p = cli_.start(plus(run_args(path, {"--permits", "3"}), {"touch", marker.string()}));
+    EXPECT_EQ(exit_code(p), 64) << cli_.output();
+    EXPECT_NE(cli_.output().find("zklock: " + path + " is a semaphore with a different number of permits"),
+              std::string::npos)
+        << cli_.output();
+    EXPECT_FALSE(std::filesystem::exists(marker));
+    EXPECT_EQ(queue_length(path), 1u);
+    EXPECT_TRUE(lease.is_held());
+    lease.release();
+}
+
+// --- elect -------------------------------------------------------------------------
+
+class CliElectTest : public CliTest {
+protected:
+    std::vector<std::string> elect_args(const std::string& path, const std::string& id,
+                                        std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{"elect", "-c", server_->connect_string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        args.insert(args.end(), {path, id, "--"});
+        return args;
+    }
+    // The complete lines of a file so far.
+    static std::vector<std::string> lines(const std::filesystem::path& p) {
+        std::vector<std::string> out;
+        std::istringstream in(read_file(p));
+        std::string line;
+        while (std::getline(in, line))
+            if (!in.eof()) out.push_back(line);
+        return out;
+    }
+};
+
+TEST_F(CliElectTest, OneLeaderRunsItsCommandAndASuccessorTakesOverWithAGreaterEpoch) {
+    const auto path = lock_path("election");
+    auto participant = [&](const std::string& id) {
+        return cli_.start(plus(elect_args(path, id, {"--session-timeout", "2000"}),
+                               {"sh", "-c", "echo $ZKLOCK_LEADER_EPOCH >> \"$0\"; exec sleep 600",
+                                cli_.file("leader-" + id + ".txt").string()}),
+                          id);
+    };
+    auto a = participant("id-a");
+    auto b = participant("id-b");
+    const auto file_a = cli_.file("leader-id-a.txt");
+    const auto file_b = cli_.file("leader-id-b.txt");
+    ASSERT_TRUE(wait_until([&] { return first_line(file_a) || first_line(file_b); }, 30s))
+        << cli_.output("id-a") << cli_.output("id-b");
+    ASSERT_TRUE(wait_until([&] { return queue_length(path) == 2; })) << cli_.output("id-a") << cli_.output("id-b");
+    // Both are in line now; only the first one's command runs.
+    const bool a_leads = first_line(file_a).has_value();
+    ASSERT_NE(a_leads, first_line(file_b).has_value()) << "exactly one leader";
+    auto& leader = a_leads ? a : b;
+    auto& successor = a_leads ? b : a;
+    const auto& leader_file = a_leads ? file_a : file_b;
+    const auto& successor_file = a_leads ? file_b : file_a;
+    const auto first_epoch = std::stoll(*first_line(leader_file));
+
+    leader.kill9();  // zklock and its command (one process group)
+    // Correctness bound: the leader's session (2 s) expires, its node goes, the
+    // successor leads and starts its command.
+    std::optional<std::string> line;
+    EXPECT_TRUE(wait_until([&] { return (line = first_line(successor_file)).has_value(); }, 3000ms))
+        << cli_.output(a_leads ? "id-b" : "id-a");
+    ASSERT_TRUE(line.has_value() || (line = first_line(successor_file)).has_value());
+    EXPECT_GT(std::stoll(*line), first_epoch);
+    EXPECT_EQ(lines(leader_file).size(), 1u);
+
+    ASSERT_EQ(::kill(successor.pid(), SIGTERM), 0);
+    EXPECT_EQ(exit_code(successor), 143) << cli_.output(a_leads ? "id-b" : "id-a");
+}
+
+TEST_F(CliElectTest, OnceExitsWithTheCommandsStatusAndLeavesNoNode) {
+    const auto path = lock_path("election");
+    const auto env_file = cli_.file("env");
+    auto p = cli_.start(plus(elect_args(path, "solo", {"--once"}),
+                             {"sh", "-c", "echo \"$ZKLOCK_LEADER_EPOCH $ZKLOCK_LOCK_NODE\" > \"$0\"; exit 3",
+                              env_file.string()}));
+    EXPECT_EQ(exit_code(p), 3) << cli_.output();
+    std::istringstream env(read_file(env_file));
+    std::int64_t epoch = 0;
+    std::string node;
+    env >> epoch >> node;
+    EXPECT_GT(epoch, 0);
+    EXPECT_EQ(node.rfind(path + "/_c_", 0), 0u) << node;
+    // zklock waits for the resignation to commit before it exits.
+    EXPECT_EQ(queue_length(path), 0u);
+}
+
+TEST_F(CliElectTest, SigtermWhileCampaigningExits143AndLeavesNoNode) {
+    const auto path = lock_path("election");
+    auto s = connect();
+    LeaderElection incumbent(*s, path, "incumbent");
+    incumbent.campaign();
+    const auto marker = cli_.file("ran");
+    auto p = cli_.start(plus(elect_args(path, "challenger"), {"touch", marker.string()}));
+    ASSERT_TRUE(wait_until([&] { return queue_length(path) == 2; })) << cli_.output();
+    ASSERT_TRUE(p.signal(SIGTERM));
+    EXPECT_EQ(exit_code(p), 143) << cli_.output();
+    EXPECT_EQ(queue_length(path), 1u);
+    EXPECT_FALSE(std::filesystem::exists(marker));
+    EXPECT_TRUE(incumbent.is_leader());
+    incumbent.resign();
+}
+
+TEST_F(CliElectTest, LostLeadershipStopsTheCommandAndCampaignsAgain) {
+    const auto path = lock_path("election");
+    const auto terms = cli_.file("terms");
+    auto p = cli_.start(plus(elect_args(path, "id-a"),
+                             {"sh", "-c", "echo \"$ZKLOCK_LEADER_EPOCH $ZKLOCK_LOCK_NODE $$\" >> \"$0\"; exec sleep 600",
+                              terms.string()}));
+    ASSERT_TRUE(wait_until([&] { return lines(terms).size() == 1; }, 30s)) << cli_.output();
+    std::istringstream first(lines(terms).front());
+    std::int64_t epoch = 0;
+    std::string node;
+    pid_t command = 0;
+    first >> epoch >> node >> command;
+    auto s = connect();
+    zklock::testing::delete_node(*s, node);
+    ASSERT_TRUE(wait_until([&] { return lines(terms).size() == 2; }, 30s)) << cli_.output();
+    EXPECT_NE(cli_.output().find("zklock: leadership lost ("), std::string::npos) << cli_.output();
+    EXPECT_NE(cli_.output().find("stopping command"), std::string::npos) << cli_.output();
+    EXPECT_TRUE(wait_until([&] { return process_gone(command); })) << "the first term's command was stopped";
+    std::istringstream second(lines(terms).back());
+    std::int64_t epoch2 = 0;
+    second >> epoch2;
+    EXPECT_GT(epoch2, epoch);
+    ASSERT_TRUE(p.signal(SIGTERM));
+    EXPECT_EQ(exit_code(p), 143) << cli_.output();
+}
+
+TEST_F(CliElectTest, LostLeadershipWithOnceExits76) {
+    const auto path = lock_path("election");
+    const auto node_file = cli_.file("node");
+    auto p = cli_.start(plus(elect_args(path, "id-a", {"--once"}),
+                             {"sh", "-c", "echo $ZKLOCK_LOCK_NODE > \"$0\"; exec sleep 600", node_file.string()}));
+    const auto node = wait_for_line(node_file);
+    auto s = connect();
+    zklock::testing::delete_node(*s, node);
+    EXPECT_EQ(exit_code(p), 76) << cli_.output();
+    EXPECT_NE(cli_.output().find("leadership lost"), std::string::npos) << cli_.output();
+}
+
+TEST_F(CliElectTest, ObserveJsonPrintsTheLeaderAndEveryChange) {
+    const auto path = lock_path("election");
+    auto p = cli_.start({"elect", "--observe", "-c", server_->connect_string(), "--json", path}, "observe");
+    const auto out = cli_.output_path("observe");
+    auto line = [&](std::size_t i) { return nlohmann::json::parse(lines(out).at(i)); };
+    ASSERT_TRUE(wait_until([&] { return lines(out).size() >= 1; }, 30s)) << cli_.output("observe");
+    EXPECT_TRUE(line(0).at("leader").is_null()) << line(0).dump();
+
+    auto s = connect();
+    LeaderElection election(*s, path, "tester");
+    const auto term = election.campaign();
+    ASSERT_TRUE(wait_until([&] { return lines(out).size() >= 2; })) << cli_.output("observe");
+    EXPECT_EQ(line(1).at("leader"), "tester") << line(1).dump();
+    EXPECT_EQ(line(1).at("epoch"), term.epoch) << line(1).dump();
+    EXPECT_EQ(line(1).at("node"), node_name(term.node)) << line(1).dump();
+
+    election.resign();
+    ASSERT_TRUE(wait_until([&] { return lines(out).size() >= 3; })) << cli_.output("observe");
+    EXPECT_TRUE(line(2).at("leader").is_null()) << line(2).dump();
+
+    ASSERT_TRUE(p.signal(SIGTERM));
+    EXPECT_EQ(exit_code(p), 0) << cli_.output("observe");
+    EXPECT_EQ(lines(out).size(), 3u) << cli_.output("observe");
+}
+
+TEST_F(CliElectTest, ObserveTextNamesTheLeader) {
+    const auto path = lock_path("election");
+    auto s = connect();
+    LeaderElection election(*s, path, "tester");
+    const auto term = election.campaign();
+    auto p = cli_.start({"elect", "--observe", "-c", server_->connect_string(), path}, "observe");
+    const auto out = cli_.output_path("observe");
+    ASSERT_TRUE(wait_until([&] { return lines(out).size() >= 1; }, 30s)) << cli_.output("observe");
+    EXPECT_EQ(lines(out).at(0),
+              "leader tester epoch " + std::to_string(term.epoch) + " node " + node_name(term.node));
+    election.resign();
+    ASSERT_TRUE(wait_until([&] { return lines(out).size() >= 2; })) << cli_.output("observe");
+    EXPECT_EQ(lines(out).at(1), "no leader");
+    ASSERT_TRUE(p.signal(SIGINT));
+    EXPECT_EQ(exit_code(p), 0) << cli_.output("observe");
+}
+
+TEST(CliUsageTest, ElectRefusesMissingArguments) {
+    Cli cli;
+    auto no_command = cli.start({"elect", "-c", "127.0.0.1:1", "/e", "id"}, "a");
+    EXPECT_EQ(exit_code(no_command), 64) << cli.output("a");
+    auto observe_with_command = cli.start({"elect", "--observe", "-c", "127.0.0.1:1", "/e", "id", "--", "true"}, "b");
+    EXPECT_EQ(exit_code(observe_with_command), 64) << cli.output("b");
+    auto bad_path = cli.start({"elect", "-c", "127.0.0.1:1", "relative", "id", "--", "true"}, "c");
+    EXPECT_EQ(exit_code(bad_path), 64) << cli.output("c");
+    EXPECT_NE(cli.output("c").find("absolute"), std::string::npos) << cli.output("c");
 }
 
 } // namespace

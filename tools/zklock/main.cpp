@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     zklock::cli::add_server(app, exit_code);
     zklock::cli::add_bench(app, exit_code);
     zklock::cli::add_demo(app, exit_code);
+    zklock::cli::add_elect(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
