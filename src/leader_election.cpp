@@ -4,6 +4,7 @@
 #include "session_impl.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 
 #include <future>
 #include <stop_token>
@@ -165,12 +166,14 @@ void LeaderElection::async_campaign_impl(asio::any_completion_handler<void(std::
     auto ex = session_.get_executor();
     // The completion may run after this object is gone: it reads the term from the
     // queue place it keeps alive, not from `this`.
+    auto user_ex = asio::get_associated_executor(handler, ex);  // where the slot is detached (see Semaphore)
     mutex_.async_lock(asio::bind_cancellation_slot(
-        slot, [engine = mutex_.engine(), id = participant_id_, ex, h = std::move(handler)](std::error_code ec) mutable {
+        slot, asio::bind_executor(user_ex, [engine = mutex_.engine(), id = participant_id_, ex,
+                                            h = std::move(handler)](std::error_code ec) mutable {
             Leadership term;
             if (!ec) term = Leadership{engine->fencing_token(), engine->node_path(), id};
             detail::post_completion(std::move(h), ex, ec, std::move(term));
-        }));
+        })));
 }
 
 void LeaderElection::async_wait_leader_change_impl(

@@ -5,6 +5,7 @@
 #include <zklock/detail/path.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 
 namespace zklock {
 namespace asio = boost::asio;
@@ -67,11 +68,14 @@ void Semaphore::async_acquire_impl(asio::any_completion_handler<void(std::error_
     Mutex& m = **waiter;
     const auto slot = asio::get_associated_cancellation_slot(handler);
     auto ex = session_.get_executor();
+    // The inner completion runs on the user handler's executor, where the user
+    // also emits on the slot: the slot is detached there, never on the session thread.
+    auto user_ex = asio::get_associated_executor(handler, ex);
     m.async_lock(asio::bind_cancellation_slot(
-        slot, [waiter, ex, h = std::move(handler)](std::error_code ec) mutable {
+        slot, asio::bind_executor(user_ex, [waiter, ex, h = std::move(handler)](std::error_code ec) mutable {
             Lease lease = ec ? Lease() : Lease(std::move(*waiter));
             detail::post_completion(std::move(h), ex, ec, std::move(lease));
-        }));
+        })));
 }
 
 std::vector<contender> Semaphore::contenders() const { return list_contenders(session_, path_); }

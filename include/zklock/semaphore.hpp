@@ -50,7 +50,8 @@ public:
     void on_lost(std::function<void(std::error_code)> callback) {
         if (mutex_) mutex_->on_lost(std::move(callback));
     }
-    /// As Mutex::async_wait_lost.
+    /// As Mutex::async_wait_lost. Precondition: the Lease came from an acquire
+    /// (not default-constructed, not moved from).
     template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
         return mutex_->async_wait_lost(std::forward<CompletionToken>(token));
     }
