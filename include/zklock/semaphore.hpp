@@ -42,6 +42,8 @@ public:
     std::optional<std::size_t> queue_position() const noexcept {
         return mutex_ ? mutex_->queue_position() : std::nullopt;
     }
+    /// Counters of the acquire that made this lease (watch notifications, listings).
+    lock_stats stats() const { return mutex_ ? mutex_->stats() : lock_stats{}; }
     /// Releases the permit; never throws; does nothing when not held.
     void release() noexcept {
         if (mutex_) mutex_->unlock();

@@ -1,0 +1,116 @@
+// zklock's PostgreSQL comparison backends: a TTL lease row, a session advisory
+// lock and a row lock held in an open transaction, each on the Lock interface.
+#pragma once
+
+#include <zklock/lock.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace zklock {
+
+namespace detail {
+struct postgres_context;
+}
+
+/// Options of the PostgreSQL lock services (all three).
+struct PostgresOptions {
+    /// Where the services' I/O runs. Default: none, the service runs its own
+    /// io_context on one thread (the blocking calls then refuse to run there).
+    boost::asio::any_io_executor executor{};
+    /// How long opening one connection (TCP, startup, schema check) may take.
+    /// Default 10 s; a connect that takes longer fails the acquire with errc::timeout.
+    std::chrono::milliseconds connect_timeout{10000};
+    /// Lease service only: the lease's time-to-live on the server's clock. Default 10 s.
+    std::chrono::milliseconds lease_ttl{10000};
+    /// Lease service only: how often a held lease is renewed. Default 0: lease_ttl / 3.
+    std::chrono::milliseconds renew_interval{0};
+};
+
+/// What the three services share: the connection string, the options, the
+/// thread. Not used directly.
+class PostgresLockServiceBase : public LockService {
+public:
+    ~PostgresLockServiceBase() override;
+    Lock make_lock(const std::string& name) override;
+    lock_capabilities capabilities() const noexcept override;
+
+    /// TEST-ONLY fault hook: makes this client vanish as a crashed process would.
+    /// Every connection of every lock made by this service is closed at once,
+    /// without releasing anything (no DELETE, no unlock, no COMMIT); renewals stop
+    /// and nothing reconnects. Locks made by the service stay usable as objects
+    /// but fail every later acquire with errc::session_closed. For the conformance
+    /// suite's crash(); never call it in production code.
+    void simulate_crash_for_testing() noexcept;
+
+protected:
+    enum class method { lease, advisory, row };
+    PostgresLockServiceBase(method m, std::string conninfo, PostgresOptions options);
+
+private:
+    std::shared_ptr<detail::postgres_context> context_;
+};
+
+/// "postgres-lease": a lease row with a time-to-live (the SQL cousin of Redis SET NX PX).
+///
+/// Table `zklock_leases(name, owner, fence, expires_at)` and sequence `zklock_fence`,
+/// created on first use (CREATE ... IF NOT EXISTS under a transaction advisory lock).
+/// Acquire is one statement: an INSERT ... ON CONFLICT DO UPDATE that takes the
+/// row only when it is absent or expired; expiry is judged on the server's clock
+/// alone (now()). The fencing token is nextval('zklock_fence'). While held, the
+/// lease is renewed every renew_interval (UPDATE ... WHERE owner = us); an update
+/// that finds no row of ours reports errc::node_deleted, and a lease that could
+/// not be renewed before its TTL ran out (as measured from when the last successful
+/// renewal was sent) reports errc::session_expired. Release deletes the row only
+/// when we own it and sends pg_notify on the lock's channel in the same statement.
+/// Waiters LISTEN on that channel and retry on each notification (every waiter
+/// wakes: a herd), and also retry with jittered backoff, because an expired lease
+/// sends no notification. Grants are not FIFO.
+/// Each Lock object has its own connection (for its LISTEN); a dead holder's
+/// lease is freed when its TTL runs out.
+class PostgresLeaseLockService : public PostgresLockServiceBase {
+public:
+    PostgresLeaseLockService(std::string conninfo, PostgresOptions options = {});
+};
+
+/// "postgres-advisory": a session advisory lock, pg_advisory_lock(key), where the
+/// key is hashtextextended(name, 0) computed by the server (a 64-bit hash: two
+/// names can share a key, which only makes them exclude each other).
+///
+/// Each Lock object has its own connection: an advisory lock belongs to the
+/// server session that took it, and is released when that connection ends (a
+/// dead holder frees the lock as soon as the server sees its connection close).
+/// Waiting is `SELECT pg_advisory_lock(key)`: the server queues waiters in its
+/// lock manager, grants in arrival order and wakes one waiter per release.
+/// try_lock uses pg_try_advisory_lock. A deadline or a cancellation sends a
+/// cancel request (PQcancel); if the lock was granted before the cancel landed, it
+/// is unlocked before the acquire completes, so nothing stays behind. The fencing
+/// token is nextval('zklock_fence') taken after the grant. The holder is told
+/// errc::session_expired when its connection ends (terminated by an operator,
+/// server restart, network failure): the server has released the lock by then.
+class PostgresAdvisoryLockService : public PostgresLockServiceBase {
+public:
+    PostgresAdvisoryLockService(std::string conninfo, PostgresOptions options = {});
+};
+
+/// "postgres-row": the classic `BEGIN; SELECT ... FROM zklock_rows WHERE name = $1
+/// FOR UPDATE` held in an open transaction for the whole critical section (the row
+/// is inserted first with ON CONFLICT DO NOTHING). The fencing token is
+/// nextval('zklock_fence') stored into the row in the same transaction (UPDATE ...
+/// RETURNING fence): a sequence, because a dead holder's transaction rolls back and
+/// a `fence + 1` counter would hand the same token to the next holder.
+/// Release is COMMIT. Each Lock object has its own connection and, while it holds
+/// the lock, one open transaction (which holds back VACUUM's horizon: keep critical
+/// sections short). try_lock uses FOR UPDATE NOWAIT. A dead holder's lock is freed
+/// when its connection ends; the holder is told errc::session_expired. Waiters
+/// queue in the server; a newcomer can occasionally overtake the first waiter at
+/// the moment of release, so grants are not strictly FIFO.
+class PostgresRowLockService : public PostgresLockServiceBase {
+public:
+    PostgresRowLockService(std::string conninfo, PostgresOptions options = {});
+};
+
+} // namespace zklock
