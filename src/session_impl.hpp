@@ -5,6 +5,8 @@
 
 #include <zklock/session.hpp>
 
+#include "detail/async_support.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -29,67 +31,6 @@
 #include <vector>
 
 namespace zklock::detail {
-
-/// Completes a user handler: posted through the session's executor, then
-/// dispatched to the handler's associated executor. User completions never run
-/// inline inside a C callback or on the strand. A cancellation handler the
-/// operation installed in the handler's slot is removed right before the call.
-template <class Handler, class... Args>
-void post_completion(Handler handler, const boost::asio::any_io_executor& io_ex, Args... args) {
-    boost::asio::post(io_ex, [h = std::move(handler), io_ex, ... a = std::move(args)]() mutable {
-        auto ex = boost::asio::get_associated_executor(h, io_ex);
-        boost::asio::dispatch(ex, [h = std::move(h), ... a = std::move(a)]() mutable {
-            // The slot belongs to the handler's executor (where the user emits on
-            // it): detach our cancellation handler there, not on the strand.
-            auto slot = boost::asio::get_associated_cancellation_slot(h);
-            if (slot.is_connected()) slot.clear();
-            std::move(h)(std::move(a)...);
-        });
-    });
-}
-
-/// How zklock reports a cancelled operation.
-inline std::error_code operation_aborted() noexcept { return std::make_error_code(std::errc::operation_canceled); }
-
-/// The io_context and thread of a Session that brought no executor. The thread
-/// holds the context, so a Session destroyed by one of its own handlers does not
-/// destroy the io_context under the running thread.
-struct own_context : std::enable_shared_from_this<own_context> {
-    boost::asio::io_context ioc{1};
-    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{ioc.get_executor()};
-    std::promise<void> finished;
-    std::future<void> finished_future = finished.get_future();
-    std::atomic<bool> done{false};  // the thread has left run(): nothing runs the io_context
-    std::thread thread;
-
-    static std::shared_ptr<own_context> start() {
-        auto c = std::make_shared<own_context>();
-        c->thread = std::thread([c] {
-            c->ioc.run();
-            c->done = true;
-            c->finished.set_value();
-        });
-        return c;
-    }
-    /// Lets the thread finish the handlers still queued (the close cancels every
-    /// wait), then joins it; handlers still queued after `drain` run here. Called
-    /// on the thread itself, it only lets the thread end when its work is done.
-    void stop_and_join(std::chrono::milliseconds drain = std::chrono::seconds(5)) {
-        guard.reset();
-        if (!thread.joinable()) return;
-        if (thread.get_id() == std::this_thread::get_id()) {
-            thread.detach();
-            return;
-        }
-        if (finished_future.wait_for(drain) != std::future_status::ready) ioc.stop();
-        thread.join();
-        ioc.restart();
-        ioc.poll();
-    }
-    ~own_context() {
-        if (thread.joinable()) thread.detach();  // only reached on the thread itself
-    }
-};
 
 /// Minimal copy of a znode's Stat: what the recipes read.
 struct node_stat {

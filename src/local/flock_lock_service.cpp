@@ -1,8 +1,9 @@
 #include <zklock/local/flock_lock_service.hpp>
 
-#include "../session_impl.hpp"
+#include "../detail/async_support.hpp"
 
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <atomic>
 #include <mutex>

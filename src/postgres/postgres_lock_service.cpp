@@ -1,6 +1,6 @@
 #include <zklock/postgres/postgres_lock_service.hpp>
 
-#include "../session_impl.hpp"
+#include "../detail/async_support.hpp"
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>

@@ -1,6 +1,6 @@
 #include <zklock/redis/redis_lock_service.hpp>
 
-#include "../session_impl.hpp"
+#include "../detail/async_support.hpp"
 #include "connection.hpp"
 
 #include <boost/asio/steady_timer.hpp>
