@@ -641,10 +641,16 @@ private:
         switch (ctx_->method) {
         case pg_method::lease:
             owner_ = random_owner();
-            conn_->query("INSERT INTO zklock_leases(name, owner, fence, expires_at) "
-                         "VALUES ($1, $2, nextval('zklock_fence'), now() + $3::interval) "
-                         "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, fence = excluded.fence, "
-                         "expires_at = excluded.expires_at WHERE zklock_leases.expires_at < now() RETURNING fence",
+            // The fence is drawn only after the row is ours, while this statement still
+            // holds its row lock: a statement whose VALUES drew nextval() first and then
+            // ran late could otherwise win the lease after a later holder, with a
+            // smaller token (the conformance suite caught this under load). The row's
+            // fence column is not used.
+            conn_->query("WITH won AS (INSERT INTO zklock_leases(name, owner, fence, expires_at) "
+                         "VALUES ($1, $2, 0, now() + $3::interval) "
+                         "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, "
+                         "expires_at = excluded.expires_at WHERE zklock_leases.expires_at < now() RETURNING name) "
+                         "SELECT nextval('zklock_fence') FROM won",
                          {name_, owner_, ttl_interval()}, false, std::move(done));
             lease_sent_ = std::chrono::steady_clock::now();
             break;
