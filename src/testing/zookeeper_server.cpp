@@ -1,5 +1,7 @@
 #include "zklock/testing/zookeeper_server.hpp"
 
+#include "posix_io.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
@@ -27,43 +29,11 @@ constexpr milliseconds stop_grace{5000};
 constexpr milliseconds probe_timeout{1000};
 constexpr const char* four_letter_whitelist = "ruok,srvr,mntr,stat,cons";
 
-[[noreturn]] void throw_errno(int err, const std::string& what) {
-    throw std::system_error(err, std::generic_category(), what);
-}
-
-class Socket {
-public:
-    explicit Socket(int fd) noexcept : fd_(fd) {}
-    ~Socket() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    Socket(const Socket&) = delete;
-    Socket& operator=(const Socket&) = delete;
-    [[nodiscard]] int get() const noexcept { return fd_; }
-
-private:
-    int fd_;
-};
-
-int remaining_ms(steady::time_point deadline) {
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - steady::now()).count();
-    return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
-}
-
-void wait_for(int fd, short events, steady::time_point deadline, const std::string& what) {
-    while (true) {
-        const int left = remaining_ms(deadline);
-        if (left == 0) throw_errno(ETIMEDOUT, what);
-        pollfd p{fd, events, 0};
-        const int r = ::poll(&p, 1, left);
-        if (r > 0) return;
-        if (r < 0 && errno != EINTR) throw_errno(errno, what);
-    }
-}
-
-milliseconds until(steady::time_point deadline, milliseconds cap) {
-    return std::clamp(std::chrono::duration_cast<milliseconds>(deadline - steady::now()), milliseconds(1), cap);
-}
+using posix_io::remaining_ms;
+using posix_io::Socket;
+using posix_io::throw_errno;
+using posix_io::until;
+using posix_io::wait_for;
 
 std::string common_config(const std::filesystem::path& data_dir, std::uint16_t port, int tick_time_ms,
                           int min_session_timeout_ms, int max_session_timeout_ms) {
