@@ -5,10 +5,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <utility>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace zklock::testing::posix_io {
@@ -26,6 +32,7 @@ public:
     ~Socket() {
         if (fd_ >= 0) ::close(fd_);
     }
+    Socket(Socket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
     Socket(const Socket&) = delete;
     Socket& operator=(const Socket&) = delete;
     [[nodiscard]] int get() const noexcept { return fd_; }
@@ -52,6 +59,41 @@ inline void wait_for(int fd, short events, steady::time_point deadline, const st
 
 inline milliseconds until(steady::time_point deadline, milliseconds cap) {
     return std::clamp(std::chrono::duration_cast<milliseconds>(deadline - steady::now()), milliseconds(1), cap);
+}
+
+/// A non-blocking TCP connection to 127.0.0.1:`port`, connected before `deadline`.
+/// Throws std::system_error (connection_refused, timed_out, ...) naming `what`.
+inline Socket connect_loopback(std::uint16_t port, steady::time_point deadline, const std::string& what) {
+    Socket sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (sock.get() < 0) throw_errno(errno, what);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    if (::connect(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+        if (errno != EINPROGRESS) throw_errno(errno, what);
+        wait_for(sock.get(), POLLOUT, deadline, what);
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (::getsockopt(sock.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) throw_errno(errno, what);
+        if (err != 0) throw_errno(err, what);
+    }
+    return sock;
+}
+
+/// Sends all of `data` before `deadline`. Throws std::system_error naming `what`.
+inline void send_all(int fd, std::string_view data, steady::time_point deadline, const std::string& what) {
+    std::size_t sent = 0;
+    while (sent < data.size()) {
+        const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+        if (n >= 0) {
+            sent += static_cast<std::size_t>(n);
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            wait_for(fd, POLLOUT, deadline, what);
+        } else if (errno != EINTR) {
+            throw_errno(errno, what);
+        }
+    }
 }
 
 } // namespace zklock::testing::posix_io

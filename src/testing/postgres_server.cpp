@@ -42,20 +42,8 @@ using posix_io::Socket;
 using posix_io::throw_errno;
 using posix_io::until;
 using posix_io::wait_for;
-
-void send_all(int fd, std::string_view data, steady::time_point deadline, const std::string& what) {
-    std::size_t sent = 0;
-    while (sent < data.size()) {
-        const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-        if (n >= 0) {
-            sent += static_cast<std::size_t>(n);
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            wait_for(fd, POLLOUT, deadline, what);
-        } else if (errno != EINTR) {
-            throw_errno(errno, what);
-        }
-    }
-}
+using posix_io::connect_loopback;
+using posix_io::send_all;
 
 // Reads exactly n bytes; false on EOF.
 bool recv_exact(int fd, char* out, std::size_t n, steady::time_point deadline, const std::string& what) {
@@ -186,19 +174,7 @@ bool postgres_ready(std::uint16_t port, milliseconds timeout) {
     const auto deadline = steady::now() + timeout;
     const std::string what = "PostgreSQL startup to 127.0.0.1:" + std::to_string(port);
     try {
-        Socket sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-        if (sock.get() < 0) return false;
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        addr.sin_port = htons(port);
-        if (::connect(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-            if (errno != EINPROGRESS) return false;
-            wait_for(sock.get(), POLLOUT, deadline, what);
-            int err = 0;
-            socklen_t len = sizeof err;
-            if (::getsockopt(sock.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) return false;
-        }
+        Socket sock = connect_loopback(port, deadline, what);  // throws: caught below, not ready
         using namespace std::string_view_literals;
         const auto params = "user\0postgres\0database\0postgres\0application_name\0zklock-probe\0\0"sv;
         std::string startup;

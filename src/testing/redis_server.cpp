@@ -34,6 +34,8 @@ using posix_io::Socket;
 using posix_io::throw_errno;
 using posix_io::until;
 using posix_io::wait_for;
+using posix_io::connect_loopback;
+using posix_io::send_all;
 
 long long parse_resp_integer(std::string_view text) {
     if (text.empty()) throw std::runtime_error("RESP: empty length");
@@ -101,31 +103,8 @@ std::string redis_command(std::uint16_t port, const std::vector<std::string>& ar
     std::string request = "*" + std::to_string(args.size()) + "\r\n";
     for (const auto& arg : args) request += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
 
-    Socket sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    if (sock.get() < 0) throw_errno(errno, what);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(port);
-    if (::connect(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-        if (errno != EINPROGRESS) throw_errno(errno, what);
-        wait_for(sock.get(), POLLOUT, deadline, what);
-        int err = 0;
-        socklen_t len = sizeof err;
-        if (::getsockopt(sock.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) throw_errno(errno, what);
-        if (err != 0) throw_errno(err, what);
-    }
-    std::size_t sent = 0;
-    while (sent < request.size()) {
-        const ssize_t n = ::send(sock.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-        if (n >= 0) {
-            sent += static_cast<std::size_t>(n);
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            wait_for(sock.get(), POLLOUT, deadline, what);
-        } else if (errno != EINTR) {
-            throw_errno(errno, what);
-        }
-    }
+    Socket sock = connect_loopback(port, deadline, what);
+    send_all(sock.get(), request, deadline, what);
     std::string reply;
     char buf[4096];
     while (true) {

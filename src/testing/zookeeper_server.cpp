@@ -34,6 +34,8 @@ using posix_io::Socket;
 using posix_io::throw_errno;
 using posix_io::until;
 using posix_io::wait_for;
+using posix_io::connect_loopback;
+using posix_io::send_all;
 
 std::string common_config(const std::filesystem::path& data_dir, std::uint16_t port, int tick_time_ms,
                           int min_session_timeout_ms, int max_session_timeout_ms) {
@@ -74,31 +76,8 @@ std::string join_classpath(const std::string& classpath, const std::string& logg
 std::string four_letter_word(std::uint16_t port, std::string_view command, milliseconds timeout) {
     const auto deadline = steady::now() + timeout;
     const std::string what = "four-letter word '" + std::string(command) + "' to 127.0.0.1:" + std::to_string(port);
-    Socket sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    if (sock.get() < 0) throw_errno(errno, what);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(port);
-    if (::connect(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-        if (errno != EINPROGRESS) throw_errno(errno, what);
-        wait_for(sock.get(), POLLOUT, deadline, what);
-        int err = 0;
-        socklen_t len = sizeof err;
-        if (::getsockopt(sock.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) throw_errno(errno, what);
-        if (err != 0) throw_errno(err, what);
-    }
-    std::size_t sent = 0;
-    while (sent < command.size()) {
-        const ssize_t n = ::send(sock.get(), command.data() + sent, command.size() - sent, MSG_NOSIGNAL);
-        if (n >= 0) {
-            sent += static_cast<std::size_t>(n);
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            wait_for(sock.get(), POLLOUT, deadline, what);
-        } else if (errno != EINTR) {
-            throw_errno(errno, what);
-        }
-    }
+    Socket sock = connect_loopback(port, deadline, what);
+    send_all(sock.get(), command, deadline, what);
     std::string answer;
     char buf[4096];
     while (true) {
