@@ -114,11 +114,10 @@ private:
             break;
         case phase::campaigning:
             // The campaign completes with operation_canceled once its node is gone.
-            // Emitted on the session's executor: the election detaches its
-            // cancellation handler there before the completion reaches io_.
+            // Emitted here, on io_: the campaign's handler is bound to io_, and the
+            // election detaches its cancellation handler on that executor.
             stop_signal_ = sig;
-            asio::post(session_.get_executor(),
-                       [signal = campaign_cancel_] { signal->emit(asio::cancellation_type::terminal); });
+            campaign_cancel_->emit(asio::cancellation_type::terminal);
             break;
         case phase::leading:
             if (!stop_signal_) stop_signal_ = sig;
