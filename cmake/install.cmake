@@ -12,7 +12,7 @@ mark_as_advanced(ZKLOCK_INSTALL_CMAKEDIR)
 # Libraries: the two that always exist, then any backend library that has been
 # added to the build (they join the same export set, so one config finds all).
 set(_zklock_export_targets zklock zklock_testing)
-foreach(_zklock_optional IN ITEMS zklock_redis zklock_postgres zklock_local)
+foreach(_zklock_optional IN ITEMS zklock_redis zklock_postgres zklock_local zklock_backends)
   if(TARGET ${_zklock_optional})
     list(APPEND _zklock_export_targets ${_zklock_optional})
   endif()

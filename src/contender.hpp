@@ -56,6 +56,10 @@ public:
     bool on_backend_thread() const noexcept override { return session_->on_session_thread(); }
     boost::asio::any_io_executor executor() const override { return session_->user_executor(); }
     lock_capabilities capabilities() const noexcept override { return zookeeper_capabilities(); }
+    lock_counters counters() const noexcept override {
+        const auto s = stats();
+        return {s.acquisitions, s.get_children_calls, s.watch_notifications, 0};
+    }
     std::optional<std::size_t> queue_position() const noexcept;
     std::string node_path() const;
     lock_stats stats() const;

@@ -93,4 +93,6 @@ bool Lock::is_held() const noexcept { return backend_->held(); }
 std::int64_t Lock::fencing_token() const noexcept { return backend_->fencing_token(); }
 lock_capabilities Lock::capabilities() const noexcept { return backend_->capabilities(); }
 
+lock_counters Lock::counters() const noexcept { return backend_->counters(); }
+
 } // namespace zklock

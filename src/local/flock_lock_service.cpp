@@ -1,6 +1,7 @@
 #include <zklock/local/flock_lock_service.hpp>
 
 #include "../detail/async_support.hpp"
+#include "../detail/counter_cells.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -116,12 +117,14 @@ public:
     bool on_backend_thread() const noexcept override { return ctx_->on_thread(); }
     asio::any_io_executor executor() const override { return ctx_->executor; }
     lock_capabilities capabilities() const noexcept override { return flock_capabilities(); }
+    lock_counters counters() const noexcept override { return counters_.snapshot(); }
 
 private:
     void attempt() {
         if (!callback_) return;
         const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (fd < 0) return finish(std::error_code(errno, std::generic_category()), false);
+        counter_cells::bump(counters_.attempts);
         if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
             struct stat held {}, on_disk {};
             if (::fstat(fd, &held) == 0 && ::stat(path_.c_str(), &on_disk) == 0 && held.st_ino == on_disk.st_ino) {
@@ -144,7 +147,9 @@ private:
         }
         timer_.expires_after(wait);
         timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-            if (!ec) self->attempt();
+            if (ec) return;
+            counter_cells::bump(self->counters_.timer_retries);
+            self->attempt();
         });
     }
 
@@ -160,6 +165,7 @@ private:
         }
         token_ = counter;
         held_ = true;
+        counter_cells::bump(counters_.acquisitions);
         finish({}, true);
     }
 
@@ -196,6 +202,7 @@ private:
     std::atomic<bool> held_{false};
     std::atomic<bool> busy_{false};
     std::atomic<std::int64_t> token_{0};
+    counter_cells counters_;
 };
 
 } // namespace

@@ -1,6 +1,7 @@
 #include <zklock/postgres/postgres_lock_service.hpp>
 
 #include "../detail/async_support.hpp"
+#include "../detail/counter_cells.hpp"
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -463,6 +464,7 @@ public:
     bool on_backend_thread() const noexcept override { return ctx_->on_thread(); }
     asio::any_io_executor executor() const override { return ctx_->executor; }
     lock_capabilities capabilities() const noexcept override { return capabilities_of(ctx_->method); }
+    lock_counters counters() const noexcept override { return counters_.snapshot(); }
 
     /// The test-only crash: drop the connection, release nothing, tell nobody.
     void crash() {
@@ -653,6 +655,7 @@ private:
                          "SELECT nextval('zklock_fence') FROM won",
                          {name_, owner_, ttl_interval()}, false, std::move(done));
             lease_sent_ = std::chrono::steady_clock::now();
+            counter_cells::bump(counters_.attempts);
             break;
         case pg_method::advisory:
             if (no_wait_)
@@ -663,6 +666,7 @@ private:
                 conn_->query("WITH l AS MATERIALIZED (SELECT pg_advisory_lock(hashtextextended($1, 0))) "
                              "SELECT nextval('zklock_fence') FROM l",
                              {name_}, false, std::move(done));
+            counter_cells::bump(counters_.attempts);
             break;
         case pg_method::row: {
             if (!row_ensured_) {
@@ -689,6 +693,7 @@ private:
                              (no_wait_ ? " NOWAIT" : "") + "; UPDATE zklock_rows SET fence = nextval('zklock_fence') WHERE name = " +
                              lit + " RETURNING fence",
                          {}, true, std::move(done));
+            counter_cells::bump(counters_.attempts);
             break;
         }
         }
@@ -769,6 +774,7 @@ private:
     void grant(std::int64_t token) {
         token_ = token;
         held_ = true;
+        counter_cells::bump(counters_.acquisitions);
         if (ctx_->method == pg_method::lease) {
             arm_validity(lease_sent_ + ttl_);
             schedule_renew(renew_every_);
@@ -798,11 +804,13 @@ private:
         retry_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
             if (ec || !self->waiting_) return;
             self->waiting_ = false;
+            counter_cells::bump(self->counters_.timer_retries);
             self->attempt();
         });
     }
 
     void notified() {
+        if (callback_ && (in_flight_ || waiting_)) counter_cells::bump(counters_.wakeups);
         if (in_flight_) notified_in_flight_ = true;
         if (!waiting_) return;
         waiting_ = false;
@@ -932,6 +940,7 @@ private:
     std::atomic<bool> held_{false};
     std::atomic<bool> busy_{false};
     std::atomic<std::int64_t> token_{0};
+    counter_cells counters_;
 };
 
 pg_method to_method(int m) {

@@ -1,6 +1,7 @@
 #include <zklock/redis/redis_lock_service.hpp>
 
 #include "../detail/async_support.hpp"
+#include "../detail/counter_cells.hpp"
 #include "connection.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -451,6 +452,7 @@ public:
     bool on_backend_thread() const noexcept override { return ctx_->on_thread(); }
     asio::any_io_executor executor() const override { return ctx_->executor; }
     lock_capabilities capabilities() const noexcept override { return redis_capabilities(ctx_->backend); }
+    lock_counters counters() const noexcept override { return counters_.snapshot(); }
 
 private:
     std::size_t n() const noexcept { return ctx_->masters.size(); }
@@ -507,6 +509,7 @@ private:
         retry_timer_.cancel();
         round_in_flight_ = true;
         wake_pending_ = false;
+        counter_cells::bump(counters_.attempts);
         const auto token = ctx_->random_token();
         const auto started = clock_type::now();
         on_all(eval(acquire_script, token, std::to_string(ttl_.count())),
@@ -583,12 +586,17 @@ private:
         if (deadline_) delay = std::min(delay, std::max(clock_type::duration::zero(), *deadline_ - clock_type::now()));
         retry_timer_.expires_after(delay);
         retry_timer_.async_wait([self = shared_from_this(), op = op_](boost::system::error_code ec) {
-            if (!ec && self->op_ == op) self->attempt();
+            if (!ec && self->op_ == op) {
+                counter_cells::bump(self->counters_.timer_retries);
+                self->attempt();
+            }
         });
     }
 
     void wake() {
-        if (callback_) attempt();
+        if (!callback_) return;
+        counter_cells::bump(counters_.wakeups);
+        attempt();
     }
 
     void register_waits() {
@@ -615,6 +623,7 @@ private:
         renew_failing_ = false;
         fence_ = fence;
         held_ = true;
+        counter_cells::bump(counters_.acquisitions);
         if (n() > 1) on_all(eval(raise_script, std::to_string(fence), "0"), nullptr);  // see RedlockService
         finish({}, true);
         schedule_watchdog(ttl_ / 3);
@@ -737,6 +746,7 @@ private:
     std::atomic<std::uint64_t> op_counter_{0};
     std::atomic<bool> held_{false}, busy_{false};
     std::atomic<std::int64_t> fence_{0};
+    counter_cells counters_;
 };
 
 Lock make_redis_lock(const std::shared_ptr<redis_context>& ctx, const std::string& name) {

@@ -1,7 +1,10 @@
 // zklock bench: acquire/release latency and contended throughput of the
 // ZooKeeper recipe, with the herd baseline and Apache Curator beside it; and
 // the other recipes on the same engine (--recipe election | semaphore | rwlock).
+#include "bench.hpp"
 #include "commands.hpp"
+
+#include <zklock/backends.hpp>
 
 #include <zklock/leader_election.hpp>
 #include <zklock/mutex.hpp>
@@ -27,6 +30,7 @@
 #include <thread>
 #include <future>
 #include <mutex>
+#include <fstream>
 #include <sstream>
 #include <unistd.h>
 
@@ -579,18 +583,99 @@ int bench(bench_options o) {
     return 0;
 }
 
+/// This process's command line as typed ("zklock bench ..."), for the report.
+std::string own_command_line() {
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string line;
+    std::size_t start = 0;
+    for (bool first = true; start < all.size(); first = false) {
+        auto end = all.find('\0', start);
+        if (end == std::string::npos) end = all.size();
+        std::string arg = all.substr(start, end - start);
+        if (first) arg = "zklock";
+        const bool plain = !arg.empty() && arg.find_first_of(" '\"$\\*?;&|<>()") == std::string::npos;
+        line += (line.empty() ? "" : " ") + (plain ? arg : shell_quote(arg));
+        start = end + 1;
+    }
+    return line;
+}
+
+/// The options of `zklock bench --backend`, parsed alongside the ZooKeeper-only ones.
+struct backend_cli {
+    std::vector<std::string> backends;
+    std::string redis, redlock, postgres, flock_dir;
+    std::vector<int> sweep;
+    std::string report;
+    bool baselines = false;
+    int ttl_ms = 10000;
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    for (std::string item; std::getline(in, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::App& cmd) {
+    backend_bench_options o;
+    for (const auto& name : b.backends) {
+        if (name == "all") {
+            for (const auto n : lock_backend_names())
+                if (lock_backend_available(n)) o.backends.emplace_back(n);
+            continue;
+        }
+        if (!lock_backend_available(name)) {
+            std::cerr << "zklock bench: backend '" << name << "' is not built into this zklock\n";
+            return exit_usage;
+        }
+        o.backends.push_back(name);
+    }
+    std::vector<std::string> unique;
+    for (const auto& n : o.backends)
+        if (std::find(unique.begin(), unique.end(), n) == unique.end()) unique.push_back(n);
+    o.backends = unique;
+    if (z.recipe != "mutex" || z.naive || z.curator || z.confirm_unlock) {
+        std::cerr << "zklock bench: --backend compares plain locks: --recipe, --naive, --curator and --confirm-unlock "
+                     "apply to the ZooKeeper bench only\n";
+        return exit_usage;
+    }
+    o.scenario = cmd.count("--scenario") ? z.scenario : "all";
+    o.clients = z.clients;
+    o.sweep = b.sweep;
+    if (!b.report.empty() && o.sweep.empty() && cmd.count("--clients") == 0) o.sweep = {1, 2, 4, 8, 16};
+    o.ops = z.ops;
+    o.warmup = z.warmup;
+    o.json = z.json;
+    o.baselines = b.baselines || !b.report.empty();
+    o.report_dir = b.report;
+    o.command_line = own_command_line();
+    if (z.connect_given) o.zookeeper = z.connect;
+    if (!b.redis.empty()) o.redis = b.redis;
+    if (!b.redlock.empty()) o.redlock = split_commas(b.redlock);
+    if (!b.postgres.empty()) o.postgres = b.postgres;
+    if (!b.flock_dir.empty()) o.flock_dir = b.flock_dir;
+    o.server_config = z.server_config;
+    o.ttl = std::chrono::milliseconds(b.ttl_ms);
+    return bench_backends(o);
+}
+
 } // namespace
 
 void add_bench(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<bench_options>();
+    auto b = std::make_shared<backend_cli>();
     auto* cmd = app.add_subcommand("bench", "Measure acquire/release latency and contended throughput");
     add_connect_option(*cmd, o->connect);
     cmd->add_option("--recipe", o->recipe,
                     "mutex (the --scenario runs) | election (failover after resign) | semaphore | rwlock")
         ->check(CLI::IsMember({"mutex", "election", "semaphore", "rwlock"}))
         ->capture_default_str();
-    cmd->add_option("--scenario", o->scenario, "uncontended | contended | all (recipe mutex)")
-        ->check(CLI::IsMember({"uncontended", "contended", "all"}))
+    cmd->add_option("--scenario", o->scenario,
+                    "uncontended | contended | all (recipe mutex); with --backend also separate (K clients on K locks)")
+        ->check(CLI::IsMember({"uncontended", "contended", "separate", "all"}))
         ->capture_default_str();
     cmd->add_option("--clients", o->clients,
                     "sessions contending on one lock (contended; election participants; semaphore and rwlock clients)")
@@ -619,8 +704,49 @@ void add_bench(CLI::App& app, int& exit_code) {
         ->capture_default_str();
     cmd->add_option("--server-config", o->server_config,
                     "extra zoo.cfg line for the throwaway server, e.g. forceSync=no (repeatable)");
-    cmd->callback([o, cmd, &exit_code] {
+    auto* backend = cmd->add_option("--backend", b->backends,
+                                    "compare backends: zookeeper, redis, redlock, postgres-lease, postgres-advisory, "
+                                    "postgres-row, flock or all (repeatable, or comma-separated); runs uncontended, "
+                                    "contended and separate (--scenario)")
+                        ->delimiter(',')
+                        ->check(CLI::IsMember({"all", "zookeeper", "redis", "redlock", "postgres-lease",
+                                               "postgres-advisory", "postgres-row", "flock"}));
+    cmd->add_option("--redis", b->redis, "with --backend: Redis server host:port (default: a throwaway server)")
+        ->needs(backend);
+    cmd->add_option("--redlock", b->redlock,
+                    "with --backend: Redlock masters host:port,host:port,... (default: five throwaway servers)")
+        ->needs(backend);
+    cmd->add_option("--postgres", b->postgres, "with --backend: libpq connection string (default: a throwaway server)")
+        ->needs(backend);
+    cmd->add_option("--flock-dir", b->flock_dir, "with --backend: directory for flock's lock files (default: a temp dir)")
+        ->needs(backend);
+    cmd->add_option("--ttl", b->ttl_ms, "with --backend: lease time-to-live of redis, redlock, postgres-lease, in ms")
+        ->check(CLI::Range(10, 3600000))
+        ->capture_default_str()
+        ->needs(backend);
+    cmd->add_option("--sweep", b->sweep,
+                    "with --backend: client counts for contended and separate, e.g. 1,2,4,8,16 (default with --report)")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1000))
+        ->needs(backend);
+    cmd->add_flag("--baselines", b->baselines,
+                  "with --backend: also run redis-benchmark (SET NX PX + EVAL) and pgbench (advisory lock + unlock) "
+                  "on the same servers (on with --report)")
+        ->needs(backend);
+    cmd->add_option("--report", b->report,
+                    "with --backend: write results.json, results.md and SVG charts (gnuplot) into this directory")
+        ->needs(backend);
+    cmd->callback([o, b, cmd, &exit_code] {
         o->connect_given = cmd->count("--connect") > 0 || std::getenv("ZKLOCK_CONNECT") != nullptr;
+        if (!b->backends.empty()) {
+            exit_code = run_backend_bench(*o, *b, *cmd);
+            return;
+        }
+        if (o->scenario == "separate") {
+            std::cerr << "zklock bench: --scenario separate needs --backend\n";
+            exit_code = exit_usage;
+            return;
+        }
         exit_code = bench(*o);
     });
 }

@@ -1,0 +1,58 @@
+// zklock::open_lock_service: a lock service chosen by backend name at run time
+// ("zookeeper", "redis", "redlock", "postgres-lease", "postgres-advisory",
+// "postgres-row", "flock"), for programs that let their operators choose, and
+// for `zklock bench --backend`. Target zklock::backends, which links every
+// backend library this zklock was built with.
+#pragma once
+
+#include <zklock/lock.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zklock {
+
+/// Where each backend's servers are and how its leases behave. A backend reads
+/// only its own fields.
+struct BackendOptions {
+    /// zookeeper: the connect string ("host:port,host:port[/chroot]").
+    std::string zookeeper = "127.0.0.1:2181";
+    /// zookeeper: the session timeout (a dead holder's lock is freed after it).
+    std::chrono::milliseconds zookeeper_session_timeout{10000};
+    /// zookeeper: the parent of the locks' queues (a lock named n is <root>/n).
+    std::string zookeeper_root = "/zklock/locks";
+    /// redis: "host:port" of the server.
+    std::string redis = "127.0.0.1:6379";
+    /// redlock: "host:port" of each independent master (5 is the usual choice).
+    std::vector<std::string> redlock;
+    /// postgres-*: a libpq connection string ("host=... port=... dbname=..." or a URI).
+    std::string postgres = "host=127.0.0.1 port=5432";
+    /// flock: the directory that holds the lock files (it must exist).
+    std::string flock_directory = "/tmp";
+    /// redis, redlock, postgres-lease: the lease's time-to-live.
+    std::chrono::milliseconds ttl{10000};
+    /// Where the service's I/O runs; empty (default): its own thread.
+    boost::asio::any_io_executor executor;
+};
+
+/// Every backend name zklock knows, in a stable order (built or not).
+const std::vector<std::string_view>& lock_backend_names();
+
+/// True when `backend` is known and its library was built into this zklock
+/// (ZKLOCK_BUILD_REDIS and ZKLOCK_BUILD_POSTGRES select the optional ones).
+bool lock_backend_available(std::string_view backend) noexcept;
+
+/// A LockService for `backend`. Throws zklock::error(errc::invalid_argument)
+/// for an unknown name, a backend this build leaves out, or options the backend
+/// refuses (a malformed address, no Redlock masters, a missing flock directory).
+/// The zookeeper service connects before returning (zklock::error when no server
+/// answers within the session's connect timeout); the others connect at their
+/// first acquire, so an unreachable server shows there.
+std::unique_ptr<LockService> open_lock_service(std::string_view backend, const BackendOptions& options = {});
+
+} // namespace zklock

@@ -1,0 +1,100 @@
+#include <zklock/backends.hpp>
+
+#include <zklock/local/flock_lock_service.hpp>
+#include <zklock/session.hpp>
+#include <zklock/zookeeper_lock_service.hpp>
+#ifdef ZKLOCK_HAVE_REDIS
+#include <zklock/redis/redis_lock_service.hpp>
+#endif
+#ifdef ZKLOCK_HAVE_POSTGRES
+#include <zklock/postgres/postgres_lock_service.hpp>
+#endif
+
+#include <algorithm>
+#include <filesystem>
+
+namespace zklock {
+namespace {
+
+/// The ZooKeeper service together with the session it borrows.
+class owned_zookeeper_service : public LockService {
+public:
+    explicit owned_zookeeper_service(const BackendOptions& o)
+        : session_(make_session(o)), service_(*session_, o.zookeeper_root) {}
+    Lock make_lock(const std::string& name) override { return service_.make_lock(name); }
+    lock_capabilities capabilities() const noexcept override { return service_.capabilities(); }
+
+private:
+    static std::unique_ptr<Session> make_session(const BackendOptions& o) {
+        SessionOptions s;
+        s.connect = o.zookeeper;
+        s.session_timeout = o.zookeeper_session_timeout;
+        auto session = o.executor ? std::make_unique<Session>(o.executor, s) : std::make_unique<Session>(s);
+        session->connect();
+        return session;
+    }
+
+    std::unique_ptr<Session> session_;  // outlives service_ (declared first)
+    ZooKeeperLockService service_;
+};
+
+[[noreturn]] void refuse(const std::string& why) { throw error(make_error_code(errc::invalid_argument), "zklock::open_lock_service: " + why); }
+
+} // namespace
+
+const std::vector<std::string_view>& lock_backend_names() {
+    static const std::vector<std::string_view> names = {"zookeeper",         "redis",        "redlock", "postgres-lease",
+                                                         "postgres-advisory", "postgres-row", "flock"};
+    return names;
+}
+
+bool lock_backend_available(std::string_view backend) noexcept {
+    if (backend == "zookeeper" || backend == "flock") return true;
+#ifdef ZKLOCK_HAVE_REDIS
+    if (backend == "redis" || backend == "redlock") return true;
+#endif
+#ifdef ZKLOCK_HAVE_POSTGRES
+    if (backend == "postgres-lease" || backend == "postgres-advisory" || backend == "postgres-row") return true;
+#endif
+    return false;
+}
+
+std::unique_ptr<LockService> open_lock_service(std::string_view backend, const BackendOptions& o) {
+    const auto& names = lock_backend_names();
+    if (std::find(names.begin(), names.end(), backend) == names.end()) {
+        std::string known;
+        for (const auto n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+        refuse("unknown backend '" + std::string(backend) + "' (known: " + known + ")");
+    }
+    if (!lock_backend_available(backend))
+        refuse("backend '" + std::string(backend) + "' is not built into this zklock (" +
+               (backend.starts_with("postgres") ? "ZKLOCK_BUILD_POSTGRES" : "ZKLOCK_BUILD_REDIS") + "=OFF)");
+    if (backend == "zookeeper") return std::make_unique<owned_zookeeper_service>(o);
+    if (backend == "flock") {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(o.flock_directory, ec))
+            refuse("flock directory '" + o.flock_directory + "' is not a directory");
+        return std::make_unique<FlockLockService>(o.flock_directory, o.executor);
+    }
+#ifdef ZKLOCK_HAVE_REDIS
+    if (backend == "redis" || backend == "redlock") {
+        RedisOptions r;
+        r.ttl = o.ttl;
+        r.executor = o.executor;
+        if (backend == "redis") return std::make_unique<RedisLockService>(o.redis, r);
+        if (o.redlock.empty()) refuse("redlock needs the address of at least one master");
+        return std::make_unique<RedlockService>(o.redlock, r);
+    }
+#endif
+#ifdef ZKLOCK_HAVE_POSTGRES
+    PostgresOptions p;
+    p.executor = o.executor;
+    p.lease_ttl = o.ttl;
+    if (backend == "postgres-lease") return std::make_unique<PostgresLeaseLockService>(o.postgres, p);
+    if (backend == "postgres-advisory") return std::make_unique<PostgresAdvisoryLockService>(o.postgres, p);
+    if (backend == "postgres-row") return std::make_unique<PostgresRowLockService>(o.postgres, p);
+#endif
+    refuse("backend '" + std::string(backend) + "' is not built into this zklock");
+}
+
+} // namespace zklock

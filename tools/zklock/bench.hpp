@@ -1,0 +1,42 @@
+// zklock bench across backends (--backend): the same scenarios on ZooKeeper,
+// Redis, Redlock, PostgreSQL and flock, and the report (--report DIR).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zklock::cli {
+
+struct backend_bench_options {
+    std::vector<std::string> backends;  ///< names, "all" already expanded
+    std::string scenario = "all";       ///< uncontended | contended | separate | all
+    int clients = 8;                    ///< contended and separate, without a sweep
+    std::vector<int> sweep;             ///< client counts for contended and separate (report: charts)
+    int ops = 2000;                     ///< measured acquisitions per run
+    int warmup = 20000;                 ///< unmeasured cycles per backend (others: at most 2000)
+    bool json = false;
+    bool baselines = false;             ///< redis-benchmark and pgbench beside redis and postgres-advisory
+    std::string report_dir;             ///< empty: no report
+    std::string command_line;           ///< how it was run, for the report
+    // Connection options; unset: a throwaway server.
+    std::optional<std::string> zookeeper, redis, postgres, flock_dir;
+    std::optional<std::vector<std::string>> redlock;
+    std::vector<std::string> server_config;  ///< extra zoo.cfg lines of the throwaway ZooKeeper
+    std::chrono::milliseconds ttl{10000};
+};
+
+int bench_backends(const backend_bench_options& options);
+
+/// Writes results.json, results.md, the gnuplot data and script and the SVG
+/// charts into `dir` (created if missing). Returns false, after saying why on
+/// stderr, when gnuplot is missing or fails (the JSON and Markdown are written).
+bool write_report(const std::string& dir, const nlohmann::json& report);
+
+/// `s` in single quotes for /bin/sh.
+std::string shell_quote(const std::string& s);
+
+} // namespace zklock::cli

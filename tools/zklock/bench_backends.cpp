@@ -1,0 +1,607 @@
+// zklock bench --backend: the same scenarios on every lock backend, through the
+// backend-neutral zklock::Lock, each client with its own session or connection.
+//
+//   uncontended  one client, one lock: acquire + release, each waiting for the
+//                server's answer (the latency a caller pays for a free lock)
+//   contended    K clients on one lock, each acquiring again right after its
+//                release: acquisitions/s, the wait, the handoff (a holder's
+//                release call to the next grant), fairness (longest wait,
+//                grants that overtook an earlier request), wake-ups per grant
+//   separate     K clients on K different locks: what the server sustains
+//                when nobody waits
+#include "bench.hpp"
+#include "commands.hpp"
+
+#include <zklock/backends.hpp>
+#include <zklock/testing/postgres_server.hpp>
+#include <zklock/testing/process.hpp>
+#include <zklock/testing/redis_server.hpp>
+#include <zklock/testing/zookeeper_server.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <future>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <thread>
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+namespace zklock::cli {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double us(clock_type::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+    std::sort(v.begin(), v.end());
+    const auto idx = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+    return v[std::min(idx, v.size() - 1)];
+}
+
+double mean(const std::vector<double>& v) {
+    return v.empty() ? std::numeric_limits<double>::quiet_NaN()
+                     : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+/// NaN (not measured) becomes null in the JSON.
+nlohmann::json number(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+void unlock_confirmed(Lock& lock) {
+    std::promise<std::error_code> done;
+    auto f = done.get_future();
+    lock.async_unlock([&done](std::error_code ec) { done.set_value(ec); });
+    throw_if(f.get(), "zklock bench: unlock");
+}
+
+std::string unique_name(const std::string& what) {
+    static std::atomic<int> n{0};
+    return "bench-" + what + "-" + std::to_string(::getpid()) + "-" +
+           std::to_string(std::chrono::system_clock::now().time_since_epoch().count() % 1000000000) + "-" +
+           std::to_string(n++);
+}
+
+// --- the servers: the user's, or throwaway ones ---------------------------------
+
+class servers {
+public:
+    explicit servers(const backend_bench_options& o) : o_(o) {
+        options_.ttl = o.ttl;
+        options_.zookeeper_session_timeout = std::chrono::seconds(10);
+    }
+
+    /// The options that reach `backend`'s servers, starting them if needed.
+    const BackendOptions& for_backend(const std::string& backend) {
+        if (backend == "zookeeper") zookeeper();
+        else if (backend == "redis") redis();
+        else if (backend == "redlock") redlock();
+        else if (backend.starts_with("postgres")) postgres();
+        else if (backend == "flock") flock();
+        return options_;
+    }
+
+    /// What each backend ran against, for the report.
+    const nlohmann::json& described() const { return described_; }
+
+    /// 127.0.0.1 port of the Redis server (redis-benchmark), or 0.
+    std::string redis_address() const { return options_.redis; }
+    std::string postgres_conninfo() const { return options_.postgres; }
+
+private:
+    void zookeeper() {
+        if (zk_started_) return;
+        zk_started_ = true;
+        if (o_.zookeeper) {
+            options_.zookeeper = *o_.zookeeper;
+            described_["zookeeper"] = "at " + *o_.zookeeper;
+            return;
+        }
+        testing::ZooKeeperServerOptions so;
+        so.tick_time_ms = 200;
+        so.max_session_timeout_ms = 20000;
+        // Durability as the other throwaway servers: no fsync on commit.
+        so.extra_config = o_.server_config.empty() ? std::vector<std::string>{"forceSync=no"} : o_.server_config;
+        zk_ = std::make_unique<testing::ZooKeeperServer>(so);
+        options_.zookeeper = zk_->connect_string();
+        std::string config;
+        for (const auto& line : so.extra_config) config += " " + line;
+        described_["zookeeper"] = "throwaway ZooKeeper (Debian zookeeper package), one server," + config;
+        notice_started("ZooKeeper", options_.zookeeper);
+    }
+
+    void redis() {
+        if (redis_started_) return;
+        redis_started_ = true;
+        if (o_.redis) {
+            options_.redis = *o_.redis;
+            described_["redis"] = "at " + *o_.redis;
+            return;
+        }
+        redis_ = std::make_unique<testing::RedisServer>();
+        options_.redis = redis_->connect_string();
+        described_["redis"] = "throwaway redis-server " + redis_version(*redis_) + ", no persistence";
+        notice_started("Redis", options_.redis);
+    }
+
+    void redlock() {
+        if (redlock_started_) return;
+        redlock_started_ = true;
+        if (o_.redlock) {
+            options_.redlock = *o_.redlock;
+            std::string list;
+            for (const auto& m : *o_.redlock) list += (list.empty() ? "" : ",") + m;
+            described_["redlock"] = "at " + list;
+            return;
+        }
+        for (int i = 0; i < 5; ++i) {
+            redlock_.push_back(std::make_unique<testing::RedisServer>());
+            options_.redlock.push_back(redlock_.back()->connect_string());
+        }
+        described_["redlock"] = "five throwaway redis-server " + redis_version(*redlock_.front()) +
+                                " masters, no persistence";
+        notice_started("five Redis masters for Redlock", options_.redlock.front() + ",...");
+    }
+
+    void postgres() {
+        if (pg_started_) return;
+        pg_started_ = true;
+        if (o_.postgres) {
+            options_.postgres = *o_.postgres;
+            for (const char* b : {"postgres-lease", "postgres-advisory", "postgres-row"})
+                described_[b] = "at '" + *o_.postgres + "'";
+            return;
+        }
+        pg_ = std::make_unique<testing::PostgresServer>();
+        options_.postgres = pg_->connect_string();
+        std::string version = pg_->psql("SHOW server_version");
+        while (!version.empty() && std::isspace(static_cast<unsigned char>(version.back()))) version.pop_back();
+        for (const char* b : {"postgres-lease", "postgres-advisory", "postgres-row"})
+            described_[b] = "throwaway PostgreSQL " + version + ", fsync=off";
+        notice_started("PostgreSQL", options_.postgres);
+    }
+
+    void flock() {
+        if (flock_started_) return;
+        flock_started_ = true;
+        if (o_.flock_dir) {
+            options_.flock_directory = *o_.flock_dir;
+        } else {
+            flock_dir_.emplace("zklock-bench-flock-");
+            options_.flock_directory = flock_dir_->path().string();
+        }
+        described_["flock"] = "lock files in " + options_.flock_directory;
+    }
+
+    static std::string redis_version(testing::RedisServer& server) {
+        const auto info = server.command({"INFO", "server"});
+        const auto at = info.find("redis_version:");
+        if (at == std::string::npos) return "";
+        const auto start = at + std::string("redis_version:").size();
+        return info.substr(start, info.find('\r', start) - start);
+    }
+
+    static void notice_started(const std::string& what, const std::string& where) {
+        std::cerr << "zklock bench: started a throwaway " << what << " at " << where << "\n";
+    }
+
+    const backend_bench_options& o_;
+    BackendOptions options_;
+    nlohmann::json described_ = nlohmann::json::object();
+    bool zk_started_ = false, redis_started_ = false, redlock_started_ = false, pg_started_ = false,
+         flock_started_ = false;
+    std::unique_ptr<testing::ZooKeeperServer> zk_;
+    std::unique_ptr<testing::RedisServer> redis_;
+    std::vector<std::unique_ptr<testing::RedisServer>> redlock_;
+    std::unique_ptr<testing::PostgresServer> pg_;
+    std::optional<testing::TempDir> flock_dir_;
+};
+
+// --- the scenarios ----------------------------------------------------------------
+
+struct grant_record {
+    clock_type::time_point requested, granted, released;
+};
+
+lock_counters sum(const std::vector<Lock>& locks) {
+    lock_counters total;
+    for (const auto& l : locks) {
+        const auto c = l.counters();
+        total.acquisitions += c.acquisitions;
+        total.attempts += c.attempts;
+        total.wakeups += c.wakeups;
+        total.timer_retries += c.timer_retries;
+    }
+    return total;
+}
+
+void add_counters(nlohmann::json& r, const lock_counters& c, const lock_capabilities& caps) {
+    const double grants = static_cast<double>(std::max<std::uint64_t>(c.acquisitions, 1));
+    r["attempts_per_grant"] = static_cast<double>(c.attempts) / grants;
+    // Server-queued backends (advisory and row locks) hand the lock over in the
+    // server: their wake-ups are not visible to the client.
+    r["wakeups_per_grant"] = caps.backend == "postgres-advisory" || caps.backend == "postgres-row"
+                                 ? nlohmann::json(nullptr)
+                                 : nlohmann::json(static_cast<double>(c.wakeups) / grants);
+    r["timer_retries_per_grant"] = static_cast<double>(c.timer_retries) / grants;
+}
+
+nlohmann::json base_result(const std::string& backend, const std::string& scenario, int clients) {
+    return {{"backend", backend}, {"scenario", scenario}, {"clients", clients}};
+}
+
+nlohmann::json run_uncontended(const std::string& backend, LockService& service, int ops) {
+    std::vector<Lock> locks;
+    locks.push_back(service.make_lock(unique_name("uncontended")));
+    auto& lock = locks.front();
+    std::vector<double> samples;
+    samples.reserve(static_cast<std::size_t>(ops));
+    const auto start = clock_type::now();
+    for (int i = 0; i < ops; ++i) {
+        const auto t0 = clock_type::now();
+        lock.lock();
+        unlock_confirmed(lock);
+        samples.push_back(us(clock_type::now() - t0));
+    }
+    const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
+    auto r = base_result(backend, "uncontended", 1);
+    r["ops"] = ops;
+    r["wall_s"] = wall;
+    r["ops_per_s"] = ops / wall;
+    r["p50_us"] = number(percentile(samples, 0.5));
+    r["p99_us"] = number(percentile(samples, 0.99));
+    r["mean_us"] = number(mean(samples));
+    r["measures"] = "acquire + release, each waiting for the server";
+    add_counters(r, sum(locks), lock.capabilities());
+    return r;
+}
+
+/// Grants that overtook an earlier request: the lock went to a client that asked
+/// after another client that was still waiting (by steady_clock, one process).
+int out_of_order_grants(std::vector<grant_record> grants) {
+    std::sort(grants.begin(), grants.end(), [](const auto& a, const auto& b) { return a.granted < b.granted; });
+    int count = 0;
+    auto earliest_later_request = clock_type::time_point::max();
+    for (auto it = grants.rbegin(); it != grants.rend(); ++it) {
+        if (earliest_later_request < it->requested) ++count;
+        earliest_later_request = std::min(earliest_later_request, it->requested);
+    }
+    return count;
+}
+
+/// The most grants that went, ahead of one request, to clients that asked after it.
+int most_overtaken(const std::vector<grant_record>& grants) {
+    int most = 0;
+    for (const auto& r : grants) {
+        int n = 0;
+        for (const auto& g : grants)
+            if (g.requested > r.requested && g.granted < r.granted) ++n;
+        most = std::max(most, n);
+    }
+    return most;
+}
+
+/// K clients, each on its own thread and service; `separate`: each on its own lock.
+nlohmann::json run_clients(const std::string& backend, std::vector<std::unique_ptr<LockService>>& services, int k,
+                           int ops, bool separate) {
+    const std::string shared_name = unique_name("contended");
+    std::vector<Lock> locks;
+    for (int i = 0; i < k; ++i)
+        locks.push_back(services[static_cast<std::size_t>(i)]->make_lock(separate ? unique_name("separate")
+                                                                                  : shared_name));
+    std::atomic<int> remaining{ops};
+    std::vector<std::vector<grant_record>> records(static_cast<std::size_t>(k));
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < k; ++i) {
+        threads.emplace_back([&, i] {
+            auto& lock = locks[static_cast<std::size_t>(i)];
+            auto& mine = records[static_cast<std::size_t>(i)];
+            mine.reserve(static_cast<std::size_t>(ops));
+            ++ready;
+            while (!go.load()) std::this_thread::yield();
+            try {
+                while (true) {
+                    grant_record g;
+                    g.requested = clock_type::now();
+                    lock.lock();
+                    g.granted = clock_type::now();
+                    const bool last = remaining.fetch_sub(1) <= 0;
+                    g.released = clock_type::now();
+                    lock.unlock();
+                    if (last) break;
+                    mine.push_back(g);
+                }
+            } catch (...) {
+                std::lock_guard lk(failure_mutex);
+                if (!failure) failure = std::current_exception();
+                remaining = std::numeric_limits<int>::min() / 2;
+            }
+        });
+    }
+    while (ready.load() < k) std::this_thread::yield();
+    const auto start = clock_type::now();
+    go = true;
+    for (auto& t : threads) t.join();
+    if (failure) std::rethrow_exception(failure);
+
+    std::vector<grant_record> all;
+    for (const auto& v : records) all.insert(all.end(), v.begin(), v.end());
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.granted < b.granted; });
+    std::vector<double> waits;
+    for (const auto& g : all) waits.push_back(us(g.granted - g.requested));
+    const auto end = all.empty() ? clock_type::now() : all.back().granted;
+    const auto wall = std::chrono::duration<double>(end - start).count();
+
+    auto r = base_result(backend, separate ? "separate" : "contended", k);
+    r["ops"] = all.size();
+    r["wall_s"] = wall;
+    r["ops_per_s"] = static_cast<double>(all.size()) / wall;
+    r["p50_us"] = number(percentile(waits, 0.5));
+    r["p99_us"] = number(percentile(waits, 0.99));
+    r["mean_us"] = number(mean(waits));
+    r["longest_wait_us"] = number(waits.empty() ? std::nan("") : *std::max_element(waits.begin(), waits.end()));
+    if (separate) {
+        r["measures"] = "acquire on K separate locks (one per client)";
+    } else {
+        // Handoff: a holder's release call to the next grant (grants of one lock
+        // never overlap, so consecutive records are holder and successor).
+        std::vector<double> handoffs;
+        for (std::size_t i = 1; i < all.size(); ++i) handoffs.push_back(us(all[i].granted - all[i - 1].released));
+        r["handoff_p50_us"] = number(percentile(handoffs, 0.5));
+        r["handoff_p99_us"] = number(percentile(handoffs, 0.99));
+        const int overtaken = out_of_order_grants(all);
+        r["out_of_order_grants"] = overtaken;
+        r["most_overtaken"] = most_overtaken(all);
+        r["out_of_order_share"] = all.empty() ? 0.0 : static_cast<double>(overtaken) / static_cast<double>(all.size());
+        r["measures"] = "acquire wait with K clients on one lock";
+    }
+    add_counters(r, sum(locks), locks.front().capabilities());
+    return r;
+}
+
+// --- baselines: the servers' own benchmark tools ------------------------------------
+
+std::optional<std::string> capture(const std::string& command) {
+    std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+    if (!pipe) return std::nullopt;
+    std::string out;
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+    if (::pclose(pipe) != 0) {
+        std::cerr << "zklock bench: '" << command << "' failed:\n" << out;
+        return std::nullopt;
+    }
+    return out;
+}
+
+bool on_path(const std::string& tool) { return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0; }
+
+/// The fields of redis-benchmark --csv's last line: "test","rps","avg_latency_ms","min","p50",...
+std::optional<std::vector<std::string>> csv_fields(const std::string& out) {
+    std::istringstream in(out);
+    std::string line, last;
+    while (std::getline(in, line))
+        if (line.starts_with("\"") && !line.starts_with("\"test\"")) last = line;
+    if (last.empty()) return std::nullopt;
+    std::vector<std::string> fields;
+    std::size_t pos = 0;
+    while (pos < last.size()) {
+        const auto open = last.find('"', pos);
+        if (open == std::string::npos) break;
+        const auto close = last.find('"', open + 1);
+        fields.push_back(last.substr(open + 1, close - open - 1));
+        pos = close + 1;
+    }
+    return fields;
+}
+
+/// redis-benchmark, one client, one command: its p50 latency in microseconds.
+std::optional<double> redis_benchmark_p50(const std::string& host_port, int requests, const std::vector<std::string>& cmd) {
+    const auto colon = host_port.rfind(':');
+    std::string line = "redis-benchmark -h " + shell_quote(host_port.substr(0, colon)) + " -p " +
+                       shell_quote(host_port.substr(colon + 1)) + " -c 1 -r 1000000000 -n " + std::to_string(requests) +
+                       " --csv";
+    for (const auto& a : cmd) line += " " + shell_quote(a);
+    const auto out = capture(line);
+    if (!out) return std::nullopt;
+    const auto fields = csv_fields(*out);
+    if (!fields || fields->size() < 5) {
+        std::cerr << "zklock bench: cannot read redis-benchmark's output:\n" << *out;
+        return std::nullopt;
+    }
+    return std::stod((*fields)[4]) * 1000.0;
+}
+
+std::optional<nlohmann::json> redis_baseline(const std::string& host_port, int requests) {
+    if (!on_path("redis-benchmark")) {
+        std::cerr << "zklock bench: redis-benchmark not found (Debian redis-tools); no Redis baseline\n";
+        return std::nullopt;
+    }
+    // What the Redis recipe sends at the least: SET NX PX to take the lock and a
+    // compare-and-delete script to release it (on a fresh key each time).
+    const std::vector<std::string> set = {"SET", "zklock-baseline:__rand_int__", "v", "NX", "PX", "10000"};
+    const std::vector<std::string> eval = {
+        "EVAL", "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end",
+        "1", "zklock-baseline:__rand_int__", "v"};
+    const auto set_p50 = redis_benchmark_p50(host_port, requests, set);
+    const auto eval_p50 = redis_benchmark_p50(host_port, requests, eval);
+    if (!set_p50 || !eval_p50) return std::nullopt;
+    return nlohmann::json{{"backend", "redis"},
+                          {"tool", "redis-benchmark"},
+                          {"measures", "p50 of SET key v NX PX 10000 plus p50 of EVAL compare-and-delete, one client"},
+                          {"set_p50_us", *set_p50},
+                          {"eval_p50_us", *eval_p50},
+                          {"pair_p50_us", *set_p50 + *eval_p50},
+                          {"requests", requests}};
+}
+
+std::optional<nlohmann::json> postgres_baseline(const std::string& conninfo, int transactions) {
+    if (!on_path("pgbench")) {
+        std::cerr << "zklock bench: pgbench not found (Debian postgresql-client); no PostgreSQL baseline\n";
+        return std::nullopt;
+    }
+    testing::TempDir dir("zklock-pgbench-");
+    const auto script = dir.path() / "lock_unlock.sql";
+    std::ofstream(script) << "SELECT pg_advisory_lock(4242);\nSELECT pg_advisory_unlock(4242);\n";
+    const auto out = capture("pgbench -n -c 1 -t " + std::to_string(transactions) + " -f " +
+                             shell_quote(script.string()) + " " + shell_quote(conninfo));
+    if (!out) return std::nullopt;
+    const auto at = out->find("latency average = ");
+    if (at == std::string::npos) {
+        std::cerr << "zklock bench: cannot read pgbench's output:\n" << *out;
+        return std::nullopt;
+    }
+    const double ms = std::stod(out->substr(at + std::string("latency average = ").size()));
+    return nlohmann::json{{"backend", "postgres-advisory"},
+                          {"tool", "pgbench"},
+                          {"measures", "mean of SELECT pg_advisory_lock(k); SELECT pg_advisory_unlock(k), one client"},
+                          {"pair_mean_us", ms * 1000.0},
+                          {"transactions", transactions}};
+}
+
+// --- output --------------------------------------------------------------------------
+
+void print(const nlohmann::json& r, bool json) {
+    if (json) {
+        std::cout << r.dump() << std::endl;
+        return;
+    }
+    auto num = [&](const char* key, int precision = 0) -> std::string {
+        if (!r.contains(key) || !r[key].is_number()) return "-";
+        std::ostringstream s;
+        s << std::fixed << std::setprecision(precision) << r[key].get<double>();
+        return s.str();
+    };
+    std::cout << std::left << std::setw(18) << r["backend"].get<std::string>() << std::setw(12)
+              << r["scenario"].get<std::string>() << " clients " << std::setw(3) << r["clients"].get<int>() << " p50 "
+              << std::setw(7) << num("p50_us") << " us  p99 " << std::setw(7) << num("p99_us") << " us  " << std::setw(8)
+              << num("ops_per_s") << " acq/s";
+    if (r["scenario"] == "contended")
+        std::cout << "  handoff p50 " << num("handoff_p50_us") << " us  longest wait " << num("longest_wait_us")
+                  << " us  out-of-order " << r["out_of_order_grants"].get<int>() << " (most overtaken "
+                  << r["most_overtaken"].get<int>() << ")  wake-ups/grant "
+                  << num("wakeups_per_grant", 2) << "  attempts/grant " << num("attempts_per_grant", 2);
+    std::cout << std::endl;
+}
+
+std::string now_utc() {
+    const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+nlohmann::json machine() {
+    std::string model;
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);)
+        if (line.starts_with("model name")) {
+            model = line.substr(line.find(':') + 2);
+            break;
+        }
+    long long mem_kb = 0;
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string line; std::getline(meminfo, line);)
+        if (line.starts_with("MemTotal:")) mem_kb = std::stoll(line.substr(9));
+    utsname u{};
+    ::uname(&u);
+    return {{"cpu", model},
+            {"cpus", std::thread::hardware_concurrency()},
+            {"memory_gib", std::round(static_cast<double>(mem_kb) / 1024.0 / 1024.0)},
+            {"kernel", std::string(u.sysname) + " " + u.release},
+            {"note", "clients and servers share this machine"}};
+}
+
+} // namespace
+
+int bench_backends(const backend_bench_options& o) {
+    std::vector<int> counts = o.sweep.empty() ? std::vector<int>{o.clients} : o.sweep;
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    const int most = counts.back();
+    const bool uncontended = o.scenario == "uncontended" || o.scenario == "all";
+    const bool contended = o.scenario == "contended" || o.scenario == "all";
+    const bool separate = o.scenario == "separate" || o.scenario == "all";
+
+    servers where(o);
+    nlohmann::json results = nlohmann::json::array(), baselines = nlohmann::json::array(),
+                   capabilities = nlohmann::json::object();
+    for (const auto& backend : o.backends) {
+        const auto& options = where.for_backend(backend);
+        const int clients_needed = (contended || separate) ? most : 1;
+        std::vector<std::unique_ptr<LockService>> services;
+        for (int i = 0; i < clients_needed; ++i) services.push_back(open_lock_service(backend, options));
+        const auto caps = services.front()->capabilities();
+        capabilities[backend] = {{"fair_fifo", caps.fair_fifo},
+                                 {"dead_holder", to_string(caps.dead_holder)},
+                                 {"fencing_monotonic_across_failover", caps.fencing_monotonic_across_failover},
+                                 {"server_wakes_waiters", caps.server_wakes_waiters},
+                                 {"wakes_one_waiter", caps.wakes_one_waiter},
+                                 {"reports_loss", caps.reports_loss},
+                                 {"limits", std::string(caps.limits)}};
+        // A fresh ZooKeeper runs interpreted Java for its first thousands of
+        // requests; the other servers need far less.
+        const int warmup = backend == "zookeeper" ? o.warmup : std::min(o.warmup, 2000);
+        if (warmup > 0) {
+            auto lock = services.front()->make_lock(unique_name("warmup"));
+            for (int i = 0; i < warmup; ++i) {
+                lock.lock();
+                unlock_confirmed(lock);
+            }
+        }
+        if (uncontended) {
+            results.push_back(run_uncontended(backend, *services.front(), o.ops));
+            print(results.back(), o.json);
+        }
+        for (const int k : counts) {
+            if (contended) {
+                results.push_back(run_clients(backend, services, k, o.ops, false));
+                print(results.back(), o.json);
+            }
+            if (separate) {
+                results.push_back(run_clients(backend, services, k, o.ops, true));
+                print(results.back(), o.json);
+            }
+        }
+        if (o.baselines && backend == "redis")
+            if (auto b = redis_baseline(where.redis_address(), std::max(o.ops, 10000))) baselines.push_back(*b);
+        if (o.baselines && backend == "postgres-advisory")
+            if (auto b = postgres_baseline(where.postgres_conninfo(), std::max(o.ops, 10000))) baselines.push_back(*b);
+    }
+    for (const auto& b : baselines) {
+        if (o.json) std::cout << b.dump() << std::endl;
+        else std::cout << "baseline " << b["tool"].get<std::string>() << " (" << b["measures"].get<std::string>() << "): "
+                       << std::fixed << std::setprecision(0)
+                       << (b.contains("pair_p50_us") ? b["pair_p50_us"] : b["pair_mean_us"]).get<double>() << " us"
+                       << std::endl;
+    }
+    if (o.report_dir.empty()) return 0;
+    const nlohmann::json report = {{"command", o.command_line},
+                                   {"date", now_utc()},
+                                   {"machine", machine()},
+                                   {"servers", where.described()},
+                                   {"ops_per_run", o.ops},
+                                   {"client_counts", counts},
+                                   {"capabilities", capabilities},
+                                   {"results", results},
+                                   {"baselines", baselines}};
+    return write_report(o.report_dir, report) ? 0 : 1;
+}
+
+} // namespace zklock::cli
