@@ -36,6 +36,8 @@ struct BackendOptions {
     std::string flock_directory = "/tmp";
     /// redis, redlock, postgres-lease: the lease's time-to-live.
     std::chrono::milliseconds ttl{10000};
+    /// Every backend: how long connecting to a server may take.
+    std::chrono::milliseconds connect_timeout{10000};
     /// Where the service's I/O runs; empty (default): its own thread.
     boost::asio::any_io_executor executor;
 };

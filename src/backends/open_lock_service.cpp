@@ -29,6 +29,7 @@ private:
         SessionOptions s;
         s.connect = o.zookeeper;
         s.session_timeout = o.zookeeper_session_timeout;
+        s.connect_timeout = o.connect_timeout;
         auto session = o.executor ? std::make_unique<Session>(o.executor, s) : std::make_unique<Session>(s);
         session->connect();
         return session;
@@ -80,6 +81,7 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
     if (backend == "redis" || backend == "redlock") {
         RedisOptions r;
         r.ttl = o.ttl;
+        r.connect_timeout = o.connect_timeout;
         r.executor = o.executor;
         if (backend == "redis") return std::make_unique<RedisLockService>(o.redis, r);
         if (o.redlock.empty()) refuse("redlock needs the address of at least one master");
@@ -90,6 +92,7 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
     PostgresOptions p;
     p.executor = o.executor;
     p.lease_ttl = o.ttl;
+    p.connect_timeout = o.connect_timeout;
     if (backend == "postgres-lease") return std::make_unique<PostgresLeaseLockService>(o.postgres, p);
     if (backend == "postgres-advisory") return std::make_unique<PostgresAdvisoryLockService>(o.postgres, p);
     if (backend == "postgres-row") return std::make_unique<PostgresRowLockService>(o.postgres, p);
