@@ -136,22 +136,5 @@ TEST(Redlock, LossOfTheMajorityIsReported) {
     EXPECT_FALSE(lock.is_held());
 }
 
-TEST(RedisLock, AcquireReleaseLatency) {
-    testing::RedisServer server;
-    RedisLockService service(server.connect_string());
-    Lock lock = service.make_lock("latency");
-    lock.lock();
-    lock.unlock();
-    constexpr int rounds = 500;
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < rounds; ++i) {
-        lock.lock();
-        auto done = lock.async_unlock(boost::asio::use_future);
-        done.get();
-    }
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
-    std::cout << "[ redis    ] acquire+release: " << us / rounds << " us per pair (" << rounds << " rounds)\n";
-}
-
 } // namespace
 } // namespace zklock::test

@@ -4,8 +4,6 @@
 
 #include <boost/asio/use_future.hpp>
 
-#include <algorithm>
-#include <cstdio>
 
 #include <zklock/postgres/postgres_lock_service.hpp>
 #include <zklock/testing/postgres_server.hpp>
@@ -146,32 +144,6 @@ TEST(PostgresLock, LeaseIsRenewedWhileHeld) {
     EXPECT_FALSE(test::get_within(lost));  // {}: released, not lost
     EXPECT_TRUE(other.try_lock_for(5s));
     other.unlock();
-}
-
-// A quick single-client figure: lock + unlock round trips on an idle server.
-// Run with --gtest_also_run_disabled_tests --gtest_filter='*PostgresLatency*'.
-TEST(PostgresLock, DISABLED_PostgresLatencyOfOneClient) {
-    testing::PostgresServer server;
-    PostgresOptions o;
-    PostgresLeaseLockService lease(server.connect_string(), o);
-    PostgresAdvisoryLockService advisory(server.connect_string(), o);
-    PostgresRowLockService row(server.connect_string(), o);
-    for (LockService* service : std::initializer_list<LockService*>{&lease, &advisory, &row}) {
-        Lock lock = service->make_lock("latency");
-        lock.lock();  // connect and create the schema first
-        lock.unlock();
-        std::vector<double> us;
-        for (int i = 0; i < 500; ++i) {
-            const auto t0 = std::chrono::steady_clock::now();
-            lock.lock();
-            auto released = lock.async_unlock(boost::asio::use_future);
-            released.get();
-            us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-        }
-        std::sort(us.begin(), us.end());
-        std::printf("%-18s lock+unlock p50 %.0f us, p99 %.0f us\n", std::string(service->capabilities().backend).c_str(),
-                    us[us.size() / 2], us[us.size() * 99 / 100]);
-    }
 }
 
 } // namespace zklock::conformance
