@@ -4,6 +4,8 @@
 #include "../detail/counter_cells.hpp"
 #include "connection.hpp"
 
+#include <zklock/detail/redlock.hpp>
+
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
@@ -249,8 +251,8 @@ struct redis_context {
             m.wakeups->start();
             masters.push_back(std::move(m));
         }
-        quorum = masters.size() / 2 + 1;
-        drift = milliseconds(options.ttl.count() / 100 + 2);
+        quorum = redlock::quorum(masters.size());
+        drift = redlock::drift(options.ttl);
     }
 
     bool on_thread() const noexcept {
@@ -326,22 +328,14 @@ lock_capabilities redis_capabilities(std::string_view backend) noexcept {
     return c;
 }
 
-struct result {
-    enum class kind { ok, no, failed } k = kind::failed;
-    long long value = 0;
-    std::error_code ec;
-};
+using redlock::master_reply;
+using result = master_reply;
 
+/// A script's integer reply: > 0 yes, 0 no; anything else failed.
 result classify(std::error_code ec, const reply& r) {
     if (ec) return {result::kind::failed, 0, ec};
-    if (r.type == reply::kind::integer) return {r.integer > 0 ? result::kind::ok : result::kind::no, r.integer, {}};
+    if (r.type == reply::kind::integer) return {r.integer > 0 ? result::kind::yes : result::kind::no, r.integer, {}};
     return {result::kind::failed, 0, std::make_error_code(std::errc::protocol_error)};
-}
-
-bool may_have_run(const result& r) {
-    if (r.k == result::kind::ok) return true;
-    if (r.k == result::kind::no) return false;
-    return r.ec != std::errc::connection_refused && r.ec != errc::session_closed && r.ec != errc::timeout;
 }
 
 class redis_backend : public lock_backend, public std::enable_shared_from_this<redis_backend> {
@@ -518,62 +512,51 @@ private:
                });
     }
 
-    struct round_outcome {
-        std::size_t ok = 0, taken = 0, failed = 0;
-        std::error_code first_error;
-    };
-
     void round_done(std::uint64_t op, const std::string& token, clock_type::time_point started,
                     const std::vector<result>& results) {
-        round_outcome o;
-        long long fence = 0;
-        bool undo = false;
-        for (const auto& r : results) {
-            if (r.k == result::kind::ok) ++o.ok, fence = std::max(fence, r.value);
-            else if (r.k == result::kind::no) ++o.taken;
-            else if (++o.failed, !o.first_error) o.first_error = r.ec;
-            undo = undo || may_have_run(r);
-        }
+        const auto t = redlock::tally(results);
         const bool active = callback_ && op_ == op;
-        const auto validity = ttl_ - (clock_type::now() - started) - ctx_->drift;
-        if (active && o.ok >= ctx_->quorum && validity > clock_type::duration::zero()) {
+        if (active && redlock::won(t, ctx_->quorum, redlock::validity(ttl_, clock_type::now() - started, ctx_->drift))) {
             round_in_flight_ = false;
-            return grant(token, fence, started);
+            return grant(token, t.fence, started);
         }
         if (!active) {  // cancelled or timed out meanwhile: take back what was set
             round_in_flight_ = false;
-            if (undo) release_everywhere(token, nullptr, /*publish=*/false);
+            if (t.undo) release_everywhere(token, nullptr, /*publish=*/false);
             if (callback_) attempt();  // a newer acquire waited for this round
             return;
         }
-        if (!undo) {
+        if (!t.undo) {
             round_in_flight_ = false;
-            return round_failed(o);
+            return round_failed(t);
         }
         // Too few or too late: delete what was set before deciding, so a failed
         // acquire has left nothing behind when it completes.
         release_everywhere(
             token,
-            [self = shared_from_this(), op, o](std::error_code) {
+            [self = shared_from_this(), op, t](std::error_code) {
                 self->round_in_flight_ = false;
-                if (self->callback_ && self->op_ == op) self->round_failed(o);
+                if (self->callback_ && self->op_ == op) self->round_failed(t);
                 else if (self->callback_) self->attempt();
             },
             /*publish=*/false);
     }
 
-    void round_failed(const round_outcome& o) {
-        const auto now = clock_type::now();
-        if (o.taken == 0 && o.ok < ctx_->quorum && o.failed > 0) {  // the servers, not a holder, refused
-            last_error_ = o.first_error;
-            if (no_wait_ || !deadline_ || ctx_->closed) return finish(last_error_, false);
+    void round_failed(const redlock::round_tally& t) {
+        const bool passed = deadline_ && clock_type::now() >= *deadline_;
+        switch (redlock::next_step(t, ctx_->quorum, no_wait_, deadline_.has_value(), passed, ctx_->closed)) {
+        case redlock::after_round::fail: return finish(last_error_ = t.first_error, false);
+        case redlock::after_round::retry_on_error:
+            last_error_ = t.first_error;
             return retry_after(next_backoff());
+        case redlock::after_round::give_up: return finish({}, false);
+        case redlock::after_round::wait:
+        case redlock::after_round::retry_split_vote:
+            register_waits();
+            if (wake_pending_) return attempt();
+            // A split vote (Redlock): everybody retries after a short random delay.
+            return retry_after(t.yes > 0 ? ctx_->uniform(milliseconds(5), milliseconds(50)) : next_backoff());
         }
-        if (no_wait_ || (deadline_ && now >= *deadline_)) return finish({}, false);
-        register_waits();
-        if (wake_pending_) return attempt();
-        // A split vote (Redlock): everybody retries after a random delay.
-        retry_after(o.ok > 0 ? ctx_->uniform(milliseconds(5), milliseconds(50)) : next_backoff());
     }
 
     clock_type::duration next_backoff() {
@@ -667,19 +650,16 @@ private:
     void renewed(std::uint64_t gen, clock_type::time_point started, const std::vector<result>& results) {
         renew_in_flight_ = false;
         if (!holding_ || gen != hold_gen_) return;
-        std::size_t ok = 0, gone = 0;
-        for (const auto& r : results) {
-            if (r.k == result::kind::ok) ++ok;
-            else if (r.k == result::kind::no) ++gone;
-        }
-        if (ok >= ctx_->quorum) {
+        switch (redlock::after_renewal(results, ctx_->quorum)) {
+        case redlock::renewal::extended:
             valid_until_ = std::max(valid_until_, started + ttl_ - ctx_->drift);
             renew_failing_ = false;
-        } else if (gone > n() - ctx_->quorum) {
-            lose(make_error_code(errc::node_deleted));  // a majority no longer holds our token
-        } else {
+            break;
+        case redlock::renewal::lost: lose(make_error_code(errc::node_deleted)); break;  // a majority no longer holds our token
+        case redlock::renewal::retry_sooner:
             renew_failing_ = true;  // unreachable: retry sooner until the lease runs out
             schedule_watchdog(ttl_ / 10);
+            break;
         }
     }
 
@@ -708,9 +688,9 @@ private:
             std::error_code first_error;
             bool deleted = false, answered = false;
             for (const auto& r : results) {
-                if (r.k == result::kind::ok) deleted = true;
+                if (r.k == result::kind::yes) deleted = true;
                 if (r.k != result::kind::failed) answered = true;
-                else if (!first_error) first_error = r.ec;
+                else if (!first_error) first_error = r.error;
             }
             if (deleted) return done({});
             done(answered ? make_error_code(errc::node_deleted) : first_error);
