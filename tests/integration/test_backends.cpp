@@ -1,0 +1,336 @@
+// zklock::open_lock_service: every backend opened by name against the real
+// servers it needs, the options it refuses, and Lock::counters() of a waiter.
+#include "support.hpp"
+
+#include <zklock/backends.hpp>
+#include <zklock/testing/postgres_server.hpp>
+#include <zklock/testing/process.hpp>
+#include <zklock/testing/redis_server.hpp>
+#include <zklock/testing/zookeeper_server.hpp>
+
+#include <boost/asio/use_future.hpp>
+
+#include <algorithm>
+#include <future>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace zklock::test {
+namespace {
+
+/// The servers one backend needs, started for one test, and the options that reach them.
+class BackendServers {
+public:
+    explicit BackendServers(const std::string& backend) {
+        options_.ttl = 2s;
+        options_.connect_timeout = 10s;
+        if (backend == "zookeeper") {
+            testing::ZooKeeperServerOptions o;
+            o.tick_time_ms = 100;
+            o.max_session_timeout_ms = 4000;
+            // wchp shows which sessions watch which node (the counters test needs it);
+            // a later line of zoo.cfg overrides the fixture's whitelist.
+            o.extra_config = {"4lw.commands.whitelist=*"};
+            zookeeper_ = std::make_unique<testing::ZooKeeperServer>(o);
+            options_.zookeeper = zookeeper_->connect_string();
+            options_.zookeeper_session_timeout = 4s;
+        } else if (backend == "redis") {
+            redis_.push_back(std::make_unique<testing::RedisServer>());
+            options_.redis = redis_.front()->connect_string();
+        } else if (backend == "redlock") {
+            for (int i = 0; i < 5; ++i) {
+                redis_.push_back(std::make_unique<testing::RedisServer>());
+                options_.redlock.push_back(redis_.back()->connect_string());
+            }
+        } else if (backend.starts_with("postgres")) {
+            postgres_ = std::make_unique<testing::PostgresServer>();
+            options_.postgres = postgres_->connect_string();
+        } else if (backend == "flock") {
+            flock_dir_ = std::make_unique<testing::TempDir>("zklock-backends-flock-");
+            options_.flock_directory = flock_dir_->path().string();
+        }
+    }
+
+    const BackendOptions& options() const { return options_; }
+    testing::ZooKeeperServer* zookeeper() const { return zookeeper_.get(); }
+    const std::vector<std::unique_ptr<testing::RedisServer>>& redis() const { return redis_; }
+    testing::PostgresServer* postgres() const { return postgres_.get(); }
+
+private:
+    BackendOptions options_;
+    std::unique_ptr<testing::ZooKeeperServer> zookeeper_;
+    std::vector<std::unique_ptr<testing::RedisServer>> redis_;
+    std::unique_ptr<testing::PostgresServer> postgres_;
+    std::unique_ptr<testing::TempDir> flock_dir_;
+};
+
+std::vector<std::string> backend_names() {
+    std::vector<std::string> out;
+    for (const auto n : lock_backend_names()) out.emplace_back(n);
+    return out;
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+    std::string n = info.param;
+    std::replace(n.begin(), n.end(), '-', '_');
+    return n;
+}
+
+/// Runs `open` on its own thread and waits for it with a deadline, so that a
+/// connect that hangs fails the test instead of blocking it. On a timeout the
+/// thread is left to finish on its own (the test has failed by then).
+std::future<std::error_code> open_in_background(std::string backend, BackendOptions options) {
+    auto done = std::make_shared<std::promise<std::error_code>>();
+    auto result = done->get_future();
+    std::thread([done, backend = std::move(backend), options = std::move(options)] {
+        try {
+            open_lock_service(backend, options);
+            done->set_value({});
+        } catch (const zklock::error& e) {
+            done->set_value(e.code());
+        } catch (...) {
+            done->set_exception(std::current_exception());
+        }
+    }).detach();
+    return result;
+}
+
+/// What open_lock_service throws for `options`, or std::nullopt when it opens.
+std::optional<zklock::error> refusal(const std::string& backend, const BackendOptions& options) {
+    try {
+        open_lock_service(backend, options);
+    } catch (const zklock::error& e) {
+        return e;
+    }
+    return std::nullopt;
+}
+
+// --- the factory -------------------------------------------------------------------
+
+class Factory : public ::testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override {
+        if (!lock_backend_available(GetParam())) GTEST_SKIP() << GetParam() << " is not built into this zklock";
+        servers_ = std::make_unique<BackendServers>(GetParam());
+    }
+    std::unique_ptr<BackendServers> servers_;
+};
+
+TEST_P(Factory, OpensAServiceWhoseLocksExcludeEachOther) {
+    auto first = open_lock_service(GetParam(), servers_->options());
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->capabilities().backend, GetParam());
+
+    Lock lock = first->make_lock("factory-test");
+    EXPECT_EQ(lock.capabilities().backend, GetParam());
+    lock.lock();
+    EXPECT_TRUE(lock.is_held());
+    EXPECT_GT(lock.fencing_token(), 0);
+
+    // A second service on the same servers sees the same lock.
+    auto second = open_lock_service(GetParam(), servers_->options());
+    Lock other = second->make_lock("factory-test");
+    EXPECT_FALSE(other.try_lock()) << "a second client took a held lock";
+
+    auto released = lock.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+    EXPECT_FALSE(lock.is_held());
+
+    EXPECT_TRUE(other.try_lock()) << "the confirmed release did not free the lock";
+    EXPECT_TRUE(other.is_held());
+    EXPECT_GT(other.fencing_token(), 0);
+    auto released_again = other.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released_again));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Factory, ::testing::ValuesIn(backend_names()), test_name);
+
+TEST(FactoryErrors, UnknownNameIsRefusedWithTheKnownNames) {
+    const auto refused = refusal("nosuch", {});
+    ASSERT_TRUE(refused) << "opened a backend named 'nosuch'";
+    EXPECT_EQ(refused->code(), errc::invalid_argument);
+    const std::string what = refused->what();
+    EXPECT_NE(what.find("nosuch"), std::string::npos) << what;
+    for (const auto name : lock_backend_names())
+        EXPECT_NE(what.find(std::string(name)), std::string::npos) << "'" << name << "' missing from: " << what;
+}
+
+TEST(FactoryErrors, UnbuiltBackendIsRefused) {
+    bool any = false;
+    for (const auto name : lock_backend_names()) {
+        if (lock_backend_available(name)) continue;
+        any = true;
+        const auto refused = refusal(std::string(name), {});
+        ASSERT_TRUE(refused) << "opened " << name << ", which is not built";
+        EXPECT_EQ(refused->code(), errc::invalid_argument) << name;
+        EXPECT_NE(std::string(refused->what()).find("not built"), std::string::npos) << refused->what();
+    }
+    if (!any) GTEST_SKIP() << "every backend is built into this zklock";
+}
+
+TEST(FactoryErrors, FlockWithoutItsDirectoryIsRefused) {
+    testing::TempDir dir("zklock-backends-");
+    BackendOptions o;
+    o.flock_directory = (dir.path() / "does-not-exist").string();
+    const auto refused = refusal("flock", o);
+    ASSERT_TRUE(refused) << "opened flock on a missing directory";
+    EXPECT_EQ(refused->code(), errc::invalid_argument);
+    EXPECT_NE(std::string(refused->what()).find(o.flock_directory), std::string::npos) << refused->what();
+}
+
+TEST(FactoryErrors, RedlockWithoutMastersIsRefused) {
+    if (!lock_backend_available("redlock")) GTEST_SKIP() << "redlock is not built into this zklock";
+    BackendOptions o;
+    o.redlock.clear();
+    const auto refused = refusal("redlock", o);
+    ASSERT_TRUE(refused) << "opened redlock without masters";
+    EXPECT_EQ(refused->code(), errc::invalid_argument);
+}
+
+TEST(FactoryErrors, ZooKeeperWithNothingListeningTimesOutWithoutHanging) {
+    BackendOptions o;
+    o.zookeeper = "127.0.0.1:" + std::to_string(testing::free_loopback_port());  // nothing listens there
+    o.connect_timeout = 1s;
+    auto opened = open_in_background("zookeeper", o);
+    // The deadline only keeps a hang from blocking the run; it says nothing about speed.
+    ASSERT_EQ(opened.wait_for(30s), std::future_status::ready) << "open_lock_service hung on a dead server";
+    EXPECT_EQ(opened.get(), errc::timeout);
+}
+
+// --- counters ----------------------------------------------------------------------
+
+/// The sessions (0x...) listed under `path` in a wchp answer ("path\n\t0x..\n\t0x..\n").
+std::vector<std::string> watchers_of(const std::string& wchp, const std::string& path) {
+    std::vector<std::string> out;
+    std::istringstream in(wchp);
+    bool inside = false;
+    for (std::string l; std::getline(in, l);) {
+        if (!l.empty() && l[0] == '/') inside = l == path;
+        else if (inside && l.find("0x") != std::string::npos) out.push_back(l.substr(l.find("0x")));
+    }
+    return out;
+}
+
+std::string hex(std::int64_t id) {
+    std::ostringstream out;
+    out << "0x" << std::hex << static_cast<std::uint64_t>(id);
+    return out.str();
+}
+
+class Counters : public Factory {
+protected:
+    static constexpr const char* lock_name = "counters-test";
+
+    /// Returns once the server shows `waiter` waiting behind the holder, by what the
+    /// backend leaves on the server; false when it does not within the deadline.
+    /// `how` says what was checked. Backends whose waiters leave no trace on the
+    /// server (polling) are known to wait once they have asked twice while the lock
+    /// was held: the first answer was "taken".
+    bool wait_until_waiting(Lock& waiter, std::string& how) {
+        const auto& backend = GetParam();
+        if (backend == "zookeeper") {
+            how = "the waiter's session watches the holder's node (wchp)";
+            Session observer([&] {
+                SessionOptions o;
+                o.connect = servers_->zookeeper()->connect_string();
+                o.session_timeout = 2s;
+                return o;
+            }());
+            observer.connect();
+            const std::string dir = servers_->options().zookeeper_root + "/" + lock_name;
+            std::vector<contender> queue;
+            if (!wait_until([&] {
+                    std::error_code ec;
+                    queue = list_contenders(observer, dir, ec);
+                    return !ec && queue.size() == 2;
+                }))
+                return false;
+            const auto holder_node = dir + "/" + queue[0].node;
+            const auto waiter_session = hex(queue[1].owner_session);
+            return wait_until([&] {
+                const auto w = watchers_of(servers_->zookeeper()->four_letter_word("wchp", 5s), holder_node);
+                return std::find(w.begin(), w.end(), waiter_session) != w.end();
+            });
+        }
+        if (backend == "redis" || backend == "redlock") {
+            how = "a release channel of the lock has a subscriber (PUBSUB CHANNELS)";
+            return wait_until([&] {
+                for (const auto& s : servers_->redis())
+                    if (s->command({"PUBSUB", "CHANNELS", std::string("*") + lock_name + "*"}) != "*0\r\n") return true;
+                return false;
+            });
+        }
+        if (backend == "postgres-advisory" || backend == "postgres-row") {
+            how = "the waiter's connection waits on a lock in pg_stat_activity";
+            const std::string method = backend.substr(std::string("postgres-").size());
+            return wait_until([&] {
+                return servers_->postgres()->psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                                                  "'zklock-" + method + ":" + lock_name +
+                                                  "' AND wait_event_type = 'Lock'") == "1\n";
+            });
+        }
+        how = "the waiter asked twice while the lock was held";
+        return wait_until([&] { return waiter.counters().attempts >= 2; });
+    }
+};
+
+TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
+    auto holder_service = open_lock_service(GetParam(), servers_->options());
+    auto waiter_service = open_lock_service(GetParam(), servers_->options());
+    Lock holder = holder_service->make_lock(lock_name);
+    Lock waiter = waiter_service->make_lock(lock_name);
+    holder.lock();
+
+    std::promise<std::error_code> granted;
+    waiter.async_lock([&granted](std::error_code ec) { granted.set_value(ec); });
+    auto grant = granted.get_future();
+    std::string how;
+    ASSERT_TRUE(wait_until_waiting(waiter, how)) << "never seen waiting: " << how;
+    EXPECT_EQ(grant.wait_for(0s), std::future_status::timeout) << "granted while the lock was held";
+    EXPECT_FALSE(waiter.is_held());
+
+    auto released = holder.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+    EXPECT_FALSE(get_within(grant));
+    EXPECT_TRUE(waiter.is_held());
+    auto released_again = waiter.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released_again));
+
+    // Every operation has completed: the counters are final.
+    const auto h = holder.counters();
+    const auto w = waiter.counters();
+    SCOPED_TRACE("waiting seen by: " + how);
+    SCOPED_TRACE("waiter: acquisitions " + std::to_string(w.acquisitions) + ", attempts " + std::to_string(w.attempts) +
+                 ", wakeups " + std::to_string(w.wakeups) + ", timer_retries " + std::to_string(w.timer_retries));
+    EXPECT_EQ(h.acquisitions, 1u);
+    EXPECT_GE(h.attempts, 1u);
+    EXPECT_EQ(w.acquisitions, 1u);
+    EXPECT_GE(w.attempts, 1u);
+    const auto& backend = GetParam();
+    if (backend == "zookeeper") {
+        // One watch event (the holder's node deleted); that node was the only one
+        // ahead, so its deletion grants without listing the queue again.
+        EXPECT_EQ(w.wakeups, 1u);
+        EXPECT_EQ(w.attempts, 1u);
+        EXPECT_EQ(w.timer_retries, 0u);
+    } else if (backend == "postgres-advisory" || backend == "postgres-row") {
+        // One lock statement that the server answered when it handed the lock over.
+        EXPECT_EQ(w.attempts, 1u);
+        EXPECT_EQ(w.wakeups, 0u);
+        EXPECT_EQ(w.timer_retries, 0u);
+    } else {
+        // Its first request found the lock taken: every later one was started by a
+        // wake-up or by its backoff timer.
+        EXPECT_GE(w.attempts, 2u);
+        EXPECT_GE(w.wakeups + w.timer_retries, 1u);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Counters, ::testing::ValuesIn(backend_names()), test_name);
+
+} // namespace
+} // namespace zklock::test
