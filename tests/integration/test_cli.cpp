@@ -5,12 +5,14 @@
 #include <zklock/semaphore.hpp>
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/process.hpp>
+#include <zklock/testing/redis_server.hpp>
 
 #include <boost/asio/use_future.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -622,6 +624,116 @@ TEST(CliUsageTest, ElectRefusesMissingArguments) {
     auto bad_path = cli.start({"elect", "-c", "127.0.0.1:1", "relative", "id", "--", "true"}, "c");
     EXPECT_EQ(exit_code(bad_path), 64) << cli.output("c");
     EXPECT_NE(cli.output("c").find("absolute"), std::string::npos) << cli.output("c");
+}
+
+// --- bench --backend ---------------------------------------------------------------
+
+// The text after `prefix` on the line of `text` that holds it, or "".
+std::string after(const std::string& text, const std::string& prefix) {
+    const auto at = text.find(prefix);
+    if (at == std::string::npos) return "";
+    const auto start = at + prefix.size();
+    return text.substr(start, text.find('\n', start) - start);
+}
+
+// True when nothing accepts connections on 127.0.0.1:port any more.
+bool refuses_connections(std::uint16_t port) {
+    try {
+        zklock::testing::redis_command(port, {"PING"}, 5s);
+    } catch (const std::system_error& e) {
+        return e.code() == std::errc::connection_refused;
+    }
+    return false;
+}
+
+TEST(CliBenchTest, BackendReportHoldsEveryRunTheBaselineAndTheCharts) {
+    Cli cli;
+    const auto report = cli.file("r");
+    auto p = cli.start({"bench", "--backend", "flock,redis", "--ops", "30", "--warmup", "0", "--sweep", "1,2",
+                        "--report", report.string()},
+                       "bench");
+    // A deadline against a hang only: the run takes seconds.
+    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
+    const auto out = cli.output("bench");
+
+    nlohmann::json j;
+    ASSERT_NO_THROW(j = nlohmann::json::parse(read_file(report / "results.json"))) << read_file(report / "results.json");
+    EXPECT_EQ(j["ops_per_run"], 30);
+    EXPECT_EQ(j["client_counts"], nlohmann::json::array({1, 2}));
+    const auto& results = j["results"];
+    ASSERT_TRUE(results.is_array()) << j.dump(2);
+    struct run {
+        const char* backend;
+        const char* scenario;
+        int clients;
+    };
+    const std::vector<run> expected = {
+        {"flock", "uncontended", 1}, {"flock", "contended", 1}, {"flock", "contended", 2},
+        {"flock", "separate", 1},    {"flock", "separate", 2},  {"redis", "uncontended", 1},
+        {"redis", "contended", 1},   {"redis", "contended", 2}, {"redis", "separate", 1},
+        {"redis", "separate", 2}};
+    EXPECT_EQ(results.size(), expected.size()) << results.dump(2);
+    for (const auto& e : expected) {
+        SCOPED_TRACE(std::string(e.backend) + " " + e.scenario + " clients " + std::to_string(e.clients));
+        std::vector<nlohmann::json> found;
+        for (const auto& r : results)
+            if (r["backend"] == e.backend && r["scenario"] == e.scenario && r["clients"] == e.clients) found.push_back(r);
+        ASSERT_EQ(found.size(), 1u) << results.dump(2);
+        const auto& r = found.front();
+        EXPECT_EQ(r["ops"], 30) << r.dump();
+        // Every grant took at least one request to the server.
+        ASSERT_TRUE(r["attempts_per_grant"].is_number()) << r.dump();
+        EXPECT_GE(r["attempts_per_grant"].get<double>(), 1.0) << r.dump();
+        if (std::string(e.scenario) != "contended") continue;
+        for (const char* key : {"out_of_order_grants", "most_overtaken", "handoff_p50_us", "wakeups_per_grant"})
+            EXPECT_TRUE(r.contains(key) && r[key].is_number()) << key << " in " << r.dump();
+        if (e.clients == 1) {
+            // A lone client asks again only after its grant: nobody can overtake it.
+            EXPECT_EQ(r["out_of_order_grants"], 0) << r.dump();
+            EXPECT_EQ(r["most_overtaken"], 0) << r.dump();
+        }
+    }
+
+    const auto md = read_file(report / "results.md");
+    EXPECT_NE(md.find("| redis |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| flock |"), std::string::npos) << md;
+    for (const char* chart : {"latency.svg", "contended.svg", "separate.svg"}) {
+        EXPECT_TRUE(std::filesystem::exists(report / chart)) << chart << "\n" << out;
+        EXPECT_NE(read_file(report / chart).find("<svg"), std::string::npos) << chart;
+    }
+
+    // Nothing the bench started outlives it: its Redis server and its flock directory.
+    const auto redis_at = after(out, "started a throwaway Redis at 127.0.0.1:");
+    ASSERT_FALSE(redis_at.empty()) << out;
+    EXPECT_TRUE(refuses_connections(static_cast<std::uint16_t>(std::stoi(redis_at)))) << "Redis still runs at " << redis_at;
+    ASSERT_TRUE(j["servers"].contains("flock")) << j["servers"].dump();
+    const auto flock_dir = after(j["servers"]["flock"].get<std::string>() + "\n", "lock files in ");
+    ASSERT_FALSE(flock_dir.empty()) << j["servers"].dump();
+    EXPECT_FALSE(std::filesystem::exists(flock_dir)) << flock_dir;
+
+    if (std::system("command -v redis-benchmark >/dev/null 2>&1") != 0)
+        GTEST_SKIP() << "redis-benchmark is not on PATH (it comes with redis-server's redis-tools): no baseline to check";
+    const nlohmann::json* baseline = nullptr;
+    for (const auto& b : j["baselines"])
+        if (b["tool"] == "redis-benchmark") baseline = &b;
+    ASSERT_NE(baseline, nullptr) << j["baselines"].dump(2) << "\n" << out;
+    EXPECT_EQ((*baseline)["backend"], "redis");
+    ASSERT_TRUE((*baseline)["pair_p50_us"].is_number()) << baseline->dump();
+    EXPECT_GT((*baseline)["pair_p50_us"].get<double>(), 0.0) << baseline->dump();
+}
+
+TEST(CliUsageTest, BenchBackendOptionsAreCheckedBeforeAnythingRuns) {
+    Cli cli;
+    auto separate = cli.start({"bench", "--scenario", "separate"}, "separate");
+    EXPECT_EQ(exit_code(separate), 64) << cli.output("separate");
+    EXPECT_NE(cli.output("separate").find("--scenario separate needs --backend"), std::string::npos)
+        << cli.output("separate");
+    auto unknown = cli.start({"bench", "--backend", "nosuch"}, "unknown");
+    EXPECT_EQ(exit_code(unknown), 64) << cli.output("unknown");
+    EXPECT_NE(cli.output("unknown").find("nosuch"), std::string::npos) << cli.output("unknown");
+    auto redis_alone = cli.start({"bench", "--redis", "127.0.0.1:1"}, "redis");
+    EXPECT_EQ(exit_code(redis_alone), 64) << cli.output("redis");
+    EXPECT_NE(cli.output("redis").find("--backend"), std::string::npos) << cli.output("redis");
 }
 
 } // namespace
