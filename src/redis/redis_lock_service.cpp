@@ -53,9 +53,9 @@ constexpr milliseconds resubscribe_delay{250};
 
 /// One Redis server's subscriber connection, shared by every lock of a service:
 /// one SUBSCRIBE per channel however many waiters, UNSUBSCRIBE when the last
-/// one leaves. A waiter's wake function runs on every message and once its
-/// channel's subscription is confirmed (the acquire retries then, so a release
-/// between the failed attempt and the subscription is not missed).
+/// one leaves. A waiter's wake function runs with `true` on every message, and
+/// with `false` once its channel's subscription is confirmed (the acquire retries
+/// then, so a release between the failed attempt and the subscription is not missed).
 class subscriber : public std::enable_shared_from_this<subscriber> {
 public:
     subscriber(strand_type strand, std::shared_ptr<connection> conn) : conn_(std::move(conn)), timer_(strand) {}
@@ -69,12 +69,14 @@ public:
         });
     }
 
-    void add(const std::string& channel, std::uint64_t id, std::function<void()> wake) {
+    using waker = std::function<void(bool released)>;
+
+    void add(const std::string& channel, std::uint64_t id, waker wake) {
         auto& e = channels_[channel];
         e.wakers[id] = std::move(wake);
         switch (e.st) {
         case state::none: subscribe(channel, e); break;
-        case state::subscribed: asio::post(timer_.get_executor(), e.wakers[id]); break;
+        case state::subscribed: asio::post(timer_.get_executor(), [w = e.wakers[id]] { w(false); }); break;
         case state::subscribing:
         case state::unsubscribing: break;  // the reply brings the wake / the re-subscribe
         }
@@ -103,7 +105,7 @@ private:
     enum class state { none, subscribing, subscribed, unsubscribing };
     struct entry {
         state st = state::none;
-        std::map<std::uint64_t, std::function<void()>> wakers;
+        std::map<std::uint64_t, waker> wakers;
     };
 
     void subscribe(const std::string& channel, entry& e) {
@@ -115,10 +117,10 @@ private:
         }
     }
 
-    static void wake_all(const entry& e) {
-        std::vector<std::function<void()>> wakers;
+    static void wake_all(const entry& e, bool released) {
+        std::vector<waker> wakers;
         for (const auto& [id, w] : e.wakers) wakers.push_back(w);
-        for (auto& w : wakers) w();
+        for (auto& w : wakers) w(released);
     }
 
     void on_push(const std::string& kind, const std::string& channel) {
@@ -126,13 +128,13 @@ private:
         if (it == channels_.end()) return;
         entry& e = it->second;
         if (kind == "message") {
-            wake_all(e);
+            wake_all(e, true);
         } else if (kind == "subscribe") {
             e.st = state::subscribed;
             if (e.wakers.empty()) {
                 if (conn_->subscribe_command("UNSUBSCRIBE", channel)) e.st = state::unsubscribing;
             } else {
-                wake_all(e);
+                wake_all(e, false);
             }
         } else if (kind == "unsubscribe") {
             if (e.wakers.empty()) channels_.erase(it);
@@ -576,9 +578,12 @@ private:
         });
     }
 
-    void wake() {
+    /// `released`: a release message (not a subscription confirmed). With several
+    /// masters one release sends one message each; those that arrive while a
+    /// round and a retry are already due merge into them and are not counted.
+    void wake(bool released) {
         if (!callback_) return;
-        counter_cells::bump(counters_.wakeups);
+        if (released && !(round_in_flight_ && wake_pending_)) counter_cells::bump(counters_.wakeups);
         attempt();
     }
 
@@ -586,8 +591,8 @@ private:
         if (registered_) return;
         registered_ = true;
         for (auto& m : ctx_->masters) {
-            m.wakeups->add(channel_, id_, [weak = weak_from_this()] {
-                if (auto self = weak.lock()) self->wake();
+            m.wakeups->add(channel_, id_, [weak = weak_from_this()](bool released) {
+                if (auto self = weak.lock()) self->wake(released);
             });
         }
     }
