@@ -18,6 +18,10 @@
 #include <zklock/testing/redis_server.hpp>
 #include <zklock/testing/zookeeper_server.hpp>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -176,11 +180,12 @@ private:
         flock_started_ = true;
         if (o_.flock_dir) {
             options_.flock_directory = *o_.flock_dir;
+            described_["flock"] = "lock files in " + options_.flock_directory;
         } else {
             flock_dir_.emplace("zklock-bench-flock-");
             options_.flock_directory = flock_dir_->path().string();
+            described_["flock"] = "lock files in a temp directory";
         }
-        described_["flock"] = "lock files in " + options_.flock_directory;
     }
 
     static std::string redis_version(testing::RedisServer& server) {
@@ -508,7 +513,27 @@ std::string now_utc() {
     return buf;
 }
 
-nlohmann::json machine() {
+/// The mean time for one thread to hand work to another and get the answer back
+/// (asio::post, then a std::future): the floor under every blocking call here.
+double thread_round_trip_us() {
+    boost::asio::io_context io;
+    auto guard = boost::asio::make_work_guard(io);
+    std::thread runner([&io] { io.run(); });
+    constexpr int rounds = 5000;
+    const auto start = clock_type::now();
+    for (int i = 0; i < rounds; ++i) {
+        std::promise<void> answered;
+        auto f = answered.get_future();
+        boost::asio::post(io, [&answered] { answered.set_value(); });
+        f.get();
+    }
+    const double mean = us(clock_type::now() - start) / rounds;
+    guard.reset();
+    runner.join();
+    return mean;
+}
+
+nlohmann::json machine(double round_trip_before) {
     std::string model;
     std::ifstream cpuinfo("/proc/cpuinfo");
     for (std::string line; std::getline(cpuinfo, line);)
@@ -526,6 +551,7 @@ nlohmann::json machine() {
             {"cpus", std::thread::hardware_concurrency()},
             {"memory_gib", std::round(static_cast<double>(mem_kb) / 1024.0 / 1024.0)},
             {"kernel", std::string(u.sysname) + " " + u.release},
+            {"thread_round_trip_us", {{"before", round_trip_before}, {"after", thread_round_trip_us()}}},
             {"note", "clients and servers share this machine"}};
 }
 
@@ -540,6 +566,7 @@ int bench_backends(const backend_bench_options& o) {
     const bool contended = o.scenario == "contended" || o.scenario == "all";
     const bool separate = o.scenario == "separate" || o.scenario == "all";
 
+    const double round_trip_before = o.report_dir.empty() ? 0.0 : thread_round_trip_us();
     servers where(o);
     nlohmann::json results = nlohmann::json::array(), baselines = nlohmann::json::array(),
                    capabilities = nlohmann::json::object();
@@ -595,7 +622,7 @@ int bench_backends(const backend_bench_options& o) {
     if (o.report_dir.empty()) return 0;
     const nlohmann::json report = {{"command", o.command_line},
                                    {"date", now_utc()},
-                                   {"machine", machine()},
+                                   {"machine", machine(round_trip_before)},
                                    {"servers", where.described()},
                                    {"ops_per_run", o.ops},
                                    {"client_counts", counts},

@@ -70,6 +70,11 @@ void write_markdown(const std::filesystem::path& path, const json& report) {
        << "Machine: " << report["machine"]["cpu"].get<std::string>() << ", " << report["machine"]["cpus"] << " CPUs, "
        << fixed(report["machine"]["memory_gib"]) << " GiB, " << report["machine"]["kernel"].get<std::string>()
        << "; clients and servers share it. " << report["ops_per_run"] << " measured acquisitions per run.\n\n"
+       << "A wake-up of a thread by another (an Asio post answered through a std::future, what every blocking "
+       << "lock() and unlock() does twice) took " << fixed(report["machine"]["thread_round_trip_us"]["before"], 1)
+       << " us on this machine before the run and " << fixed(report["machine"]["thread_round_trip_us"]["after"], 1)
+       << " us after it; it is part of every latency below (on this virtual machine it varies several-fold with "
+          "how idle the other CPU is).\n\n"
        << "Servers:\n\n";
     for (const auto& [backend, where] : report["servers"].items())
         md << "- " << backend << ": " << where.get<std::string>() << "\n";
@@ -86,12 +91,14 @@ void write_markdown(const std::filesystem::path& path, const json& report) {
     md << "\n## Contended: " << k << " clients on one lock\n\n"
        << "Every client acquires again as soon as it has released. Wait: from calling lock() to the grant. "
        << "Handoff: from the holder's unlock() call to the next grant. Out-of-order: grants that went to a client "
-       << "that asked after another client that was still waiting. Wake-ups: server pushes (watch events, pub/sub "
+       << "that asked after another client that was still waiting (client clocks in one process: a FIFO backend shows a "
+          "few, from client threads descheduled between their timestamp and their request); most overtaken: the most "
+          "grants that went ahead of one request that way. Wake-ups: server pushes (watch events, pub/sub "
        << "messages, NOTIFYs) that woke a waiter; '-' where the server hands the lock over itself and the client "
        << "sees no wake-up. Timer retries: polls by the waiter's own backoff.\n\n"
        << "| Backend | FIFO | acquisitions/s | wait p50 (us) | wait p99 (us) | handoff p50 (us) | handoff p99 (us) | "
-          "longest wait (us) | out-of-order grants | wake-ups per grant | requests per grant | timer retries per "
-          "grant |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+          "longest wait (us) | out-of-order grants | most overtaken | wake-ups per grant | requests per grant | "
+          "timer retries per grant |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& b : names)
         if (const auto* r = find(results, b, "contended", k)) {
             const bool fifo = report["capabilities"].contains(b) && report["capabilities"][b]["fair_fifo"].get<bool>();
@@ -99,6 +106,7 @@ void write_markdown(const std::filesystem::path& path, const json& report) {
                << field(*r, "p50_us") << " | " << field(*r, "p99_us") << " | " << field(*r, "handoff_p50_us") << " | "
                << field(*r, "handoff_p99_us") << " | " << field(*r, "longest_wait_us") << " | "
                << (*r)["out_of_order_grants"].get<int>() << " of " << (*r)["ops"].get<int>() << " | "
+               << (*r)["most_overtaken"].get<int>() << " | "
                << field(*r, "wakeups_per_grant", 2) << " | " << field(*r, "attempts_per_grant", 2) << " | "
                << field(*r, "timer_retries_per_grant", 2) << " |\n";
         }
@@ -150,7 +158,7 @@ void write_data(const std::filesystem::path& dir, const json& report) {
     const auto names = backends_in(results);
     {
         std::ofstream dat(dir / "latency.dat");
-        dat << "backend p50 p99\n";
+        dat << "# backend p50_us p99_us\n";
         for (const auto& b : names)
             if (const auto* r = find(results, b, "uncontended", 1))
                 dat << b << " " << field(*r, "p50_us", 1) << " " << field(*r, "p99_us", 1) << "\n";
@@ -186,12 +194,13 @@ void write_script(const std::filesystem::path& path, std::size_t backends) {
        << "set style histogram clustered gap 1\n"
        << "set style fill solid 0.8 border -1\n"
        << "set yrange [0:*]\n"
-       << "set xtics noenhanced\n"
+       << "set xtics noenhanced rotate by -25\n"
        << "plot 'latency.dat' using 2:xtic(1) title 'p50', '' using 3 title 'p99'\n"
        << "\n"
        << "set style data linespoints\n"
        << "set xlabel 'clients'\n"
        << "set ylabel 'acquisitions/s'\n"
+       << "set xtics norotate\n"
        << "set logscale x 2\n"
        << "set logscale y 10\n"
        << "set yrange [*:*]\n"
