@@ -70,13 +70,6 @@ struct result {
     nlohmann::json extra = nlohmann::json::object();  ///< recipe-specific fields
 };
 
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const auto idx = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-    return v[std::min(idx, v.size() - 1)];
-}
-
 void fill_latency(result& r, const std::vector<double>& us) {
     r.p50_us = percentile(us, 0.50);
     r.p99_us = percentile(us, 0.99);
@@ -425,9 +418,7 @@ result run_rwlock(const bench_options& o) {
         rd.watch_notifications += rs.watch_notifications;
         rd.get_children_calls += rs.get_children_calls;
     }
-    auto pct = [](const std::vector<double>& v, double p) {
-        return v.empty() ? std::numeric_limits<double>::quiet_NaN() : percentile(v, p);
-    };
+
     auto ratio = [](std::uint64_t a, std::uint64_t b) {
         return b ? static_cast<double>(a) / static_cast<double>(b) : std::numeric_limits<double>::quiet_NaN();
     };
@@ -445,10 +436,10 @@ result run_rwlock(const bench_options& o) {
                {"read_ratio", o.read_ratio},
                {"reads", all_reads.size()},
                {"writes", all_writes.size()},
-               {"read_p50_us", pct(all_reads, 0.50)},
-               {"read_p99_us", pct(all_reads, 0.99)},
-               {"write_p50_us", pct(all_writes, 0.50)},
-               {"write_p99_us", pct(all_writes, 0.99)},
+               {"read_p50_us", percentile(all_reads, 0.50)},
+               {"read_p99_us", percentile(all_reads, 0.99)},
+               {"write_p50_us", percentile(all_writes, 0.50)},
+               {"write_p99_us", percentile(all_writes, 0.99)},
                {"writer_notifications_per_acquire", r.notifications_per_acquire},
                {"writer_getchildren_per_acquire", r.getchildren_per_acquire},
                {"reader_notifications_per_acquire", ratio(rd.watch_notifications, rd.acquisitions)},
@@ -482,12 +473,7 @@ void print(const nlohmann::json& j, bool json) {
         std::cout << j.dump() << std::endl;
         return;
     }
-    auto num = [&](const char* key, int precision = 0) -> std::string {
-        if (!j.contains(key) || !j[key].is_number()) return "-";
-        std::ostringstream s;
-        s << std::fixed << std::setprecision(precision) << j[key].get<double>();
-        return s.str();
-    };
+    auto num = [&](const char* key, int precision = 0) { return format_field(j, key, precision); };
     const std::string recipe = j.value("recipe", std::string("mutex"));
     const char* rate_unit = recipe == "election" ? "handoffs/s" : recipe == "rwlock" ? "ops/s" : "acq/s";
     std::string label = j["backend"].get<std::string>();

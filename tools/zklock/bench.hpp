@@ -39,4 +39,10 @@ bool write_report(const std::string& dir, const nlohmann::json& report);
 /// `s` in single quotes for /bin/sh.
 std::string shell_quote(const std::string& s);
 
+/// The p-th percentile (0..1) of `v`; NaN when v is empty.
+double percentile(std::vector<double> v, double p);
+
+/// `j[key]` with `precision` decimals, or "-" when it is missing or not a number.
+std::string format_field(const nlohmann::json& j, const char* key, int precision = 0);
+
 } // namespace zklock::cli

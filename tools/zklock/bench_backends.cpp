@@ -47,13 +47,6 @@ using clock_type = std::chrono::steady_clock;
 
 double us(clock_type::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-    std::sort(v.begin(), v.end());
-    const auto idx = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-    return v[std::min(idx, v.size() - 1)];
-}
-
 double mean(const std::vector<double>& v) {
     return v.empty() ? std::numeric_limits<double>::quiet_NaN()
                      : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
@@ -486,12 +479,7 @@ void print(const nlohmann::json& r, bool json) {
         std::cout << r.dump() << std::endl;
         return;
     }
-    auto num = [&](const char* key, int precision = 0) -> std::string {
-        if (!r.contains(key) || !r[key].is_number()) return "-";
-        std::ostringstream s;
-        s << std::fixed << std::setprecision(precision) << r[key].get<double>();
-        return s.str();
-    };
+    auto num = [&](const char* key, int precision = 0) { return format_field(r, key, precision); };
     std::cout << std::left << std::setw(18) << r["backend"].get<std::string>() << std::setw(12)
               << r["scenario"].get<std::string>() << " clients " << std::setw(3) << r["clients"].get<int>() << " p50 "
               << std::setw(7) << num("p50_us") << " us  p99 " << std::setw(7) << num("p99_us") << " us  " << std::setw(8)

@@ -2,7 +2,9 @@
 // gnuplot from the data files written next to them (charts.gp redraws them).
 #include "bench.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -30,9 +32,7 @@ std::string fixed(const json& v, int precision = 0) {
     return s.str();
 }
 
-std::string field(const json& r, const char* key, int precision = 0) {
-    return r.contains(key) ? fixed(r[key], precision) : "-";
-}
+std::string field(const json& r, const char* key, int precision = 0) { return format_field(r, key, precision); }
 
 /// The result of `backend` in `scenario` with `clients` clients, or null.
 const json* find(const json& results, const std::string& backend, const std::string& scenario, int clients) {
@@ -214,6 +214,17 @@ void write_script(const std::filesystem::path& path, std::size_t backends) {
 }
 
 } // namespace
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+    std::sort(v.begin(), v.end());
+    const auto idx = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+    return v[std::min(idx, v.size() - 1)];
+}
+
+std::string format_field(const nlohmann::json& j, const char* key, int precision) {
+    return j.contains(key) ? fixed(j[key], precision) : "-";
+}
 
 bool write_report(const std::string& dir_name, const json& report) {
     const std::filesystem::path dir(dir_name);
