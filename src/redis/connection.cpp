@@ -147,10 +147,13 @@ void connection::on_push(redisAsyncContext*, void* r, void* privdata) {
     if (rr->type != REDIS_REPLY_ARRAY || rr->elements < 2 || !rr->element[0]->str || !rr->element[1]->str) return;
     std::string kind(rr->element[0]->str, rr->element[0]->len);
     std::string channel(rr->element[1]->str, rr->element[1]->len);
+    std::string payload;
+    if (kind == "message" && rr->elements >= 3 && rr->element[2]->str)
+        payload.assign(rr->element[2]->str, rr->element[2]->len);
     auto me = self->weak_from_this().lock();
     if (!me) return;
-    asio::post(self->strand_, [me, kind = std::move(kind), channel = std::move(channel)] {
-        if (me->push_) me->push_(kind, channel);
+    asio::post(self->strand_, [me, kind = std::move(kind), channel = std::move(channel), payload = std::move(payload)] {
+        if (me->push_) me->push_(kind, channel, payload);
     });
 }
 

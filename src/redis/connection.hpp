@@ -40,8 +40,10 @@ using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
 class connection : public std::enable_shared_from_this<connection> {
 public:
     using reply_handler = std::function<void(std::error_code, reply)>;
-    /// (kind, channel) of a pub/sub push: "message", "subscribe", "unsubscribe".
-    using push_handler = std::function<void(const std::string& kind, const std::string& channel)>;
+    /// (kind, channel, payload) of a pub/sub push: "message" (payload: the message),
+    /// "subscribe", "unsubscribe" (payload empty).
+    using push_handler =
+        std::function<void(const std::string& kind, const std::string& channel, const std::string& payload)>;
 
     connection(strand_type strand, std::string host, int port, std::chrono::milliseconds connect_timeout,
                std::chrono::milliseconds command_timeout);

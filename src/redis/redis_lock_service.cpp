@@ -35,10 +35,11 @@ using redis::strand_type;
 constexpr const char* acquire_script =
     "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('incr', KEYS[2]) end "
     "return 0";
-// Compare-and-delete; publishes on the release channel when ARGV[2] is '1'.
+// Compare-and-delete; publishes the released token on the release channel when
+// ARGV[2] is '1' (so a Redlock waiter counts one release once, whatever the masters).
 constexpr const char* release_script =
     "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) "
-    "if ARGV[2] == '1' then redis.call('publish', KEYS[2], 'released') end return 1 end return 0";
+    "if ARGV[2] == '1' then redis.call('publish', KEYS[2], ARGV[1]) end return 1 end return 0";
 // Compare-and-PEXPIRE: 1 when renewed, 0 when the key is no longer ours.
 constexpr const char* extend_script =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0";
@@ -53,30 +54,32 @@ constexpr milliseconds resubscribe_delay{250};
 
 /// One Redis server's subscriber connection, shared by every lock of a service:
 /// one SUBSCRIBE per channel however many waiters, UNSUBSCRIBE when the last
-/// one leaves. A waiter's wake function runs with `true` on every message, and
-/// with `false` once its channel's subscription is confirmed (the acquire retries
-/// then, so a release between the failed attempt and the subscription is not missed).
+/// one leaves. A waiter's wake function runs with the released token on every
+/// message, and with nullptr once its channel's subscription is confirmed (the
+/// acquire retries then, so a release between the failed attempt and the
+/// subscription is not missed).
 class subscriber : public std::enable_shared_from_this<subscriber> {
 public:
     subscriber(strand_type strand, std::shared_ptr<connection> conn) : conn_(std::move(conn)), timer_(strand) {}
 
     void start() {
-        conn_->set_push_handler([weak = weak_from_this()](const std::string& kind, const std::string& channel) {
-            if (auto self = weak.lock()) self->on_push(kind, channel);
-        });
+        conn_->set_push_handler(
+            [weak = weak_from_this()](const std::string& kind, const std::string& channel, const std::string& payload) {
+                if (auto self = weak.lock()) self->on_push(kind, channel, payload);
+            });
         conn_->set_disconnect_handler([weak = weak_from_this()] {
             if (auto self = weak.lock()) self->on_disconnect();
         });
     }
 
-    using waker = std::function<void(bool released)>;
+    using waker = std::function<void(const std::string* released_token)>;
 
     void add(const std::string& channel, std::uint64_t id, waker wake) {
         auto& e = channels_[channel];
         e.wakers[id] = std::move(wake);
         switch (e.st) {
         case state::none: subscribe(channel, e); break;
-        case state::subscribed: asio::post(timer_.get_executor(), [w = e.wakers[id]] { w(false); }); break;
+        case state::subscribed: asio::post(timer_.get_executor(), [w = e.wakers[id]] { w(nullptr); }); break;
         case state::subscribing:
         case state::unsubscribing: break;  // the reply brings the wake / the re-subscribe
         }
@@ -117,24 +120,24 @@ private:
         }
     }
 
-    static void wake_all(const entry& e, bool released) {
+    static void wake_all(const entry& e, const std::string* released_token) {
         std::vector<waker> wakers;
         for (const auto& [id, w] : e.wakers) wakers.push_back(w);
-        for (auto& w : wakers) w(released);
+        for (auto& w : wakers) w(released_token);
     }
 
-    void on_push(const std::string& kind, const std::string& channel) {
+    void on_push(const std::string& kind, const std::string& channel, const std::string& payload) {
         const auto it = channels_.find(channel);
         if (it == channels_.end()) return;
         entry& e = it->second;
         if (kind == "message") {
-            wake_all(e, true);
+            wake_all(e, &payload);
         } else if (kind == "subscribe") {
             e.st = state::subscribed;
             if (e.wakers.empty()) {
                 if (conn_->subscribe_command("UNSUBSCRIBE", channel)) e.st = state::unsubscribing;
             } else {
-                wake_all(e, false);
+                wake_all(e, nullptr);
             }
         } else if (kind == "unsubscribe") {
             if (e.wakers.empty()) channels_.erase(it);
@@ -578,12 +581,15 @@ private:
         });
     }
 
-    /// `released`: a release message (not a subscription confirmed). With several
-    /// masters one release sends one message each; those that arrive while a
-    /// round and a retry are already due merge into them and are not counted.
-    void wake(bool released) {
+    /// `released_token`: the token a release message names, nullptr for a
+    /// subscription confirmed. With several masters one release sends one
+    /// message each: it counts as one wake-up.
+    void wake(const std::string* released_token) {
         if (!callback_) return;
-        if (released && !(round_in_flight_ && wake_pending_)) counter_cells::bump(counters_.wakeups);
+        if (released_token && *released_token != last_release_seen_) {
+            last_release_seen_ = *released_token;
+            counter_cells::bump(counters_.wakeups);
+        }
         attempt();
     }
 
@@ -591,8 +597,8 @@ private:
         if (registered_) return;
         registered_ = true;
         for (auto& m : ctx_->masters) {
-            m.wakeups->add(channel_, id_, [weak = weak_from_this()](bool released) {
-                if (auto self = weak.lock()) self->wake(released);
+            m.wakeups->add(channel_, id_, [weak = weak_from_this()](const std::string* released_token) {
+                if (auto self = weak.lock()) self->wake(released_token);
             });
         }
     }
@@ -722,6 +728,7 @@ private:
     std::error_code last_error_;
     asio::steady_timer deadline_timer_, retry_timer_, watchdog_timer_;
     std::string token_;
+    std::string last_release_seen_;  // the token of the last release message counted as a wake-up
     bool holding_ = false, renew_in_flight_ = false, renew_failing_ = false;
     std::uint64_t hold_gen_ = 0;
     clock_type::time_point valid_until_{};

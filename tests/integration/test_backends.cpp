@@ -322,6 +322,12 @@ TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
         EXPECT_EQ(w.attempts, 1u);
         EXPECT_EQ(w.wakeups, 0u);
         EXPECT_EQ(w.timer_retries, 0u);
+    } else if (backend == "redis" || backend == "redlock") {
+        // Its first request found the lock taken. The retry may come from the
+        // subscription being confirmed (not a wake-up) or from the release message;
+        // that one release counts once, however many masters published it.
+        EXPECT_GE(w.attempts, 2u);
+        EXPECT_LE(w.wakeups, 1u);
     } else {
         // Its first request found the lock taken: every later one was started by a
         // wake-up or by its backoff timer.
