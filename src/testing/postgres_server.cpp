@@ -1,5 +1,6 @@
 #include "zklock/testing/postgres_server.hpp"
 
+#include "log_tail.hpp"
 #include "posix_io.hpp"
 
 #include <algorithm>
@@ -74,31 +75,6 @@ std::uint32_t get_u32(const char* p) {
     return ntohl(be);
 }
 
-std::string tail_of(const std::filesystem::path& path, std::size_t lines) {
-    constexpr std::streamoff window = 64 * 1024;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    const std::streamoff start = size > window ? size - window : 0;
-    in.seekg(start);
-    std::string text(static_cast<std::size_t>(size - start), '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    std::vector<std::string_view> all;
-    std::string_view rest(text);
-    while (!rest.empty()) {
-        const auto nl = rest.find('\n');
-        all.push_back(rest.substr(0, nl));
-        rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
-    }
-    std::string out;
-    for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
-        out.append(all[i]);
-        out += '\n';
-    }
-    return out;
-}
 
 std::string read_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -328,7 +304,7 @@ void PostgresServer::wait_until_ready(steady::time_point deadline) {
 void PostgresServer::fail_start(const std::string& why, const std::filesystem::path& log) {
     std::string message = "PostgreSQL server on 127.0.0.1:" + std::to_string(port_) + " (" + data_dir_.string() +
                           ") failed to start: " + why + "\n--- last lines of " + log.string() + " ---\n" +
-                          tail_of(log, 20);
+                          detail::last_lines(log, 20);
     kill_all();
     process_.reset();
     throw std::runtime_error(message);
@@ -469,6 +445,6 @@ std::vector<pid_t> PostgresServer::child_pids() const {
     return out;
 }
 
-std::string PostgresServer::log_tail(std::size_t lines) const { return tail_of(log_path_, lines); }
+std::string PostgresServer::log_tail(std::size_t lines) const { return detail::last_lines(log_path_, lines); }
 
 }  // namespace zklock::testing

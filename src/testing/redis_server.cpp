@@ -1,5 +1,6 @@
 #include "zklock/testing/redis_server.hpp"
 
+#include "log_tail.hpp"
 #include "posix_io.hpp"
 
 #include <algorithm>
@@ -249,30 +250,6 @@ const std::filesystem::path& RedisServer::log_path() const noexcept { return log
 
 pid_t RedisServer::pid() const noexcept { return process_ && !process_->exit_status() ? process_->pid() : -1; }
 
-std::string RedisServer::log_tail(std::size_t lines) const {
-    constexpr std::streamoff window = 64 * 1024;
-    std::ifstream in(log_path_, std::ios::binary);
-    if (!in) return {};
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    const std::streamoff start = size > window ? size - window : 0;
-    in.seekg(start);
-    std::string text(static_cast<std::size_t>(size - start), '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    std::vector<std::string_view> all;
-    std::string_view rest(text);
-    while (!rest.empty()) {
-        const auto nl = rest.find('\n');
-        all.push_back(rest.substr(0, nl));
-        rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
-    }
-    std::string out;
-    for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
-        out.append(all[i]);
-        out += '\n';
-    }
-    return out;
-}
+std::string RedisServer::log_tail(std::size_t lines) const { return detail::last_lines(log_path_, lines); }
 
 }  // namespace zklock::testing
