@@ -27,9 +27,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
-#include <thread>
 #include <future>
-#include <mutex>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -150,39 +148,22 @@ result run_contended(const bench_options& o) {
     }
     std::atomic<int> remaining{o.ops};
     std::vector<std::vector<double>> latencies(static_cast<std::size_t>(k));
-    std::atomic<int> ready{0};
-    std::atomic<bool> go{false};
-    std::vector<std::thread> threads;
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    for (int i = 0; i < k; ++i) {
-        threads.emplace_back([&, i] {
+    const auto start = run_together(
+        k,
+        [&](int i) {
             auto& m = *mutexes[static_cast<std::size_t>(i)];
             auto& lat = latencies[static_cast<std::size_t>(i)];
-            ++ready;
-            while (!go.load()) std::this_thread::yield();
-            try {
-                while (true) {
-                    const auto t0 = clock_type::now();
-                    m.lock();
-                    const bool last = remaining.fetch_sub(1) <= 0;
-                    if (!last) lat.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
-                    unlock(m, o.confirm_unlock);
-                    if (last) break;
-                }
-            } catch (...) {
-                std::lock_guard lk(failure_mutex);
-                failure = std::current_exception();
-                remaining = 0;
+            while (true) {
+                const auto t0 = clock_type::now();
+                m.lock();
+                const bool last = remaining.fetch_sub(1) <= 0;
+                if (!last) lat.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
+                unlock(m, o.confirm_unlock);
+                if (last) break;
             }
-        });
-    }
-    while (ready.load() < k) std::this_thread::yield();
-    const auto start = clock_type::now();
-    go = true;
-    for (auto& t : threads) t.join();
+        },
+        [&] { remaining = 0; });
     const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
-    if (failure) std::rethrow_exception(failure);
 
     std::vector<double> all;
     std::uint64_t acquisitions = 0, notifications = 0, listings = 0;
@@ -218,35 +199,15 @@ std::vector<std::unique_ptr<Session>> connect_sessions(const bench_options& o, i
     return sessions;
 }
 
-// Runs body(i) on k threads that start together; returns when all have returned.
-// The first exception is rethrown after every thread has been joined. When a
-// thread fails, `abort` is set and every session is closed, so that the other
-// threads' blocking calls fail too instead of waiting for a turn that never comes.
-void run_together(int k, std::atomic<bool>& abort, const std::vector<std::unique_ptr<Session>>& sessions,
-                  const std::function<void(int)>& body) {
-    std::atomic<int> ready{0};
-    std::atomic<bool> go{false};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    std::vector<std::thread> threads;
-    for (int i = 0; i < k; ++i) {
-        threads.emplace_back([&, i] {
-            ++ready;
-            while (!go.load()) std::this_thread::yield();
-            try {
-                body(i);
-            } catch (...) {
-                std::lock_guard lk(failure_mutex);
-                if (!failure) failure = std::current_exception();
-                if (!abort.exchange(true))
-                    for (const auto& session : sessions) session->close();
-            }
-        });
-    }
-    while (ready.load() < k) std::this_thread::yield();
-    go = true;
-    for (auto& t : threads) t.join();
-    if (failure) std::rethrow_exception(failure);
+// Runs body(i) on k threads that start together (run_together). When a thread
+// fails, `abort` is set and every session is closed, so that the other threads'
+// blocking calls fail too instead of waiting for a turn that never comes.
+void run_sessions_together(int k, std::atomic<bool>& abort, const std::vector<std::unique_ptr<Session>>& sessions,
+                           const std::function<void(int)>& body) {
+    run_together(k, body, [&] {
+        if (!abort.exchange(true))
+            for (const auto& session : sessions) session->close();
+    });
 }
 
 double us_between(clock_type::time_point a, clock_type::time_point b) {
@@ -273,7 +234,7 @@ result run_election(const bench_options& o) {
     std::vector<std::vector<double>> samples(static_cast<std::size_t>(k));
     std::atomic<bool> abort{false};
     const auto start = clock_type::now();
-    run_together(k, abort, sessions, [&](int i) {
+    run_sessions_together(k, abort, sessions, [&](int i) {
         auto& election = *elections[static_cast<std::size_t>(i)];
         auto& mine = samples[static_cast<std::size_t>(i)];
         while (!abort.load()) {
@@ -336,7 +297,7 @@ result run_semaphore(const bench_options& o) {
     std::atomic<bool> abort{false};
     std::atomic<std::uint64_t> grants{0}, notifications{0}, listings{0};
     const auto start = clock_type::now();
-    run_together(k, abort, sessions, [&](int i) {
+    run_sessions_together(k, abort, sessions, [&](int i) {
         auto& sem = *semaphores[static_cast<std::size_t>(i)];
         auto& mine = samples[static_cast<std::size_t>(i)];
         while (!abort.load()) {
@@ -382,7 +343,7 @@ result run_rwlock(const bench_options& o) {
     std::vector<std::vector<double>> reads(static_cast<std::size_t>(k)), writes(static_cast<std::size_t>(k));
     std::atomic<bool> abort{false};
     const auto start = clock_type::now();
-    run_together(k, abort, sessions, [&](int i) {
+    run_sessions_together(k, abort, sessions, [&](int i) {
         auto& rw = *locks[static_cast<std::size_t>(i)];
         std::mt19937 rng(static_cast<std::uint32_t>(i + 1));  // reproducible mix per client
         std::bernoulli_distribution is_read(o.read_ratio);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,5 +45,12 @@ double percentile(std::vector<double> v, double p);
 
 /// `j[key]` with `precision` decimals, or "-" when it is missing or not a number.
 std::string format_field(const nlohmann::json& j, const char* key, int precision = 0);
+
+/// Runs body(i) for i in [0, k) on k threads released at the same moment, and
+/// returns that moment once every thread has returned. When a body throws,
+/// `on_failure` runs (once, for the first) so that the others can be made to
+/// stop; that first exception is rethrown after every thread has been joined.
+std::chrono::steady_clock::time_point run_together(int k, const std::function<void(int)>& body,
+                                                   const std::function<void()>& on_failure);
 
 } // namespace zklock::cli

@@ -32,7 +32,6 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <numeric>
 #include <sstream>
 #include <thread>
@@ -299,42 +298,25 @@ nlohmann::json run_clients(const std::string& backend, std::vector<std::unique_p
                                                                                   : shared_name));
     std::atomic<int> remaining{ops};
     std::vector<std::vector<grant_record>> records(static_cast<std::size_t>(k));
-    std::atomic<int> ready{0};
-    std::atomic<bool> go{false};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    std::vector<std::thread> threads;
-    for (int i = 0; i < k; ++i) {
-        threads.emplace_back([&, i] {
+    for (auto& mine : records) mine.reserve(static_cast<std::size_t>(ops));
+    const auto start = run_together(
+        k,
+        [&](int i) {
             auto& lock = locks[static_cast<std::size_t>(i)];
             auto& mine = records[static_cast<std::size_t>(i)];
-            mine.reserve(static_cast<std::size_t>(ops));
-            ++ready;
-            while (!go.load()) std::this_thread::yield();
-            try {
-                while (true) {
-                    grant_record g;
-                    g.requested = clock_type::now();
-                    lock.lock();
-                    g.granted = clock_type::now();
-                    const bool last = remaining.fetch_sub(1) <= 0;
-                    g.released = clock_type::now();
-                    lock.unlock();
-                    if (last) break;
-                    mine.push_back(g);
-                }
-            } catch (...) {
-                std::lock_guard lk(failure_mutex);
-                if (!failure) failure = std::current_exception();
-                remaining = std::numeric_limits<int>::min() / 2;
+            while (true) {
+                grant_record g;
+                g.requested = clock_type::now();
+                lock.lock();
+                g.granted = clock_type::now();
+                const bool last = remaining.fetch_sub(1) <= 0;
+                g.released = clock_type::now();
+                lock.unlock();
+                if (last) break;
+                mine.push_back(g);
             }
-        });
-    }
-    while (ready.load() < k) std::this_thread::yield();
-    const auto start = clock_type::now();
-    go = true;
-    for (auto& t : threads) t.join();
-    if (failure) std::rethrow_exception(failure);
+        },
+        [&] { remaining = std::numeric_limits<int>::min() / 2; });
 
     std::vector<grant_record> all;
     for (const auto& v : records) all.insert(all.end(), v.begin(), v.end());

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,12 +13,6 @@
 #include <sstream>
 
 namespace zklock::cli {
-
-std::string shell_quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
 
 namespace {
 
@@ -32,7 +25,7 @@ std::string fixed(const json& v, int precision = 0) {
     return s.str();
 }
 
-std::string field(const json& r, const char* key, int precision = 0) { return format_field(r, key, precision); }
+std::string field(const json& r, const char* key, int precision = 0) { return r.contains(key) ? fixed(r[key], precision) : "-"; }
 
 /// The result of `backend` in `scenario` with `clients` clients, or null.
 const json* find(const json& results, const std::string& backend, const std::string& scenario, int clients) {
@@ -214,17 +207,6 @@ void write_script(const std::filesystem::path& path, std::size_t backends) {
 }
 
 } // namespace
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-    std::sort(v.begin(), v.end());
-    const auto idx = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-    return v[std::min(idx, v.size() - 1)];
-}
-
-std::string format_field(const nlohmann::json& j, const char* key, int precision) {
-    return j.contains(key) ? fixed(j[key], precision) : "-";
-}
 
 bool write_report(const std::string& dir_name, const json& report) {
     const std::filesystem::path dir(dir_name);
