@@ -74,6 +74,18 @@ void fill_latency(result& r, const std::vector<double>& us) {
     r.mean_us = us.empty() ? 0 : std::accumulate(us.begin(), us.end(), 0.0) / static_cast<double>(us.size());
 }
 
+/// A run of `clients` clients whose samples (us) took `wall_s` seconds in all.
+result timed_result(std::string scenario, int clients, const std::vector<double>& samples, double wall_s) {
+    result r;
+    r.scenario = std::move(scenario);
+    r.clients = clients;
+    r.ops = static_cast<int>(samples.size());
+    r.wall_s = wall_s;
+    r.ops_per_s = static_cast<double>(samples.size()) / wall_s;
+    fill_latency(r, samples);
+    return r;
+}
+
 SessionOptions session_options(const bench_options& o) {
     SessionOptions s;
     s.connect = o.connect;
@@ -174,13 +186,7 @@ result run_contended(const bench_options& o) {
         notifications += st.watch_notifications;
         listings += st.get_children_calls;
     }
-    result r;
-    r.scenario = "contended";
-    r.clients = k;
-    r.ops = static_cast<int>(all.size());
-    r.wall_s = wall;
-    r.ops_per_s = static_cast<double>(all.size()) / wall;
-    fill_latency(r, all);
+    auto r = timed_result("contended", k, all, wall);
     r.notifications_per_acquire = static_cast<double>(notifications) / static_cast<double>(acquisitions);
     r.getchildren_per_acquire = static_cast<double>(listings) / static_cast<double>(acquisitions);
     r.naive = o.naive;
@@ -263,13 +269,7 @@ result run_election(const bench_options& o) {
     }
     const auto end = last_handoff_at.load() ? clock_type::time_point(clock_type::duration(last_handoff_at.load()))
                                             : clock_type::now();
-    result r;
-    r.scenario = "election";
-    r.clients = k;
-    r.ops = static_cast<int>(all.size());
-    r.wall_s = std::chrono::duration<double>(end - start).count();
-    r.ops_per_s = static_cast<double>(all.size()) / r.wall_s;
-    fill_latency(r, all);
+    auto r = timed_result("election", k, all, std::chrono::duration<double>(end - start).count());
     r.notifications_per_acquire = static_cast<double>(notifications) / static_cast<double>(acquisitions);
     r.getchildren_per_acquire = static_cast<double>(listings) / static_cast<double>(acquisitions);
     r.extra = {{"recipe", "election"},
@@ -316,13 +316,7 @@ result run_semaphore(const bench_options& o) {
     const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
     std::vector<double> all;
     for (const auto& v : samples) all.insert(all.end(), v.begin(), v.end());
-    result r;
-    r.scenario = "semaphore";
-    r.clients = k;
-    r.ops = static_cast<int>(all.size());
-    r.wall_s = wall;
-    r.ops_per_s = static_cast<double>(all.size()) / wall;
-    fill_latency(r, all);
+    auto r = timed_result("semaphore", k, all, wall);
     r.notifications_per_acquire = static_cast<double>(notifications) / static_cast<double>(grants);
     r.getchildren_per_acquire = static_cast<double>(listings) / static_cast<double>(grants);
     r.extra = {{"recipe", "semaphore"}, {"permits", permits}, {"measures", "acquire() wait"}};
@@ -383,13 +377,7 @@ result run_rwlock(const bench_options& o) {
     auto ratio = [](std::uint64_t a, std::uint64_t b) {
         return b ? static_cast<double>(a) / static_cast<double>(b) : std::numeric_limits<double>::quiet_NaN();
     };
-    result r;
-    r.scenario = "rwlock";
-    r.clients = k;
-    r.ops = static_cast<int>(all.size());
-    r.wall_s = wall;
-    r.ops_per_s = static_cast<double>(all.size()) / wall;
-    fill_latency(r, all);
+    auto r = timed_result("rwlock", k, all, wall);
     // The existing fields carry the writers' figures (SharedMutex::exclusive()).
     r.notifications_per_acquire = ratio(w.watch_notifications, w.acquisitions);
     r.getchildren_per_acquire = ratio(w.get_children_calls, w.acquisitions);
