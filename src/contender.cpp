@@ -1,5 +1,7 @@
 #include "contender.hpp"
 
+#include <zklock/detail/acl_check.hpp>
+
 #include <boost/asio/error.hpp>
 
 #include <unistd.h>
@@ -35,15 +37,24 @@ lock_capabilities zookeeper_capabilities() noexcept {
     return c;
 }
 
-std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
-                                           std::string node_data) {
-    std::shared_ptr<contender_engine> c(new contender_engine(std::move(session), std::move(dir), std::move(rule), std::move(node_data)));
+std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session, std::string dir,
+                                                        queue_rule rule, std::string node_data,
+                                                        std::shared_ptr<const c_acl> acl) {
+    std::shared_ptr<contender_engine> c(new contender_engine(std::move(session), std::move(dir), std::move(rule),
+                                                             std::move(node_data), std::move(acl)));
     c->subscribe();
     return c;
 }
 
-contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data)
-    : session_(std::move(session)), dir_(std::move(dir)), rule_(std::move(rule)), node_data_(std::move(node_data)) {}
+contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
+                                   std::string node_data, std::shared_ptr<const c_acl> acl)
+    : session_(std::move(session)),
+      dir_(std::move(dir)),
+      rule_(std::move(rule)),
+      node_data_(std::move(node_data)),
+      acl_(acl ? std::move(acl) : session_->acl()) {
+    if (!is_open(acl_->entries())) expanded_acl_ = expand_policy(acl_->entries(), session_->options().auth);
+}
 
 contender_engine::~contender_engine() { session_->remove_listener(listener_id_); }
 
@@ -126,6 +137,15 @@ lock_stats contender_engine::stats() const {
     return stats_;
 }
 
+std::string contender_engine::failure_detail() const {
+    std::lock_guard lk(mutex_);
+    return failure_detail_;
+}
+
+std::string contender_engine::refused(const std::string& what, const std::string& path) const {
+    return "not authorized: " + zklock::identity(session_->options().auth) + " may not " + what + " " + path;
+}
+
 void contender_engine::on_position(std::function<void(std::size_t)> callback) {
     session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable { self->position_callback_ = std::move(cb); });
 }
@@ -175,6 +195,10 @@ void contender_engine::start(std::optional<clock::time_point> deadline, bool no_
     phase_ = phase::acquiring;
     callback_ = std::move(callback);
     no_wait_ = no_wait;
+    {
+        std::lock_guard lk(mutex_);
+        failure_detail_.clear();
+    }
     wait_started_ = clock::now();
     if (deadline) {
         deadline_timer_.emplace(session_->strand());
@@ -212,7 +236,8 @@ void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent
     a->create_in_flight = true;
     auto self = shared_from_this();
     if (!rule_.dir_data.empty()) check_dir_data(a);  // its reply comes before the create's
-    session_->create(path_of(node_name_prefix(a->guid, rule_.marker)), node_data_, ZOO_EPHEMERAL_SEQUENTIAL,
+    if (!expanded_acl_.empty()) check_dir_acl(a);     // so does this one
+    session_->create(path_of(node_name_prefix(a->guid, rule_.marker)), node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
                      [self, a, parent_retries](int rc, std::string name, const node_stat& st) {
                          self->on_created(a, rc, std::move(name), st, parent_retries);
                      });
@@ -240,6 +265,27 @@ void contender_engine::check_dir_data(const std::shared_ptr<attempt>& a) {
             return;
         }
         a->dir_error = make_error_code(errc::permits_mismatch);
+        a->dir_error_detail = self->dir_ + " is a semaphore with " + data + ", not " + self->rule_.dir_data;
+    });
+}
+
+void contender_engine::check_dir_acl(const std::shared_ptr<attempt>& a) {
+    auto self = shared_from_this();
+    session_->get_acl(dir_, [self, a](int rc, acl_list actual) {
+        if (!self->current(a)) return;
+        if (rc == ZNOAUTH && !a->dir_error) {
+            a->dir_error = make_error_code(errc::no_auth);
+            a->dir_error_detail = self->refused("read the ACL of", self->dir_);
+            return;
+        }
+        if (rc != ZOK) return;  // a missing directory is created with the policy
+        if (const auto excess = first_excess(actual, self->expanded_acl_); excess && !a->dir_error) {
+            a->dir_error = make_error_code(errc::insecure_acl);
+            a->dir_error_detail = "the ACL of " + self->dir_ + " (" + to_string(actual) + ") grants " +
+                                  to_string(*excess) + ", more than the ACL policy (" +
+                                  to_string(self->acl_->entries()) +
+                                  "): someone else created it; set its ACL (setAcl) or delete it";
+        }
     });
 }
 
@@ -268,12 +314,13 @@ void contender_engine::on_created(const std::shared_ptr<attempt>& a, int rc, std
     }
     if (rc == ZNONODE && parent_retries < max_parent_retries) {
         auto self = shared_from_this();
-        session_->ensure_parents(dir_, rule_.dir_data, [self, a, parent_retries](int prc) {
+        session_->ensure_parents(dir_, rule_.dir_data, *acl_, [self, a, parent_retries](int prc, const std::string& at) {
             if (!self->current(a)) return;
             if (prc != ZOK && prc != ZNODEEXISTS) {
                 if (connection_trouble(prc)) return self->retry_when_connected(a, [self, a, parent_retries] {
                     self->send_create(a, parent_retries + 1);
                 });
+                if (prc == ZNOAUTH) return self->fail(from_zookeeper(prc), self->refused("create", at));
                 return self->fail(from_zookeeper(prc));
             }
             self->send_create(a, parent_retries + 1);
@@ -290,6 +337,13 @@ void contender_engine::on_created(const std::shared_ptr<attempt>& a, int rc, std
         new_attempt();  // a new session is opening: queue again there
         return;
     }
+    if (rc == ZNOAUTH) {
+        // The directory's ACL refused the create; its getACL may say why.
+        if (a->dir_error == errc::insecure_acl) return fail(a->dir_error, a->dir_error_detail);
+        return fail(from_zookeeper(rc), refused("create lock nodes under", dir_));
+    }
+    if (rc == ZINVALIDACL)
+        return fail(from_zookeeper(rc), "the server refused the ACL " + to_string(acl_->entries()) + " for " + dir_);
     fail(from_zookeeper(rc));
 }
 
@@ -353,15 +407,16 @@ void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const
     if (connection_trouble(rc)) return retry_when_connected(a, [this, a] { list(a); });
     if (session_gone(rc)) return;  // the session event restarts or fails the acquire
     if (rc == ZNONODE) return new_attempt();  // the lock dir (and our node with it) is gone
+    if (rc == ZNOAUTH) return fail(from_zookeeper(rc), refused("list", dir_));
     if (rc != ZOK) return fail(from_zookeeper(rc));
 
+    if (a->dir_error) return fail(a->dir_error, a->dir_error_detail);
     const auto d = decide(rule_, children, a->node);
     if (!d.found) {
         // Someone deleted our node before we were granted: queue again.
         new_attempt();
         return;
     }
-    if (a->dir_error) return fail(a->dir_error);
     set_position(static_cast<std::int64_t>(d.position));
     if (d.acquired) return grant(a);
     if (no_wait_) return abandon({});
@@ -373,6 +428,7 @@ void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const
 
 void contender_engine::watch(const std::shared_ptr<attempt>& a) {
     const auto generation = ++a->watch_generation;
+    a->persistent.clear();
     for (const auto& name : a->watching) watch_node(a, name, generation);
 }
 
@@ -381,13 +437,25 @@ void contender_engine::watch_node(const std::shared_ptr<attempt>& a, const std::
     // getData, not exists: a node that is already gone leaves no watch behind.
     session_->get_data(
         path_of(name), [self, a, name, generation](int type) { self->on_watch_event(a, name, generation, type); },
-        [self, a, generation](int rc, std::string, const node_stat&) {
+        [self, a, name, generation](int rc, std::string, const node_stat& st) {
             if (!self->current(a) || generation != a->watch_generation) return;
+            if (rc == ZOK && st.ephemeral_owner == 0) {
+                // Not ephemeral: no session end will ever delete it. When every node
+                // we wait for is such a node, waiting is waiting forever.
+                a->persistent.push_back(name);
+                if (a->persistent.size() == a->watching.size())
+                    return self->fail(make_error_code(errc::blocked_by_persistent_node),
+                                      self->path_of(name) +
+                                          " is a persistent node (not ephemeral) ahead of us in the queue: it "
+                                          "never goes away by itself; an operator must delete it "
+                                          "(zkCli.sh delete " + self->path_of(name) + ")");
+            }
             if (rc == ZOK) return;  // wait for the watch
             if (rc == ZNONODE) return self->wake(a, false);
             ++a->watch_generation;  // one retry for the whole round, not one per node
             if (connection_trouble(rc)) return self->retry_when_connected(a, [self, a] { self->list(a); });
             if (session_gone(rc)) return;
+            if (rc == ZNOAUTH) return self->fail(from_zookeeper(rc), self->refused("read", self->path_of(name)));
             self->fail(from_zookeeper(rc));
         });
 }
@@ -510,6 +578,14 @@ void contender_engine::fail(std::error_code ec) {
     abandon(ec);
 }
 
+void contender_engine::fail(std::error_code ec, std::string detail) {
+    if (phase_ == phase::acquiring) {
+        std::lock_guard lk(mutex_);
+        failure_detail_ = std::move(detail);
+    }
+    fail(ec);
+}
+
 void contender_engine::complete_grant() {
     if (auto callback = std::exchange(callback_, nullptr)) callback({}, true);
 }
@@ -565,7 +641,7 @@ void contender_engine::on_session_event(session_event e) {
         break;
     case session_event::closed:
         if (phase_ == phase::held) lose(make_error_code(errc::session_closed));
-        else if (phase_ == phase::acquiring) abandon(make_error_code(errc::session_closed));
+        else if (phase_ == phase::acquiring) abandon(session_->close_reason());  // auth_failed or session_closed
         break;
     case session_event::reconnected:
         // Watches survive a reconnect, but a re-check costs one listing and

@@ -34,8 +34,11 @@ class contender_engine : public lock_backend, public std::enable_shared_from_thi
 public:
     using clock = std::chrono::steady_clock;
 
+    /// `acl`: the ACL of the nodes and directories this contender creates (the
+    /// session's policy when null).
     static std::shared_ptr<contender_engine> make(std::shared_ptr<session_impl> session, std::string dir,
-                                                  queue_rule rule, std::string node_data);
+                                                  queue_rule rule, std::string node_data,
+                                                  std::shared_ptr<const c_acl> acl = nullptr);
     ~contender_engine() override;
 
     // ---- thread-safe ----------------------------------------------------------
@@ -63,6 +66,9 @@ public:
     std::optional<std::size_t> queue_position() const noexcept;
     std::string node_path() const;
     lock_stats stats() const;
+    /// Why the last acquire failed, in words (the path that refused it and the
+    /// session's identity, the node that blocks the queue, ...); empty when it did not.
+    std::string failure_detail() const;
     const std::string& dir() const noexcept { return dir_; }
     const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
 
@@ -87,10 +93,13 @@ private:
         std::vector<std::string> watching;
         bool last_blocker = false;
         std::uint64_t watch_generation = 0;
-        std::error_code dir_error;  // the lock directory's data disagrees with the rule
+        std::error_code dir_error;  // the lock directory's data or ACL disagrees with the rule or policy
+        std::string dir_error_detail;
+        std::vector<std::string> persistent;  // watched nodes that are not ephemeral
     };
 
-    contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data);
+    contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data,
+                     std::shared_ptr<const c_acl> acl);
     void subscribe();
 
     // strand only
@@ -100,6 +109,11 @@ private:
     void new_attempt();
     void send_create(const std::shared_ptr<attempt>& a, int parent_retries);
     void check_dir_data(const std::shared_ptr<attempt>& a);
+    void check_dir_acl(const std::shared_ptr<attempt>& a);
+    /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
+    void fail(std::error_code ec, std::string detail);
+    /// failure_detail() of a refusal by the server (errc::no_auth) on `path`.
+    std::string refused(const std::string& what, const std::string& path) const;
     void set_position(std::int64_t position);
     void on_created(const std::shared_ptr<attempt>& a, int rc, std::string name, const node_stat& st, int parent_retries);
     void recover_create(const std::shared_ptr<attempt>& a);
@@ -130,6 +144,8 @@ private:
     std::string dir_;
     queue_rule rule_;
     std::string node_data_;
+    std::shared_ptr<const c_acl> acl_;
+    acl_list expanded_acl_;  // the policy as the server stores it; empty when the policy is open
     std::uint64_t listener_id_ = 0;
 
     // strand only
@@ -153,8 +169,9 @@ private:
     std::atomic<bool> busy_{false};  // acquiring or held, as the public API sees it
     std::atomic<std::int64_t> token_{0};
     std::atomic<std::int64_t> position_{-1};
-    mutable std::mutex mutex_;  // guards node_path_, stats_, lost_callbacks_
+    mutable std::mutex mutex_;  // guards node_path_, stats_, lost_callbacks_, failure_detail_
     std::string node_path_;
+    std::string failure_detail_;
     lock_stats stats_;
     std::vector<std::shared_ptr<std::function<void(std::error_code)>>> lost_callbacks_;
 };

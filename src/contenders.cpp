@@ -70,6 +70,7 @@ struct listing : std::enable_shared_from_this<listing> {
                                                 c.shared = self->nodes[i].shared;
                                                 c.fencing_token = st.czxid;
                                                 c.owner_session = st.ephemeral_owner;
+                                                c.persistent = st.ephemeral_owner == 0;
                                                 c.created_ms = st.ctime_ms;
                                                 c.data = std::move(data);
                                             } else if (drc != ZNONODE) {

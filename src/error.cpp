@@ -23,6 +23,8 @@ public:
         case errc::would_deadlock: return "blocking call on the thread that runs the session";
         case errc::invalid_argument: return "invalid argument";
         case errc::permits_mismatch: return "the semaphore has a different number of permits";
+        case errc::insecure_acl: return "the lock directory's ACL grants more than the ACL policy";
+        case errc::blocked_by_persistent_node: return "a persistent node that never goes away by itself blocks the lock queue";
         case errc::system_error: return "ZooKeeper client system error";
         case errc::runtime_inconsistency: return "ZooKeeper runtime inconsistency";
         case errc::data_inconsistency: return "ZooKeeper data inconsistency";

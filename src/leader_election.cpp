@@ -127,15 +127,19 @@ private:
 } // namespace detail
 
 namespace {
-MutexOptions participant(std::string id) {
+MutexOptions participant(std::string id, LeaderElectionOptions options) {
     MutexOptions o;
     o.node_data = std::move(id);
+    o.acl = std::move(options.acl);
     return o;
 }
 } // namespace
 
-LeaderElection::LeaderElection(Session& session, std::string path, std::string participant_id)
-    : session_(session), participant_id_(participant_id), mutex_(session, std::move(path), participant(std::move(participant_id))) {}
+LeaderElection::LeaderElection(Session& session, std::string path, std::string participant_id,
+                               LeaderElectionOptions options)
+    : session_(session),
+      participant_id_(participant_id),
+      mutex_(session, std::move(path), participant(std::move(participant_id), std::move(options))) {}
 
 LeaderElection::~LeaderElection() = default;
 

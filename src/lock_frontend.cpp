@@ -15,9 +15,19 @@ std::function<void(Args...)> post_to(Handler handler, const asio::any_io_executo
     auto shared = std::make_shared<Handler>(std::move(handler));
     return [shared, fallback](Args... args) { post_completion(std::move(*shared), fallback, args...); };
 }
+
+// As std::timed_mutex::try_lock_for: a deadline that has already passed
+// (try_lock_for(0)) means one try, not an immediate "not acquired".
+void try_once_if_passed(std::optional<time_point>& deadline, bool& no_wait) {
+    if (deadline && *deadline <= std::chrono::steady_clock::now()) {
+        deadline.reset();
+        no_wait = true;
+    }
+}
 } // namespace
 
 bool acquire_blocking(lock_backend& backend, std::optional<time_point> deadline, bool no_wait, std::error_code& ec) {
+    try_once_if_passed(deadline, no_wait);
     if (backend.on_backend_thread()) {
         ec = make_error_code(errc::would_deadlock);
         return false;
@@ -32,6 +42,7 @@ bool acquire_blocking(lock_backend& backend, std::optional<time_point> deadline,
 
 void async_acquire(lock_backend& backend, std::optional<time_point> deadline, bool no_wait,
                    asio::any_completion_handler<void(std::error_code, bool)> handler) {
+    try_once_if_passed(deadline, no_wait);
     const auto slot = asio::get_associated_cancellation_slot(handler);
     backend.acquire(deadline, no_wait, slot, post_to<std::error_code, bool>(std::move(handler), backend.executor()));
 }

@@ -12,40 +12,52 @@ namespace asio = boost::asio;
 
 namespace {
 
-std::shared_ptr<detail::contender_engine> make_contender(Session& session, const std::string& path,
-                                                         const MutexOptions& options, detail::queue_rule rule = {}) {
-    rule.watch_parent = rule.watch_parent || options.watch_all_children;
-    return detail::contender_engine::make(session.impl(), path, std::move(rule),
-                                   options.node_data.empty() ? detail::default_node_data() : options.node_data);
+// Checks what a Mutex is given, before any server call: the path, the ACL, and
+// that the node data fits in one request.
+detail::check_result check_input(const Session& session, const std::string& path, const MutexOptions& options,
+                                 const detail::queue_rule& rule, const std::string& data) {
+    if (auto check = detail::validate_lock_path(path); !check) return check;
+    const auto& so = session.options();
+    const acl_list& acl = options.acl ? *options.acl : so.acl;
+    std::string reason;
+    if (const auto ec = validate_acl(acl, !so.auth.empty(), &reason)) return {ec, reason};
+    // The request path: chroot, lock path, the name prefix (the server appends the sequence).
+    const auto server_path = detail::chroot_of(so.connect).size() + path.size() + 1 +
+                             detail::node_name_prefix(std::string(36, '0'), rule.marker).size();
+    return detail::check_node_data(data.size(), server_path, acl, so.max_request_bytes);
 }
 
 } // namespace
 
-Mutex::Mutex(Session& session, std::string path, MutexOptions options) : path_(std::move(path)) {
-    const auto check = detail::validate_lock_path(path_);
-    if (!check) throw error(check.error, "zklock::Mutex: " + check.reason + ": '" + path_ + "'");
-    contender_ = make_contender(session, path_, options);
+Mutex::Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule, std::error_code* ec)
+    : path_(std::move(path)) {
+    rule.watch_parent = rule.watch_parent || options.watch_all_children;
+    std::string data = options.node_data.empty() ? detail::default_node_data() : std::move(options.node_data);
+    const auto check = check_input(session, path_, options, rule, data);
+    if (check.error && !ec) throw error(check.error, "zklock: " + check.reason + ": '" + path_ + "'");
+    if (ec) *ec = check.error;
+    config_error_ = check.error;
+    config_reason_ = check.reason;
+    contender_ = detail::contender_engine::make(
+        session.impl(), path_, std::move(rule), std::move(data),
+        options.acl ? std::make_shared<const detail::c_acl>(std::move(*options.acl)) : nullptr);
 }
 
 Mutex::Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule)
-    : path_(std::move(path)) {
-    const auto check = detail::validate_lock_path(path_);
-    if (!check) throw error(check.error, "zklock: " + check.reason + ": '" + path_ + "'");
-    contender_ = make_contender(session, path_, options, std::move(rule));
-}
+    : Mutex(session, std::move(path), std::move(options), std::move(rule), nullptr) {}
 
-Mutex::Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec) : path_(std::move(path)) {
-    const auto check = detail::validate_lock_path(path_);
-    path_error_ = ec = check.error;
-    contender_ = make_contender(session, path_, options);
-}
+Mutex::Mutex(Session& session, std::string path, MutexOptions options)
+    : Mutex(session, std::move(path), std::move(options), detail::queue_rule{}, nullptr) {}
+
+Mutex::Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec)
+    : Mutex(session, std::move(path), std::move(options), detail::queue_rule{}, &ec) {}
 
 Mutex::~Mutex() { contender_->shutdown(); }
 
 bool Mutex::acquire_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
                              std::error_code& ec) {
-    if (path_error_) {
-        ec = path_error_;
+    if (config_error_) {
+        ec = config_error_;
         return false;
     }
     return detail::acquire_blocking(*contender_, deadline, no_wait, ec);
@@ -59,7 +71,10 @@ void Mutex::lock() {
     if (ec == errc::already_acquiring)
         throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
                                 "zklock::Mutex::lock: this Mutex already holds or waits for " + path_);
-    throw_if(ec, ("zklock::Mutex::lock " + path_).c_str());
+    if (ec) {
+        const auto detail = failure_detail();
+        throw error(ec, "zklock::Mutex::lock " + path_ + (detail.empty() ? std::string() : " (" + detail + ")"));
+    }
 }
 
 bool Mutex::try_lock(std::error_code& ec) { return acquire_blocking(std::nullopt, true, ec); }
@@ -71,20 +86,23 @@ bool Mutex::try_lock() {
     return ok;
 }
 
-bool Mutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::error_code& ec) {
+bool Mutex::try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec) {
     return acquire_blocking(deadline, false, ec);
 }
+
+std::string Mutex::failure_detail() const { return config_error_ ? config_reason_ : contender_->failure_detail(); }
 
 void Mutex::unlock() noexcept { contender_->release({}); }
 
 void Mutex::async_lock_impl(asio::any_completion_handler<void(std::error_code)> handler) {
-    if (path_error_) return detail::post_completion(std::move(handler), contender_->executor(), path_error_);
+    if (config_error_) return detail::post_completion(std::move(handler), contender_->executor(), config_error_);
     detail::async_lock(*contender_, std::move(handler));
 }
 
 void Mutex::async_try_lock_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
                                 asio::any_completion_handler<void(std::error_code, bool)> handler) {
-    if (path_error_) return detail::post_completion(std::move(handler), contender_->executor(), path_error_, false);
+    if (config_error_)
+        return detail::post_completion(std::move(handler), contender_->executor(), config_error_, false);
     detail::async_acquire(*contender_, deadline, no_wait, std::move(handler));
 }
 
@@ -110,8 +128,8 @@ std::optional<std::size_t> Mutex::queue_position() const noexcept { return conte
 lock_stats Mutex::stats() const { return contender_->stats(); }
 
 std::vector<contender> Mutex::contenders(std::error_code& ec) const {
-    if (path_error_) {
-        ec = path_error_;
+    if (const auto check = detail::validate_lock_path(path_); !check) {
+        ec = check.error;
         return {};
     }
     return detail::list_contenders(contender_->session(), path_, ec);

@@ -57,12 +57,17 @@ bool RecursiveMutex::try_lock() {
     return ok;
 }
 
-bool RecursiveMutex::try_lock_until_steady(std::chrono::steady_clock::time_point deadline) {
+bool RecursiveMutex::try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline) {
     if (!enter_local(deadline)) return false;
     if (hold_count() > 1) return true;
     bool ok = false;
     try {
-        ok = mutex_.try_lock_until(deadline);
+        if (deadline) {
+            ok = mutex_.try_lock_until(*deadline);
+        } else {
+            mutex_.lock();
+            ok = true;
+        }
     } catch (...) {
         leave_local();
         throw;

@@ -15,6 +15,11 @@ Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, Se
     const auto check = detail::validate_lock_path(path_);
     if (!check) throw error(check.error, "zklock::Semaphore: " + check.reason + ": '" + path_ + "'");
     if (permits_ == 0) throw error(make_error_code(errc::invalid_argument), "zklock::Semaphore: permits must be at least 1");
+    if (permits_ > detail::max_permits)
+        throw error(make_error_code(errc::invalid_argument),
+                    "zklock::Semaphore: " + std::to_string(permits_) + " permits is more than " +
+                        std::to_string(detail::max_permits));
+    make_waiter();  // refuses node data or an ACL the server would refuse, now
 }
 
 std::unique_ptr<Mutex> Semaphore::make_waiter() const {
@@ -23,6 +28,7 @@ std::unique_ptr<Mutex> Semaphore::make_waiter() const {
     rule.dir_data = "permits=" + std::to_string(permits_);
     MutexOptions mo;
     mo.node_data = options_.node_data;
+    mo.acl = options_.acl;
     auto m = std::make_unique<Mutex>(session_, path_, std::move(mo), std::move(rule));
     if (options_.on_position) m->on_queue_position(options_.on_position);
     return m;

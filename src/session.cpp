@@ -1,5 +1,6 @@
 #include "session_impl.hpp"
 
+#include <zklock/detail/limits.hpp>
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/detail/path.hpp>
 
@@ -8,6 +9,7 @@
 
 #include <future>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 namespace zklock {
@@ -59,8 +61,17 @@ std::vector<std::string> to_vector(const String_vector* v) {
 
 } // namespace
 
+c_acl::c_acl(acl_list acl) : entries_(std::move(acl)) {
+    data_.reserve(entries_.size());
+    for (auto& e : entries_)
+        data_.push_back(ACL{static_cast<std::int32_t>(e.perms), Id{e.scheme.data(), e.id.data()}});
+    vector_.count = static_cast<std::int32_t>(data_.size());
+    vector_.data = data_.data();
+}
+
 session_impl::session_impl(asio::any_io_executor ex, SessionOptions options, std::shared_ptr<own_context> own)
     : options_(std::move(options)),
+      acl_(std::make_shared<const c_acl>(options_.acl)),
       own_(std::move(own)),
       user_ex_(std::move(ex)),
       strand_(asio::make_strand(user_ex_)),
@@ -129,6 +140,17 @@ void session_impl::open_handle() {
     // zookeeper_interest() call: a getaddrinfo (sockets, files) per event-loop
     // turn. Resolve only when a connection is lost.
     zoo_set_servers_resolution_delay(zh_, -1);
+    // Queued now, sent first on every connection of this handle (the C client
+    // puts auth packets at the head of the send queue), so no request of ours
+    // reaches the server before the session has its identities.
+    // The first reply tells whether the server accepted them (see handle_state).
+    awaiting_auth_ = false;
+    auth_pending_ = 0;
+    for (const auto& a : options_.auth) {
+        if (zoo_add_auth(zh_, a.scheme.c_str(), a.credentials.data(), static_cast<int>(a.credentials.size()),
+                         &session_impl::on_auth_reply, this) == ZOK)
+            ++auth_pending_;
+    }
     pump();
 }
 
@@ -203,19 +225,14 @@ void session_impl::on_session_watch(zhandle_t* zh, int type, int state, const ch
 
 void session_impl::handle_state(int zstate) {
     if (zstate == ZOO_CONNECTED_STATE) {
-        const clientid_t* cid = zoo_client_id(zh_);
-        const std::int64_t id = cid ? cid->client_id : 0;
-        const bool same = state_ == session_state::suspended && id == session_id_.load();
-        negotiated_timeout_ms_ = zoo_recv_timeout(zh_);
-        last_receive_ = asio::steady_timer::clock_type::now();
-        session_id_ = id;
-        state_ = session_state::connected;
-        suspend_timer_.cancel();
-        notify(same ? session_event::reconnected : session_event::connected);
-        auto waiters = std::move(connect_waiters_);
-        connect_waiters_.clear();
-        for (auto& [wid, w] : waiters) w({});
-        run_janitor();
+        // With auth, the session is usable once the server has accepted it: until
+        // the first auth reply, a refused scheme would close the session right
+        // after a "connected".
+        if (auth_pending_ > 0) {
+            awaiting_auth_ = true;
+            return;
+        }
+        on_connected();
     } else if (zstate == ZOO_CONNECTING_STATE) {
         if (state_ != session_state::connected) return;
         state_ = session_state::suspended;
@@ -227,8 +244,7 @@ void session_impl::handle_state(int zstate) {
         suspend_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
             if (!ec && self->state_ == session_state::suspended) self->notify(session_event::suspended_too_long);
         });
-    } else if (zstate == ZOO_EXPIRED_SESSION_STATE || zstate == ZOO_AUTH_FAILED_STATE) {
-        const bool expired = zstate == ZOO_EXPIRED_SESSION_STATE;
+    } else if (zstate == ZOO_EXPIRED_SESSION_STATE) {
         state_ = session_state::connecting;
         // The old handle is dead: every node it owned is gone, so are the deletes it still owed.
         auto pending = std::move(janitor_);
@@ -236,17 +252,47 @@ void session_impl::handle_state(int zstate) {
         for (auto& e : pending) finish_janitor(e, make_error_code(errc::session_expired));
         notify(session_event::expired);
         // Never close a handle from inside its own callback: do it from the strand.
-        post([self = shared_from_this(), expired] {
+        post([self = shared_from_this()] {
             if (self->closing_ || self->state_ == session_state::closed) return;
             self->drop_handle();
-            if (expired) {
-                self->open_handle();
-            } else {
-                self->close_reason_ = make_error_code(errc::auth_failed);
-                self->close_on_strand();
-            }
+            self->open_handle();
+        });
+    } else if (zstate == ZOO_AUTH_FAILED_STATE) {
+        // The server refused one of our authentications and closed the connection:
+        // every later connection would be refused the same way. Close for good.
+        post([self = shared_from_this()] {
+            if (self->closing_ || self->state_ == session_state::closed) return;
+            self->close_reason_ = make_error_code(errc::auth_failed);
+            self->close_on_strand();
         });
     }
+}
+
+void session_impl::on_connected() {
+    const clientid_t* cid = zoo_client_id(zh_);
+    const std::int64_t id = cid ? cid->client_id : 0;
+    const bool same = state_ == session_state::suspended && id == session_id_.load();
+    negotiated_timeout_ms_ = zoo_recv_timeout(zh_);
+    last_receive_ = asio::steady_timer::clock_type::now();
+    session_id_ = id;
+    state_ = session_state::connected;
+    suspend_timer_.cancel();
+    notify(same ? session_event::reconnected : session_event::connected);
+    auto waiters = std::move(connect_waiters_);
+    connect_waiters_.clear();
+    for (auto& [wid, w] : waiters) w({});
+    run_janitor();
+}
+
+void session_impl::on_auth_reply(int rc, const void* data) {
+    // Runs inside zookeeper_process of the handle that sent the auth (a closed
+    // handle calls back no more), on the strand.
+    auto* self = static_cast<session_impl*>(const_cast<void*>(data));
+    if (!self->zh_ || self->auth_pending_ == 0) return;
+    if (rc != ZOK) return;  // the AUTH_FAILED session event closes the session
+    if (--self->auth_pending_ > 0 || !self->awaiting_auth_) return;
+    self->awaiting_auth_ = false;
+    if (zoo_state(self->zh_) == ZOO_CONNECTED_STATE) self->on_connected();
 }
 
 // ---- driving the C client from Asio ------------------------------------------
@@ -284,6 +330,10 @@ void session_impl::pump() {
         }
         fd_ = fd;
         if (fd_ >= 0) {
+            // Debian's C client opens its socket without SOCK_CLOEXEC: a child the
+            // process execs must not inherit the session's connection.
+            if (const int flags = ::fcntl(fd_, F_GETFD); flags >= 0 && !(flags & FD_CLOEXEC))
+                ::fcntl(fd_, F_SETFD, flags | FD_CLOEXEC);
             boost::system::error_code ec;
             desc_.assign(fd_, ec);
             if (ec) fd_ = -1;
@@ -358,7 +408,8 @@ void session_impl::cancel_connect_waiter(std::uint64_t id) { connect_waiters_.er
 
 // ---- requests ------------------------------------------------------------------
 
-void session_impl::create(const std::string& path, const std::string& data, int flags, string_stat_fn fn) {
+void session_impl::create(const std::string& path, const std::string& data, int flags, const c_acl& acl,
+                          string_stat_fn fn) {
     if (!can_submit()) {
         post([fn = std::move(fn)] { fn(ZCLOSING, {}, {}); });
         return;
@@ -366,7 +417,7 @@ void session_impl::create(const std::string& path, const std::string& data, int 
     using req = request<string_stat_fn>;
     const void* ctx = req::make(std::move(fn));
     const int rc = zoo_acreate2(
-        zh_, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE, flags,
+        zh_, path.c_str(), data.data(), static_cast<int>(data.size()), acl.get(), flags,
         [](int rc, const char* value, const Stat* stat, const void* d) {
             auto r = req::take(d);
             r->fn(rc, rc == ZOK && value ? std::string(value) : std::string(), node_stat::from(stat));
@@ -555,24 +606,58 @@ void session_impl::exists(const std::string& path, watch_fn on_watch, stat_fn fn
     after_submit(rc, {});
 }
 
-void session_impl::ensure_parents(const std::string& path, const std::string& data, void_fn fn) {
+void session_impl::ensure_parents(const std::string& path, const std::string& data, const c_acl& acl,
+                                  std::function<void(int rc, const std::string& failed_path)> fn) {
     // All creates are pipelined; the session runs them in order, so each
     // ancestor exists before its child is created. NODEEXISTS is success.
-    auto ancestors = std::make_shared<std::vector<std::string>>(detail::ancestors(path));
-    ancestors->push_back(path);
+    auto ancestors = detail::ancestors(path);
+    ancestors.push_back(path);
     const std::string empty;
     struct state {
         std::size_t remaining;
         int first_error = ZOK;
-        void_fn fn;
+        std::string failed_path;
+        std::function<void(int, const std::string&)> fn;
     };
-    auto st = std::make_shared<state>(state{ancestors->size(), ZOK, std::move(fn)});
-    for (const auto& p : *ancestors) {
-        create(p, p == path ? data : empty, ZOO_CONTAINER, [st](int rc, std::string, const node_stat&) {
-            if (rc != ZOK && rc != ZNODEEXISTS && st->first_error == ZOK) st->first_error = rc;
-            if (--st->remaining == 0) st->fn(st->first_error);
+    auto st = std::make_shared<state>(state{ancestors.size(), ZOK, {}, std::move(fn)});
+    for (const auto& p : ancestors) {
+        create(p, p == path ? data : empty, ZOO_CONTAINER, acl, [st, p](int rc, std::string, const node_stat&) {
+            if (rc != ZOK && rc != ZNODEEXISTS && st->first_error == ZOK) {
+                st->first_error = rc;
+                st->failed_path = p;
+            }
+            if (--st->remaining == 0) st->fn(st->first_error, st->failed_path);
         });
     }
+}
+
+void session_impl::get_acl(const std::string& path, acl_fn fn) {
+    if (!can_submit()) {
+        post([fn = std::move(fn)] { fn(ZCLOSING, {}); });
+        return;
+    }
+    using req = request<acl_fn>;
+    const void* ctx = req::make(std::move(fn));
+    const int rc = zoo_aget_acl(
+        zh_, path.c_str(),
+        [](int rc, ACL_vector* acl, Stat*, const void* d) {
+            auto r = req::take(d);
+            acl_list out;
+            if (rc == ZOK && acl) {
+                for (int i = 0; i < acl->count; ++i)
+                    out.push_back({acl->data[i].id.scheme ? acl->data[i].id.scheme : "",
+                                   acl->data[i].id.id ? acl->data[i].id.id : "",
+                                   static_cast<std::uint32_t>(acl->data[i].perms)});
+            }
+            r->fn(rc, std::move(out));
+        },
+        ctx);
+    if (rc != ZOK) {
+        auto r = req::take(ctx);
+        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}); });
+        return;
+    }
+    after_submit(rc, {});
 }
 
 // ---- deletes the library owns ----------------------------------------------------
@@ -653,7 +738,16 @@ void Subscription::reset() noexcept {
     id_ = 0;
 }
 
+namespace {
+SessionOptions checked(SessionOptions options) {
+    if (const auto check = detail::validate_session_options(options); !check)
+        throw error(check.error, "zklock::Session: " + check.reason);
+    return options;
+}
+} // namespace
+
 Session::Session(SessionOptions options) {
+    options = checked(std::move(options));
     auto own = detail::own_context::start();
     auto ex = asio::any_io_executor(own->ioc.get_executor());
     impl_ = std::make_shared<detail::session_impl>(ex, std::move(options), std::move(own));
@@ -661,7 +755,7 @@ Session::Session(SessionOptions options) {
 }
 
 Session::Session(executor_type executor, SessionOptions options)
-    : impl_(std::make_shared<detail::session_impl>(std::move(executor), std::move(options), nullptr)) {
+    : impl_(std::make_shared<detail::session_impl>(std::move(executor), checked(std::move(options)), nullptr)) {
     impl_->post([impl = impl_.get()] { impl->start(); });
 }
 
@@ -676,6 +770,7 @@ session_state Session::state() const noexcept { return impl_->state(); }
 std::int64_t Session::session_id() const noexcept { return impl_->session_id(); }
 std::chrono::milliseconds Session::negotiated_timeout() const noexcept { return impl_->negotiated_timeout(); }
 const SessionOptions& Session::options() const noexcept { return impl_->options(); }
+std::string Session::identity() const { return zklock::identity(impl_->options().auth); }
 Session::executor_type Session::get_executor() const noexcept { return impl_->user_executor(); }
 
 Subscription Session::subscribe(std::function<void(session_event, std::int64_t)> callback) {

@@ -52,6 +52,22 @@ struct node_stat {
     }
 };
 
+/// An ACL in the C client's form, owning its strings. The C client serializes
+/// it while a create is submitted, so it only has to outlive that call.
+class c_acl {
+public:
+    explicit c_acl(acl_list acl);
+    c_acl(const c_acl&) = delete;
+    c_acl& operator=(const c_acl&) = delete;
+    const ACL_vector* get() const noexcept { return &vector_; }
+    const acl_list& entries() const noexcept { return entries_; }
+
+private:
+    acl_list entries_;
+    std::vector<ACL> data_;
+    ACL_vector vector_{};
+};
+
 class session_impl : public std::enable_shared_from_this<session_impl> {
 public:
     using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
@@ -62,6 +78,8 @@ public:
 
     // ---- thread-safe -------------------------------------------------------
     const SessionOptions& options() const noexcept { return options_; }
+    /// The session's ACL policy in the C client's form.
+    const std::shared_ptr<const c_acl>& acl() const noexcept { return acl_; }
     const boost::asio::any_io_executor& user_executor() const noexcept { return user_ex_; }
     const strand_type& strand() const noexcept { return strand_; }
     session_state state() const noexcept { return state_.load(); }
@@ -96,6 +114,11 @@ public:
     /// Returns an id for cancel_connect_waiter.
     std::uint64_t when_connected(std::function<void(std::error_code)> fn);
     void cancel_connect_waiter(std::uint64_t id);
+    /// Why the session closed: errc::auth_failed when the server refused an
+    /// authentication, otherwise errc::session_closed.
+    std::error_code close_reason() const {
+        return close_reason_ ? close_reason_ : make_error_code(errc::session_closed);
+    }
     /// The session id and password while connected (tests use them to expire it).
     std::optional<clientid_t> client_id() const {
         if (!zh_ || !connected()) return std::nullopt;
@@ -108,9 +131,10 @@ public:
     using children_fn = std::function<void(int rc, std::vector<std::string> children)>;
     using data_fn = std::function<void(int rc, std::string data, const node_stat& stat)>;
     using watch_fn = std::function<void(int event_type)>;
+    using acl_fn = std::function<void(int rc, acl_list acl)>;
 
-    /// create2 (the reply carries the created node's Stat).
-    void create(const std::string& path, const std::string& data, int flags, string_stat_fn fn);
+    /// create2 (the reply carries the created node's Stat), with `acl`.
+    void create(const std::string& path, const std::string& data, int flags, const c_acl& acl, string_stat_fn fn);
     void get_children(const std::string& path, children_fn fn);
     /// getChildren that leaves a child watch (the herd baseline only).
     void get_children_watch(const std::string& path, watch_fn on_watch, children_fn fn);
@@ -121,8 +145,13 @@ public:
     /// exists; with on_watch set, leaves a watch that fires when the node is
     /// created, changed or deleted.
     void exists(const std::string& path, watch_fn on_watch, stat_fn fn);
-    /// Creates `path` and its missing ancestors as CONTAINER nodes; `path` gets `data`.
-    void ensure_parents(const std::string& path, const std::string& data, void_fn fn);
+    /// getACL.
+    void get_acl(const std::string& path, acl_fn fn);
+    /// Creates `path` and its missing ancestors as CONTAINER nodes with `acl`;
+    /// `path` gets `data`. fn gets ZOK (or the first error and the path that
+    /// failed with it).
+    void ensure_parents(const std::string& path, const std::string& data, const c_acl& acl,
+                        std::function<void(int rc, const std::string& failed_path)> fn);
 
     /// Deletes `path` now or as soon as connected, retrying across connection
     /// loss, until it commits or the session that owns it (`owner`) is gone.
@@ -146,10 +175,12 @@ private:
 
     static void on_session_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
     static void on_node_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    static void on_auth_reply(int rc, const void* data);
 
     void open_handle();
     void drop_handle();
     void handle_state(int zstate);
+    void on_connected();
     void pump();
     void process(int events);
     void notify(session_event e);
@@ -161,6 +192,7 @@ private:
     std::uint64_t register_watch(watch_fn fn);
 
     SessionOptions options_;
+    std::shared_ptr<const c_acl> acl_;
     std::shared_ptr<own_context> own_;  // destroyed after the I/O objects below
     boost::asio::any_io_executor user_ex_;
     strand_type strand_;
@@ -178,6 +210,8 @@ private:
     bool write_pending_ = false;
     bool in_process_ = false;
     bool closing_ = false;
+    std::size_t auth_pending_ = 0;  // auths of this handle the server has not answered yet
+    bool awaiting_auth_ = false;    // connected, not announced until the auth replies come
     std::error_code close_reason_;  // why the session closed (strand only)
 
     std::atomic<session_state> state_{session_state::connecting};

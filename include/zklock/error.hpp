@@ -27,6 +27,8 @@ enum class errc {
     would_deadlock,         ///< blocking call on the thread that runs the session
     invalid_argument,       ///< a bad option or argument (not a path)
     permits_mismatch,       ///< a semaphore's participants disagree on its number of permits
+    insecure_acl,           ///< the lock directory's ACL grants more than the session's ACL policy
+    blocked_by_persistent_node, ///< a persistent node (not ephemeral) that never goes away by itself blocks the queue
 
     // --- one per ZooKeeper client/server error (ZOO_ERRORS) -----------------
     system_error = 100,         ///< ZSYSTEMERROR
@@ -77,6 +79,8 @@ std::error_code from_zookeeper(int zoo_rc) noexcept;
 
 /// True for transient errors after which the same operation may succeed when
 /// retried: connection loss, operation timeout, throttling, session moved.
+/// False for everything else, permissions included (errc::no_auth,
+/// errc::auth_failed, errc::insecure_acl).
 bool is_retryable(const std::error_code& ec) noexcept;
 
 /// True for the errors that tell a holder its lock (or leadership) is gone:
@@ -92,6 +96,9 @@ public:
 
 /// Throws zklock::error when ec is set.
 inline void throw_if(const std::error_code& ec, const char* what) {
+    if (ec) throw error(ec, what);
+}
+inline void throw_if(const std::error_code& ec, const std::string& what) {
     if (ec) throw error(ec, what);
 }
 

@@ -35,6 +35,13 @@ struct LeaderInfo {
     friend bool operator==(const LeaderInfo&, const LeaderInfo&) = default;
 };
 
+/// Options of a LeaderElection.
+struct LeaderElectionOptions {
+    /// ACL of the election's nodes, its directory and the container parents.
+    /// Default (none): the session's policy, SessionOptions::acl.
+    std::optional<acl_list> acl;
+};
+
 /// Options of run_as_leader().
 struct RunAsLeaderOptions {
     /// Campaign again after each term (after the task returns or leadership is
@@ -58,8 +65,10 @@ struct RunAsLeaderOptions {
 class LeaderElection {
 public:
     /// `participant_id` is stored as our node's data: leader() and observers see it.
-    /// Throws zklock::error (errc::invalid_path) for a bad path.
-    LeaderElection(Session& session, std::string path, std::string participant_id);
+    /// Throws zklock::error: errc::invalid_path for a bad path, errc::invalid_argument
+    /// for an id too large for one request to the server or an invalid ACL.
+    LeaderElection(Session& session, std::string path, std::string participant_id,
+                   LeaderElectionOptions options = {});
     ~LeaderElection();
 
     /// Blocks until we lead. Throws zklock::error on failure.

@@ -2,6 +2,7 @@
 // Redlock, PostgreSQL, flock), and LockService, which makes locks by name.
 #pragma once
 
+#include <zklock/detail/limits.hpp>
 #include <zklock/error.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -114,14 +115,16 @@ public:
         throw_if(ec, "zklock::Lock::try_lock_for");
         return ok;
     }
+    /// As std::timed_mutex: zero or less tries once; hours::max() waits without a deadline.
     template <class Rep, class Period>
     bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::error_code& ec) {
-        return acquire_blocking(std::chrono::steady_clock::now() +
-                                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout),
-                                false, ec);
+        return acquire_blocking(detail::deadline_after(timeout), false, ec);
     }
     template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
-        return try_lock_for(t - Clock::now());
+        std::error_code ec;
+        const bool ok = acquire_blocking(detail::deadline_at(t), false, ec);
+        throw_if(ec, "zklock::Lock::try_lock_until");
+        return ok;
     }
     /// Never throws; does nothing when not held.
     void unlock() noexcept;
@@ -135,8 +138,7 @@ public:
     /// `timeout` passed. Cancellation: terminal, partial, total.
     template <class Rep, class Period, class CompletionToken>
     auto async_try_lock_for(const std::chrono::duration<Rep, Period>& timeout, CompletionToken&& token) {
-        const auto deadline = std::chrono::steady_clock::now() +
-                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+        const auto deadline = detail::deadline_after(timeout);
         return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
             [this, deadline](auto handler) { async_try_lock_impl(deadline, false, std::move(handler)); }, token);
     }

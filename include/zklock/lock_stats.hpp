@@ -21,10 +21,15 @@ struct contender {
     std::string node;                 ///< child name, e.g. "_c_<guid>-lock-0000000007"
     std::size_t position = 0;         ///< 0 = holder
     std::int64_t fencing_token = 0;   ///< czxid of the node
-    std::int64_t owner_session = 0;   ///< ephemeral owner's session id
+    std::int64_t owner_session = 0;   ///< ephemeral owner's session id (0: a persistent node)
     std::int64_t created_ms = 0;      ///< ctime, milliseconds since the epoch (server clock)
     std::string data;                 ///< the node's data (MutexOptions::node_data: "<host>:<pid>" by default)
     bool shared = false;              ///< a reader of a SharedMutex
+    /// Not ephemeral (owner_session 0): no session end will ever delete it, so it
+    /// blocks everyone behind it until someone deletes it by hand (a node forged
+    /// or left by a tool; zklock never creates one). Acquires that wait only for
+    /// such nodes fail with errc::blocked_by_persistent_node.
+    bool persistent = false;
 };
 
 } // namespace zklock

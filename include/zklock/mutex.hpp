@@ -1,6 +1,8 @@
 // zklock::Mutex: the fair ZooKeeper lock, and RecursiveMutex.
 #pragma once
 
+#include <zklock/acl.hpp>
+#include <zklock/detail/limits.hpp>
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/error.hpp>
 #include <zklock/lock_stats.hpp>
@@ -29,8 +31,13 @@ class contender_engine;
 /// Options of a Mutex.
 struct MutexOptions {
     /// Data stored in the lock node, shown by `zklock status` and contenders().
-    /// Default (empty): "<hostname>:<pid>".
+    /// Default (empty): "<hostname>:<pid>". Data too large for one request to the
+    /// server (SessionOptions::max_request_bytes, less the path and ACL) is refused
+    /// with errc::invalid_argument before any server call.
     std::string node_data;
+    /// ACL of the lock node, the lock directory and the container parents this
+    /// lock creates. Default (none): the session's policy, SessionOptions::acl.
+    std::optional<acl_list> acl;
     /// Herd baseline, for benchmarks only: every waiter watches the whole child
     /// list instead of its predecessor, so every release wakes every waiter.
     /// Default off.
@@ -79,12 +86,13 @@ struct MutexOptions {
 /// std::lock_guard work.
 class Mutex {
 public:
-    /// `path` is the lock's znode, e.g. "/locks/orders-42". An invalid path is refused
-    /// here: throws zklock::error with errc::invalid_path and a reason, before any
-    /// server call.
+    /// `path` is the lock's znode, e.g. "/locks/orders-42". Bad input is refused
+    /// here, before any server call: throws zklock::error with a reason and
+    /// errc::invalid_path (the path), or errc::invalid_argument (node data too
+    /// large, an invalid ACL).
     Mutex(Session& session, std::string path, MutexOptions options = {});
-    /// Same, reporting an invalid path in `ec` (the object is then unusable:
-    /// every acquire fails with errc::invalid_path).
+    /// Same, reporting bad input in `ec` (the object is then unusable: every
+    /// acquire fails with that error).
     Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec);
     /// For recipes built on the same queue (Semaphore, SharedMutex): the queue
     /// rule decides who holds. Throws like the first constructor.
@@ -106,25 +114,27 @@ public:
     bool try_lock();
     bool try_lock(std::error_code& ec);
     /// Waits at most `timeout`; false when it passed (the node is deleted first).
+    /// As std::timed_mutex: a timeout of zero or less tries once, like try_lock();
+    /// one too long for the clock (hours::max()) waits without a deadline.
     template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-        return try_lock_until(std::chrono::steady_clock::now() + timeout);
+        std::error_code ec;
+        const bool ok = try_lock_within(detail::deadline_after(timeout), ec);
+        throw_if(ec, "zklock::Mutex::try_lock_for " + path_);
+        return ok;
     }
     template <class Rep, class Period>
     bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::error_code& ec) {
-        return try_lock_until(std::chrono::steady_clock::now() + timeout, ec);
+        return try_lock_within(detail::deadline_after(timeout), ec);
     }
     template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
         std::error_code ec;
-        const bool ok = try_lock_until(t, ec);
-        throw_if(ec, "zklock::Mutex::try_lock_until");
+        const bool ok = try_lock_within(detail::deadline_at(t), ec);
+        throw_if(ec, "zklock::Mutex::try_lock_until " + path_);
         return ok;
     }
     template <class Clock, class Duration>
     bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t, std::error_code& ec) {
-        return try_lock_until_steady(
-            std::chrono::steady_clock::now() +
-                std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - Clock::now()),
-            ec);
+        return try_lock_within(detail::deadline_at(t), ec);
     }
     /// Releases the lock; never throws. Does nothing when not held.
     void unlock() noexcept;
@@ -149,8 +159,7 @@ public:
     /// acquired is false, without an error, when `timeout` passed. Cancellation as async_lock.
     template <class Rep, class Period, class CompletionToken>
     auto async_try_lock_for(const std::chrono::duration<Rep, Period>& timeout, CompletionToken&& token) {
-        const auto deadline = std::chrono::steady_clock::now() +
-                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+        const auto deadline = detail::deadline_after(timeout);
         return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
             [this, deadline](auto handler) { async_try_lock_impl(deadline, false, std::move(handler)); }, token);
     }
@@ -200,10 +209,17 @@ public:
     std::vector<contender> contenders(std::error_code& ec) const;
     /// Counters since construction.
     lock_stats stats() const;
+    /// Why the last acquire failed, in words: the path that refused it and the
+    /// identity it was refused to (errc::no_auth), the ACL that is too open
+    /// (errc::insecure_acl), the node that blocks the queue
+    /// (errc::blocked_by_persistent_node), the bad input. Empty when the last
+    /// acquire did not fail. Never holds a secret.
+    std::string failure_detail() const;
     const std::string& path() const noexcept { return path_; }
 
 private:
-    bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline, std::error_code& ec);
+    Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule, std::error_code* ec);
+    bool try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec);
     bool acquire_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
                           std::error_code& ec);
     void async_lock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
@@ -213,7 +229,8 @@ private:
     void async_wait_lost_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
 
     std::string path_;
-    std::error_code path_error_;
+    std::error_code config_error_;  // bad input found by the constructor
+    std::string config_reason_;
     std::shared_ptr<detail::contender_engine> contender_;
 };
 
@@ -229,11 +246,10 @@ public:
     void lock();
     bool try_lock();
     template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-        return try_lock_until(std::chrono::steady_clock::now() + timeout);
+        return try_lock_within(detail::deadline_after(timeout));
     }
     template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
-        return try_lock_until_steady(std::chrono::steady_clock::now() +
-                                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - Clock::now()));
+        return try_lock_within(detail::deadline_at(t));
     }
     /// Releases one level; the last releases the lock. Never throws; a call from a
     /// thread that does not own the lock does nothing.
@@ -247,7 +263,7 @@ public:
     Mutex& underlying() noexcept { return mutex_; }
 
 private:
-    bool try_lock_until_steady(std::chrono::steady_clock::time_point deadline);
+    bool try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline);
     bool enter_local(std::optional<std::chrono::steady_clock::time_point> deadline);
     void leave_local();
 

@@ -17,7 +17,11 @@ namespace zklock {
 /// Options of a Semaphore.
 struct SemaphoreOptions {
     /// Data stored in each lease node. Default (empty): "<hostname>:<pid>".
+    /// Too large for one request: errc::invalid_argument (see MutexOptions::node_data).
     std::string node_data;
+    /// ACL of the lease nodes, the semaphore's directory and its container
+    /// parents. Default (none): the session's policy, SessionOptions::acl.
+    std::optional<acl_list> acl;
     /// Called on the session's executor with the waiter's place in line
     /// (0-based; below the permit count means granted) whenever it changes.
     std::function<void(std::size_t position)> on_position;
@@ -77,7 +81,8 @@ private:
 /// may be called from any thread; each acquire is its own place in the queue.
 class Semaphore {
 public:
-    /// Throws zklock::error: errc::invalid_path, or errc::invalid_argument for 0 permits.
+    /// Throws zklock::error: errc::invalid_path, or errc::invalid_argument for 0
+    /// permits, more than 2^31-1 permits, node data too large or an invalid ACL.
     Semaphore(Session& session, std::string path, std::size_t permits, SemaphoreOptions options = {});
 
     /// Blocks until a permit is granted. Throws zklock::error on failure.
@@ -88,9 +93,7 @@ public:
     /// A permit within `timeout`; an empty optional when it passed (no node is left).
     template <class Rep, class Period> std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& timeout) {
         std::error_code ec;
-        auto lease = acquire_until(std::chrono::steady_clock::now() +
-                                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout),
-                                   ec);
+        auto lease = acquire_until(detail::deadline_after(timeout), ec);
         throw_if(ec, "zklock::Semaphore::try_acquire_for");
         return lease;
     }

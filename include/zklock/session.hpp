@@ -1,6 +1,7 @@
 // zklock::Session: one ZooKeeper session driven by an Asio executor.
 #pragma once
 
+#include <zklock/acl.hpp>
 #include <zklock/error.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace zklock {
 
@@ -40,6 +42,24 @@ struct SessionOptions {
     /// The C client's level is process-wide: the last Session constructed sets it.
     /// zklock reports every failure as an error_code, so the default is silent.
     int client_log_level = 0;
+    /// Authentications added to every connection of the session, before its first
+    /// request, and again on the new handle after an expiry (zoo_add_auth).
+    /// Typically one `{"digest", "user:password"}`. A scheme the server has no
+    /// provider for (or that it refuses) closes the session at once with
+    /// errc::auth_failed. Digest accepts any password: a wrong one shows up as
+    /// errc::no_auth on the first protected directory. Default: none (anyone).
+    std::vector<auth_entry> auth;
+    /// ACL of every node zklock creates through this session: the lock node, its
+    /// directory and the container parents above it (a lock may override it, see
+    /// MutexOptions::acl). With anything but the open policy, an acquire also
+    /// reads the lock directory's ACL and fails with errc::insecure_acl when it
+    /// grants more than this policy (a directory someone else created open).
+    /// Default: acls::open_unsafe() (world:anyone:cdrwa: no protection).
+    acl_list acl = acls::open_unsafe();
+    /// The server's jute.maxbuffer: node data (MutexOptions::node_data, a
+    /// participant id) that would make a create larger than this is refused with
+    /// errc::invalid_argument before any server call. Default 0xfffff, the server's default.
+    std::size_t max_request_bytes = 0xfffff;
 };
 
 /// The state of a Session.
@@ -98,9 +118,14 @@ public:
 
     /// A Session that runs its own io_context on one internal thread.
     /// Starts connecting at once; connect() waits for the connection.
+    /// Throws zklock::error (errc::invalid_argument, with the reason) for bad
+    /// options: a session_timeout of zero or less or above INT_MAX ms, a negative
+    /// connect_timeout, malformed auth entries, an empty ACL, or an `auth` ACL
+    /// entry without any auth.
     explicit Session(SessionOptions options = {});
 
     /// A Session on the caller's executor; someone must run that executor.
+    /// Throws like the first constructor.
     /// Blocking members (connect(), Mutex::lock(), ...) then need a thread that
     /// runs the executor other than the caller.
     Session(executor_type executor, SessionOptions options = {});
@@ -138,6 +163,9 @@ public:
     /// The session timeout the server granted (0 before the first connection).
     std::chrono::milliseconds negotiated_timeout() const noexcept;
     const SessionOptions& options() const noexcept;
+    /// The identities the session authenticates as, without secrets
+    /// ("digest:alice"; "anyone (no authentication)" without auth).
+    std::string identity() const;
     executor_type get_executor() const noexcept;
 
     /// Calls `callback` on the session's strand for every session event until the

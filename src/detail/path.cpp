@@ -6,7 +6,7 @@
 namespace zklock::detail {
 namespace {
 
-path_check refuse(std::string reason) {
+check_result refuse(std::string reason) {
     return {make_error_code(errc::invalid_path), std::move(reason)};
 }
 
@@ -30,14 +30,16 @@ std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp) {
     return len;
 }
 
+// The server (PathUtils.validatePath) checks UTF-16 code units: a code point
+// outside the Basic Multilingual Plane is a surrogate pair there, in the
+// refused range U+D800-U+F8FF.
 bool refused_code_point(std::uint32_t cp) {
-    return cp <= 0x1F || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0xD800 && cp <= 0xF8FF) ||
-           (cp >= 0xFFF0 && cp <= 0xFFFF);
+    return cp <= 0x1F || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0xD800 && cp <= 0xF8FF) || cp >= 0xFFF0;
 }
 
 } // namespace
 
-path_check validate_lock_path(std::string_view path) {
+check_result validate_lock_path(std::string_view path) {
     if (path.empty()) return refuse("lock path is empty");
     if (path.front() != '/') return refuse("lock path must be absolute (start with '/')");
     if (path == "/") return refuse("the root '/' cannot be a lock path");
@@ -50,7 +52,9 @@ path_check validate_lock_path(std::string_view path) {
         const std::size_t len = decode_utf8(path, i, cp);
         if (len == 0) return refuse("lock path is not valid UTF-8 (byte " + std::to_string(i) + ")");
         if (refused_code_point(cp))
-            return refuse("lock path holds a control or reserved character at byte " + std::to_string(i));
+            return refuse(cp > 0xFFFF ? "lock path holds a character outside the Basic Multilingual Plane (the server refuses "
+                                          "it) at byte " + std::to_string(i)
+                                        : "lock path holds a control or reserved character at byte " + std::to_string(i));
         i += len;
     }
 

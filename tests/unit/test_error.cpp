@@ -33,6 +33,8 @@ TEST(Errors, SpecificMappings) {
     EXPECT_EQ(zklock::from_zookeeper(ZNONODE), errc::no_node);
     EXPECT_EQ(zklock::from_zookeeper(ZCONNECTIONLOSS), errc::connection_loss);
     EXPECT_EQ(zklock::from_zookeeper(ZSESSIONEXPIRED), errc::session_expired);
+    EXPECT_EQ(zklock::from_zookeeper(ZNOAUTH), errc::no_auth);
+    EXPECT_EQ(zklock::from_zookeeper(ZAUTHFAILED), errc::auth_failed);
 }
 
 TEST(Errors, Predicates) {
@@ -41,6 +43,9 @@ TEST(Errors, Predicates) {
     EXPECT_TRUE(zklock::is_retryable(errc::throttled_op));
     EXPECT_FALSE(zklock::is_retryable(errc::no_node));
     EXPECT_FALSE(zklock::is_retryable(errc::session_expired));
+    for (auto e : {errc::no_auth, errc::auth_failed, errc::insecure_acl, errc::invalid_acl,
+                   errc::blocked_by_persistent_node})
+        EXPECT_FALSE(zklock::is_retryable(e)) << make_error_code(e).message();
     for (auto e : {errc::session_expired, errc::connection_suspended, errc::node_deleted, errc::session_closed})
         EXPECT_TRUE(zklock::is_lock_lost(e));
     EXPECT_FALSE(zklock::is_lock_lost(errc::timeout));

@@ -34,6 +34,8 @@ TEST(LockPath, RefusesBadPathsWithAReason) {
     expect_refused("/locks/\xc2\x85", "control");          // U+0085
     expect_refused("/locks/\xef\xbf\xbf", "control");      // U+FFFF
     expect_refused("/locks/\xee\x80\x80", "control");      // U+E000, private use
+    expect_refused("/\xf0\x9f\x94\x92", "Basic Multilingual Plane");      // U+1F512, the lock emoji
+    expect_refused("/locks/\xf0\x90\x80\x80", "Basic Multilingual Plane");  // U+10000, the first beyond the BMP
     expect_refused("/locks/\xff", "UTF-8");
     expect_refused("/locks/\xc0\xaf", "UTF-8");            // overlong '/'
     expect_refused("/zookeeper", "reserved");

@@ -1,6 +1,9 @@
 // The zklock command-line tool: one function per subcommand.
 #pragma once
 
+#include <zklock/acl.hpp>
+#include <zklock/session.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -9,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,11 +26,46 @@ inline constexpr int exit_not_acquired = 75;  ///< EX_TEMPFAIL: lock not acquire
 inline constexpr int exit_lock_lost = 76;     ///< the lock was lost while the command ran
 inline constexpr int exit_usage = 64;         ///< EX_USAGE: bad arguments or lock path
 inline constexpr int exit_unavailable = 69;   ///< EX_UNAVAILABLE: no server reachable
+inline constexpr int exit_noperm = 77;        ///< EX_NOPERM: not authorized, authentication refused
 
 /// Adds `-c/--connect HOSTS` (default $ZKLOCK_CONNECT, else 127.0.0.1:2181) to `cmd`.
 void add_connect_option(CLI::App& cmd, std::string& connect);
 /// The default connect string: $ZKLOCK_CONNECT, else 127.0.0.1:2181.
 std::string default_connect();
+
+// --- credentials and ACLs (--auth-file, $ZKLOCK_AUTH_FILE, --acl) -----------------------
+
+/// The environment variable naming the auth file when --auth-file is not given.
+/// zklock removes it from the environment of the commands it runs.
+inline constexpr const char* auth_file_variable = "ZKLOCK_AUTH_FILE";
+
+struct auth_options {
+    std::string file;              ///< --auth-file; empty: $ZKLOCK_AUTH_FILE, if set
+    std::vector<std::string> acl;  ///< --acl entries (zkCli syntax), joined with ','
+};
+
+/// What --auth-file and --acl give. Secrets stay in here: nothing prints them.
+struct credentials {
+    std::vector<auth_entry> zookeeper;  ///< every line of the auth file but redis: ones
+    std::string redis_user;             ///< from a `redis:USER:PASSWORD` line; empty: none
+    std::string redis_password;
+    std::optional<acl_list> acl;        ///< --acl; none: the open default
+};
+
+/// Adds --auth-file FILE and, with `with_acl`, --acl ACL to `cmd`.
+void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl = true);
+/// Reads the auth file (lines `digest:user:password` for ZooKeeper,
+/// `redis:user:password` for Redis; refused when group or others may read it)
+/// and parses --acl. On bad input prints "zklock: ..." (never a secret) and
+/// returns nullopt: the command exits with exit_usage.
+std::optional<credentials> load_credentials(const auth_options& o);
+/// Puts the ZooKeeper part of `c` into `s` (auth, and the ACL when given).
+void apply(const credentials& c, SessionOptions& s);
+
+/// The exit status for an error from the server or the library: exit_noperm for
+/// not authorized / authentication refused / an insecure ACL, exit_usage for
+/// bad input, exit_unavailable otherwise.
+int exit_status_for(const std::error_code& ec);
 
 /// Each registers its subcommand on `app`; the callback it sets stores the exit
 /// status in `exit_code`.

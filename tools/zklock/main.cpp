@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
         return rc == 0 ? 0 : zklock::cli::exit_usage;
     } catch (const zklock::error& e) {
         std::cerr << "zklock: " << e.what() << "\n";
-        return e.code() == zklock::errc::invalid_path ? zklock::cli::exit_usage : zklock::cli::exit_unavailable;
+        return zklock::cli::exit_status_for(e.code());
     } catch (const std::exception& e) {
         std::cerr << "zklock: " << e.what() << "\n";
         return 1;

@@ -1,6 +1,8 @@
 // Lock path validation: pure, no server involved.
 #pragma once
 
+#include <zklock/detail/check_result.hpp>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -14,20 +16,14 @@ namespace zklock::detail {
 /// that keep every getChildren reply of the parent well inside it.
 inline constexpr std::size_t max_lock_path_length = 1024;
 
-/// The result of validating a lock path: empty `error` when valid, otherwise
-/// errc::invalid_path and a sentence saying what is wrong.
-struct path_check {
-    std::error_code error;
-    std::string reason;
-    explicit operator bool() const noexcept { return !error; }
-};
 
-/// Checks a lock path against ZooKeeper's path rules and zklock's own:
+/// Checks a lock path (errc::invalid_path and a reason when refused) against ZooKeeper's path rules and zklock's own:
 /// absolute, no empty segment (`//`), no `.` or `..` segment, no trailing `/`,
 /// not the root, not under the reserved `/zookeeper`, valid UTF-8 without
 /// control characters (U+0000-U+001F, U+007F-U+009F) or the code points the
-/// server refuses (U+D800-U+F8FF, U+FFF0-U+FFFF), at most max_lock_path_length bytes.
-path_check validate_lock_path(std::string_view path);
+/// server refuses (U+D800-U+F8FF, U+FFF0-U+FFFF, and everything beyond U+FFFF,
+/// which the server sees as a surrogate pair), at most max_lock_path_length bytes.
+check_result validate_lock_path(std::string_view path);
 
 /// The ancestors of `path` from the top down, excluding the root and the path
 /// itself: "/a/b/c" gives {"/a", "/a/b"}.

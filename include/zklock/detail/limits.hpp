@@ -1,0 +1,69 @@
+// Bounds checked before any server call: option values, node data sizes,
+// deadlines. Pure functions, no server involved.
+#pragma once
+
+#include <zklock/acl.hpp>
+#include <zklock/detail/check_result.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace zklock {
+struct SessionOptions;
+}
+
+namespace zklock::detail {
+
+/// The server's default jute.maxbuffer: the largest request it reads (0xfffff bytes).
+/// A larger request makes it close the connection, and the client, resending it
+/// after every reconnect, would never get an answer.
+inline constexpr std::size_t default_max_request_bytes = 0xfffff;
+
+/// Largest permit count of a Semaphore (the server's sequence counter is a signed 32-bit int).
+inline constexpr std::size_t max_permits = 0x7fffffff;
+
+/// The chroot suffix of a connect string ("/app" of "h1:2181,h2:2181/app"), or "".
+std::string_view chroot_of(std::string_view connect);
+
+/// Bytes a create request takes on the wire besides its data: header, the path
+/// the server sees (chroot included), the ACL and the flags.
+std::size_t create_request_overhead(std::size_t server_path_bytes, const acl_list& acl);
+
+/// Checks that node data of `data_bytes` fits a create of a node whose path on
+/// the server (chroot included) has `server_path_bytes` bytes, with `acl`, in a
+/// request of at most `max_request_bytes`. errc::invalid_argument with a reason.
+check_result check_node_data(std::size_t data_bytes, std::size_t server_path_bytes, const acl_list& acl,
+                             std::size_t max_request_bytes);
+
+/// Checks the values of SessionOptions: session_timeout in [1 ms, INT_MAX ms],
+/// connect_timeout not negative, the auth list and the ACL policy
+/// (validate_auth, validate_acl). errc::invalid_argument with a reason.
+check_result validate_session_options(const SessionOptions& options);
+
+/// The steady-clock deadline `timeout` from now. A timeout of zero or less is
+/// now (already passed: "do not wait"); one later than the clock can represent
+/// (hours::max(), ...) is nullopt: no deadline. Never overflows.
+template <class Rep, class Period>
+std::optional<std::chrono::steady_clock::time_point> deadline_after(const std::chrono::duration<Rep, Period>& timeout) {
+    using namespace std::chrono;
+    const auto now = steady_clock::now();
+    if (timeout <= duration<Rep, Period>::zero()) return now;
+    // Compare in floating point: hours::max() overflows any integer conversion.
+    const duration<long double> wanted = timeout;
+    const duration<long double> room = steady_clock::time_point::max() - now;
+    if (wanted >= room / 2) return std::nullopt;  // over a century away: wait forever
+    return now + ceil<steady_clock::duration>(wanted);
+}
+
+/// The steady-clock deadline for a time point of any clock (see deadline_after).
+template <class Clock, class Duration>
+std::optional<std::chrono::steady_clock::time_point> deadline_at(const std::chrono::time_point<Clock, Duration>& t) {
+    using std::chrono::duration;
+    const duration<long double> remaining =
+        duration<long double>(t.time_since_epoch()) - duration<long double>(Clock::now().time_since_epoch());
+    return deadline_after(remaining);
+}
+
+} // namespace zklock::detail
