@@ -1,6 +1,7 @@
 #include "contender.hpp"
 
 #include <zklock/detail/acl_check.hpp>
+#include <zklock/detail/limits.hpp>
 
 #include <boost/asio/error.hpp>
 
@@ -321,6 +322,10 @@ void contender_engine::on_created(const std::shared_ptr<attempt>& a, int rc, std
                     self->send_create(a, parent_retries + 1);
                 });
                 if (prc == ZNOAUTH) return self->fail(from_zookeeper(prc), self->refused("create", at));
+                const auto chroot = chroot_of(self->session_->options().connect);
+                if (prc == ZNONODE && !chroot.empty() && at.find('/', 1) == std::string::npos)
+                    return self->fail(from_zookeeper(prc), "the chroot " + std::string(chroot) +
+                                                               " of the connect string does not exist on the server");
                 return self->fail(from_zookeeper(prc));
             }
             self->send_create(a, parent_retries + 1);
