@@ -1,0 +1,25 @@
+// Text from outside (node data, participant ids, node names, user input) made
+// safe to print on a terminal. Pure functions; unit-tested.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace zklock::cli {
+
+/// `text` with everything a terminal would act on shown as an escape instead:
+/// C0 control characters and DEL as \xHH (\n, \r, \t as such), a backslash as
+/// \\ (so the output reads back unambiguously), bytes that are not valid UTF-8
+/// as \xHH, and the code points that reorder or break lines as \uHHHH (C1
+/// controls U+0080-U+009F, bidirectional controls U+200E-U+200F,
+/// U+202A-U+202E, U+2066-U+2069, line and paragraph separators U+2028-U+2029).
+/// Valid UTF-8 otherwise passes unchanged.
+std::string escape_control(std::string_view text);
+
+/// A word as a POSIX shell would read it back: unchanged when it holds only
+/// characters with no meaning to the shell, otherwise in single quotes with
+/// its text escaped by escape_control() (a word with control characters or a
+/// backslash is then for reading, not for pasting).
+std::string shell_word(std::string_view word);
+
+} // namespace zklock::cli
