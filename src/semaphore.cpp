@@ -7,11 +7,24 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 
+#include <mutex>
+
 namespace zklock {
 namespace asio = boost::asio;
 
+struct Semaphore::failure_record {
+    mutable std::mutex mutex;
+    std::string detail;
+    void keep(const Mutex& failed) {
+        auto d = failed.failure_detail();
+        std::lock_guard lk(mutex);
+        detail = std::move(d);
+    }
+};
+
 Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, SemaphoreOptions options)
-    : session_(session), path_(std::move(path)), permits_(permits), options_(std::move(options)) {
+    : session_(session), path_(std::move(path)), permits_(permits), options_(std::move(options)),
+      last_failure_(std::make_shared<failure_record>()) {
     const auto check = detail::validate_lock_path(path_);
     if (!check) throw error(check.error, "zklock::Semaphore: " + check.reason + ": '" + path_ + "'");
     if (permits_ == 0) throw error(make_error_code(errc::invalid_argument), "zklock::Semaphore: permits must be at least 1");
@@ -44,6 +57,7 @@ std::optional<Lease> Semaphore::acquire_until(std::optional<std::chrono::steady_
         m->lock(ec);
         granted = !ec;
     }
+    if (ec) last_failure_->keep(*m);
     if (ec || !granted) return std::nullopt;
     return Lease(std::move(m));
 }
@@ -64,6 +78,7 @@ std::optional<Lease> Semaphore::try_acquire() {
     auto m = make_waiter();
     std::error_code ec;
     const bool granted = m->try_lock(ec);
+    if (ec) last_failure_->keep(*m);
     throw_if(ec, "zklock::Semaphore::try_acquire");
     if (!granted) return std::nullopt;
     return Lease(std::move(m));
@@ -78,12 +93,19 @@ void Semaphore::async_acquire_impl(asio::any_completion_handler<void(std::error_
     // also emits on the slot: the slot is detached there, never on the session thread.
     auto user_ex = asio::get_associated_executor(handler, ex);
     m.async_lock(asio::bind_cancellation_slot(
-        slot, asio::bind_executor(user_ex, [waiter, ex, h = std::move(handler)](std::error_code ec) mutable {
+        slot, asio::bind_executor(user_ex, [waiter, ex, failure = last_failure_,
+                                            h = std::move(handler)](std::error_code ec) mutable {
+            if (ec) failure->keep(**waiter);
             Lease lease = ec ? Lease() : Lease(std::move(*waiter));
             detail::post_completion(std::move(h), ex, ec, std::move(lease));
         })));
 }
 
 std::vector<contender> Semaphore::contenders() const { return list_contenders(session_, path_); }
+
+std::string Semaphore::failure_detail() const {
+    std::lock_guard lk(last_failure_->mutex);
+    return last_failure_->detail;
+}
 
 } // namespace zklock

@@ -110,8 +110,12 @@ public:
     const std::string& path() const noexcept { return path_; }
     /// The queue as the server has it now (blocking): the first permits() hold leases.
     std::vector<contender> contenders() const;
+    /// Why the last failed acquire through this object failed, in words (as
+    /// Mutex::failure_detail()); empty when none failed. Never holds a secret.
+    std::string failure_detail() const;
 
 private:
+    struct failure_record;
     std::unique_ptr<Mutex> make_waiter() const;
     std::optional<Lease> acquire_until(std::optional<std::chrono::steady_clock::time_point> deadline,
                                        std::error_code& ec);
@@ -121,6 +125,7 @@ private:
     std::string path_;
     std::size_t permits_;
     SemaphoreOptions options_;
+    std::shared_ptr<failure_record> last_failure_;
 };
 
 } // namespace zklock
