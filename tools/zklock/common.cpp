@@ -1,5 +1,8 @@
 #include "commands.hpp"
 
+#include "terminal_text.hpp"
+
+#include <zklock/detail/limits.hpp>
 #include <zklock/error.hpp>
 
 #include <cstdlib>
@@ -28,7 +31,7 @@ void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl) {
                        "ACL of the nodes zklock creates, in zkCli's syntax: scheme:id:perms[,...], e.g. auth::cdrwa "
                        "(only the auth file's identities) or auth::cdrwa,world:anyone:r (anyone may read the queue)")
             ->type_name("ACL")
-            ->delimiter(',');
+            ->allow_extra_args(false);  // one value per --acl: LOCK_PATH follows
 }
 
 std::optional<credentials> load_credentials(const auth_options& o) {
@@ -41,7 +44,7 @@ std::optional<credentials> load_credentials(const auth_options& o) {
         std::string reason;
         auto entries = read_auth_file(file, ec, &reason);
         if (ec) {
-            std::cerr << "zklock: " << reason << "\n";
+            notice(reason);
             return std::nullopt;
         }
         for (auto& e : entries) {
@@ -51,8 +54,8 @@ std::optional<credentials> load_credentials(const auth_options& o) {
             }
             const auto colon = e.credentials.find(':');
             if (colon == std::string::npos) {
-                std::cerr << "zklock: auth file " << file << ": a redis line is redis:USER:PASSWORD "
-                          << "(USER default for a server with requirepass)\n";
+                notice("auth file " + file + ": a redis line is redis:USER:PASSWORD "
+                       "(USER default for a server with requirepass)");
                 return std::nullopt;
             }
             c.redis_user = e.credentials.substr(0, colon);
@@ -66,11 +69,11 @@ std::optional<credentials> load_credentials(const auth_options& o) {
         std::string reason;
         auto acl = parse_acl(text, ec, &reason);
         if (ec) {
-            std::cerr << "zklock: --acl: " << reason << "\n";
+            notice("--acl: " + reason);
             return std::nullopt;
         }
         if (const auto bad = validate_acl(acl, !c.zookeeper.empty(), &reason)) {
-            std::cerr << "zklock: --acl: " << reason << "\n";
+            notice("--acl: " + reason);
             return std::nullopt;
         }
         c.acl = std::move(acl);
@@ -83,12 +86,58 @@ void apply(const credentials& c, SessionOptions& s) {
     if (c.acl) s.acl = *c.acl;
 }
 
+bool load_into(const auth_options& o, SessionOptions& s) {
+    const auto c = load_credentials(o);
+    if (!c) return false;
+    apply(*c, s);
+    return true;
+}
+
 int exit_status_for(const std::error_code& ec) {
     if (ec == errc::no_auth || ec == errc::auth_failed || ec == errc::insecure_acl) return exit_noperm;
     if (ec == errc::invalid_path || ec == errc::invalid_argument || ec == errc::invalid_acl ||
         ec == errc::permits_mismatch)
         return exit_usage;
+    if (ec == errc::no_node) return exit_config;
+    if (ec == errc::blocked_by_persistent_node) return exit_not_acquired;
     return exit_unavailable;
+}
+
+void notice(const std::string& what) { std::cerr << "zklock: " << escape_control(what) << std::endl; }
+
+int report_connect_failure(const Session& session, const std::error_code& ec) {
+    const auto& o = session.options();
+    if (ec == errc::timeout) {
+        notice("could not connect to " + o.connect + " within " + std::to_string(o.connect_timeout.count()) + " ms");
+        return exit_unavailable;
+    }
+    if (ec == errc::invalid_argument) {
+        notice("invalid connect string '" + o.connect + "'");
+        return exit_usage;
+    }
+    if (ec == errc::auth_failed) {
+        notice(o.connect + " refused the authentication as " + session.identity() +
+               " (a scheme the server does not accept; check the auth file)");
+        return exit_noperm;
+    }
+    notice("could not connect to " + o.connect + ": " + ec.message());
+    return exit_status_for(ec);
+}
+
+int report_failure(const Session& session, const std::string& doing, const std::error_code& ec,
+                   const std::string& detail) {
+    std::string why = detail;
+    if (why.empty()) {
+        const auto& o = session.options();
+        const auto chroot = detail::chroot_of(o.connect);
+        if (ec == errc::no_auth) why = "not authorized: " + session.identity() + " may not do that";
+        else if (ec == errc::auth_failed) why = o.connect + " refused the authentication as " + session.identity();
+        else if (ec == errc::no_node && !chroot.empty())
+            why = "the chroot " + std::string(chroot) + " of the connect string does not exist on the server";
+        else why = ec.message();
+    }
+    notice("could not " + doing + ": " + why);
+    return exit_status_for(ec);
 }
 
 } // namespace zklock::cli

@@ -1,7 +1,10 @@
 // zklock elect: run a command only while this participant leads an election
 // (campaign, run CMD as leader, stop it when leadership is lost, campaign again),
 // and `zklock elect --observe`: follow who leads.
+#include "arguments.hpp"
 #include "commands.hpp"
+#include "supervisor.hpp"
+#include "terminal_text.hpp"
 
 #include <zklock/detail/path.hpp>
 #include <zklock/leader_election.hpp>
@@ -10,10 +13,6 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +24,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace zklock::cli {
 namespace {
@@ -41,8 +42,10 @@ struct elect_options {
     bool verbose = false;
     bool observe = false;
     bool json = false;
+    auth_options auth;
     std::string path;
     std::string id;
+    std::vector<std::string> words;  // what CLI11 leaves after the ID
     std::vector<std::string> command;
 };
 
@@ -51,93 +54,42 @@ constexpr milliseconds connect_timeout{15000};
 // the session on exit deletes the node all the same.
 constexpr milliseconds resign_timeout{3000};
 
-SessionOptions session_options(const elect_options& o) {
-    SessionOptions s;
-    s.connect = o.connect;
-    s.session_timeout = milliseconds(o.session_timeout_ms);
-    s.connect_timeout = connect_timeout;
-    return s;
-}
-
-// The exit status for a failed connect, after telling why.
-int connect_failure(const elect_options& o, std::error_code ec) {
-    if (ec == errc::timeout) {
-        notice("could not connect to " + o.connect + " within " + std::to_string(connect_timeout.count()) + " ms");
-    } else if (ec == errc::invalid_argument) {
-        notice("invalid connect string '" + o.connect + "'");
-        return exit_usage;
-    } else {
-        notice("could not connect to " + o.connect + ": " + ec.message());
-    }
-    return exit_unavailable;
-}
-
-// One `zklock elect ... -- CMD`: everything happens on io_ in the main thread; the
-// Session runs its own thread and posts completions here.
-class elector {
+// One `zklock elect ... -- CMD`.
+class elector final : public supervisor {
 public:
-    explicit elector(elect_options o)
-        : o_(std::move(o)),
-          handled_signals_(stop_signals()),
-          signals_(io_),
-          session_(session_options(o_)),
+    elector(elect_options o, SessionOptions so)
+        : supervisor(std::move(so), milliseconds(o.grace_ms), o.verbose),
+          o_(std::move(o)),
           election_(session_, o_.path, o_.id),
-          child_(io_, milliseconds(o_.grace_ms), handled_signals_),
           timer_(io_) {}
 
-    int run() {
-        for (int sig : handled_signals_) signals_.add(sig);
-        wait_for_signal();
-        if (o_.verbose) notice("connecting to " + o_.connect);
-        session_.async_connect(asio::bind_cancellation_slot(
-            connect_cancel_.slot(), asio::bind_executor(io_, [this](std::error_code ec) { on_connected(ec); })));
-        io_.run();
-        return exit_code_;
-    }
-
 private:
-    enum class phase { connecting, campaigning, leading, rejoin_delay, resigning, done };
+    enum class phase { campaigning, leading, rejoin_delay, resigning };
 
-    void wait_for_signal() {
-        signals_.async_wait([this](boost::system::error_code ec, int sig) {
-            if (ec) return;
-            on_signal(sig);
-            wait_for_signal();
-        });
-    }
-
-    void on_signal(int sig) {
+    void on_stop(const stop_request& r) override {
         switch (phase_) {
-        case phase::connecting:
-            stop_signal_ = sig;
-            connect_cancel_.emit(asio::cancellation_type::terminal);
-            break;
         case phase::campaigning:
             // The campaign completes with operation_canceled once its node is gone.
             // Emitted here, on io_: the campaign's handler is bound to io_, and the
             // election detaches its cancellation handler on that executor.
-            stop_signal_ = sig;
+            stop_signal_ = r.signal;
             campaign_cancel_->emit(asio::cancellation_type::terminal);
             break;
         case phase::leading:
-            if (!stop_signal_) stop_signal_ = sig;
-            child_.stop(sig);  // its exit resigns and exits
+            if (!stop_signal_) stop_signal_ = r.signal;
+            // A signal the kernel sent to the whole group (Ctrl-C) reached CMD already.
+            child_.stop(r.signal, !r.whole_group);  // its exit resigns and exits
             break;
         case phase::rejoin_delay:
             timer_.cancel();
-            finish(128 + sig);
+            finish(128 + r.signal);
             break;
         case phase::resigning:
-        case phase::done:
             break;
         }
     }
 
-    void on_connected(std::error_code ec) {
-        if (ec == std::errc::operation_canceled) return finish(128 + stop_signal_);
-        if (ec) return finish(connect_failure(o_, ec));
-        campaign();
-    }
+    void on_connected() override { campaign(); }
 
     void campaign() {
         phase_ = phase::campaigning;
@@ -151,10 +103,7 @@ private:
 
     void on_elected(std::error_code ec, Leadership term) {
         if (ec == std::errc::operation_canceled || (stop_signal_ && ec)) return finish(128 + stop_signal_);
-        if (ec) {
-            notice("campaign in " + o_.path + " failed: " + ec.message());
-            return finish(exit_unavailable);
-        }
+        if (ec) return finish(report_failure(session_, "campaign in " + o_.path, ec, election_.queue().failure_detail()));
         if (stop_signal_) return resign_and_exit(128 + stop_signal_);  // signalled as leadership arrived
         term_ = std::move(term);
         phase_ = phase::leading;
@@ -217,13 +166,13 @@ private:
         exit_code_ = code;
         timer_.expires_after(resign_timeout);
         timer_.async_wait([this](boost::system::error_code ec) {
-            if (ec || phase_ == phase::done) return;
+            if (ec || finished()) return;
             notice("resignation from " + o_.path + " not confirmed within " + std::to_string(resign_timeout.count()) +
                    " ms; exiting (the session's end deletes the node)");
             finish(exit_code_);
         });
         election_.queue().async_unlock(asio::bind_executor(io_, [this](std::error_code ec) {
-            if (phase_ == phase::done) return;
+            if (finished()) return;
             if (ec == errc::not_held) {
                 if (!stop_signal_) {
                     // Lost while the command ran; the notice had not arrived yet.
@@ -239,29 +188,13 @@ private:
         }));
     }
 
-    void finish(int code) {
-        phase_ = phase::done;
-        exit_code_ = code;
-        io_.stop();
-    }
-
     elect_options o_;
-    // io_ outlives the session: the session's thread posts completions to it
-    // until the session is destroyed.
-    asio::io_context io_{1};
-    // Completions come from the session's thread: io_ runs until finish() stops it.
-    asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
-    std::vector<int> handled_signals_;
-    asio::signal_set signals_;
-    Session session_;
     LeaderElection election_;  // destroyed before the session it uses
-    asio::cancellation_signal connect_cancel_;
     // Shared: an emit posted to the session's executor may run after we are gone.
     std::shared_ptr<asio::cancellation_signal> campaign_cancel_;
-    command_child child_;
     asio::steady_timer timer_;
 
-    phase phase_ = phase::connecting;
+    phase phase_ = phase::campaigning;
     Leadership term_;
     clock_type::time_point term_started_;
     int stop_signal_ = 0;
@@ -270,36 +203,26 @@ private:
 };
 
 // `zklock elect --observe`: prints the leader, then every change, until a signal.
-class observer {
+class observer final : public supervisor {
 public:
-    explicit observer(elect_options o)
-        : o_(std::move(o)), signals_(io_), session_(session_options(o_)), election_(session_, o_.path, "") {}
-
-    int run() {
-        for (int sig : stop_signals()) signals_.add(sig);
-        signals_.async_wait([this](boost::system::error_code ec, int) {
-            if (ec) return;
-            stopping_ = true;
-            // Both complete on io_ and detach their cancellation handlers there.
-            cancel_.emit(asio::cancellation_type::terminal);
-        });
-        session_.async_connect(asio::bind_cancellation_slot(
-            cancel_.slot(), asio::bind_executor(io_, [this](std::error_code ec) { on_connected(ec); })));
-        io_.run();
-        return exit_code_;
-    }
+    observer(elect_options o, SessionOptions so)
+        : supervisor(std::move(so), milliseconds(0), o.verbose), o_(std::move(o)), election_(session_, o_.path, "") {}
 
 private:
-    void on_connected(std::error_code ec) {
-        if (ec == std::errc::operation_canceled || stopping_) return finish(0);
-        if (ec) return finish(connect_failure(o_, ec));
+    int stopped_status(int) const override { return 0; }
+
+    void on_stop(const stop_request&) override {
+        stopping_ = true;
+        // Completes on io_ and detaches its cancellation handler there.
+        cancel_.emit(asio::cancellation_type::terminal);
+    }
+
+    void on_connected() override {
         // async_wait_leader_change(nullopt) waits for a leader when there is none:
         // read the current one first, so that "no leader" is printed too.
+        std::error_code ec;
         auto current = election_.leader(ec);
-        if (ec) {
-            notice("could not read the leader of " + o_.path + ": " + ec.message());
-            return finish(exit_unavailable);
-        }
+        if (ec) return finish(report_failure(session_, "read the leader of " + o_.path, ec));
         print(current);
         wait(std::move(current));
     }
@@ -311,15 +234,15 @@ private:
             asio::bind_cancellation_slot(cancel_.slot(),
                                          asio::bind_executor(io_, [this](std::error_code ec, std::optional<LeaderInfo> now) {
                                              if (ec == std::errc::operation_canceled || stopping_) return finish(0);
-                                             if (ec) {
-                                                 notice("watching the leader of " + o_.path + ": " + ec.message());
-                                                 return finish(exit_unavailable);
-                                             }
+                                             if (ec)
+                                                 return finish(report_failure(session_, "watch the leader of " + o_.path, ec));
                                              print(now);
                                              wait(std::move(now));
                                          })));
     }
 
+    // Participant ids are any bytes: JSON replaces invalid UTF-8, text escapes
+    // what a terminal would act on.
     void print(const std::optional<LeaderInfo>& leader) const {
         if (o_.json) {
             nlohmann::ordered_json line;
@@ -332,53 +255,78 @@ private:
                 line["epoch"] = nullptr;
                 line["node"] = nullptr;
             }
-            std::cout << line.dump() << std::endl;
+            std::cout << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
         } else if (leader) {
-            std::cout << "leader " << leader->participant_id << " epoch " << leader->epoch << " node " << leader->node
-                      << std::endl;
+            std::cout << "leader " << escape_control(leader->participant_id) << " epoch " << leader->epoch << " node "
+                      << escape_control(leader->node) << std::endl;
         } else {
             std::cout << "no leader" << std::endl;
         }
     }
 
-    void finish(int code) {
-        exit_code_ = code;
-        io_.stop();
-    }
-
     elect_options o_;
-    asio::io_context io_{1};
-    // Completions come from the session's thread: io_ runs until finish() stops it.
-    asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
-    asio::signal_set signals_;
-    Session session_;
     LeaderElection election_;
     asio::cancellation_signal cancel_;
     bool stopping_ = false;
-    int exit_code_ = 1;
 };
 
+std::string default_participant_id() {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0 || !*host) std::strcpy(host, "localhost");
+    return std::string(host) + ":" + std::to_string(::getpid());
+}
+
+// Sorts out the words after ELECTION_PATH. CLI11 (positionals_at_end) gives the
+// first to ID, whatever it is: "--" when the user wrote no ID ("/e -- cmd"), an
+// option written after the path ("/e --once -- cmd"), or the ID itself.
+// Returns false after telling what is wrong.
+bool sort_out_positionals(elect_options& o) {
+    const auto misplaced = [&](const std::vector<std::string>& positionals, const trailing_words& words) {
+        notice(misplaced_option_hint("zklock elect", "ELECTION_PATH", positionals, words));
+        return false;
+    };
+    if (o.id == "--") {  // no ID: everything after the -- is the command, as written
+        o.id.clear();
+        o.command = std::move(o.words);
+        return true;
+    }
+    if (o.id.size() > 1 && o.id.front() == '-') {
+        std::vector<std::string> all{o.id};
+        all.insert(all.end(), o.words.begin(), o.words.end());
+        return misplaced({o.path}, split_trailing(std::move(all)));
+    }
+    auto words = split_trailing(std::move(o.words));
+    if (!words.misplaced.empty()) return misplaced({o.path, o.id}, words);
+    o.command = std::move(words.command);
+    return true;
+}
+
 int elect_command(elect_options o) {
-    if (!o.command.empty() && o.command.front() == "--") o.command.erase(o.command.begin());
+    if (!sort_out_positionals(o)) return exit_usage;
     if (o.observe) {
         if (!o.id.empty() || !o.command.empty()) {
-            std::cerr << "zklock: elect --observe takes only ELECTION_PATH (zklock elect --observe ELECTION_PATH)\n";
+            notice("elect --observe takes only ELECTION_PATH (zklock elect --observe ELECTION_PATH)");
             return exit_usage;
         }
-    } else if (o.id.empty() || o.command.empty()) {
-        std::cerr << "zklock: elect: " << (o.id.empty() ? "no participant ID" : "no command")
-                  << " given (zklock elect ELECTION_PATH ID -- CMD [ARGS...])\n";
+    } else if (o.command.empty()) {
+        notice("elect: no command given (zklock elect ELECTION_PATH [ID] -- CMD [ARGS...])");
         return exit_usage;
     }
     if (const auto check = detail::validate_lock_path(o.path); !check) {
-        std::cerr << "zklock: " << check.reason << ": '" << o.path << "'\n";
+        notice(check.reason + ": '" + o.path + "'");
         return exit_usage;
     }
+    if (!o.observe && o.id.empty()) o.id = default_participant_id();
+    SessionOptions so;
+    so.connect = o.connect;
+    so.session_timeout = milliseconds(o.session_timeout_ms);
+    so.connect_timeout = connect_timeout;
+    if (!load_into(o.auth, so)) return exit_usage;
     if (o.observe) {
-        observer obs(std::move(o));
+        observer obs(std::move(o), std::move(so));
         return obs.run();
     }
-    elector e(std::move(o));
+    elector e(std::move(o), std::move(so));
     return e.run();
 }
 
@@ -388,19 +336,25 @@ void add_elect(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<elect_options>();
     auto* cmd = app.add_subcommand("elect", "Run CMD only while leading ELECTION_PATH as ID; or --observe the leader");
     cmd->footer(
-        "Options go before ELECTION_PATH. The leader's CMD gets ZKLOCK_LEADER_EPOCH (= ZKLOCK_FENCING_TOKEN: grows\n"
-        "with every new leader) and ZKLOCK_LOCK_NODE. When leadership is lost, CMD is stopped (SIGTERM, then\n"
-        "SIGKILL after --grace) and zklock campaigns again; when CMD exits, zklock resigns and campaigns again.\n"
-        "With --once: one term only; exit with CMD's status, or 76 if leadership was lost.\n"
-        "Exit status otherwise: 128+N zklock got signal N (forwarded to CMD, then it resigns); 64 bad arguments;\n"
-        "69 no server reachable; 126/127 CMD not executable / not found.\n"
-        "--observe prints the leader and every change (`leader ID epoch N node NODE` or `no leader`; --json: one\n"
-        "object per line) until SIGINT/SIGTERM, then exits 0.");
+        "Options go before ELECTION_PATH; everything after -- is CMD. ID defaults to HOSTNAME:PID. The leader's CMD\n"
+        "gets ZKLOCK_LEADER_EPOCH (= ZKLOCK_FENCING_TOKEN: grows with every new leader) and ZKLOCK_LOCK_NODE (not\n"
+        "ZKLOCK_AUTH_FILE), descriptors 0-2 and those zklock inherited. When leadership is lost, CMD is stopped\n"
+        "(SIGTERM, then SIGKILL after --grace) and zklock campaigns again; when CMD exits, zklock resigns and\n"
+        "campaigns again. With --once: one term only; exit with CMD's status, or 76 if leadership was lost.\n"
+        "Exit status otherwise: 128+N zklock got signal N (forwarded to CMD unless the terminal sent it to both, as\n"
+        "Ctrl-C does; then it resigns); 64 bad arguments or auth file; 69 no server reachable; 75 a persistent node\n"
+        "blocks the queue (the message says how to remove it); 77 not authorized, authentication refused, or an\n"
+        "election directory with a more open ACL than --acl; 78 the connect string's chroot does not exist;\n"
+        "126/127 CMD not executable / not found.\n"
+        "--observe prints the leader and every change (`leader ID epoch N node NODE` or `no leader`, control\n"
+        "characters escaped; --json: one object per line, invalid UTF-8 replaced) until SIGINT/SIGTERM, then exits 0.");
     add_connect_option(*cmd, o->connect);
+    add_auth_options(*cmd, o->auth);
     cmd->add_option("--session-timeout", o->session_timeout_ms, "Requested ZooKeeper session timeout in ms")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
     auto* observe = cmd->add_flag("--observe", o->observe, "Print the leader and every change instead of campaigning");
+    cmd->get_option("--acl")->excludes(observe);
     cmd->add_flag("--json", o->json, "With --observe: one JSON object per line")->needs(observe);
     cmd->add_option("--grace", o->grace_ms, "After SIGTERM to CMD, wait this long before SIGKILL (ms)")
         ->capture_default_str()
@@ -415,8 +369,8 @@ void add_elect(CLI::App& app, int& exit_code) {
         ->excludes(observe);
     cmd->add_flag("-v,--verbose", o->verbose, "Report campaigning, resigning and CMD's exit on stderr");
     cmd->add_option("ELECTION_PATH", o->path, "Election znode, e.g. /elections/scheduler")->required();
-    cmd->add_option("ID", o->id, "This participant's id, shown to observers");
-    cmd->add_option("CMD", o->command, "Command and arguments (after --)");
+    cmd->add_option("ID", o->id, "This participant's id, shown to observers (default HOSTNAME:PID)");
+    cmd->add_option("CMD", o->words, "Command and arguments (after --)");
     cmd->positionals_at_end();
     cmd->callback([o, &exit_code] { exit_code = elect_command(*o); });
 }

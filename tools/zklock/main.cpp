@@ -1,10 +1,13 @@
 #include "commands.hpp"
+#include "descriptors.hpp"
 
 #include <zklock/error.hpp>
 
 #include <iostream>
 
 int main(int argc, char** argv) {
+    // Before anything opens a descriptor: what zklock inherited is what CMD may inherit.
+    zklock::cli::snapshot_inherited_descriptors();
     CLI::App app{"zklock: distributed locks on ZooKeeper"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "zklock 0.1.0");
@@ -21,10 +24,10 @@ int main(int argc, char** argv) {
         const int rc = app.exit(e);
         return rc == 0 ? 0 : zklock::cli::exit_usage;
     } catch (const zklock::error& e) {
-        std::cerr << "zklock: " << e.what() << "\n";
+        zklock::cli::notice(e.what());
         return zklock::cli::exit_status_for(e.code());
     } catch (const std::exception& e) {
-        std::cerr << "zklock: " << e.what() << "\n";
+        zklock::cli::notice(e.what());
         return 1;
     }
     return exit_code;

@@ -1,5 +1,6 @@
 // zklock status: the queue of a lock, holder first.
 #include "commands.hpp"
+#include "terminal_text.hpp"
 
 #include <zklock/detail/path.hpp>
 #include <zklock/mutex.hpp>
@@ -19,6 +20,7 @@ struct status_options {
     std::string connect;
     int connect_timeout_ms = 15000;
     bool json = false;
+    auth_options auth;
     std::string path;
 };
 
@@ -43,34 +45,32 @@ std::string human_age(std::int64_t ms) {
     return std::to_string(s / 86400) + "d" + std::to_string(s % 86400 / 3600) + "h";
 }
 
+// How to remove a node that never goes away by itself.
+std::string removal_hint(const status_options& o, const contender& c) {
+    return o.path + "/" + c.node +
+           " is a persistent node (not ephemeral): no session end deletes it, and it blocks everyone queued "
+           "behind it; delete it with: zkCli.sh -server " + o.connect + " delete " + o.path + "/" + c.node;
+}
+
 int status_command(const status_options& o) {
     if (const auto check = detail::validate_lock_path(o.path); !check) {
-        std::cerr << "zklock: " << check.reason << ": '" << o.path << "'\n";
+        notice(check.reason + ": '" + o.path + "'");
         return exit_usage;
     }
     SessionOptions so;
     so.connect = o.connect;
     so.connect_timeout = std::chrono::milliseconds(o.connect_timeout_ms);
+    if (!load_into(o.auth, so)) return exit_usage;
     Session session(so);
     std::error_code ec;
     session.connect(ec);
-    if (ec == errc::timeout) {
-        std::cerr << "zklock: could not connect to " << o.connect << " within " << o.connect_timeout_ms << " ms\n";
-        return exit_unavailable;
-    }
-    if (ec == errc::invalid_argument) {
-        std::cerr << "zklock: invalid connect string '" << o.connect << "'\n";
-        return exit_usage;
-    }
-    if (ec) {
-        std::cerr << "zklock: could not connect to " << o.connect << ": " << ec.message() << "\n";
-        return exit_unavailable;
-    }
+    if (ec) return report_connect_failure(session, ec);
     const auto queue = list_contenders(session, o.path, ec);
-    if (ec) {
-        std::cerr << "zklock: could not list " << o.path << ": " << ec.message() << "\n";
-        return exit_unavailable;
-    }
+    if (ec == errc::no_auth)
+        return report_failure(session, "list " + o.path, ec,
+                              "not authorized: " + session.identity() + " may not read " + o.path +
+                                  " (its ACL does not grant this identity r)");
+    if (ec) return report_failure(session, "list " + o.path, ec);
     // ctime is the server's clock: ages are off by the clock difference, if any.
     const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
@@ -83,28 +83,41 @@ int status_command(const status_options& o) {
                                          {"node", c.node},
                                          {"fencing_token", c.fencing_token},
                                          {"owner_session", hex_session(c.owner_session)},
+                                         {"persistent", c.persistent},
                                          {"created_ms", c.created_ms},
                                          {"data", c.data},
                                          {"age_ms", std::max<std::int64_t>(0, now_ms - c.created_ms)}});
         }
-        std::cout << out.dump(2) << std::endl;
+        // Node data is any bytes: invalid UTF-8 becomes U+FFFD instead of failing the dump.
+        std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
+        for (const auto& c : queue)
+            if (c.persistent) notice(removal_hint(o, c));
         return 0;
     }
     if (queue.empty()) {
-        std::cout << o.path << ": no contenders\n";
+        std::cout << escape_control(o.path) << ": no contenders\n";
         return 0;
     }
+    // Node names and data come from whoever created the nodes: escaped.
+    std::vector<std::string> names;
     std::size_t node_width = 4;
-    for (const auto& c : queue) node_width = std::max(node_width, c.node.size());
-    std::cout << o.path << ": " << queue.size() << (queue.size() == 1 ? " contender" : " contenders")
+    for (const auto& c : queue) {
+        names.push_back(escape_control(c.node));
+        node_width = std::max(node_width, names.back().size());
+    }
+    std::cout << escape_control(o.path) << ": " << queue.size() << (queue.size() == 1 ? " contender" : " contenders")
               << " (position 0 holds the lock)\n";
     std::cout << std::left << std::setw(5) << "POS" << std::setw(static_cast<int>(node_width) + 2) << "NODE"
               << std::setw(14) << "TOKEN" << std::setw(20) << "OWNER" << std::setw(10) << "AGE" << "DATA\n";
-    for (const auto& c : queue) {
-        std::cout << std::left << std::setw(5) << c.position << std::setw(static_cast<int>(node_width) + 2) << c.node
-                  << std::setw(14) << c.fencing_token << std::setw(20) << hex_session(c.owner_session)
-                  << std::setw(10) << human_age(now_ms - c.created_ms) << c.data << "\n";
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+        const auto& c = queue[i];
+        std::cout << std::left << std::setw(5) << c.position << std::setw(static_cast<int>(node_width) + 2) << names[i]
+                  << std::setw(14) << c.fencing_token
+                  << std::setw(20) << (c.persistent ? std::string("persistent") : hex_session(c.owner_session))
+                  << std::setw(10) << human_age(now_ms - c.created_ms) << escape_control(c.data) << "\n";
     }
+    for (const auto& c : queue)
+        if (c.persistent) std::cout << escape_control("note: " + removal_hint(o, c)) << "\n";
     return 0;
 }
 
@@ -113,8 +126,15 @@ int status_command(const status_options& o) {
 void add_status(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<status_options>();
     auto* cmd = app.add_subcommand("status", "Show the queue of a lock: holder first, then waiters in order");
-    cmd->footer("Exit status: 0 (also when nobody holds the lock); 64 bad lock path; 69 no server reachable.");
+    cmd->footer(
+        "OWNER is the holder's session, or `persistent` for a node no session end deletes (a note says how to\n"
+        "remove it). Node names and data are shown with control characters escaped (\\x1b); --json replaces\n"
+        "invalid UTF-8 and marks such nodes \"persistent\": true.\n"
+        "Exit status: 0 (also when nobody holds the lock); 64 bad lock path or auth file; 69 no server reachable;\n"
+        "77 not authorized to read the lock (its ACL does not grant the auth file's identity r), or authentication\n"
+        "refused.");
     add_connect_option(*cmd, o->connect);
+    add_auth_options(*cmd, o->auth, false);
     cmd->add_option("--connect-timeout", o->connect_timeout_ms, "Give up connecting after MS ms")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
