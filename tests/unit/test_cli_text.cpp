@@ -158,6 +158,9 @@ TEST(TrailingWords, TheHintRewritesTheCommandLine) {
     const auto unseparated = misplaced_option_hint("zklock run", "LOCK_PATH", {"/x"}, split_trailing({"-n", "true"}));
     EXPECT_NE(unseparated.find("zklock run [OPTIONS] /x -- CMD"), std::string::npos) << unseparated;
     EXPECT_NE(unseparated.find("-n came after LOCK_PATH"), std::string::npos) << unseparated;
+    // Nothing misplaced (no caller asks, but nothing breaks either).
+    EXPECT_EQ(misplaced_option_hint("zklock run", "LOCK_PATH", {"/x"}, trailing_words{}),
+              "options go before LOCK_PATH: zklock run /x --");
 }
 
 // --- descriptor_gaps --------------------------------------------------------------

@@ -87,7 +87,7 @@ trailing_words split_trailing(std::vector<std::string> words) {
 std::string misplaced_option_hint(std::string_view usage, std::string_view path_name,
                                   const std::vector<std::string>& positionals, const trailing_words& words) {
     std::string hint = "options go before " + std::string(path_name) + ": " + std::string(usage);
-    if (!words.separated) {
+    if (!words.separated && !words.misplaced.empty()) {
         // Without a "--" nobody can tell where the options end and CMD begins.
         hint += " [OPTIONS]";
         for (const auto& p : positionals) hint += " " + shell_word(p);

@@ -43,7 +43,8 @@ struct trailing_words {
 /// takes every word after the first positional as a positional.
 trailing_words split_trailing(std::vector<std::string> words);
 
-/// The hint for misplaced options: "options go before LOCK_PATH: zklock run -n /x -- true".
+/// The hint for misplaced options: "options go before LOCK_PATH: zklock run -n /x -- true"
+/// (without a "--" after them: the generic form, naming the first misplaced word).
 /// `usage` is "zklock run", `positionals` what came before the misplaced
 /// options ({"/x"}, or {"/x", "ID"} for elect), `path_name` "LOCK_PATH" or "ELECTION_PATH".
 std::string misplaced_option_hint(std::string_view usage, std::string_view path_name,
