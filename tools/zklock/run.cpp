@@ -389,7 +389,7 @@ void add_run(CLI::App& app, int& exit_code) {
                              const auto r = parse_wait_duration(text);
                              return r ? std::string() : r.error;
                          },
-                         "TIME"));
+                         ""));
     cmd->add_flag("-n,--nonblock", o->no_wait, "Fail at once (exit 75) if the lock is held")->excludes(wait);
     cmd->add_option_function<int>(
            "--permits", [o](int k) { o->permits = k; },
