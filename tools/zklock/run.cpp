@@ -2,18 +2,13 @@
 // command runs (flock(1), `etcdctl lock`, `consul lock [-n K]`).
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "holding.hpp"
 #include "supervisor.hpp"
 
 #include <zklock/detail/path.hpp>
-#include <zklock/mutex.hpp>
-#include <zklock/semaphore.hpp>
+#include <zklock/error.hpp>
 #include <zklock/session.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
@@ -55,148 +50,15 @@ long long elapsed_ms(clock_type::time_point since) {
     return std::chrono::duration_cast<milliseconds>(clock_type::now() - since).count();
 }
 
-// What `zklock run` holds while CMD runs: the lock (a Mutex) or one permit of a
-// semaphore (a Lease). Every completion runs on the runner's io_context.
-class holding {
-public:
-    using acquire_handler = std::function<void(std::error_code, bool acquired)>;
-    using done_handler = std::function<void(std::error_code)>;
-    virtual ~holding() = default;
-    /// -n: only if free now; -w: within `wait` (then acquired=false without error);
-    /// otherwise until granted.
-    virtual void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) = 0;
-    /// Cancels a pending acquire: it completes with operation_canceled, no node left.
-    virtual void cancel() = 0;
-    virtual std::string node_path() const = 0;
-    virtual std::int64_t fencing_token() const = 0;
-    /// As Mutex::async_wait_lost.
-    virtual void wait_lost(done_handler done) = 0;
-    /// Releases; errc::not_held when it was lost first.
-    virtual void release(done_handler done) = 0;
-    /// Why -n did not get it.
-    virtual std::string busy_message() const = 0;
-    /// Why the last acquire failed, in words (Mutex::failure_detail()).
-    virtual std::string failure_detail() const = 0;
-};
-
-class lock_holding final : public holding {
-public:
-    lock_holding(asio::io_context& io, Session& session, const std::string& path) : io_(io), mutex_(session, path) {}
-
-    void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
-        const auto bind = [this](auto handler) {
-            return asio::bind_cancellation_slot(cancel_.slot(), asio::bind_executor(io_, std::move(handler)));
-        };
-        if (no_wait) return mutex_.async_try_lock(bind(std::move(done)));
-        if (wait) return mutex_.async_try_lock_for(*wait, bind(std::move(done)));
-        mutex_.async_lock(bind([done = std::move(done)](std::error_code e) { done(e, !e); }));
-    }
-    // Mutex completes on io_ and detaches the cancellation handler there: emit here.
-    void cancel() override { cancel_.emit(asio::cancellation_type::terminal); }
-    std::string node_path() const override { return mutex_.node_path(); }
-    std::int64_t fencing_token() const override { return mutex_.fencing_token(); }
-    void wait_lost(done_handler done) override { mutex_.async_wait_lost(asio::bind_executor(io_, std::move(done))); }
-    void release(done_handler done) override { mutex_.async_unlock(asio::bind_executor(io_, std::move(done))); }
-    std::string busy_message() const override { return "lock " + mutex_.path() + " is held by someone else"; }
-    std::string failure_detail() const override { return mutex_.failure_detail(); }
-
-private:
-    asio::io_context& io_;
-    Mutex mutex_;
-    asio::cancellation_signal cancel_;
-};
-
-class lease_holding final : public holding {
-public:
-    lease_holding(asio::io_context& io, Session& session, const std::string& path, std::size_t permits)
-        : io_(io), session_(session), semaphore_(session, path, permits), deadline_(io) {}
-
-    void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
-        if (no_wait) {
-            // Semaphore has no asynchronous try: a blocking one, on a connected session.
-            std::error_code ec;
-            bool acquired = false;
-            try {
-                if (auto lease = semaphore_.try_acquire()) {
-                    lease_ = std::move(*lease);
-                    acquired = true;
-                }
-            } catch (const error& e) {
-                ec = e.code();
-            }
-            asio::post(io_, [done = std::move(done), ec, acquired] { done(ec, acquired); });
-            return;
-        }
-        pending_ = true;
-        if (wait) {
-            deadline_.expires_after(*wait);
-            deadline_.async_wait([this](boost::system::error_code ec) {
-                if (ec || !pending_) return;
-                timed_out_ = true;
-                cancel();
-            });
-        }
-        semaphore_.async_acquire(asio::bind_cancellation_slot(
-            cancel_->slot(),
-            asio::bind_executor(io_, [this, done = std::move(done)](std::error_code ec, Lease lease) {
-                pending_ = false;
-                deadline_.cancel();
-                if (!ec) {
-                    lease_ = std::move(lease);
-                    return done({}, true);
-                }
-                if (ec == std::errc::operation_canceled && timed_out_) return done({}, false);
-                done(ec, false);
-            })));
-    }
-    // The semaphore's inner acquire detaches its cancellation handler on the
-    // session's executor (before the completion reaches io_): emit there, so the
-    // emit never races with that. The signal outlives a late emit.
-    void cancel() override {
-        if (!pending_) return;
-        asio::post(session_.get_executor(), [signal = cancel_] { signal->emit(asio::cancellation_type::terminal); });
-    }
-    std::string node_path() const override { return lease_ ? lease_->node_path() : std::string(); }
-    std::int64_t fencing_token() const override { return lease_ ? lease_->fencing_token() : 0; }
-    void wait_lost(done_handler done) override {
-        if (!lease_) return asio::post(io_, [done = std::move(done)] { done(make_error_code(errc::not_held)); });
-        lease_->async_wait_lost(asio::bind_executor(io_, std::move(done)));
-    }
-    void release(done_handler done) override {
-        // Lease has no asynchronous release: release() hands the delete to the
-        // session, and closing the session as zklock exits ends the node anyway.
-        const bool held = lease_ && lease_->is_held();
-        if (lease_) lease_->release();
-        asio::post(io_, [done = std::move(done), held] {
-            done(held ? std::error_code() : make_error_code(errc::not_held));
-        });
-    }
-    std::string busy_message() const override {
-        return "all " + std::to_string(semaphore_.permits()) + " permits of " + semaphore_.path() +
-               " are held by others";
-    }
-    std::string failure_detail() const override { return semaphore_.failure_detail(); }
-
-private:
-    asio::io_context& io_;
-    Session& session_;
-    Semaphore semaphore_;
-    std::optional<Lease> lease_;
-    std::shared_ptr<asio::cancellation_signal> cancel_ = std::make_shared<asio::cancellation_signal>();
-    asio::steady_timer deadline_;
-    bool pending_ = false;
-    bool timed_out_ = false;
-};
-
 // One `zklock run`.
 class runner final : public supervisor {
 public:
     runner(run_options o, SessionOptions so)
         : supervisor(std::move(so), milliseconds(o.grace_ms), o.verbose),
           o_(std::move(o)),
-          hold_(o_.permits ? std::unique_ptr<holding>(std::make_unique<lease_holding>(
-                                 io_, session_, o_.path, static_cast<std::size_t>(*o_.permits)))
-                           : std::make_unique<lock_holding>(io_, session_, o_.path)),
+          hold_(make_holding(io_, session_, o_.path,
+                             o_.permits ? std::optional<std::size_t>(static_cast<std::size_t>(*o_.permits))
+                                        : std::nullopt)),
           release_timer_(io_),
           started_(clock_type::now()) {}
 
