@@ -631,6 +631,28 @@ void session_impl::ensure_parents(const std::string& path, const std::string& da
     }
 }
 
+void session_impl::set_acl(const std::string& path, int version, const c_acl& acl, void_fn fn) {
+    if (!can_submit()) {
+        post([fn = std::move(fn)] { fn(ZCLOSING); });
+        return;
+    }
+    using req = request<void_fn>;
+    const void* ctx = req::make(std::move(fn));
+    const int rc = zoo_aset_acl(
+        zh_, path.c_str(), version, const_cast<ACL_vector*>(acl.get()),
+        [](int rc, const void* d) {
+            auto r = req::take(d);
+            r->fn(rc);
+        },
+        ctx);
+    if (rc != ZOK) {
+        auto r = req::take(ctx);
+        after_submit(rc, r->fn);
+        return;
+    }
+    after_submit(rc, {});
+}
+
 void session_impl::get_acl(const std::string& path, acl_fn fn) {
     if (!can_submit()) {
         post([fn = std::move(fn)] { fn(ZCLOSING, {}); });

@@ -147,6 +147,8 @@ public:
     void exists(const std::string& path, watch_fn on_watch, stat_fn fn);
     /// getACL.
     void get_acl(const std::string& path, acl_fn fn);
+    /// setACL (`version` -1: any).
+    void set_acl(const std::string& path, int version, const c_acl& acl, void_fn fn);
     /// Creates `path` and its missing ancestors as CONTAINER nodes with `acl`;
     /// `path` gets `data`. fn gets ZOK (or the first error and the path that
     /// failed with it).
