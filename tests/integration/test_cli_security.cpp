@@ -6,8 +6,6 @@
 #include <zklock/leader_election.hpp>
 #include <zklock/testing/faults.hpp>
 
-#include <boost/asio/use_future.hpp>
-
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -111,22 +109,14 @@ protected:
         return p;
     }
 
-    /// A persistent node at `path`, as an operator's tool (zkCli.sh) leaves one.
+    /// A persistent node at `path` (and its parents), as a careless tool or a forger leaves one.
     void create_persistent_node(const std::string& path) {
         auto s = connect();
-        // Keeps the lock directory (a container) while zkCli.sh creates the node in it.
-        Mutex keeper(*s, path.substr(0, path.rfind('/')));
-        keeper.lock();
-        ChildProcessOptions o;
-        o.output_path = cli_.file("zkcli.log");
-        ChildProcess zkcli({"/usr/share/zookeeper/bin/zkCli.sh", "-server", server_->connect_string(), "create", path,
-                            "forged"},
-                           o);
-        EXPECT_TRUE(zkcli.wait_exit(60s).has_value()) << read_file(o.output_path);
-        auto released = keeper.async_unlock(boost::asio::use_future);
-        EXPECT_FALSE(get_within(released));
+        for (auto slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
+            zklock::testing::create_node(*s, path.substr(0, slash));
+        zklock::testing::create_node(*s, path, "forged");
         const auto queue = list_contenders(*s, path.substr(0, path.rfind('/')));
-        ASSERT_EQ(queue.size(), 1u) << read_file(o.output_path);
+        ASSERT_EQ(queue.size(), 1u);
         ASSERT_TRUE(queue[0].persistent);
     }
 
