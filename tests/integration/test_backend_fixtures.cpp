@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,9 +44,16 @@ bool eventually(Predicate predicate, milliseconds timeout = 30s) {
     }
 }
 
+// "" for a process that is gone (even one that exits while being read: libstdc++
+// then throws from the stream buffer).
 std::string read_cmdline(const std::filesystem::path& proc_dir) {
-    std::ifstream in(proc_dir / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmdline;
+    try {
+        std::ifstream in(proc_dir / "cmdline", std::ios::binary);
+        cmdline.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::exception&) {
+        return {};
+    }
     for (auto& c : cmdline) {
         if (c == '\0') c = ' ';
     }
@@ -306,6 +314,45 @@ TEST(RedisServerTest, FailedStartReportsTheLog) {
         EXPECT_NE(message.find("last lines"), std::string::npos) << message;
         EXPECT_NE(message.find("no-such-option"), std::string::npos) << message;
     }
+}
+
+// The secrets of a server: in its 0600 config file, on no process's command line.
+void expect_secret_kept_private(RedisServer& server, const std::string& secret) {
+    struct stat st {};
+    ASSERT_EQ(::stat(server.config_path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600U) << server.config_path();
+    const auto cmdline = read_cmdline("/proc/" + std::to_string(server.pid()));
+    EXPECT_FALSE(cmdline.empty());
+    EXPECT_EQ(cmdline.find(secret), std::string::npos) << "the secret is on the command line: " << cmdline;
+}
+
+TEST(RedisServerTest, RequirepassRefusesStrangersAndTheFixtureAuthenticates) {
+    zklock::testing::RedisServerOptions options;
+    options.password = "fixture pass\"word'42";  // blanks and quotes survive the config file
+    RedisServer server(options);
+    using zklock::testing::redis_command;
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s).rfind("-NOAUTH", 0), 0U);
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s, {"", "wrong"}).rfind("-WRONGPASS", 0), 0U);
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s, {"", options.password}), "+PONG\r\n");
+    EXPECT_EQ(server.admin().password, options.password);
+    EXPECT_EQ(server.command({"SET", "k", "v"}), "+OK\r\n");
+    expect_secret_kept_private(server, "fixture");
+    server.restart();  // the probes and SHUTDOWN authenticate too
+    EXPECT_EQ(server.command({"GET", "k"}), "$-1\r\n");
+}
+
+TEST(RedisServerTest, AclUsersGetInAndTheDefaultUserIsOff) {
+    zklock::testing::RedisServerOptions options;
+    options.users = {{"alice", "alice-secret-1"}, {"bob", "bob-secret-2"}};
+    RedisServer server(options);
+    using zklock::testing::redis_command;
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s).rfind("-NOAUTH", 0), 0U);
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s, {"default", "x"}).rfind("-WRONGPASS", 0), 0U);
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s, {"alice", "bob-secret-2"}).rfind("-WRONGPASS", 0), 0U);
+    EXPECT_EQ(redis_command(server.port(), {"ACL", "WHOAMI"}, 5s, {"bob", "bob-secret-2"}), "$3\r\nbob\r\n");
+    EXPECT_EQ(server.admin().user, "alice");
+    EXPECT_EQ(server.command({"ACL", "WHOAMI"}), "$5\r\nalice\r\n");
+    expect_secret_kept_private(server, "secret");
 }
 
 TEST(RedisServerTest, CrashedParentLeavesNoServer) {
