@@ -159,6 +159,8 @@ std::error_code redis_error_code(std::string_view reply) {
         (reply.starts_with("ERR AUTH") && reply.find("without any password configured") != std::string_view::npos) ||
         reply.starts_with("ERR Client sent AUTH, but no password is set"))
         return make_error_code(errc::auth_failed);
+    if (reply.starts_with("ERR") && reply.find("DB index") != std::string_view::npos)
+        return make_error_code(errc::invalid_argument);  // SELECT of a db the server does not have
     return std::make_error_code(std::errc::protocol_error);
 }
 

@@ -7,8 +7,11 @@
 namespace zklock::detail::redlock {
 namespace {
 
-/// The server refused who we are: retrying with the same credentials cannot help.
-bool refused_credentials(const std::error_code& ec) noexcept { return ec == errc::auth_failed || ec == errc::no_auth; }
+/// The server refused who we are or the db we asked for (a connection's AUTH or
+/// SELECT, sent before any lock command): retrying the same cannot help.
+bool refused_credentials(const std::error_code& ec) noexcept {
+    return ec == errc::auth_failed || ec == errc::no_auth || ec == errc::invalid_argument;
+}
 
 } // namespace
 

@@ -95,7 +95,7 @@ TEST(RedisAddress, AuthenticationRepliesHaveTheirOwnErrors) {
     EXPECT_EQ(redis_error_code("ERR invalid password"), errc::auth_failed);
     EXPECT_EQ(redis_error_code("ERR Client sent AUTH, but no password is set"), errc::auth_failed);
     // Everything else stays a protocol error.
-    EXPECT_EQ(redis_error_code("ERR DB index is out of range"), std::errc::protocol_error);
+    EXPECT_EQ(redis_error_code("ERR DB index is out of range"), errc::invalid_argument);  // SELECT
     EXPECT_EQ(redis_error_code("ERR Error running script"), std::errc::protocol_error);
     EXPECT_EQ(redis_error_code("NOAUTHX"), std::errc::protocol_error);
     EXPECT_EQ(redis_error_code(""), std::errc::protocol_error);

@@ -74,6 +74,7 @@ TEST(Redlock, RefusedCredentialsFailAtOnceAndSetNothing) {
     const auto not_allowed = failed(make_error_code(errc::no_auth));
     EXPECT_FALSE(may_have_run(wrong_password));
     EXPECT_FALSE(may_have_run(not_allowed));
+    EXPECT_FALSE(may_have_run(failed(make_error_code(errc::invalid_argument))));  // SELECT refused
     // The credentials are the reason to report, whatever failed first.
     const auto t = tally({refused(), yes(), wrong_password, refused(), yes()});
     EXPECT_EQ(t.first_error, errc::auth_failed);
@@ -81,6 +82,8 @@ TEST(Redlock, RefusedCredentialsFailAtOnceAndSetNothing) {
     // Retrying until the deadline cannot help: the same credentials are refused again.
     EXPECT_EQ(next_step(t, 3, false, true, false, false), after_round::fail);
     EXPECT_EQ(next_step(tally({not_allowed}), 1, false, true, false, false), after_round::fail);
+    EXPECT_EQ(next_step(tally({failed(make_error_code(errc::invalid_argument))}), 1, false, true, false, false),
+              after_round::fail);
 }
 
 TEST(Redlock, AHolderMeansWaitingOrGivingUp) {

@@ -48,7 +48,8 @@ std::vector<std::vector<std::string>> redis_setup_commands(const redis_address& 
 ///   configured" (a password the server does not expect)  errc::auth_failed
 ///   NOAUTH (no AUTH sent to a server that wants one), NOPERM (the user may not
 ///   run the command or touch the key)                     errc::no_auth
-///   anything else (a SELECT refused, a script error, ...) std::errc::protocol_error
+///   "ERR DB index is out of range" (SELECT)               errc::invalid_argument
+///   anything else (a script error, ...)                   std::errc::protocol_error
 std::error_code redis_error_code(std::string_view reply);
 
 } // namespace zklock::detail

@@ -38,8 +38,9 @@ duration validity(std::chrono::milliseconds ttl, duration elapsed, std::chrono::
 /// Whether the acquire script may have run on a master that did not answer yes:
 /// a failure after the command was sent (lost connection, reply timeout) may
 /// have left our key set; a refused connection, a closed service, a connect
-/// timeout or refused credentials (errc::auth_failed, errc::no_auth: the server
-/// ran nothing after the failed AUTH) did not.
+/// timeout or refused credentials (errc::auth_failed, errc::no_auth,
+/// errc::invalid_argument for a refused SELECT: the connection sends nothing
+/// before its AUTH and SELECT succeed) did not.
 bool may_have_run(const master_reply& reply) noexcept;
 
 /// An acquire round's answers counted.
@@ -58,7 +59,7 @@ bool won(const round_tally& t, std::size_t quorum, duration validity) noexcept;
 enum class after_round {
     fail,              ///< the servers refused (no holder seen, no majority): report first_error now
     retry_on_error,    ///< the servers refused, but the acquire has a deadline: back off and retry
-                       ///< (not when they refused our credentials: that is fail)
+                       ///< (not when they refused our credentials or db: that is fail)
     give_up,           ///< try_lock, or the deadline passed: not acquired, no error
     wait,              ///< a holder has it: wait for its release (pub/sub) with backoff as the fallback
     retry_split_vote,  ///< no holder has a majority either (contenders split the masters): retry after a short random delay
