@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fcntl.h>
 
 namespace zklock::detail::redis {
 namespace asio = boost::asio;
@@ -58,6 +59,16 @@ bool connection::ensure_open() {
     if (ac_) return true;
     redisAsyncContext* ac = redisAsyncConnect(address_.host.c_str(), address_.port);
     if (!ac) return false;
+    // hiredis made the socket without SOCK_CLOEXEC: a command a thread of this
+    // process starts must not inherit it (a child could read or write our
+    // Redis connection). Before anything else, so the window is the smallest.
+    if (ac->c.fd >= 0) {
+        const int flags = ::fcntl(ac->c.fd, F_GETFD);
+        if (flags < 0 || ::fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC) < 0) {
+            redisAsyncFree(ac);
+            return false;
+        }
+    }
     if (ac->err) {
         redisAsyncFree(ac);
         return false;

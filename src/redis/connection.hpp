@@ -5,8 +5,9 @@
 // strand, and so does every hiredis call; replies are posted back to the strand,
 // never handled inside hiredis's callback.
 //
-// Every connection it opens (the first, and each one after a failure) sends
-// its setup commands first: AUTH when the address has a password,
+// Every connection it opens (the first, and each one after a failure) is
+// close-on-exec at once (hiredis 0.14 opens its sockets without SOCK_CLOEXEC)
+// and sends its setup commands first: AUTH when the address has a password,
 // SELECT when it names a db. A refused AUTH (WRONGPASS, ...) fails every
 // command of that connection with errc::auth_failed / errc::no_auth (never
 // the server's text, never the password) and drops it.
