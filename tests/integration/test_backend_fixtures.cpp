@@ -20,6 +20,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <poll.h>
@@ -394,6 +395,49 @@ TEST(PostgresServerTest, StartsAndAnswersSelect1) {
         std::string text((std::istreambuf_iterator<char>(status)), std::istreambuf_iterator<char>());
         EXPECT_EQ(text.find("\nUid:\t0\t"), std::string::npos) << "the postmaster runs as root";
     }
+}
+
+// psql as a stranger would run it: `env` in its environment; its exit status
+// and what it printed.
+std::pair<int, std::string> psql_as(PostgresServer& server, std::vector<std::pair<std::string, std::string>> env) {
+    zklock::testing::TempDir dir("zklock-psql-");
+    zklock::testing::ChildProcessOptions o;
+    o.output_path = dir.path() / "out";
+    o.env = std::move(env);
+    zklock::testing::ChildProcess p({"/usr/lib/postgresql/15/bin/psql", "-X", "-A", "-t", "-d", server.connect_string(),
+                                     "-c", "select 1"},
+                                    o);
+    const auto status = p.wait_exit(30s);
+    std::ifstream in(dir.path() / "out");
+    std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return {status && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1, out};
+}
+
+TEST(PostgresServerTest, PasswordIsRequiredAndOnNoCommandLine) {
+    zklock::testing::PostgresServerOptions options;
+    options.password = "pg pass'word:\\42";  // blanks, quotes, ':' and '\\' survive the files
+    PostgresServer server(options);
+    EXPECT_EQ(server.psql("select 1"), "1\n");  // the fixture's own client: through PGPASSFILE
+    EXPECT_EQ(server.connect_string().find("pass"), std::string::npos);
+    // Strangers get nothing.
+    auto [status, out] = psql_as(server, {{"PGPASSFILE", "/dev/null"}, {"PGPASSWORD", ""}});
+    EXPECT_NE(status, 0) << out;
+    EXPECT_NE(out.find("password"), std::string::npos) << out;
+    std::tie(status, out) = psql_as(server, {{"PGPASSFILE", "/dev/null"}, {"PGPASSWORD", "wrong"}});
+    EXPECT_NE(status, 0) << out;
+    EXPECT_NE(out.find("password authentication failed"), std::string::npos) << out;
+    std::tie(status, out) = psql_as(server, {{"PGPASSFILE", "/dev/null"}, {"PGPASSWORD", options.password}});
+    EXPECT_EQ(status, 0) << out;
+    // The secret: in the 0600 password file only; initdb's file is gone.
+    struct stat st {};
+    ASSERT_EQ(::stat(server.pgpass_path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600U);
+    EXPECT_FALSE(std::filesystem::exists(server.directory() / "initdb-pwfile"));
+    const auto cmdline = read_cmdline("/proc/" + std::to_string(server.pid()));
+    EXPECT_FALSE(cmdline.empty());
+    EXPECT_EQ(cmdline.find("pass"), std::string::npos) << cmdline;
+    server.restart();  // the readiness probe copes with a password
+    EXPECT_EQ(server.psql("select 2"), "2\n");
 }
 
 TEST(PostgresServerTest, PsqlReportsSqlErrors) {
