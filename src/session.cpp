@@ -40,16 +40,6 @@ const char* to_string(session_event e) noexcept {
 namespace detail {
 namespace {
 
-// Owns the callback of one C request; the C client calls every completion
-// exactly once (with ZCLOSING when the handle is closed), which frees it.
-template <class Fn> struct request {
-    Fn fn;
-    static const void* make(Fn fn) { return new request{std::move(fn)}; }
-    static std::unique_ptr<request> take(const void* data) {
-        return std::unique_ptr<request>(static_cast<request*>(const_cast<void*>(data)));
-    }
-};
-
 std::vector<std::string> to_vector(const String_vector* v) {
     std::vector<std::string> out;
     if (v) {
@@ -382,14 +372,6 @@ void session_impl::process(int events) {
     pump();
 }
 
-void session_impl::after_submit(int rc, const std::function<void(int)>& fail) {
-    if (rc != ZOK) {
-        post([fail, rc] { fail(rc); });
-        return;
-    }
-    pump();
-}
-
 std::uint64_t session_impl::when_connected(std::function<void(std::error_code)> fn) {
     if (state_ == session_state::closed) {
         post([fn = std::move(fn), ec = close_reason_ ? close_reason_ : make_error_code(errc::session_closed)] { fn(ec); });
@@ -410,47 +392,26 @@ void session_impl::cancel_connect_waiter(std::uint64_t id) { connect_waiters_.er
 
 void session_impl::create(const std::string& path, const std::string& data, int flags, const c_acl& acl,
                           string_stat_fn fn) {
-    if (!can_submit()) {
-        post([fn = std::move(fn)] { fn(ZCLOSING, {}, {}); });
-        return;
-    }
-    using req = request<string_stat_fn>;
-    const void* ctx = req::make(std::move(fn));
-    const int rc = zoo_acreate2(
-        zh_, path.c_str(), data.data(), static_cast<int>(data.size()), acl.get(), flags,
-        [](int rc, const char* value, const Stat* stat, const void* d) {
-            auto r = req::take(d);
-            r->fn(rc, rc == ZOK && value ? std::string(value) : std::string(), node_stat::from(stat));
-        },
-        ctx);
-    if (rc != ZOK) {
-        auto r = req::take(ctx);
-        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}, {}); });
-        return;
-    }
-    after_submit(rc, {});
+    submit(std::move(fn), [&](const void* ctx) {
+        return zoo_acreate2(
+            zh_, path.c_str(), data.data(), static_cast<int>(data.size()), acl.get(), flags,
+            [](int rc, const char* value, const Stat* stat, const void* d) {
+                auto r = request<string_stat_fn>::take(d);
+                r->fn(rc, rc == ZOK && value ? std::string(value) : std::string(), node_stat::from(stat));
+            },
+            ctx);
+    });
 }
 
 void session_impl::get_children(const std::string& path, children_fn fn) {
-    if (!can_submit()) {
-        post([fn = std::move(fn)] { fn(ZCLOSING, {}); });
-        return;
-    }
-    using req = request<children_fn>;
-    const void* ctx = req::make(std::move(fn));
-    const int rc = zoo_aget_children(
-        zh_, path.c_str(), 0,
-        [](int rc, const String_vector* strings, const void* d) {
-            auto r = req::take(d);
-            r->fn(rc, rc == ZOK ? to_vector(strings) : std::vector<std::string>{});
-        },
-        ctx);
-    if (rc != ZOK) {
-        auto r = req::take(ctx);
-        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}); });
-        return;
-    }
-    after_submit(rc, {});
+    submit(std::move(fn), [&](const void* ctx) {
+        return zoo_aget_children(zh_, path.c_str(), 0, &session_impl::on_children, ctx);
+    });
+}
+
+void session_impl::on_children(int rc, const String_vector* strings, const void* data) {
+    auto r = request<children_fn>::take(data);
+    r->fn(rc, rc == ZOK ? to_vector(strings) : std::vector<std::string>{});
 }
 
 std::uint64_t session_impl::register_watch(watch_fn fn) {
@@ -473,34 +434,20 @@ void session_impl::on_node_watch(zhandle_t* zh, int type, int, const char*, void
 }
 
 void session_impl::get_children_watch(const std::string& path, watch_fn on_watch, children_fn fn) {
-    if (!can_submit()) {
-        post([fn = std::move(fn)] { fn(ZCLOSING, {}); });
-        return;
-    }
     const auto wid = register_watch(std::move(on_watch));
-    using req = request<children_fn>;
-    const void* ctx = req::make(std::move(fn));
-    const int rc = zoo_awget_children(
-        zh_, path.c_str(), &session_impl::on_node_watch, reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)),
-        [](int rc, const String_vector* strings, const void* d) {
-            auto r = req::take(d);
-            r->fn(rc, rc == ZOK ? to_vector(strings) : std::vector<std::string>{});
-        },
-        ctx);
-    if (rc != ZOK) {
-        watches_.erase(wid);
-        auto r = req::take(ctx);
-        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}); });
-        return;
-    }
-    after_submit(rc, {});
+    // A listing that fails sets no watch: forget its registration.
+    fn = [this, wid, fn = std::move(fn)](int rc, std::vector<std::string> children) {
+        if (rc != ZOK) watches_.erase(wid);
+        fn(rc, std::move(children));
+    };
+    submit(std::move(fn), [&](const void* ctx) {
+        return zoo_awget_children(zh_, path.c_str(), &session_impl::on_node_watch,
+                                  reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)), &session_impl::on_children,
+                                  ctx);
+    });
 }
 
 void session_impl::get_data(const std::string& path, watch_fn on_watch, data_fn fn) {
-    if (!can_submit()) {
-        post([fn = std::move(fn)] { fn(ZCLOSING, {}, {}); });
-        return;
-    }
     std::uint64_t wid = 0;
     if (on_watch) {
         wid = register_watch(std::move(on_watch));
@@ -510,75 +457,39 @@ void session_impl::get_data(const std::string& path, watch_fn on_watch, data_fn 
             fn(rc, std::move(data), st);
         };
     }
-    using req = request<data_fn>;
-    const void* ctx = req::make(std::move(fn));
-    auto completion = [](int rc, const char* value, int len, const Stat* stat, const void* d) {
-        auto r = req::take(d);
-        std::string data;
-        if (rc == ZOK && value && len > 0) data.assign(value, static_cast<std::size_t>(len));
-        r->fn(rc, std::move(data), node_stat::from(stat));
-    };
-    const int rc = wid ? zoo_awget(zh_, path.c_str(), &session_impl::on_node_watch,
-                                   reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)), completion, ctx)
-                       : zoo_aget(zh_, path.c_str(), 0, completion, ctx);
-    if (rc != ZOK) {
-        if (wid) watches_.erase(wid);
-        auto r = req::take(ctx);
-        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}, {}); });
-        return;
-    }
-    after_submit(rc, {});
+    submit(std::move(fn), [&](const void* ctx) {
+        auto completion = [](int rc, const char* value, int len, const Stat* stat, const void* d) {
+            auto r = request<data_fn>::take(d);
+            std::string data;
+            if (rc == ZOK && value && len > 0) data.assign(value, static_cast<std::size_t>(len));
+            r->fn(rc, std::move(data), node_stat::from(stat));
+        };
+        return wid ? zoo_awget(zh_, path.c_str(), &session_impl::on_node_watch,
+                               reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)), completion, ctx)
+                   : zoo_aget(zh_, path.c_str(), 0, completion, ctx);
+    });
+}
+
+void session_impl::on_void(int rc, const void* data) {
+    auto r = request<void_fn>::take(data);
+    r->fn(rc);
 }
 
 void session_impl::remove(const std::string& path, int version, void_fn fn) {
-    if (!can_submit()) {
-        post([fn = std::move(fn)] { fn(ZCLOSING); });
-        return;
-    }
-    using req = request<void_fn>;
-    const void* ctx = req::make(std::move(fn));
-    const int rc = zoo_adelete(
-        zh_, path.c_str(), version,
-        [](int rc, const void* d) {
-            auto r = req::take(d);
-            r->fn(rc);
-        },
-        ctx);
-    if (rc != ZOK) {
-        auto r = req::take(ctx);
-        after_submit(rc, r->fn);
-        return;
-    }
-    after_submit(rc, {});
+    submit(std::move(fn), [&](const void* ctx) {
+        return zoo_adelete(zh_, path.c_str(), version, &session_impl::on_void, ctx);
+    });
 }
 
 void session_impl::set_data(const std::string& path, const std::string& data, int version, void_fn fn) {
-    if (!can_submit()) {
-        post([fn = std::move(fn)] { fn(ZCLOSING); });
-        return;
-    }
-    using req = request<void_fn>;
-    const void* ctx = req::make(std::move(fn));
-    const int rc = zoo_aset(
-        zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
-        [](int rc, const Stat*, const void* d) {
-            auto r = req::take(d);
-            r->fn(rc);
-        },
-        ctx);
-    if (rc != ZOK) {
-        auto r = req::take(ctx);
-        after_submit(rc, r->fn);
-        return;
-    }
-    after_submit(rc, {});
+    submit(std::move(fn), [&](const void* ctx) {
+        return zoo_aset(
+            zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
+            [](int rc, const Stat*, const void* d) { request<void_fn>::take(d)->fn(rc); }, ctx);
+    });
 }
 
 void session_impl::exists(const std::string& path, watch_fn on_watch, stat_fn fn) {
-    if (!can_submit()) {
-        post([fn = std::move(fn)] { fn(ZCLOSING, {}); });
-        return;
-    }
     std::uint64_t wid = 0;
     if (on_watch) {
         wid = register_watch(std::move(on_watch));
@@ -588,22 +499,14 @@ void session_impl::exists(const std::string& path, watch_fn on_watch, stat_fn fn
             fn(rc, st);
         };
     }
-    using req = request<stat_fn>;
-    const void* ctx = req::make(std::move(fn));
-    auto completion = [](int rc, const Stat* stat, const void* d) {
-        auto r = req::take(d);
-        r->fn(rc, node_stat::from(stat));
-    };
-    const int rc = wid ? zoo_awexists(zh_, path.c_str(), &session_impl::on_node_watch,
-                                      reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)), completion, ctx)
-                       : zoo_aexists(zh_, path.c_str(), 0, completion, ctx);
-    if (rc != ZOK) {
-        if (wid) watches_.erase(wid);
-        auto r = req::take(ctx);
-        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}); });
-        return;
-    }
-    after_submit(rc, {});
+    submit(std::move(fn), [&](const void* ctx) {
+        auto completion = [](int rc, const Stat* stat, const void* d) {
+            request<stat_fn>::take(d)->fn(rc, node_stat::from(stat));
+        };
+        return wid ? zoo_awexists(zh_, path.c_str(), &session_impl::on_node_watch,
+                                  reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)), completion, ctx)
+                   : zoo_aexists(zh_, path.c_str(), 0, completion, ctx);
+    });
 }
 
 void session_impl::ensure_parents(const std::string& path, const std::string& data, const c_acl& acl,
@@ -631,33 +534,30 @@ void session_impl::ensure_parents(const std::string& path, const std::string& da
     }
 }
 
+void session_impl::set_acl(const std::string& path, int version, const c_acl& acl, void_fn fn) {
+    submit(std::move(fn), [&](const void* ctx) {
+        return zoo_aset_acl(zh_, path.c_str(), version, const_cast<ACL_vector*>(acl.get()), &session_impl::on_void,
+                            ctx);
+    });
+}
+
 void session_impl::get_acl(const std::string& path, acl_fn fn) {
-    if (!can_submit()) {
-        post([fn = std::move(fn)] { fn(ZCLOSING, {}); });
-        return;
-    }
-    using req = request<acl_fn>;
-    const void* ctx = req::make(std::move(fn));
-    const int rc = zoo_aget_acl(
-        zh_, path.c_str(),
-        [](int rc, ACL_vector* acl, Stat*, const void* d) {
-            auto r = req::take(d);
-            acl_list out;
-            if (rc == ZOK && acl) {
-                for (int i = 0; i < acl->count; ++i)
-                    out.push_back({acl->data[i].id.scheme ? acl->data[i].id.scheme : "",
-                                   acl->data[i].id.id ? acl->data[i].id.id : "",
-                                   static_cast<std::uint32_t>(acl->data[i].perms)});
-            }
-            r->fn(rc, std::move(out));
-        },
-        ctx);
-    if (rc != ZOK) {
-        auto r = req::take(ctx);
-        after_submit(rc, [f = std::move(r->fn)](int c) { f(c, {}); });
-        return;
-    }
-    after_submit(rc, {});
+    submit(std::move(fn), [&](const void* ctx) {
+        return zoo_aget_acl(
+            zh_, path.c_str(),
+            [](int rc, ACL_vector* acl, Stat*, const void* d) {
+                auto r = request<acl_fn>::take(d);
+                acl_list out;
+                if (rc == ZOK && acl) {
+                    for (int i = 0; i < acl->count; ++i)
+                        out.push_back({acl->data[i].id.scheme ? acl->data[i].id.scheme : "",
+                                       acl->data[i].id.id ? acl->data[i].id.id : "",
+                                       static_cast<std::uint32_t>(acl->data[i].perms)});
+                }
+                r->fn(rc, std::move(out));
+            },
+            ctx);
+    });
 }
 
 // ---- deletes the library owns ----------------------------------------------------

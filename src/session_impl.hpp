@@ -68,6 +68,22 @@ private:
     ACL_vector vector_{};
 };
 
+/// Owns the callback of one C request; the C client calls every completion
+/// exactly once (with ZCLOSING when the handle is closed), which frees it.
+template <class Fn> struct request {
+    Fn fn;
+    static const void* make(Fn fn) { return new request{std::move(fn)}; }
+    static std::unique_ptr<request> take(const void* data) {
+        return std::unique_ptr<request>(static_cast<request*>(const_cast<void*>(data)));
+    }
+};
+
+/// Calls a request's callback with a failure code and empty results.
+template <class Fn> struct refuse_request;
+template <class... Results> struct refuse_request<std::function<void(int, Results...)>> {
+    static void call(const std::function<void(int, Results...)>& fn, int rc) { fn(rc, std::decay_t<Results>{}...); }
+};
+
 class session_impl : public std::enable_shared_from_this<session_impl> {
 public:
     using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
@@ -147,6 +163,8 @@ public:
     void exists(const std::string& path, watch_fn on_watch, stat_fn fn);
     /// getACL.
     void get_acl(const std::string& path, acl_fn fn);
+    /// setACL (`version` -1: any).
+    void set_acl(const std::string& path, int version, const c_acl& acl, void_fn fn);
     /// Creates `path` and its missing ancestors as CONTAINER nodes with `acl`;
     /// `path` gets `data`. fn gets ZOK (or the first error and the path that
     /// failed with it).
@@ -188,7 +206,24 @@ private:
     void janitor_step(std::shared_ptr<janitor_entry> e);
     void finish_janitor(const std::shared_ptr<janitor_entry>& e, std::error_code ec);
     bool can_submit() const noexcept { return zh_ != nullptr && !closing_; }
-    void after_submit(int rc, const std::function<void(int)>& fail);
+    /// Submits one request: `call(ctx)` hands the C client the request state that
+    /// owns `fn` and returns its code. When the handle is gone or the C client
+    /// refuses the submit, `fn` gets the code (posted, never inline) and empty results.
+    template <class Fn, class Call> void submit(Fn fn, Call&& call) {
+        if (!can_submit()) {
+            post([fn = std::move(fn)] { refuse_request<Fn>::call(fn, ZCLOSING); });
+            return;
+        }
+        const void* ctx = request<Fn>::make(std::move(fn));
+        if (const int rc = call(ctx); rc != ZOK) {
+            auto r = request<Fn>::take(ctx);
+            post([f = std::move(r->fn), rc] { refuse_request<Fn>::call(f, rc); });
+            return;
+        }
+        pump();
+    }
+    static void on_children(int rc, const String_vector* strings, const void* data);
+    static void on_void(int rc, const void* data);
     std::uint64_t register_watch(watch_fn fn);
 
     SessionOptions options_;

@@ -1,6 +1,7 @@
 // zklock: distributed locks on ZooKeeper. The umbrella header.
 #pragma once
 
+#include <zklock/acl.hpp>
 #include <zklock/error.hpp>
 #include <zklock/leader_election.hpp>
 #include <zklock/lock_stats.hpp>

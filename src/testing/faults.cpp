@@ -2,6 +2,7 @@
 
 #include "../session_impl.hpp"
 
+#include <functional>
 #include <future>
 #include <poll.h>
 
@@ -56,17 +57,58 @@ void expire_session(Session& session, std::chrono::milliseconds timeout) {
     if (!ok) throw error(make_error_code(errc::timeout), "expire_session: could not attach to the session");
 }
 
-void delete_node(Session& session, const std::string& path) {
+namespace {
+
+// Runs `submit(impl, done)` on the session's strand once connected and waits for
+// the return code it passes to `done`.
+int on_session(Session& session, const std::function<void(detail::session_impl&, std::function<void(int)>)>& submit) {
     auto impl = session.impl();
-    std::promise<int> p;
-    auto f = p.get_future();
-    impl->post([impl, &p, path] {
-        impl->when_connected([impl, &p, path](std::error_code ec) {
-            if (ec) return p.set_value(ZCLOSING);
-            impl->remove(path, -1, [&p](int rc) { p.set_value(rc); });
+    auto p = std::make_shared<std::promise<int>>();
+    auto f = p->get_future();
+    impl->post([impl, p, submit] {
+        impl->when_connected([impl, p, submit](std::error_code ec) {
+            if (ec) return p->set_value(ZCLOSING);
+            submit(*impl, [p](int rc) { p->set_value(rc); });
         });
     });
-    throw_if(from_zookeeper(f.get()), ("zklock::testing::delete_node " + path).c_str());
+    return f.get();
+}
+
+} // namespace
+
+void delete_node(Session& session, const std::string& path) {
+    const int rc = on_session(session, [path](detail::session_impl& s, std::function<void(int)> done) {
+        s.remove(path, -1, std::move(done));
+    });
+    throw_if(from_zookeeper(rc), "zklock::testing::delete_node " + path);
+}
+
+void create_node(Session& session, const std::string& path, const std::string& data, bool ephemeral) {
+    const int rc = on_session(session, [path, data, ephemeral](detail::session_impl& s, std::function<void(int)> done) {
+        s.create(path, data, ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT, *s.acl(),
+                 [done = std::move(done)](int rc, std::string, const detail::node_stat&) { done(rc); });
+    });
+    throw_if(from_zookeeper(rc), "zklock::testing::create_node " + path);
+}
+
+void set_acl(Session& session, const std::string& path, const acl_list& acl) {
+    auto c = std::make_shared<const detail::c_acl>(acl);
+    const int rc = on_session(session, [path, c](detail::session_impl& s, std::function<void(int)> done) {
+        s.set_acl(path, -1, *c, std::move(done));
+    });
+    throw_if(from_zookeeper(rc), "zklock::testing::set_acl " + path);
+}
+
+acl_list get_acl(Session& session, const std::string& path) {
+    auto out = std::make_shared<acl_list>();
+    const int rc = on_session(session, [path, out](detail::session_impl& s, std::function<void(int)> done) {
+        s.get_acl(path, [out, done = std::move(done)](int rc, acl_list acl) {
+            *out = std::move(acl);
+            done(rc);
+        });
+    });
+    throw_if(from_zookeeper(rc), "zklock::testing::get_acl " + path);
+    return *out;
 }
 
 } // namespace zklock::testing

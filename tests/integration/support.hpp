@@ -85,7 +85,10 @@ protected:
     void TearDown() override {
         // Every test leaves no lock node behind on the paths it used.
         if (server_ && server_->running() && !checked_paths_.empty()) {
-            auto observer = connect(2000ms);
+            auto o = options(2000ms);
+            o.auth = observer_auth_;
+            auto observer = std::make_unique<Session>(o);
+            observer->connect();
             for (const auto& p : checked_paths_) {
                 std::vector<contender> left;
                 const bool empty = wait_until([&] {
@@ -122,6 +125,8 @@ protected:
 
     std::unique_ptr<testing::ZooKeeperServer> server_;
     std::vector<std::string> checked_paths_;
+    /// Who checks the paths for leftovers in TearDown (tests whose locks others may not read).
+    std::vector<auth_entry> observer_auth_;
 };
 
 } // namespace zklock::test

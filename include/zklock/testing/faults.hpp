@@ -1,6 +1,7 @@
 // Faults injected into a real server's view of a session, for tests.
 #pragma once
 
+#include <zklock/acl.hpp>
 #include <zklock/session.hpp>
 
 #include <chrono>
@@ -19,5 +20,17 @@ void expire_session(Session& session, std::chrono::milliseconds timeout = std::c
 /// Deletes the node at `path` through `session` (as an operator or another client
 /// would), waiting for the server's answer. Throws zklock::error on failure.
 void delete_node(Session& session, const std::string& path);
+
+// What another client on the same ZooKeeper can do to a lock: each waits for
+// the server's answer and throws zklock::error with its code (errc::no_auth
+// when the session may not). `session` names who does it (its auth).
+
+/// Creates `path` with `data` through `session`, persistent unless `ephemeral`,
+/// with the session's ACL policy (SessionOptions::acl). Its parent must exist.
+void create_node(Session& session, const std::string& path, const std::string& data = {}, bool ephemeral = false);
+/// Sets the ACL of `path` (any version) through `session`.
+void set_acl(Session& session, const std::string& path, const acl_list& acl);
+/// The ACL of `path`, read through `session`.
+acl_list get_acl(Session& session, const std::string& path);
 
 } // namespace zklock::testing
