@@ -5,12 +5,14 @@
 // backend library this zklock was built with.
 #pragma once
 
+#include <zklock/acl.hpp>
 #include <zklock/lock.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,11 +28,28 @@ struct BackendOptions {
     std::chrono::milliseconds zookeeper_session_timeout{10000};
     /// zookeeper: the parent of the locks' queues (a lock named n is <root>/n).
     std::string zookeeper_root = "/zklock/locks";
-    /// redis: "host:port" of the server.
+    /// zookeeper: who the session authenticates as (SessionOptions::auth,
+    /// e.g. {"digest", "alice:secret"}). Default: nobody.
+    std::vector<auth_entry> zookeeper_auth;
+    /// zookeeper: the ACL of every node the locks create (SessionOptions::acl);
+    /// none (default): the session's default, acls::open_unsafe().
+    std::optional<acl_list> zookeeper_acl;
+    /// redis: the server, "host:port" or "redis://[user:password@]host[:port][/db]"
+    /// (see zklock/redis/redis_lock_service.hpp).
     std::string redis = "127.0.0.1:6379";
-    /// redlock: "host:port" of each independent master (5 is the usual choice).
+    /// redlock: each independent master (5 is the usual choice), as `redis`.
     std::vector<std::string> redlock;
-    /// postgres-*: a libpq connection string ("host=... port=... dbname=..." or a URI).
+    /// redis, redlock: the ACL user (Redis 6+) for servers whose address carries
+    /// no credentials; needs redis_password. Default empty: none.
+    std::string redis_user;
+    /// redis, redlock: the password (requirepass, or redis_user's) for servers
+    /// whose address carries no credentials. Default empty: no AUTH.
+    std::string redis_password;
+    /// redis, redlock: the database for servers whose address names none. Default 0.
+    int redis_db = 0;
+    /// postgres-*: a libpq connection string ("host=... port=... dbname=..." or a
+    /// URI). The password comes from it (password=...), or as libpq finds one
+    /// otherwise: $PGPASSWORD, the password file ($PGPASSFILE, ~/.pgpass).
     std::string postgres = "host=127.0.0.1 port=5432";
     /// flock: the directory that holds the lock files (it must exist).
     std::string flock_directory = "/tmp";

@@ -30,6 +30,8 @@ private:
         s.connect = o.zookeeper;
         s.session_timeout = o.zookeeper_session_timeout;
         s.connect_timeout = o.connect_timeout;
+        s.auth = o.zookeeper_auth;
+        if (o.zookeeper_acl) s.acl = *o.zookeeper_acl;
         auto session = o.executor ? std::make_unique<Session>(o.executor, s) : std::make_unique<Session>(s);
         session->connect();
         return session;
@@ -83,6 +85,9 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
         r.ttl = o.ttl;
         r.connect_timeout = o.connect_timeout;
         r.executor = o.executor;
+        r.user = o.redis_user;
+        r.password = o.redis_password;
+        r.db = o.redis_db;
         if (backend == "redis") return std::make_unique<RedisLockService>(o.redis, r);
         if (o.redlock.empty()) refuse("redlock needs the address of at least one master");
         return std::make_unique<RedlockService>(o.redlock, r);

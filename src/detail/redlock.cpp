@@ -5,6 +5,15 @@
 #include <algorithm>
 
 namespace zklock::detail::redlock {
+namespace {
+
+/// The server refused who we are or the db we asked for (a connection's AUTH or
+/// SELECT, sent before any lock command): retrying the same cannot help.
+bool refused_credentials(const std::error_code& ec) noexcept {
+    return ec == errc::auth_failed || ec == errc::no_auth || ec == errc::invalid_argument;
+}
+
+} // namespace
 
 std::size_t quorum(std::size_t masters) noexcept { return masters / 2 + 1; }
 
@@ -23,7 +32,7 @@ bool may_have_run(const master_reply& reply) noexcept {
     case master_reply::kind::failed: break;
     }
     return reply.error != std::errc::connection_refused && reply.error != errc::session_closed &&
-           reply.error != errc::timeout;
+           reply.error != errc::timeout && !refused_credentials(reply.error);
 }
 
 round_tally tally(const std::vector<master_reply>& replies) {
@@ -37,7 +46,8 @@ round_tally tally(const std::vector<master_reply>& replies) {
         case master_reply::kind::no: ++t.no; break;
         case master_reply::kind::failed:
             ++t.failed;
-            if (!t.first_error) t.first_error = r.error;
+            if (!t.first_error || (refused_credentials(r.error) && !refused_credentials(t.first_error)))
+                t.first_error = r.error;
             break;
         }
         t.undo = t.undo || may_have_run(r);
@@ -52,7 +62,8 @@ bool won(const round_tally& t, std::size_t quorum, duration validity) noexcept {
 after_round next_step(const round_tally& t, std::size_t quorum, bool no_wait, bool has_deadline, bool deadline_passed,
                       bool service_closed) noexcept {
     if (t.no == 0 && t.yes < quorum && t.failed > 0)  // the servers, not a holder, refused
-        return no_wait || !has_deadline || service_closed ? after_round::fail : after_round::retry_on_error;
+        return no_wait || !has_deadline || service_closed || refused_credentials(t.first_error) ? after_round::fail
+                                                                                                : after_round::retry_on_error;
     if (no_wait || deadline_passed) return after_round::give_up;
     return t.yes > 0 ? after_round::retry_split_vote : after_round::wait;
 }

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fcntl.h>
+
 namespace zklock::detail::redis {
 namespace asio = boost::asio;
 
@@ -38,9 +40,9 @@ reply convert(const redisReply* r) {
 
 } // namespace
 
-connection::connection(strand_type strand, std::string host, int port, std::chrono::milliseconds connect_timeout,
+connection::connection(strand_type strand, redis_address address, std::chrono::milliseconds connect_timeout,
                        std::chrono::milliseconds command_timeout)
-    : strand_(std::move(strand)), host_(std::move(host)), port_(port), connect_timeout_(connect_timeout),
+    : strand_(std::move(strand)), address_(std::move(address)), connect_timeout_(connect_timeout),
       command_timeout_(command_timeout), timer_(strand_) {}
 
 connection::~connection() {
@@ -55,8 +57,18 @@ connection::~connection() {
 bool connection::ensure_open() {
     if (closed_) return false;
     if (ac_) return true;
-    redisAsyncContext* ac = redisAsyncConnect(host_.c_str(), port_);
+    redisAsyncContext* ac = redisAsyncConnect(address_.host.c_str(), address_.port);
     if (!ac) return false;
+    // hiredis made the socket without SOCK_CLOEXEC: a command a thread of this
+    // process starts must not inherit it (a child could read or write our
+    // Redis connection). Before anything else, so the window is the smallest.
+    if (ac->c.fd >= 0) {
+        const int flags = ::fcntl(ac->c.fd, F_GETFD);
+        if (flags < 0 || ::fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC) < 0) {
+            redisAsyncFree(ac);
+            return false;
+        }
+    }
     if (ac->err) {
         redisAsyncFree(ac);
         return false;
@@ -72,38 +84,96 @@ bool connection::ensure_open() {
     ++generation_;
     ac_ = ac;
     connected_ = false;
+    setup_error_ = {};
     reading_ = writing_ = read_armed_ = write_armed_ = false;
     sd_.emplace(strand_, ac->c.fd);
     connect_deadline_ = std::chrono::steady_clock::now() + connect_timeout_;
     ev_add_write(this);  // the non-blocking connect completes when the socket is writable
     arm_timer();
+    // Sent first, pipelined: hiredis writes them once connected. Commands wait
+    // in held_ until every one has succeeded, so none runs unauthenticated or
+    // on the wrong db.
+    const auto setup = redis_setup_commands(address_);
+    setup_left_ = setup.size();
+    ready_ = setup.empty();
+    for (const auto& args : setup) {
+        if (!send(args, &connection::on_setup_reply, nullptr)) {
+            drop(make_error_code(errc::connection_loss));
+            return false;
+        }
+        sent_.push_back(std::chrono::steady_clock::now());
+    }
     return true;
 }
 
-void connection::command(const std::vector<std::string>& args, reply_handler handler) {
-    auto fail = [&](std::error_code ec) { asio::post(strand_, [h = std::move(handler), ec] { h(ec, {}); }); };
-    if (closed_) return fail(make_error_code(errc::session_closed));
-    if (!ensure_open()) return fail(std::make_error_code(std::errc::connection_refused));
+bool connection::send(const std::vector<std::string>& args, void (*callback)(redisAsyncContext*, void*, void*),
+                      void* privdata) {
     std::vector<const char*> argv;
     std::vector<std::size_t> lens;
     for (const auto& a : args) {
         argv.push_back(a.data());
         lens.push_back(a.size());
     }
+    return redisAsyncCommandArgv(ac_, callback, privdata, static_cast<int>(argv.size()), argv.data(), lens.data()) ==
+           REDIS_OK;
+}
+
+void connection::on_setup_reply(redisAsyncContext* ac, void* r, void*) {
+    auto* self = static_cast<connection*>(ac->data);
+    if (!r) return;  // the connection is going away: the held commands learn why at cleanup
+    if (!self->sent_.empty()) self->sent_.pop_front();
+    const auto* reply = static_cast<const redisReply*>(r);
+    if (self->setup_error_) return;
+    if (reply->type == REDIS_REPLY_ERROR) {
+        // Only the code is kept: the server's text may echo what we sent.
+        self->setup_error_ = redis_error_code(reply->str ? std::string_view(reply->str, reply->len) : std::string_view());
+        // Dropped on the strand, not inside hiredis's callback; the held commands
+        // then fail with setup_error_ (failure_of), none of them sent.
+        asio::post(self->strand_, [me = self->shared_from_this(), gen = self->generation_] {
+            if (me->generation_ == gen && me->ac_) me->drop(me->setup_error_);
+        });
+        return;
+    }
+    if (--self->setup_left_ > 0) return;
+    self->ready_ = true;
+    auto held = std::move(self->held_);
+    self->held_.clear();
+    for (auto& h : held) self->send_now(h.args, std::move(h.handler));
+}
+
+void connection::send_now(const std::vector<std::string>& args, reply_handler handler) {
+    if (!handler) {  // a (UN)SUBSCRIBE: its replies go to the push handler
+        send(args, &connection::on_push, this);
+        return;
+    }
     auto* req = new request{std::move(handler)};
-    if (redisAsyncCommandArgv(ac_, &connection::on_reply, req, static_cast<int>(argv.size()), argv.data(), lens.data()) !=
-        REDIS_OK) {
+    if (!send(args, &connection::on_reply, req)) {
         std::unique_ptr<request> owned(req);
-        handler = std::move(owned->handler);
-        return fail(make_error_code(errc::connection_loss));
+        asio::post(strand_, [h = std::move(owned->handler)] { h(make_error_code(errc::connection_loss), {}); });
+        return;
     }
     sent_.push_back(std::chrono::steady_clock::now());
     arm_timer();
 }
 
+void connection::command(const std::vector<std::string>& args, reply_handler handler) {
+    auto fail = [&](std::error_code ec) { asio::post(strand_, [h = std::move(handler), ec] { h(ec, {}); }); };
+    if (closed_) return fail(make_error_code(errc::session_closed));
+    if (!ensure_open()) return fail(std::make_error_code(std::errc::connection_refused));
+    if (!ready_) {
+        held_.push_back({args, std::move(handler)});
+        return;
+    }
+    send_now(args, std::move(handler));
+}
+
 bool connection::subscribe_command(const char* verb, const std::string& channel) {
     if (!ensure_open()) return false;
-    return redisAsyncCommand(ac_, &connection::on_push, this, "%s %b", verb, channel.data(), channel.size()) == REDIS_OK;
+    if (!ready_) {
+        held_.push_back({{verb, channel}, nullptr});
+        return true;
+    }
+    return send({verb, channel}, &connection::on_push, this);
 }
 
 void connection::close(bool graceful) {
@@ -119,6 +189,7 @@ void connection::close(bool graceful) {
 
 std::error_code connection::failure_of(const redisAsyncContext* ac) const {
     if (drop_error_) return drop_error_;
+    if (setup_error_) return setup_error_;
     if (closed_) return make_error_code(errc::session_closed);
     if (ac->err == REDIS_ERR_IO && std::strstr(ac->errstr, std::strerror(ECONNREFUSED)))
         return std::make_error_code(std::errc::connection_refused);
@@ -133,7 +204,8 @@ void connection::on_reply(redisAsyncContext* ac, void* r, void* privdata) {
     if (r) {
         if (!self->sent_.empty()) self->sent_.pop_front();
         rep = convert(static_cast<const redisReply*>(r));
-        if (rep.type == reply::kind::error) ec = std::make_error_code(std::errc::protocol_error);
+        if (self->setup_error_) ec = self->setup_error_;  // refused before it ran (NOAUTH, ...)
+        else if (rep.type == reply::kind::error) ec = redis_error_code(rep.str);
     } else {
         ec = self->failure_of(ac);
     }
@@ -183,7 +255,15 @@ void connection::ev_cleanup(void* p) {
     ++self->generation_;
     self->reading_ = self->writing_ = self->read_armed_ = self->write_armed_ = false;
     self->connected_ = false;
+    // Commands that waited for the setup were never sent: they fail as it did.
+    const auto why = self->ac_ ? self->failure_of(self->ac_)
+                               : self->drop_error_ ? self->drop_error_ : make_error_code(errc::session_closed);
+    auto held = std::move(self->held_);
+    self->held_.clear();
+    for (auto& h : held)
+        if (h.handler) asio::post(self->strand_, [handler = std::move(h.handler), why] { handler(why, {}); });
     self->ac_ = nullptr;
+    self->ready_ = false;
     self->sent_.clear();
     if (self->sd_) {
         boost::system::error_code ignored;

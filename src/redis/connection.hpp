@@ -4,7 +4,16 @@
 // release()d, never closed, when hiredis cleans up. Every member runs on the
 // strand, and so does every hiredis call; replies are posted back to the strand,
 // never handled inside hiredis's callback.
+//
+// Every connection it opens (the first, and each one after a failure) is
+// close-on-exec at once (hiredis 0.14 opens its sockets without SOCK_CLOEXEC)
+// and sends its setup commands first: AUTH when the address has a password,
+// SELECT when it names a db. A refused AUTH (WRONGPASS, ...) fails every
+// command of that connection with errc::auth_failed / errc::no_auth (never
+// the server's text, never the password) and drops it.
 #pragma once
+
+#include <zklock/detail/redis_address.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -45,7 +54,7 @@ public:
     using push_handler =
         std::function<void(const std::string& kind, const std::string& channel, const std::string& payload)>;
 
-    connection(strand_type strand, std::string host, int port, std::chrono::milliseconds connect_timeout,
+    connection(strand_type strand, redis_address address, std::chrono::milliseconds connect_timeout,
                std::chrono::milliseconds command_timeout);
     ~connection();
     connection(const connection&) = delete;
@@ -54,7 +63,9 @@ public:
     /// Sends a command; `handler` is posted to the strand with the reply, or with
     /// an error: the connection failed (errc::connection_loss: the command may or
     /// may not have run), no reply within the command timeout (the connection is
-    /// then dropped, errc::connection_loss), an error reply (std::errc::protocol_error).
+    /// then dropped, errc::connection_loss), the connection's AUTH was refused
+    /// (errc::auth_failed, errc::no_auth), an error reply (redis_error_code():
+    /// errc::no_auth for NOAUTH/NOPERM, else std::errc::protocol_error).
     void command(const std::vector<std::string>& args, reply_handler handler);
 
     /// Pub/sub (a connection used only for that): pushes go to the push handler.
@@ -74,6 +85,9 @@ public:
 private:
     struct request;
     static void on_reply(redisAsyncContext* ac, void* r, void* privdata);
+    static void on_setup_reply(redisAsyncContext* ac, void* r, void* privdata);
+    bool send(const std::vector<std::string>& args, void (*callback)(redisAsyncContext*, void*, void*), void* privdata);
+    void send_now(const std::vector<std::string>& args, reply_handler handler);
     static void on_push(redisAsyncContext* ac, void* r, void* privdata);
     static void on_connect(const redisAsyncContext* ac, int status);
     static void ev_add_read(void* p);
@@ -89,8 +103,7 @@ private:
     std::error_code failure_of(const redisAsyncContext* ac) const;
 
     strand_type strand_;
-    std::string host_;
-    int port_;
+    redis_address address_;
     std::chrono::milliseconds connect_timeout_;
     std::chrono::milliseconds command_timeout_;
     redisAsyncContext* ac_ = nullptr;
@@ -100,6 +113,14 @@ private:
     bool reading_ = false, writing_ = false, read_armed_ = false, write_armed_ = false;
     bool closed_ = false;
     std::error_code drop_error_;
+    std::error_code setup_error_;  // of the current connection: its AUTH or SELECT was refused
+    std::size_t setup_left_ = 0;   // setup replies still to come
+    bool ready_ = false;           // every setup command succeeded: commands go out at once
+    struct held_command {
+        std::vector<std::string> args;
+        reply_handler handler;  // empty: a (UN)SUBSCRIBE
+    };
+    std::vector<held_command> held_;  // sent once ready_
     std::chrono::steady_clock::time_point connect_deadline_{};
     std::deque<std::chrono::steady_clock::time_point> sent_;  // of the commands awaiting a reply
     boost::asio::steady_timer timer_;

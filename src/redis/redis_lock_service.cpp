@@ -181,29 +181,34 @@ struct master {
     std::shared_ptr<subscriber> wakeups;
 };
 
-std::pair<std::string, int> parse_host_port(const std::string& host_port) {
-    const auto colon = host_port.rfind(':');
-    auto bad = [&] {
-        return error(make_error_code(errc::invalid_argument),
-                     "zklock::RedisLockService: expected \"host:port\", got '" + host_port + "'");
-    };
-    if (colon == std::string::npos || colon == 0 || colon + 1 == host_port.size()) throw bad();
-    std::string host = host_port.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    int port = 0;
-    for (const char c : host_port.substr(colon + 1)) {
-        if (c < '0' || c > '9') throw bad();
-        port = port * 10 + (c - '0');
-        if (port > 65535) throw bad();
+/// Whether a redis:// URL names its db ("/N" after the host).
+bool names_db(std::string_view text) {
+    constexpr std::string_view scheme = "redis://";
+    if (!text.starts_with(scheme)) return false;
+    auto rest = text.substr(scheme.size());
+    if (const auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
+    return rest.find('/') != std::string_view::npos;
+}
+
+/// One master's address: parsed, with the options' credentials and db where
+/// the address names none.
+redis_address master_address(const std::string& text, const RedisOptions& opts) {
+    std::error_code ec;
+    std::string reason;
+    auto a = parse_redis_address(text, ec, &reason);
+    if (ec) throw error(ec, "zklock::RedisLockService: " + reason);
+    if (!a.has_credentials()) {
+        a.user = opts.user;
+        a.password = opts.password;
     }
-    if (port == 0) throw bad();
-    return {host, port};
+    if (!names_db(text)) a.db = opts.db;
+    return a;
 }
 
 } // namespace
 
 struct redis_context {
-    std::vector<std::pair<std::string, int>> addresses;  // first: validated before any thread starts
+    std::vector<redis_address> addresses;  // first: validated before any thread starts
     std::shared_ptr<own_context> own;  // the io_context outlives the connections
     asio::any_io_executor executor;
     strand_type strand;
@@ -220,14 +225,17 @@ struct redis_context {
     bool abandoned = false;
     std::mt19937_64 rng{std::random_device{}() ^ (std::uint64_t(std::random_device{}()) << 32)};
 
-    static std::vector<std::pair<std::string, int>> validate(const std::vector<std::string>& host_ports,
-                                                             const RedisOptions& opts) {
+    static std::vector<redis_address> validate(const std::vector<std::string>& host_ports, const RedisOptions& opts) {
         if (host_ports.empty())
             throw error(make_error_code(errc::invalid_argument), "zklock::RedlockService: no Redis master given");
         if (opts.ttl < milliseconds(10))
             throw error(make_error_code(errc::invalid_argument), "zklock::RedisLockService: ttl under 10 ms");
-        std::vector<std::pair<std::string, int>> out;
-        for (const auto& hp : host_ports) out.push_back(parse_host_port(hp));
+        if (opts.db < 0)
+            throw error(make_error_code(errc::invalid_argument), "zklock::RedisLockService: a negative db number");
+        if (opts.password.empty() && !opts.user.empty())
+            throw error(make_error_code(errc::invalid_argument), "zklock::RedisLockService: a user without a password");
+        std::vector<redis_address> out;
+        for (const auto& hp : host_ports) out.push_back(master_address(hp, opts));
         return out;
     }
     static std::shared_ptr<own_context> own_thread_unless(const asio::any_io_executor& ex) {
@@ -248,11 +256,11 @@ struct redis_context {
         : addresses(validate(host_ports, opts)), own(own_thread_unless(opts.executor)),
           executor(own ? asio::any_io_executor(own->ioc.get_executor()) : opts.executor),
           strand(asio::make_strand(executor)), options(std::move(opts)), backend(name) {
-        for (const auto& [host, port] : addresses) {
+        for (const auto& address : addresses) {
             master m;
-            m.commands = std::make_shared<connection>(strand, host, port, options.connect_timeout, options.command_timeout);
+            m.commands = std::make_shared<connection>(strand, address, options.connect_timeout, options.command_timeout);
             m.wakeups = std::make_shared<subscriber>(
-                strand, std::make_shared<connection>(strand, host, port, options.connect_timeout, options.command_timeout));
+                strand, std::make_shared<connection>(strand, address, options.connect_timeout, options.command_timeout));
             m.wakeups->start();
             masters.push_back(std::move(m));
         }

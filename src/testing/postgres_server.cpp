@@ -2,6 +2,9 @@
 
 #include "log_tail.hpp"
 #include "posix_io.hpp"
+#include "private_file.hpp"
+
+#include <zklock/detail/secrets.hpp>
 
 #include <algorithm>
 #include <array>
@@ -219,6 +222,12 @@ PostgresServer::PostgresServer(PostgresServerOptions options)
             throw_errno(errno, "PostgresServer: chmod " + temp_dir_.path().string());
         }
     }
+    if (!options_.password.empty()) {
+        const auto line = zklock::detail::pgpass_line(options_.password);
+        if (!line) throw std::invalid_argument("PostgresServer: a password with a line break");
+        pgpass_path_ = temp_dir_.path() / "pgpass";
+        posix_io::write_private_file(pgpass_path_, *line);  // for psql, run as this process's user
+    }
     initdb(deadline);
     spawn();
     wait_until_ready(deadline);
@@ -243,14 +252,31 @@ std::vector<std::string> PostgresServer::as_os_user(std::vector<std::string> arg
 
 void PostgresServer::initdb(steady::time_point deadline) {
     const auto log = temp_dir_.path() / "initdb.log";
+    std::vector<std::string> argv{options_.bin_dir + "/initdb", "-D", data_dir_.string(), "-U", "postgres", "-E", "UTF8",
+                                  "--locale=C", "--no-sync", "--no-instructions"};
+    // The password: in a file only initdb's user may read, gone once initdb is done.
+    const auto pwfile = temp_dir_.path() / "initdb-pwfile";
+    struct remove_pwfile {
+        std::filesystem::path path;
+        ~remove_pwfile() {
+            std::error_code ignored;
+            std::filesystem::remove(path, ignored);
+        }
+    } cleanup{options_.password.empty() ? std::filesystem::path() : pwfile};
+    if (options_.password.empty()) {
+        argv.insert(argv.end(), {"-A", "trust"});
+    } else {
+        posix_io::write_private_file(pwfile, options_.password + "\n",
+                                     switch_user_ ? static_cast<uid_t>(std::stoul(uid_)) : uid_t(-1),
+                                     switch_user_ ? static_cast<gid_t>(std::stoul(gid_)) : gid_t(-1));
+        argv.insert(argv.end(), {"-A", "scram-sha-256", "--pwfile=" + pwfile.string()});
+    }
     ChildProcessOptions child;
     child.working_dir = temp_dir_.path();
     child.output_path = log;
     // TZ spares initdb its scan of the system's time zone files.
     child.env = {{"LC_ALL", "C"}, {"TZ", "UTC"}};
-    ChildProcess process(as_os_user({options_.bin_dir + "/initdb", "-D", data_dir_.string(), "-A", "trust", "-U",
-                                     "postgres", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"}),
-                         std::move(child));
+    ChildProcess process(as_os_user(std::move(argv)), std::move(child));
     const auto status = process.wait_exit(until(deadline, options_.start_timeout));
     if (!status) {
         process.kill9();
@@ -413,6 +439,7 @@ std::string PostgresServer::psql(const std::string& sql, milliseconds timeout) {
     ChildProcessOptions child;
     child.output_path = err_path;  // -o sends the query results to out_path; errors stay on stderr
     child.env = {{"LC_ALL", "C"}};
+    if (!pgpass_path_.empty()) child.env.push_back({"PGPASSFILE", pgpass_path_.string()});
     ChildProcess process({options_.bin_dir + "/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d",
                           connect_string(), "-o", out_path.string(), "-c", sql},
                          std::move(child));
@@ -430,6 +457,8 @@ std::string PostgresServer::psql(const std::string& sql, milliseconds timeout) {
 }
 
 const std::filesystem::path& PostgresServer::directory() const noexcept { return temp_dir_.path(); }
+
+const std::filesystem::path& PostgresServer::pgpass_path() const noexcept { return pgpass_path_; }
 
 const std::filesystem::path& PostgresServer::data_dir() const noexcept { return data_dir_; }
 

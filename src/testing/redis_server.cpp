@@ -3,8 +3,12 @@
 #include "log_tail.hpp"
 #include "posix_io.hpp"
 
+#include "private_file.hpp"
+
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <functional>
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
@@ -97,25 +101,37 @@ std::optional<std::size_t> resp_reply_end(std::string_view data, std::size_t pos
 
 std::optional<std::size_t> resp_reply_length(std::string_view data) { return resp_reply_end(data, 0, 0); }
 
-std::string redis_command(std::uint16_t port, const std::vector<std::string>& args, milliseconds timeout) {
-    if (args.empty()) throw std::invalid_argument("redis_command: no command");
-    const auto deadline = steady::now() + timeout;
-    const std::string what = "Redis command '" + args.front() + "' to 127.0.0.1:" + std::to_string(port);
+namespace {
+
+std::string resp_request(const std::vector<std::string>& args) {
     std::string request = "*" + std::to_string(args.size()) + "\r\n";
     for (const auto& arg : args) request += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
+    return request;
+}
 
+// Sends `commands` pipelined on one connection and returns their replies in
+// order; stops early after a reply that `stop_after` accepts (a refused AUTH).
+std::vector<std::string> redis_exchange(std::uint16_t port, const std::vector<std::vector<std::string>>& commands,
+                                        milliseconds timeout, const std::string& what,
+                                        const std::function<bool(std::size_t, const std::string&)>& stop_after) {
+    const auto deadline = steady::now() + timeout;
+    std::string request;
+    for (const auto& args : commands) request += resp_request(args);
     Socket sock = connect_loopback(port, deadline, what);
     send_all(sock.get(), request, deadline, what);
-    std::string reply;
+    std::vector<std::string> replies;
+    std::string buffer;
     char buf[4096];
-    while (true) {
+    while (replies.size() < commands.size()) {
+        if (const auto length = resp_reply_length(buffer)) {
+            replies.push_back(buffer.substr(0, *length));
+            buffer.erase(0, *length);
+            if (stop_after(replies.size() - 1, replies.back())) break;
+            continue;
+        }
         const ssize_t n = ::recv(sock.get(), buf, sizeof buf, 0);
         if (n > 0) {
-            reply.append(buf, static_cast<std::size_t>(n));
-            if (const auto length = resp_reply_length(reply)) {
-                reply.resize(*length);
-                return reply;
-            }
+            buffer.append(buf, static_cast<std::size_t>(n));
         } else if (n == 0) {
             throw_errno(ECONNRESET, what + ": connection closed before a complete reply");
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -124,13 +140,57 @@ std::string redis_command(std::uint16_t port, const std::vector<std::string>& ar
             throw_errno(errno, what);
         }
     }
+    return replies;
+}
+
+// A redis.conf argument in double quotes, every byte but letters and digits as
+// \xHH (sdssplitargs reads it back exactly, blanks and quotes included).
+std::string config_quote(std::string_view arg) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out = "\"";
+    for (const char c : arg) {
+        const auto u = static_cast<unsigned char>(c);
+        if (std::isalnum(u)) {
+            out += c;
+        } else {
+            out += "\\x";
+            out += hex[u >> 4];
+            out += hex[u & 15];
+        }
+    }
+    return out + "\"";
+}
+
+}  // namespace
+
+std::string redis_command(std::uint16_t port, const std::vector<std::string>& args, milliseconds timeout) {
+    return redis_command(port, args, timeout, RedisCredentials{});
+}
+
+std::string redis_command(std::uint16_t port, const std::vector<std::string>& args, milliseconds timeout,
+                          const RedisCredentials& as) {
+    if (args.empty()) throw std::invalid_argument("redis_command: no command");
+    const std::string what = "Redis command '" + args.front() + "' to 127.0.0.1:" + std::to_string(port);
+    std::vector<std::vector<std::string>> commands;
+    if (!as.password.empty()) {
+        if (as.user.empty()) commands.push_back({"AUTH", as.password});
+        else commands.push_back({"AUTH", as.user, as.password});
+    }
+    commands.push_back(args);
+    const bool authenticates = commands.size() > 1;
+    const auto replies = redis_exchange(port, commands, timeout, what, [&](std::size_t i, const std::string& reply) {
+        return authenticates && i == 0 && reply.starts_with("-");
+    });
+    return replies.back();
 }
 
 // --- RedisServer -------------------------------------------------------------
 
 RedisServer::RedisServer(RedisServerOptions options) : temp_dir_("zklock-redis-"), options_(std::move(options)) {
     log_path_ = temp_dir_.path() / "redis.log";
+    config_path_ = temp_dir_.path() / "redis.conf";
     port_ = options_.port != 0 ? options_.port : free_loopback_port();
+    write_config();
     spawn();
     wait_until_serving(steady::now() + options_.start_timeout);
 }
@@ -142,8 +202,26 @@ RedisServer::~RedisServer() {
     }
 }
 
+void RedisServer::write_config() {
+    std::string config = "# zklock::testing::RedisServer: the secrets, kept off the command line\n";
+    if (!options_.password.empty()) config += "requirepass " + config_quote(options_.password) + "\n";
+    else if (!options_.users.empty()) config += "user default off\n";
+    for (const auto& u : options_.users)
+        config += "user " + config_quote(u.name) + " on " + config_quote(">" + u.password) + " ~* &* +@all\n";
+    posix_io::write_private_file(config_path_, config);
+}
+
+RedisCredentials RedisServer::admin() const {
+    if (!options_.password.empty()) return {"", options_.password};
+    if (!options_.users.empty()) return {options_.users.front().name, options_.users.front().password};
+    return {};
+}
+
+const std::filesystem::path& RedisServer::config_path() const noexcept { return config_path_; }
+
 void RedisServer::spawn() {
-    std::vector<std::string> argv{options_.redis_server, "--port", std::to_string(port_), "--bind", "127.0.0.1",
+    // The config file first: the options after it override what it does not hold.
+    std::vector<std::string> argv{options_.redis_server, config_path_.string(), "--port", std::to_string(port_), "--bind", "127.0.0.1",
                                   "--dir", temp_dir_.path().string(), "--daemonize", "no", "--protected-mode", "yes"};
     if (options_.persistence) {
         argv.insert(argv.end(), {"--save", "3600", "1", "300", "100", "60", "10000", "--appendonly", "yes",
@@ -167,7 +245,7 @@ void RedisServer::wait_until_serving(steady::time_point deadline) {
                                                             : std::string("is not running")));
         }
         try {
-            if (redis_command(port_, {"PING"}, until(deadline, probe_timeout)).rfind("+PONG", 0) == 0) return;
+            if (redis_command(port_, {"PING"}, until(deadline, probe_timeout), admin()).rfind("+PONG", 0) == 0) return;
         } catch (const std::system_error&) {
         }
         if (steady::now() >= deadline) {
@@ -201,7 +279,7 @@ void RedisServer::stop() {
         // 100 ms later) and saves exactly when SIGTERM would (with persistence).
         if (!paused_ && process_->running()) {
             try {
-                redis_command(port_, {"SHUTDOWN"}, shutdown_timeout);
+                redis_command(port_, {"SHUTDOWN"}, shutdown_timeout, admin());
             } catch (const std::exception&) {
                 // The server closes the connection without a reply when it exits.
             }
@@ -241,7 +319,7 @@ bool RedisServer::running() { return process_ && process_->running(); }
 bool RedisServer::paused() const noexcept { return paused_; }
 
 std::string RedisServer::command(const std::vector<std::string>& args, milliseconds timeout) {
-    return redis_command(port_, args, timeout);
+    return redis_command(port_, args, timeout, admin());
 }
 
 const std::filesystem::path& RedisServer::directory() const noexcept { return temp_dir_.path(); }

@@ -20,9 +20,11 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,9 +45,16 @@ bool eventually(Predicate predicate, milliseconds timeout = 30s) {
     }
 }
 
+// "" for a process that is gone (even one that exits while being read: libstdc++
+// then throws from the stream buffer).
 std::string read_cmdline(const std::filesystem::path& proc_dir) {
-    std::ifstream in(proc_dir / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmdline;
+    try {
+        std::ifstream in(proc_dir / "cmdline", std::ios::binary);
+        cmdline.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::exception&) {
+        return {};
+    }
     for (auto& c : cmdline) {
         if (c == '\0') c = ' ';
     }
@@ -308,6 +317,45 @@ TEST(RedisServerTest, FailedStartReportsTheLog) {
     }
 }
 
+// The secrets of a server: in its 0600 config file, on no process's command line.
+void expect_secret_kept_private(RedisServer& server, const std::string& secret) {
+    struct stat st {};
+    ASSERT_EQ(::stat(server.config_path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600U) << server.config_path();
+    const auto cmdline = read_cmdline("/proc/" + std::to_string(server.pid()));
+    EXPECT_FALSE(cmdline.empty());
+    EXPECT_EQ(cmdline.find(secret), std::string::npos) << "the secret is on the command line: " << cmdline;
+}
+
+TEST(RedisServerTest, RequirepassRefusesStrangersAndTheFixtureAuthenticates) {
+    zklock::testing::RedisServerOptions options;
+    options.password = "fixture pass\"word'42";  // blanks and quotes survive the config file
+    RedisServer server(options);
+    using zklock::testing::redis_command;
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s).rfind("-NOAUTH", 0), 0U);
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s, {"", "wrong"}).rfind("-WRONGPASS", 0), 0U);
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s, {"", options.password}), "+PONG\r\n");
+    EXPECT_EQ(server.admin().password, options.password);
+    EXPECT_EQ(server.command({"SET", "k", "v"}), "+OK\r\n");
+    expect_secret_kept_private(server, "fixture");
+    server.restart();  // the probes and SHUTDOWN authenticate too
+    EXPECT_EQ(server.command({"GET", "k"}), "$-1\r\n");
+}
+
+TEST(RedisServerTest, AclUsersGetInAndTheDefaultUserIsOff) {
+    zklock::testing::RedisServerOptions options;
+    options.users = {{"alice", "alice-secret-1"}, {"bob", "bob-secret-2"}};
+    RedisServer server(options);
+    using zklock::testing::redis_command;
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s).rfind("-NOAUTH", 0), 0U);
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s, {"default", "x"}).rfind("-WRONGPASS", 0), 0U);
+    EXPECT_EQ(redis_command(server.port(), {"PING"}, 5s, {"alice", "bob-secret-2"}).rfind("-WRONGPASS", 0), 0U);
+    EXPECT_EQ(redis_command(server.port(), {"ACL", "WHOAMI"}, 5s, {"bob", "bob-secret-2"}), "$3\r\nbob\r\n");
+    EXPECT_EQ(server.admin().user, "alice");
+    EXPECT_EQ(server.command({"ACL", "WHOAMI"}), "$5\r\nalice\r\n");
+    expect_secret_kept_private(server, "secret");
+}
+
 TEST(RedisServerTest, CrashedParentLeavesNoServer) {
     const std::string line = crash_with_server([](const Report& report) {
         RedisServer server;
@@ -347,6 +395,49 @@ TEST(PostgresServerTest, StartsAndAnswersSelect1) {
         std::string text((std::istreambuf_iterator<char>(status)), std::istreambuf_iterator<char>());
         EXPECT_EQ(text.find("\nUid:\t0\t"), std::string::npos) << "the postmaster runs as root";
     }
+}
+
+// psql as a stranger would run it: `env` in its environment; its exit status
+// and what it printed.
+std::pair<int, std::string> psql_as(PostgresServer& server, std::vector<std::pair<std::string, std::string>> env) {
+    zklock::testing::TempDir dir("zklock-psql-");
+    zklock::testing::ChildProcessOptions o;
+    o.output_path = dir.path() / "out";
+    o.env = std::move(env);
+    zklock::testing::ChildProcess p({"/usr/lib/postgresql/15/bin/psql", "-X", "-A", "-t", "-d", server.connect_string(),
+                                     "-c", "select 1"},
+                                    o);
+    const auto status = p.wait_exit(30s);
+    std::ifstream in(dir.path() / "out");
+    std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return {status && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1, out};
+}
+
+TEST(PostgresServerTest, PasswordIsRequiredAndOnNoCommandLine) {
+    zklock::testing::PostgresServerOptions options;
+    options.password = "pg pass'word:\\42";  // blanks, quotes, ':' and '\\' survive the files
+    PostgresServer server(options);
+    EXPECT_EQ(server.psql("select 1"), "1\n");  // the fixture's own client: through PGPASSFILE
+    EXPECT_EQ(server.connect_string().find("pass"), std::string::npos);
+    // Strangers get nothing.
+    auto [status, out] = psql_as(server, {{"PGPASSFILE", "/dev/null"}, {"PGPASSWORD", ""}});
+    EXPECT_NE(status, 0) << out;
+    EXPECT_NE(out.find("password"), std::string::npos) << out;
+    std::tie(status, out) = psql_as(server, {{"PGPASSFILE", "/dev/null"}, {"PGPASSWORD", "wrong"}});
+    EXPECT_NE(status, 0) << out;
+    EXPECT_NE(out.find("password authentication failed"), std::string::npos) << out;
+    std::tie(status, out) = psql_as(server, {{"PGPASSFILE", "/dev/null"}, {"PGPASSWORD", options.password}});
+    EXPECT_EQ(status, 0) << out;
+    // The secret: in the 0600 password file only; initdb's file is gone.
+    struct stat st {};
+    ASSERT_EQ(::stat(server.pgpass_path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600U);
+    EXPECT_FALSE(std::filesystem::exists(server.directory() / "initdb-pwfile"));
+    const auto cmdline = read_cmdline("/proc/" + std::to_string(server.pid()));
+    EXPECT_FALSE(cmdline.empty());
+    EXPECT_EQ(cmdline.find("pass"), std::string::npos) << cmdline;
+    server.restart();  // the readiness probe copes with a password
+    EXPECT_EQ(server.psql("select 2"), "2\n");
 }
 
 TEST(PostgresServerTest, PsqlReportsSqlErrors) {

@@ -14,10 +14,14 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <dirent.h>
+#include <fcntl.h>
 
 namespace zklock::test {
 namespace {
@@ -111,12 +115,84 @@ std::optional<zklock::error> refusal(const std::string& backend, const BackendOp
 
 // --- the factory -------------------------------------------------------------------
 
+/// The sessions (0x...) listed under `path` in a wchp answer ("path\n\t0x..\n\t0x..\n").
+std::vector<std::string> watchers_of(const std::string& wchp, const std::string& path) {
+    std::vector<std::string> out;
+    std::istringstream in(wchp);
+    bool inside = false;
+    for (std::string l; std::getline(in, l);) {
+        if (!l.empty() && l[0] == '/') inside = l == path;
+        else if (inside && l.find("0x") != std::string::npos) out.push_back(l.substr(l.find("0x")));
+    }
+    return out;
+}
+
+std::string hex(std::int64_t id) {
+    std::ostringstream out;
+    out << "0x" << std::hex << static_cast<std::uint64_t>(id);
+    return out.str();
+}
+
+
 class Factory : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
         if (!lock_backend_available(GetParam())) GTEST_SKIP() << GetParam() << " is not built into this zklock";
         servers_ = std::make_unique<BackendServers>(GetParam());
     }
+
+    /// Returns once the server shows `waiter` waiting behind the holder, by what the
+    /// backend leaves on the server; false when it does not within the deadline.
+    /// `how` says what was checked. Backends whose waiters leave no trace on the
+    /// server (polling) are known to wait once they have asked twice while the lock
+    /// was held: the first answer was "taken".
+    bool wait_until_waiting(Lock& waiter, const std::string& lock_name, std::string& how) {
+        const auto& backend = GetParam();
+        if (backend == "zookeeper") {
+            how = "the waiter's session watches the holder's node (wchp)";
+            Session observer([&] {
+                SessionOptions o;
+                o.connect = servers_->zookeeper()->connect_string();
+                o.session_timeout = 2s;
+                return o;
+            }());
+            observer.connect();
+            const std::string dir = servers_->options().zookeeper_root + "/" + lock_name;
+            std::vector<contender> queue;
+            if (!wait_until([&] {
+                    std::error_code ec;
+                    queue = list_contenders(observer, dir, ec);
+                    return !ec && queue.size() == 2;
+                }))
+                return false;
+            const auto holder_node = dir + "/" + queue[0].node;
+            const auto waiter_session = hex(queue[1].owner_session);
+            return wait_until([&] {
+                const auto w = watchers_of(servers_->zookeeper()->four_letter_word("wchp", 5s), holder_node);
+                return std::find(w.begin(), w.end(), waiter_session) != w.end();
+            });
+        }
+        if (backend == "redis" || backend == "redlock") {
+            how = "a release channel of the lock has a subscriber on every server (PUBSUB CHANNELS)";
+            return wait_until([&] {
+                for (const auto& s : servers_->redis())
+                    if (s->command({"PUBSUB", "CHANNELS", std::string("*") + lock_name + "*"}) == "*0\r\n") return false;
+                return true;
+            });
+        }
+        if (backend == "postgres-advisory" || backend == "postgres-row") {
+            how = "the waiter's connection waits on a lock in pg_stat_activity";
+            const std::string method = backend.substr(std::string("postgres-").size());
+            return wait_until([&] {
+                return servers_->postgres()->psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                                                  "'zklock-" + method + ":" + lock_name +
+                                                  "' AND wait_event_type = 'Lock'") == "1\n";
+            });
+        }
+        how = "the waiter asked twice while the lock was held";
+        return wait_until([&] { return waiter.counters().attempts >= 2; });
+    }
+
     std::unique_ptr<BackendServers> servers_;
 };
 
@@ -203,79 +279,10 @@ TEST(FactoryErrors, ZooKeeperWithNothingListeningTimesOutWithoutHanging) {
 
 // --- counters ----------------------------------------------------------------------
 
-/// The sessions (0x...) listed under `path` in a wchp answer ("path\n\t0x..\n\t0x..\n").
-std::vector<std::string> watchers_of(const std::string& wchp, const std::string& path) {
-    std::vector<std::string> out;
-    std::istringstream in(wchp);
-    bool inside = false;
-    for (std::string l; std::getline(in, l);) {
-        if (!l.empty() && l[0] == '/') inside = l == path;
-        else if (inside && l.find("0x") != std::string::npos) out.push_back(l.substr(l.find("0x")));
-    }
-    return out;
-}
-
-std::string hex(std::int64_t id) {
-    std::ostringstream out;
-    out << "0x" << std::hex << static_cast<std::uint64_t>(id);
-    return out.str();
-}
-
 class Counters : public Factory {
 protected:
     static constexpr const char* lock_name = "counters-test";
 
-    /// Returns once the server shows `waiter` waiting behind the holder, by what the
-    /// backend leaves on the server; false when it does not within the deadline.
-    /// `how` says what was checked. Backends whose waiters leave no trace on the
-    /// server (polling) are known to wait once they have asked twice while the lock
-    /// was held: the first answer was "taken".
-    bool wait_until_waiting(Lock& waiter, std::string& how) {
-        const auto& backend = GetParam();
-        if (backend == "zookeeper") {
-            how = "the waiter's session watches the holder's node (wchp)";
-            Session observer([&] {
-                SessionOptions o;
-                o.connect = servers_->zookeeper()->connect_string();
-                o.session_timeout = 2s;
-                return o;
-            }());
-            observer.connect();
-            const std::string dir = servers_->options().zookeeper_root + "/" + lock_name;
-            std::vector<contender> queue;
-            if (!wait_until([&] {
-                    std::error_code ec;
-                    queue = list_contenders(observer, dir, ec);
-                    return !ec && queue.size() == 2;
-                }))
-                return false;
-            const auto holder_node = dir + "/" + queue[0].node;
-            const auto waiter_session = hex(queue[1].owner_session);
-            return wait_until([&] {
-                const auto w = watchers_of(servers_->zookeeper()->four_letter_word("wchp", 5s), holder_node);
-                return std::find(w.begin(), w.end(), waiter_session) != w.end();
-            });
-        }
-        if (backend == "redis" || backend == "redlock") {
-            how = "a release channel of the lock has a subscriber (PUBSUB CHANNELS)";
-            return wait_until([&] {
-                for (const auto& s : servers_->redis())
-                    if (s->command({"PUBSUB", "CHANNELS", std::string("*") + lock_name + "*"}) != "*0\r\n") return true;
-                return false;
-            });
-        }
-        if (backend == "postgres-advisory" || backend == "postgres-row") {
-            how = "the waiter's connection waits on a lock in pg_stat_activity";
-            const std::string method = backend.substr(std::string("postgres-").size());
-            return wait_until([&] {
-                return servers_->postgres()->psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
-                                                  "'zklock-" + method + ":" + lock_name +
-                                                  "' AND wait_event_type = 'Lock'") == "1\n";
-            });
-        }
-        how = "the waiter asked twice while the lock was held";
-        return wait_until([&] { return waiter.counters().attempts >= 2; });
-    }
 };
 
 TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
@@ -289,7 +296,7 @@ TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
     waiter.async_lock([&granted](std::error_code ec) { granted.set_value(ec); });
     auto grant = granted.get_future();
     std::string how;
-    ASSERT_TRUE(wait_until_waiting(waiter, how)) << "never seen waiting: " << how;
+    ASSERT_TRUE(wait_until_waiting(waiter, lock_name, how)) << "never seen waiting: " << how;
     EXPECT_EQ(grant.wait_for(0s), std::future_status::timeout) << "granted while the lock was held";
     EXPECT_FALSE(waiter.is_held());
 
@@ -337,6 +344,75 @@ TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Counters, ::testing::ValuesIn(backend_names()), test_name);
+
+// --- descriptors ---------------------------------------------------------------------
+
+/// The descriptors open in this process now (the listing's own excluded).
+std::set<int> open_descriptors() {
+    std::set<int> out;
+    DIR* dir = ::opendir("/proc/self/fd");
+    if (!dir) throw std::system_error(errno, std::generic_category(), "opendir /proc/self/fd");
+    while (const dirent* e = ::readdir(dir)) {
+        if (e->d_name[0] == '.') continue;
+        const int fd = std::stoi(e->d_name);
+        if (fd != ::dirfd(dir)) out.insert(fd);
+    }
+    ::closedir(dir);
+    return out;
+}
+
+/// What each descriptor opened since `before` is ("socket:[123]", a path), for
+/// those a program started now would inherit (no FD_CLOEXEC).
+std::vector<std::string> inheritable_since(const std::set<int>& before) {
+    std::vector<std::string> out;
+    for (const int fd : open_descriptors()) {
+        if (before.count(fd)) continue;
+        const int flags = ::fcntl(fd, F_GETFD);
+        if (flags < 0 || (flags & FD_CLOEXEC)) continue;  // closed meanwhile, or close-on-exec
+        std::error_code ec;
+        const auto target = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
+        out.push_back(std::to_string(fd) + " -> " + (ec ? std::string("?") : target.string()));
+    }
+    return out;
+}
+
+class CloseOnExec : public Factory {};
+
+// A program the process starts (zklock run's command, a library user's fork and
+// exec) must get none of the backend's connections or lock files: a child that
+// wrote to one could corrupt the protocol, and it keeps a lock or a session
+// alive after the parent is gone.
+TEST_P(CloseOnExec, EveryDescriptorAServiceOpensIsCloseOnExec) {
+    const auto before = open_descriptors();
+    auto holder_service = open_lock_service(GetParam(), servers_->options());
+    auto waiter_service = open_lock_service(GetParam(), servers_->options());
+    Lock holder = holder_service->make_lock("cloexec");
+    Lock waiter = waiter_service->make_lock("cloexec");
+    holder.lock();
+    auto granted = waiter.async_lock(boost::asio::use_future);
+    std::string how;
+    ASSERT_TRUE(wait_until_waiting(waiter, "cloexec", how)) << "never seen waiting: " << how;
+    EXPECT_GT(open_descriptors().size(), before.size()) << "the services opened nothing?";
+    // Held, waited for (Redis: the subscriber connection too), each connection open.
+    auto inheritable = inheritable_since(before);
+    EXPECT_TRUE(inheritable.empty()) << "inheritable: " << ::testing::PrintToString(inheritable);
+
+    if (GetParam() == "redis" || GetParam() == "redlock") {
+        // The servers drop the subscribers: the reconnected ones are close-on-exec too.
+        for (const auto& s : servers_->redis()) s->command({"CLIENT", "KILL", "TYPE", "pubsub"});
+        ASSERT_TRUE(wait_until_waiting(waiter, "cloexec", how)) << "never subscribed again: " << how;
+        inheritable = inheritable_since(before);
+        EXPECT_TRUE(inheritable.empty()) << "inheritable after reconnecting: " << ::testing::PrintToString(inheritable);
+    }
+
+    auto released = holder.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+    EXPECT_FALSE(get_within(granted, 30s));
+    auto released_again = waiter.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released_again));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CloseOnExec, ::testing::ValuesIn(backend_names()), test_name);
 
 } // namespace
 } // namespace zklock::test

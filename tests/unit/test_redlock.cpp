@@ -69,6 +69,23 @@ TEST(Redlock, ServersDownFailOrRetryUntilTheDeadline) {
     EXPECT_EQ(next_step(down, 3, false, true, false, true), after_round::fail);  // the service is closing
 }
 
+TEST(Redlock, RefusedCredentialsFailAtOnceAndSetNothing) {
+    const auto wrong_password = failed(make_error_code(errc::auth_failed));
+    const auto not_allowed = failed(make_error_code(errc::no_auth));
+    EXPECT_FALSE(may_have_run(wrong_password));
+    EXPECT_FALSE(may_have_run(not_allowed));
+    EXPECT_FALSE(may_have_run(failed(make_error_code(errc::invalid_argument))));  // SELECT refused
+    // The credentials are the reason to report, whatever failed first.
+    const auto t = tally({refused(), yes(), wrong_password, refused(), yes()});
+    EXPECT_EQ(t.first_error, errc::auth_failed);
+    EXPECT_EQ(tally({refused(), not_allowed}).first_error, errc::no_auth);
+    // Retrying until the deadline cannot help: the same credentials are refused again.
+    EXPECT_EQ(next_step(t, 3, false, true, false, false), after_round::fail);
+    EXPECT_EQ(next_step(tally({not_allowed}), 1, false, true, false, false), after_round::fail);
+    EXPECT_EQ(next_step(tally({failed(make_error_code(errc::invalid_argument))}), 1, false, true, false, false),
+              after_round::fail);
+}
+
 TEST(Redlock, AHolderMeansWaitingOrGivingUp) {
     const auto held = tally({no(), no(), no(), refused(), yes()});
     EXPECT_EQ(next_step(held, 3, false, false, false, false), after_round::retry_split_vote);

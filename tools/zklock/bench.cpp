@@ -5,6 +5,7 @@
 #include "commands.hpp"
 
 #include <zklock/backends.hpp>
+#include <zklock/detail/secrets.hpp>
 
 #include <zklock/leader_election.hpp>
 #include <zklock/mutex.hpp>
@@ -54,6 +55,7 @@ struct bench_options {
     std::string path = "/zklock-bench";
     std::vector<std::string> server_config;
     int warmup = 20000;
+    credentials creds;  ///< --auth-file, --acl (ZooKeeper part used here)
 };
 
 struct result {
@@ -90,6 +92,7 @@ SessionOptions session_options(const bench_options& o) {
     SessionOptions s;
     s.connect = o.connect;
     s.session_timeout = std::chrono::seconds(10);
+    apply(o.creds, s);
     return s;
 }
 
@@ -518,22 +521,19 @@ int bench(bench_options o) {
     return 0;
 }
 
-/// This process's command line as typed ("zklock bench ..."), for the report.
+/// This process's command line as typed ("zklock bench ..."), for the report:
+/// secrets (a password in --postgres, --redis, --redlock) redacted.
 std::string own_command_line() {
     std::ifstream in("/proc/self/cmdline", std::ios::binary);
     std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::string line;
-    std::size_t start = 0;
-    for (bool first = true; start < all.size(); first = false) {
+    std::vector<std::string> argv;
+    for (std::size_t start = 0; start < all.size();) {
         auto end = all.find('\0', start);
         if (end == std::string::npos) end = all.size();
-        std::string arg = all.substr(start, end - start);
-        if (first) arg = "zklock";
-        const bool plain = !arg.empty() && arg.find_first_of(" '\"$\\*?;&|<>()") == std::string::npos;
-        line += (line.empty() ? "" : " ") + (plain ? arg : shell_quote(arg));
+        argv.push_back(argv.empty() ? std::string("zklock") : all.substr(start, end - start));
         start = end + 1;
     }
-    return line;
+    return shown_command(argv);
 }
 
 /// The options of `zklock bench --backend`, parsed alongside the ZooKeeper-only ones.
@@ -594,6 +594,10 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     if (!b.flock_dir.empty()) o.flock_dir = b.flock_dir;
     o.server_config = z.server_config;
     o.ttl = std::chrono::milliseconds(b.ttl_ms);
+    o.zookeeper_auth = z.creds.zookeeper;
+    o.zookeeper_acl = z.creds.acl;
+    o.redis_user = z.creds.redis_user;
+    o.redis_password = z.creds.redis_password;
     return bench_backends(o);
 }
 
@@ -602,8 +606,10 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
 void add_bench(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<bench_options>();
     auto b = std::make_shared<backend_cli>();
+    auto auth = std::make_shared<auth_options>();
     auto* cmd = app.add_subcommand("bench", "Measure acquire/release latency and contended throughput");
     add_connect_option(*cmd, o->connect);
+    add_auth_options(*cmd, *auth);
     cmd->add_option("--recipe", o->recipe,
                     "mutex (the --scenario runs) | election (failover after resign) | semaphore | rwlock")
         ->check(CLI::IsMember({"mutex", "election", "semaphore", "rwlock"}))
@@ -646,12 +652,17 @@ void add_bench(CLI::App& app, int& exit_code) {
                         ->delimiter(',')
                         ->check(CLI::IsMember({"all", "zookeeper", "redis", "redlock", "postgres-lease",
                                                "postgres-advisory", "postgres-row", "flock"}));
-    cmd->add_option("--redis", b->redis, "with --backend: Redis server host:port (default: a throwaway server)")
+    cmd->add_option("--redis", b->redis,
+                    "with --backend: Redis server host:port or redis://[user:password@]host:port[/db] "
+                    "(default: a throwaway server; the auth file's redis: line gives a password too)")
         ->needs(backend);
     cmd->add_option("--redlock", b->redlock,
-                    "with --backend: Redlock masters host:port,host:port,... (default: five throwaway servers)")
+                    "with --backend: Redlock masters host:port,host:port,... or redis:// URLs (default: five throwaway "
+                    "servers)")
         ->needs(backend);
-    cmd->add_option("--postgres", b->postgres, "with --backend: libpq connection string (default: a throwaway server)")
+    cmd->add_option("--postgres", b->postgres,
+                    "with --backend: libpq connection string (default: a throwaway server); its password may also "
+                    "come from PGPASSFILE or PGPASSWORD")
         ->needs(backend);
     cmd->add_option("--flock-dir", b->flock_dir, "with --backend: directory for flock's lock files (default: a temp dir)")
         ->needs(backend);
@@ -671,10 +682,26 @@ void add_bench(CLI::App& app, int& exit_code) {
     cmd->add_option("--report", b->report,
                     "with --backend: write results.json, results.md and SVG charts (gnuplot) into this directory")
         ->needs(backend);
-    cmd->callback([o, b, cmd, &exit_code] {
+    cmd->callback([o, b, auth, cmd, &exit_code] {
         o->connect_given = cmd->count("--connect") > 0 || std::getenv("ZKLOCK_CONNECT") != nullptr;
+        auto creds = load_credentials(*auth);
+        if (!creds) {
+            exit_code = exit_usage;
+            return;
+        }
+        o->creds = std::move(*creds);
         if (!b->backends.empty()) {
-            exit_code = run_backend_bench(*o, *b, *cmd);
+            // Errors are printed here, secrets redacted (a server's error may
+            // quote the address it was given).
+            try {
+                exit_code = run_backend_bench(*o, *b, *cmd);
+            } catch (const zklock::error& e) {
+                std::cerr << "zklock bench: " << detail::redact_secrets(e.what()) << "\n";
+                exit_code = exit_status_for(e.code());
+            } catch (const std::exception& e) {
+                std::cerr << "zklock bench: " << detail::redact_secrets(e.what()) << "\n";
+                exit_code = 1;
+            }
             return;
         }
         if (o->scenario == "separate") {

@@ -2,6 +2,8 @@
 // Redis, Redlock, PostgreSQL and flock, and the report (--report DIR).
 #pragma once
 
+#include <zklock/acl.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -22,12 +24,16 @@ struct backend_bench_options {
     bool json = false;
     bool baselines = false;             ///< redis-benchmark and pgbench beside redis and postgres-advisory
     std::string report_dir;             ///< empty: no report
-    std::string command_line;           ///< how it was run, for the report
+    std::string command_line;           ///< how it was run, for the report (secrets redacted)
     // Connection options; unset: a throwaway server.
     std::optional<std::string> zookeeper, redis, postgres, flock_dir;
     std::optional<std::vector<std::string>> redlock;
     std::vector<std::string> server_config;  ///< extra zoo.cfg lines of the throwaway ZooKeeper
     std::chrono::milliseconds ttl{10000};
+    // Credentials (--auth-file, --acl). Secrets stay in here: nothing prints them.
+    std::vector<auth_entry> zookeeper_auth;
+    std::optional<acl_list> zookeeper_acl;
+    std::string redis_user, redis_password;  ///< for Redis addresses without their own; throwaway servers require them
 };
 
 int bench_backends(const backend_bench_options& options);
@@ -39,6 +45,18 @@ bool write_report(const std::string& dir, const nlohmann::json& report);
 
 /// `s` in single quotes for /bin/sh.
 std::string shell_quote(const std::string& s);
+
+/// A command line as a shell would take it, each argument's secrets redacted
+/// first (redact_secrets), then quoted when it needs to be: for printing only.
+std::string shown_command(const std::vector<std::string>& argv);
+
+/// Runs argv[0] (looked up in PATH; no shell) with `set_env` added to this
+/// process's environment and `unset_env` removed, and returns what it wrote to
+/// stdout and stderr. nullopt when it cannot start or exits non-zero: then says
+/// so on stderr with the command and its output, secrets redacted.
+std::optional<std::string> capture(const std::vector<std::string>& argv,
+                                   const std::vector<std::pair<std::string, std::string>>& set_env = {},
+                                   const std::vector<std::string>& unset_env = {});
 
 /// The p-th percentile (0..1) of `v`; NaN when v is empty.
 double percentile(std::vector<double> v, double p);

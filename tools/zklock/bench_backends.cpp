@@ -13,6 +13,8 @@
 #include "commands.hpp"
 
 #include <zklock/backends.hpp>
+#include <zklock/detail/redis_address.hpp>
+#include <zklock/detail/secrets.hpp>
 #include <zklock/testing/postgres_server.hpp>
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/redis_server.hpp>
@@ -36,6 +38,7 @@
 #include <sstream>
 #include <thread>
 
+#include <fcntl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -75,6 +78,10 @@ public:
     explicit servers(const backend_bench_options& o) : o_(o) {
         options_.ttl = o.ttl;
         options_.zookeeper_session_timeout = std::chrono::seconds(10);
+        options_.zookeeper_auth = o.zookeeper_auth;
+        options_.zookeeper_acl = o.zookeeper_acl;
+        options_.redis_user = o.redis_user;
+        options_.redis_password = o.redis_password;
     }
 
     /// The options that reach `backend`'s servers, starting them if needed.
@@ -87,11 +94,16 @@ public:
         return options_;
     }
 
-    /// What each backend ran against, for the report.
+    /// What each backend ran against, for the report (secrets redacted).
     const nlohmann::json& described() const { return described_; }
 
-    /// 127.0.0.1 port of the Redis server (redis-benchmark), or 0.
+    /// The Redis server of the redis backend, and whether it needs a password
+    /// (its address's, or the one of the auth file).
     std::string redis_address() const { return options_.redis; }
+    bool redis_needs_password() const {
+        std::error_code ec;
+        return detail::parse_redis_address(options_.redis, ec).has_credentials() || !options_.redis_password.empty();
+    }
     std::string postgres_conninfo() const { return options_.postgres; }
 
 private:
@@ -121,12 +133,12 @@ private:
         redis_started_ = true;
         if (o_.redis) {
             options_.redis = *o_.redis;
-            described_["redis"] = "at " + *o_.redis;
+            described_["redis"] = "at " + detail::redact_secrets(*o_.redis);
             return;
         }
-        redis_ = std::make_unique<testing::RedisServer>();
+        redis_ = std::make_unique<testing::RedisServer>(throwaway_redis());
         options_.redis = redis_->connect_string();
-        described_["redis"] = "throwaway redis-server " + redis_version(*redis_) + ", no persistence";
+        described_["redis"] = "throwaway redis-server " + redis_version(*redis_) + ", no persistence" + protection();
         notice_started("Redis", options_.redis);
     }
 
@@ -137,15 +149,15 @@ private:
             options_.redlock = *o_.redlock;
             std::string list;
             for (const auto& m : *o_.redlock) list += (list.empty() ? "" : ",") + m;
-            described_["redlock"] = "at " + list;
+            described_["redlock"] = "at " + detail::redact_secrets(list);
             return;
         }
         for (int i = 0; i < 5; ++i) {
-            redlock_.push_back(std::make_unique<testing::RedisServer>());
+            redlock_.push_back(std::make_unique<testing::RedisServer>(throwaway_redis()));
             options_.redlock.push_back(redlock_.back()->connect_string());
         }
         described_["redlock"] = "five throwaway redis-server " + redis_version(*redlock_.front()) +
-                                " masters, no persistence";
+                                " masters, no persistence" + protection();
         notice_started("five Redis masters for Redlock", options_.redlock.front() + ",...");
     }
 
@@ -155,7 +167,7 @@ private:
         if (o_.postgres) {
             options_.postgres = *o_.postgres;
             for (const char* b : {"postgres-lease", "postgres-advisory", "postgres-row"})
-                described_[b] = "at '" + *o_.postgres + "'";
+                described_[b] = "at '" + detail::redact_secrets(*o_.postgres) + "'";
             return;
         }
         pg_ = std::make_unique<testing::PostgresServer>();
@@ -178,6 +190,20 @@ private:
             options_.flock_directory = flock_dir_->path().string();
             described_["flock"] = "lock files in a temp directory";
         }
+    }
+
+    /// A throwaway Redis server requires the auth file's Redis credentials, if any.
+    testing::RedisServerOptions throwaway_redis() const {
+        testing::RedisServerOptions so;
+        if (o_.redis_password.empty()) return so;
+        if (o_.redis_user.empty() || o_.redis_user == "default") so.password = o_.redis_password;
+        else so.users = {{o_.redis_user, o_.redis_password}};
+        return so;
+    }
+
+    std::string protection() const {
+        if (o_.redis_password.empty()) return "";
+        return o_.redis_user.empty() || o_.redis_user == "default" ? ", requirepass" : ", ACL user " + o_.redis_user;
     }
 
     static std::string redis_version(testing::RedisServer& server) {
@@ -355,19 +381,6 @@ nlohmann::json run_clients(const std::string& backend, std::vector<std::unique_p
 
 // --- baselines: the servers' own benchmark tools ------------------------------------
 
-std::optional<std::string> capture(const std::string& command) {
-    std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-    if (!pipe) return std::nullopt;
-    std::string out;
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-    if (::pclose(pipe) != 0) {
-        std::cerr << "zklock bench: '" << command << "' failed:\n" << out;
-        return std::nullopt;
-    }
-    return out;
-}
-
 bool on_path(const std::string& tool) { return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0; }
 
 /// The fields of redis-benchmark --csv's last line: "test","rps","avg_latency_ms","min","p50",...
@@ -390,13 +403,13 @@ std::optional<std::vector<std::string>> csv_fields(const std::string& out) {
 }
 
 /// redis-benchmark, one client, one command: its p50 latency in microseconds.
-std::optional<double> redis_benchmark_p50(const std::string& host_port, int requests, const std::vector<std::string>& cmd) {
-    const auto colon = host_port.rfind(':');
-    std::string line = "redis-benchmark -h " + shell_quote(host_port.substr(0, colon)) + " -p " +
-                       shell_quote(host_port.substr(colon + 1)) + " -c 1 -r 1000000000 -n " + std::to_string(requests) +
-                       " --csv";
-    for (const auto& a : cmd) line += " " + shell_quote(a);
-    const auto out = capture(line);
+std::optional<double> redis_benchmark_p50(const detail::redis_address& server, int requests,
+                                          const std::vector<std::string>& cmd) {
+    std::vector<std::string> argv = {"redis-benchmark", "-h", server.host, "-p", std::to_string(server.port),
+                                     "-c", "1", "-r", "1000000000", "-n", std::to_string(requests), "--csv"};
+    if (server.db != 0) argv.insert(argv.end(), {"--dbnum", std::to_string(server.db)});
+    argv.insert(argv.end(), cmd.begin(), cmd.end());
+    const auto out = capture(argv);
     if (!out) return std::nullopt;
     const auto fields = csv_fields(*out);
     if (!fields || fields->size() < 5) {
@@ -406,9 +419,30 @@ std::optional<double> redis_benchmark_p50(const std::string& host_port, int requ
     return std::stod((*fields)[4]) * 1000.0;
 }
 
-std::optional<nlohmann::json> redis_baseline(const std::string& host_port, int requests) {
+/// A baseline that did not run, and why (for the report).
+nlohmann::json skipped(const char* tool, const std::string& why) {
+    std::cerr << "zklock bench: no " << tool << " baseline: " << why << "\n";
+    return {{"tool", tool}, {"reason", why}};
+}
+
+std::optional<nlohmann::json> redis_baseline(const servers& where, int requests, nlohmann::json& not_run) {
     if (!on_path("redis-benchmark")) {
-        std::cerr << "zklock bench: redis-benchmark not found (Debian redis-tools); no Redis baseline\n";
+        not_run.push_back(skipped("redis-benchmark", "redis-benchmark not found (Debian redis-tools)"));
+        return std::nullopt;
+    }
+    if (where.redis_needs_password()) {
+        // redis-benchmark 7.0 reads no environment variable and no file for its
+        // password: -a, --user and -u all put it on its command line.
+        not_run.push_back(skipped("redis-benchmark",
+                                  "the server needs a password, and redis-benchmark takes one only on its command line "
+                                  "(-a, --user, -u), which every local user can read"));
+        return std::nullopt;
+    }
+    std::error_code ec;
+    std::string reason;
+    const auto server = detail::parse_redis_address(where.redis_address(), ec, &reason);
+    if (ec) {
+        not_run.push_back(skipped("redis-benchmark", reason));
         return std::nullopt;
     }
     // What the Redis recipe sends at the least: SET NX PX to take the lock and a
@@ -417,8 +451,8 @@ std::optional<nlohmann::json> redis_baseline(const std::string& host_port, int r
     const std::vector<std::string> eval = {
         "EVAL", "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end",
         "1", "zklock-baseline:__rand_int__", "v"};
-    const auto set_p50 = redis_benchmark_p50(host_port, requests, set);
-    const auto eval_p50 = redis_benchmark_p50(host_port, requests, eval);
+    const auto set_p50 = redis_benchmark_p50(server, requests, set);
+    const auto eval_p50 = redis_benchmark_p50(server, requests, eval);
     if (!set_p50 || !eval_p50) return std::nullopt;
     return nlohmann::json{{"backend", "redis"},
                           {"tool", "redis-benchmark"},
@@ -430,20 +464,48 @@ std::optional<nlohmann::json> redis_baseline(const std::string& host_port, int r
                           {"requests", requests}};
 }
 
-std::optional<nlohmann::json> postgres_baseline(const std::string& conninfo, int transactions) {
+std::optional<nlohmann::json> postgres_baseline(const std::string& conninfo, int transactions, nlohmann::json& not_run) {
     if (!on_path("pgbench")) {
-        std::cerr << "zklock bench: pgbench not found (Debian postgresql-client); no PostgreSQL baseline\n";
+        not_run.push_back(skipped("pgbench", "pgbench not found (Debian postgresql-client)"));
+        return std::nullopt;
+    }
+    // pgbench's argv gets the connection string without its password; the
+    // password goes into a password file only we may read (PGPASSFILE).
+    const auto split = detail::split_conninfo_password(conninfo);
+    if (!split) {
+        not_run.push_back(skipped("pgbench", "the connection string cannot be passed to pgbench without putting a "
+                                             "secret on its command line"));
         return std::nullopt;
     }
     testing::TempDir dir("zklock-pgbench-");
     const auto script = dir.path() / "lock_unlock.sql";
     std::ofstream(script) << "SELECT pg_advisory_lock(4242);\nSELECT pg_advisory_unlock(4242);\n";
-    const auto out = capture("pgbench -n -c 1 -t " + std::to_string(transactions) + " -f " +
-                             shell_quote(script.string()) + " " + shell_quote(conninfo));
+    std::vector<std::pair<std::string, std::string>> env;
+    std::vector<std::string> unset;
+    if (!split->password.empty()) {
+        const auto line = detail::pgpass_line(split->password);
+        if (!line) {
+            not_run.push_back(skipped("pgbench", "a password with a line break cannot go into a password file"));
+            return std::nullopt;
+        }
+        const auto passfile = dir.path() / "pgpass";
+        const int fd = ::open(passfile.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 || ::write(fd, line->data(), line->size()) != static_cast<ssize_t>(line->size())) {
+            if (fd >= 0) ::close(fd);
+            not_run.push_back(skipped("pgbench", "cannot write its password file"));
+            return std::nullopt;
+        }
+        ::close(fd);
+        env.emplace_back("PGPASSFILE", passfile.string());
+        unset.emplace_back("PGPASSWORD");  // it would win over the file
+    }
+    const auto out = capture({"pgbench", "-n", "-c", "1", "-t", std::to_string(transactions), "-f", script.string(),
+                              split->conninfo},
+                             env, unset);
     if (!out) return std::nullopt;
     const auto at = out->find("latency average = ");
     if (at == std::string::npos) {
-        std::cerr << "zklock bench: cannot read pgbench's output:\n" << *out;
+        std::cerr << "zklock bench: cannot read pgbench's output:\n" << detail::redact_secrets(*out);
         return std::nullopt;
     }
     const double ms = std::stod(out->substr(at + std::string("latency average = ").size()));
@@ -539,7 +601,7 @@ int bench_backends(const backend_bench_options& o) {
     const double round_trip_before = o.report_dir.empty() ? 0.0 : thread_round_trip_us();
     servers where(o);
     nlohmann::json results = nlohmann::json::array(), baselines = nlohmann::json::array(),
-                   capabilities = nlohmann::json::object();
+                   baselines_not_run = nlohmann::json::array(), capabilities = nlohmann::json::object();
     for (const auto& backend : o.backends) {
         const auto& options = where.for_backend(backend);
         const int clients_needed = (contended || separate) ? most : 1;
@@ -578,9 +640,10 @@ int bench_backends(const backend_bench_options& o) {
             }
         }
         if (o.baselines && backend == "redis")
-            if (auto b = redis_baseline(where.redis_address(), std::max(o.ops, 10000))) baselines.push_back(*b);
+            if (auto b = redis_baseline(where, std::max(o.ops, 10000), baselines_not_run)) baselines.push_back(*b);
         if (o.baselines && backend == "postgres-advisory")
-            if (auto b = postgres_baseline(where.postgres_conninfo(), std::max(o.ops, 10000))) baselines.push_back(*b);
+            if (auto b = postgres_baseline(where.postgres_conninfo(), std::max(o.ops, 10000), baselines_not_run))
+                baselines.push_back(*b);
     }
     for (const auto& b : baselines) {
         if (o.json) std::cout << b.dump() << std::endl;
@@ -598,7 +661,8 @@ int bench_backends(const backend_bench_options& o) {
                                    {"client_counts", counts},
                                    {"capabilities", capabilities},
                                    {"results", results},
-                                   {"baselines", baselines}};
+                                   {"baselines", baselines},
+                                   {"baselines_not_run", baselines_not_run}};
     return write_report(o.report_dir, report) ? 0 : 1;
 }
 

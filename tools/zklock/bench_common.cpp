@@ -1,6 +1,8 @@
 // What the ZooKeeper bench, the backend bench and the report share.
 #include "bench.hpp"
 
+#include <zklock/detail/secrets.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -10,12 +12,88 @@
 #include <sstream>
 #include <thread>
 
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
 namespace zklock::cli {
 
 std::string shell_quote(const std::string& s) {
     std::string q = "'";
     for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return q + "'";
+}
+
+std::string shown_command(const std::vector<std::string>& argv) {
+    std::string line;
+    for (const auto& raw : argv) {
+        const auto arg = detail::redact_secrets(raw);
+        const bool plain = !arg.empty() && arg.find_first_of(" '\"$\\*?;&|<>()\t\n") == std::string::npos;
+        line += (line.empty() ? "" : " ") + (plain ? arg : shell_quote(arg));
+    }
+    return line;
+}
+
+std::optional<std::string> capture(const std::vector<std::string>& argv,
+                                   const std::vector<std::pair<std::string, std::string>>& set_env,
+                                   const std::vector<std::string>& unset_env) {
+    const auto fail = [&](const std::string& why, const std::string& output) -> std::optional<std::string> {
+        std::cerr << "zklock bench: '" << shown_command(argv) << "' " << why << (output.empty() ? "\n" : ":\n")
+                  << detail::redact_secrets(output);
+        return std::nullopt;
+    };
+    // The environment: ours, less what is unset or set anew, plus what is set.
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string entry(*e);
+        const auto name = entry.substr(0, entry.find('='));
+        const auto replaced = [&](const std::string& n) { return n == name; };
+        if (std::any_of(unset_env.begin(), unset_env.end(), replaced)) continue;
+        if (std::any_of(set_env.begin(), set_env.end(), [&](const auto& kv) { return kv.first == name; })) continue;
+        env.push_back(entry);
+    }
+    for (const auto& [name, value] : set_env) env.push_back(name + "=" + value);
+    std::vector<char*> envp, args;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> argv_copy = argv;
+    for (auto& a : argv_copy) args.push_back(a.data());
+    args.push_back(nullptr);
+
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) return fail("could not start: " + std::string(std::strerror(errno)), "");
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    ::posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    ::posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
+    pid_t pid = -1;
+    const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+    ::posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    if (rc != 0) {
+        ::close(out[0]);
+        return fail("could not start: " + std::string(std::strerror(rc)), "");
+    }
+    std::string output;
+    char buf[4096];
+    while (true) {
+        const ssize_t n = ::read(out[0], buf, sizeof buf);
+        if (n > 0) output.append(buf, static_cast<std::size_t>(n));
+        else if (n == 0 || errno != EINTR) break;
+    }
+    ::close(out[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return fail("failed", output);
+    return output;
 }
 
 double percentile(std::vector<double> v, double p) {

@@ -139,6 +139,12 @@ void write_markdown(const std::filesystem::path& path, const json& report) {
         }
     }
 
+    if (report.contains("baselines_not_run") && !report["baselines_not_run"].empty()) {
+        md << "\nBaselines not run:\n\n";
+        for (const auto& b : report["baselines_not_run"])
+            md << "- " << b["tool"].get<std::string>() << ": " << b["reason"].get<std::string>() << "\n";
+    }
+
     md << "\n## Charts\n\n"
        << "![Uncontended latency by backend](latency.svg)\n\n"
        << "![Acquisitions/s against clients, one lock](contended.svg)\n\n"

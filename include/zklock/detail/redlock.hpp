@@ -37,8 +37,10 @@ duration validity(std::chrono::milliseconds ttl, duration elapsed, std::chrono::
 
 /// Whether the acquire script may have run on a master that did not answer yes:
 /// a failure after the command was sent (lost connection, reply timeout) may
-/// have left our key set; a refused connection, a closed service or a connect
-/// timeout did not.
+/// have left our key set; a refused connection, a closed service, a connect
+/// timeout or refused credentials (errc::auth_failed, errc::no_auth,
+/// errc::invalid_argument for a refused SELECT: the connection sends nothing
+/// before its AUTH and SELECT succeed) did not.
 bool may_have_run(const master_reply& reply) noexcept;
 
 /// An acquire round's answers counted.
@@ -46,7 +48,7 @@ struct round_tally {
     std::size_t yes = 0, no = 0, failed = 0;
     long long fence = 0;        ///< the largest counter among the yes answers
     bool undo = false;          ///< some master may hold our key: delete it unless the round wins
-    std::error_code first_error;
+    std::error_code first_error;  ///< of the failures; refused credentials ahead of any other
 };
 round_tally tally(const std::vector<master_reply>& replies);
 
@@ -57,6 +59,7 @@ bool won(const round_tally& t, std::size_t quorum, duration validity) noexcept;
 enum class after_round {
     fail,              ///< the servers refused (no holder seen, no majority): report first_error now
     retry_on_error,    ///< the servers refused, but the acquire has a deadline: back off and retry
+                       ///< (not when they refused our credentials or db: that is fail)
     give_up,           ///< try_lock, or the deadline passed: not acquired, no error
     wait,              ///< a holder has it: wait for its release (pub/sub) with backoff as the fallback
     retry_split_vote,  ///< no holder has a majority either (contenders split the masters): retry after a short random delay

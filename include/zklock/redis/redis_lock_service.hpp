@@ -36,11 +36,28 @@
 //   - a Redis failover can hand a lock to a second holder (asynchronous
 //     replication): that is what Redlock tries to address and what ZooKeeper does not have.
 //
+// Addresses: "host:port", or a URL "redis://[user:password@]host[:port][/db]"
+// (user and password percent-encoded; ":password@" alone for a server with
+// requirepass; user and password for a Redis 6+ ACL user). An address without
+// credentials uses RedisOptions::user/password, one without "/db" uses
+// RedisOptions::db. TLS (rediss://) is not supported (Debian's hiredis 0.14).
+//
+// Authentication: every connection the service opens (commands and pub/sub,
+// the first and every reconnect) sends AUTH (AUTH password, or AUTH user
+// password) and, for a db other than 0, SELECT before any other command, and
+// sends nothing else until they succeed. The password crosses the network in
+// clear text (no TLS): run Redis on a network you trust. zklock never prints it.
+//
 // Errors: acquire fails with std::errc::connection_refused, errc::connection_loss
 // (the connection failed or no reply within command_timeout), errc::timeout
 // (connect_timeout) or std::errc::protocol_error (an error reply) when the
 // server cannot be reached; lock() does not retry forever on a server that is
 // down, try_lock_for() retries until its deadline and then reports the last error.
+// Refused credentials fail the acquire at once, even with a deadline:
+// errc::auth_failed for a wrong password or unknown user (WRONGPASS, or a
+// password the server does not expect), errc::no_auth when the server wants a
+// password and none was given (NOAUTH) or the ACL user may not run the lock's
+// commands (NOPERM); errc::invalid_argument for a db the server does not have.
 //
 // Threads: the service runs its connections on a strand of `executor`, or on
 // its own thread when none is given. hiredis writes with write(2): the own
@@ -77,6 +94,14 @@ struct RedisOptions {
     std::chrono::milliseconds command_timeout{1000};
     /// Prepended to every key and channel. Default "zklock:".
     std::string key_prefix = "zklock:";
+    /// The ACL user (Redis 6+) of servers whose address carries no credentials;
+    /// needs `password`. Default empty: AUTH with the password alone.
+    std::string user;
+    /// The password of servers whose address carries no credentials (requirepass,
+    /// or the ACL user's). Default empty: no AUTH.
+    std::string password;
+    /// The database of servers whose address names none: SELECT db when not 0. Default 0.
+    int db = 0;
     /// Where the connections run; empty (default): the service's own thread.
     boost::asio::any_io_executor executor;
 };
@@ -87,10 +112,13 @@ struct RedisOptions {
 /// reports loss.
 class RedisLockService : public LockService {
 public:
-    /// `host_port` is "host:port", e.g. "127.0.0.1:6379". Throws zklock::error
-    /// (errc::invalid_argument) for a malformed address or a ttl under 10 ms.
-    /// Connects lazily: an unreachable server shows at the first acquire.
-    explicit RedisLockService(const std::string& host_port, RedisOptions options = {});
+    /// `address` is "host:port" or a redis:// URL (see the top of this file),
+    /// e.g. "127.0.0.1:6379", "redis://alice:secret@10.0.0.5:6379/2". Throws
+    /// zklock::error (errc::invalid_argument) for a malformed address (the
+    /// message never quotes its credentials), a user without a password, a
+    /// negative db or a ttl under 10 ms. Connects lazily: an unreachable server,
+    /// or refused credentials, show at the first acquire.
+    explicit RedisLockService(const std::string& address, RedisOptions options = {});
     ~RedisLockService() override;
     RedisLockService(const RedisLockService&) = delete;
     RedisLockService& operator=(const RedisLockService&) = delete;
@@ -125,8 +153,10 @@ private:
 /// capabilities().backend is "redlock".
 class RedlockService : public LockService {
 public:
-    /// Throws zklock::error(errc::invalid_argument) for no address or a malformed one.
-    RedlockService(const std::vector<std::string>& host_ports, RedisOptions options = {});
+    /// `addresses` as RedisLockService's, one per master (each may carry its own
+    /// credentials). Throws zklock::error(errc::invalid_argument) for no address
+    /// or a malformed one.
+    RedlockService(const std::vector<std::string>& addresses, RedisOptions options = {});
     ~RedlockService() override;
     RedlockService(const RedlockService&) = delete;
     RedlockService& operator=(const RedlockService&) = delete;

@@ -6,7 +6,12 @@
 // durability off (fsync=off). It returns only once the server accepts a
 // connection and is ready for queries (checked by speaking the startup
 // protocol over TCP), so tests never need to sleep before connecting.
-// Authentication is `trust` for everyone; the superuser is "postgres".
+// Authentication is `trust` for everyone; the superuser is "postgres". With
+// PostgresServerOptions::password, the superuser gets that password (initdb
+// --pwfile, from a 0600 file removed after initdb) and every connection, TCP
+// or Unix socket, must give it (scram-sha-256 in pg_hba.conf). No secret is
+// ever on a command line: psql() reads it from a password file (PGPASSFILE,
+// mode 0600, pgpass_path()).
 //
 // PostgreSQL refuses to run as root. When this process runs as root, initdb
 // and postgres run as options.os_user through `setpriv --reuid --regid
@@ -56,6 +61,9 @@ struct PostgresServerOptions {
     /// Extra postgres arguments appended last, so they override the
     /// generated ones (e.g. {"-c", "log_statement=all"}). Default: none.
     std::vector<std::string> extra_args;
+    /// The password of the superuser "postgres"; when set, every client must
+    /// give it (scram-sha-256). Default empty: trust, no password.
+    std::string password;
 };
 
 /// True when a PostgreSQL server on 127.0.0.1:port completes a startup
@@ -90,8 +98,12 @@ public:
     [[nodiscard]] std::uint16_t port() const noexcept;
     /// "127.0.0.1".
     [[nodiscard]] std::string host() const;
-    /// A libpq conninfo: "host=127.0.0.1 port=PORT user=postgres dbname=postgres".
+    /// A libpq conninfo: "host=127.0.0.1 port=PORT user=postgres dbname=postgres"
+    /// (never with the password: add it, or point PGPASSFILE at pgpass_path()).
     [[nodiscard]] std::string connect_string() const;
+    /// With a password: a PostgreSQL password file (mode 0600) that gives it for
+    /// this server, for PGPASSFILE. Empty path without a password.
+    [[nodiscard]] const std::filesystem::path& pgpass_path() const noexcept;
 
     /// Fast shutdown: SIGINT to the postmaster (open transactions are rolled
     /// back, clients disconnected, a shutdown checkpoint written), SIGKILL to
@@ -116,7 +128,8 @@ public:
     [[nodiscard]] bool paused() const noexcept;
 
     /// Runs `psql -X -q -A -t -v ON_ERROR_STOP=1 -d connect_string() -c sql`
-    /// against this server (as the calling OS user; TCP, trust) and returns
+    /// against this server (as the calling OS user; TCP; with a password, through
+    /// PGPASSFILE=pgpass_path() in its environment) and returns
     /// the query output, e.g. "1\n" for "select 1", "a|1\nb|2\n" for two rows
     /// of two columns, "" for statements without rows (-q: no command tags).
     /// Several statements separated by ';' run in one transaction. Throws
@@ -149,6 +162,7 @@ private:
     TempDir temp_dir_;
     std::filesystem::path data_dir_;
     std::filesystem::path log_path_;
+    std::filesystem::path pgpass_path_;
     std::uint16_t port_ = 0;
     PostgresServerOptions options_;
     bool switch_user_ = false;

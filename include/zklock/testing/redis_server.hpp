@@ -7,6 +7,13 @@
 // never need to sleep before connecting. Several servers may run at once
 // (Redlock needs five); each gets its own free port and directory.
 //
+// Authentication: with RedisServerOptions::password (requirepass) or ::users
+// (ACL users, Redis 6+) clients must AUTH. The secrets go into a redis.conf of
+// mode 0600 in the server's temp dir, which redis-server reads as its first
+// argument: no secret is on any command line. The fixture's own probes and
+// command() authenticate as admin() (the default user with the password, else
+// the first ACL user).
+//
 // Requirements: redis-server (the Debian `redis-server` package).
 //
 // Thread-safety: RedisServer is not thread-safe; use each object from one
@@ -30,6 +37,19 @@
 
 namespace zklock::testing {
 
+/// A Redis ACL user (Redis 6+): a name and its password.
+struct RedisUser {
+    std::string name;
+    std::string password;
+};
+
+/// Who a connection authenticates as: AUTH password (user empty: the default
+/// user), AUTH user password, or nothing (password empty).
+struct RedisCredentials {
+    std::string user;
+    std::string password;
+};
+
 /// Options of a RedisServer.
 struct RedisServerOptions {
     /// Port on 127.0.0.1. Default 0: a free port chosen at start.
@@ -47,6 +67,13 @@ struct RedisServerOptions {
     /// Extra command-line arguments appended last, so they override the
     /// generated ones (e.g. {"--maxmemory", "10mb"}). Default: none.
     std::vector<std::string> extra_args;
+    /// requirepass: the default user needs this password (AUTH password).
+    /// Default empty: the default user needs none (unless `users` is set).
+    std::string password;
+    /// ACL users, each allowed every command, key and channel
+    /// (`user NAME on >PASSWORD ~* &* +@all`). When set and `password` is empty,
+    /// the default user is switched off: only these users get in. Default: none.
+    std::vector<RedisUser> users;
 };
 
 /// Sends one command (an array of bulk strings) to 127.0.0.1:port and returns
@@ -59,6 +86,11 @@ struct RedisServerOptions {
 /// errno values for other failures; std::invalid_argument for empty args.
 std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
                           std::chrono::milliseconds timeout);
+/// Same, on a connection that first authenticates `as` (nothing when its
+/// password is empty); a refused AUTH returns the AUTH's error reply (e.g.
+/// "-WRONGPASS ...\r\n") without sending `args`.
+std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
+                          std::chrono::milliseconds timeout, const RedisCredentials& as);
 
 /// Length of the first complete RESP2/RESP3 reply at the start of data, or
 /// nullopt when data holds only part of one. Throws std::runtime_error for
@@ -113,9 +145,14 @@ public:
     /// True between pause() and resume() (or stop/kill9/restart).
     [[nodiscard]] bool paused() const noexcept;
 
-    /// redis_command(port(), args, timeout): the raw RESP reply.
+    /// redis_command(port(), args, timeout, admin()): the raw RESP reply.
     std::string command(const std::vector<std::string>& args,
                         std::chrono::milliseconds timeout = std::chrono::seconds(5));
+    /// Who command() and the fixture's probes authenticate as: the default user
+    /// with options.password, else the first of options.users, else nobody.
+    [[nodiscard]] RedisCredentials admin() const;
+    /// The file that holds the generated configuration (mode 0600).
+    [[nodiscard]] const std::filesystem::path& config_path() const noexcept;
 
     /// The directory the server runs in (--dir: dump.rdb, appendonlydir) and
     /// that holds the log.
@@ -128,12 +165,14 @@ public:
     [[nodiscard]] std::string log_tail(std::size_t lines = 20) const;
 
 private:
+    void write_config();
     void spawn();
     void wait_until_serving(std::chrono::steady_clock::time_point deadline);
     [[noreturn]] void fail_start(const std::string& why);
 
     TempDir temp_dir_;
     std::filesystem::path log_path_;
+    std::filesystem::path config_path_;
     std::uint16_t port_ = 0;
     RedisServerOptions options_;
     std::optional<ChildProcess> process_;
