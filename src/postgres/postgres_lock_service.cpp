@@ -154,6 +154,17 @@ private:
         reading_ = writing_ = false;
     }
 
+    // Why a connect failed: the server asked for a password nobody gave
+    // (no_auth), refused the one given (auth_failed), or it is unreachable.
+    static errc connect_failure(PGconn* conn) {
+        if (PQconnectionNeedsPassword(conn)) return errc::no_auth;
+        const std::string_view message = PQerrorMessage(conn);
+        if (message.find("password authentication failed") != std::string_view::npos ||
+            message.find("authentication failed for user") != std::string_view::npos)
+            return errc::auth_failed;
+        return errc::connection_loss;
+    }
+
     void fail_connect(errc e) {
         auto done = std::exchange(connect_done_, nullptr);
         close();
@@ -161,7 +172,7 @@ private:
     }
 
     void connect_step(PostgresPollingStatusType status) {
-        if (status == PGRES_POLLING_FAILED) return fail_connect(errc::connection_loss);
+        if (status == PGRES_POLLING_FAILED) return fail_connect(connect_failure(conn_));
         if (status == PGRES_POLLING_OK) {
             release_fd();  // drops the connect timer too
             if (PQsetnonblocking(conn_, 1) != 0) return fail_connect(errc::connection_loss);

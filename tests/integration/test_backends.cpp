@@ -414,5 +414,33 @@ TEST_P(CloseOnExec, EveryDescriptorAServiceOpensIsCloseOnExec) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, CloseOnExec, ::testing::ValuesIn(backend_names()), test_name);
 
+// A password the server refuses is an authentication error, said at once, for
+// every PostgreSQL backend (not a "connection lost" to retry).
+TEST(PostgresAuth, AMissingOrWrongPasswordIsAnAuthErrorNotALostConnection) {
+    zklock::testing::PostgresServerOptions o;
+    o.password = "pg-right-secret";
+    zklock::testing::PostgresServer server(o);
+    for (const char* backend : {"postgres-advisory", "postgres-lease", "postgres-row"}) {
+        for (const auto& [suffix, expected] :
+             std::vector<std::pair<std::string, errc>>{{" password=pg-wrong-guess", errc::auth_failed},
+                                                       {"", errc::no_auth}}) {
+            BackendOptions options;
+            options.postgres = server.connect_string() + suffix;
+            options.connect_timeout = 10s;
+            auto service = open_lock_service(backend, options);
+            Lock lock = service->make_lock("auth");
+            std::error_code ec;
+            lock.lock(ec);
+            EXPECT_EQ(ec, expected) << backend << " with '" << suffix << "': " << ec.message();
+        }
+        BackendOptions right;
+        right.postgres = server.connect_string() + " password=pg-right-secret";
+        auto service = open_lock_service(backend, right);
+        Lock lock = service->make_lock("auth");
+        lock.lock();
+        lock.unlock();
+    }
+}
+
 } // namespace
 } // namespace zklock::test
