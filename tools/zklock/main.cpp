@@ -1,13 +1,41 @@
 #include "commands.hpp"
 #include "descriptors.hpp"
 
+#include <zklock/detail/secrets.hpp>
 #include <zklock/error.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Every local user can read /proc/PID/cmdline. A secret typed on the command
+// line (`--postgres '... password=...'`, `--redis redis://u:pw@h`) is taken out
+// of it at once: the options are parsed from a copy, and the process's own
+// argument strings are overwritten with their redacted text.
+std::vector<std::string> take_arguments(int argc, char** argv) {
+    std::vector<std::string> copy(argv, argv + argc);
+    for (int i = 1; i < argc; ++i) {
+        const auto redacted = zklock::detail::redact_secrets(argv[i]);
+        if (redacted == argv[i]) continue;
+        const std::size_t n = std::strlen(argv[i]);
+        std::memset(argv[i], 0, n);
+        std::memcpy(argv[i], redacted.data(), std::min(n, redacted.size()));  // a cut "***" still hides it
+    }
+    return copy;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     // Before anything opens a descriptor: what zklock inherited is what CMD may inherit.
     zklock::cli::snapshot_inherited_descriptors();
+    const auto arguments = take_arguments(argc, argv);
+    std::vector<const char*> args;
+    for (const auto& a : arguments) args.push_back(a.c_str());
     CLI::App app{"zklock: distributed locks on ZooKeeper"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "zklock 0.1.0");
@@ -19,7 +47,7 @@ int main(int argc, char** argv) {
     zklock::cli::add_demo(app, exit_code);
     zklock::cli::add_elect(app, exit_code);
     try {
-        app.parse(argc, argv);
+        app.parse(argc, args.data());
     } catch (const CLI::ParseError& e) {
         const int rc = app.exit(e);
         return rc == 0 ? 0 : zklock::cli::exit_usage;
