@@ -2,6 +2,7 @@
 
 #include "contender.hpp"
 
+#include <zklock/detail/limits.hpp>
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/detail/path.hpp>
 
@@ -49,11 +50,21 @@ struct listing : std::enable_shared_from_this<listing> {
         });
     }
 
+    // An absent lock is an empty queue, unless the connect string's chroot is
+    // absent too: then every path is, and the chroot is the error.
+    void absent() {
+        if (detail::chroot_of(session->options().connect).empty()) return finish({});
+        auto self = shared_from_this();
+        session->exists("/", {}, [self](int rc, const detail::node_stat&) {
+            if (!self->done) self->finish(rc == ZNONODE ? make_error_code(errc::no_node) : std::error_code());
+        });
+    }
+
     void list() {
         auto self = shared_from_this();
         session->get_children(path, [self](int rc, std::vector<std::string> children) {
             if (self->done) return;
-            if (rc == ZNONODE) return self->finish({});
+            if (rc == ZNONODE) return self->absent();
             if (rc == ZCLOSING) return self->finish(make_error_code(errc::session_closed));
             if (rc != ZOK) return self->finish(from_zookeeper(rc));
             self->nodes = detail::sorted_queue_nodes(children);

@@ -276,7 +276,8 @@ private:
 
 /// The queue of the lock at `path` (lock nodes only, in order), read from the
 /// server: one getChildren and one getData per node, pipelined. Blocking; an
-/// absent path gives an empty queue.
+/// absent path gives an empty queue, and errc::no_node says that the connect
+/// string's chroot does not exist.
 std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec);
 std::vector<contender> list_contenders(Session& session, const std::string& path);
 

@@ -301,6 +301,10 @@ TEST_F(CliSecurityTest, AMissingChrootExits78NamingIt) {
     EXPECT_EQ(exit_code(elect), 78) << cli_.output("elect");
     EXPECT_TRUE(contains(cli_.output("elect"), std::string("chroot ") + chroot)) << cli_.output("elect");
     EXPECT_FALSE(std::filesystem::exists(marker));
+    // status does not report an empty queue where there is no chroot at all.
+    auto status = cli_.start({"status", "-c", connect_to, "/x"}, "status");
+    EXPECT_EQ(exit_code(status), 78) << cli_.output("status");
+    EXPECT_TRUE(contains(cli_.output("status"), std::string("chroot ") + chroot)) << cli_.output("status");
 }
 
 // --- what the command inherits --------------------------------------------------------
