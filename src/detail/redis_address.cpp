@@ -1,4 +1,5 @@
 #include <zklock/detail/redis_address.hpp>
+#include <zklock/detail/secrets.hpp>
 #include <zklock/error.hpp>
 
 #include <climits>
@@ -20,28 +21,6 @@ std::optional<int> parse_number(std::string_view digits, long long max) {
     return static_cast<int>(value);
 }
 
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-std::optional<std::string> percent_decode(std::string_view s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] != '%') {
-            out += s[i];
-            continue;
-        }
-        if (i + 2 >= s.size()) return std::nullopt;
-        const int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
-        if (hi < 0 || lo < 0) return std::nullopt;
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-    }
-    return out;
-}
 
 /// `text` as an error message may show it: anything before the last '@' (the
 /// userinfo, whatever its shape) masked.

@@ -363,15 +363,7 @@ protected:
         args.insert(args.end(), {path, id, "--"});
         return args;
     }
-    // The complete lines of a file so far.
-    static std::vector<std::string> lines(const std::filesystem::path& p) {
-        std::vector<std::string> out;
-        std::istringstream in(read_file(p));
-        std::string line;
-        while (std::getline(in, line))
-            if (!in.eof()) out.push_back(line);
-        return out;
-    }
+    static std::vector<std::string> lines(const std::filesystem::path& p) { return complete_lines(p); }
 };
 
 TEST_F(CliElectTest, OneLeaderRunsItsCommandAndASuccessorTakesOverWithAGreaterEpoch) {

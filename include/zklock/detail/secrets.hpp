@@ -9,6 +9,10 @@
 
 namespace zklock::detail {
 
+/// `s` with every %XX replaced by its byte (URL userinfo, URI parameters);
+/// nullopt for a '%' without two hex digits.
+std::optional<std::string> percent_decode(std::string_view s);
+
 /// What replaces a secret.
 inline constexpr std::string_view redacted = "***";
 
