@@ -56,17 +56,18 @@ TEST_F(FenceCli, PausedRunHoldersLateWriteIsRefused) {
     const auto resource = cli_.file("report.txt");
     const auto go = cli_.file("go");
     ASSERT_EQ(::mkfifo(go.c_str(), 0600), 0);
-    // A writes once, then waits on the fifo, then writes again: its late write.
+    // A writes once, tells it has (its writer has exited: no record lock is held
+    // while A is stopped), waits on the fifo, then writes again: its late write.
     // It ignores SIGTERM, so `zklock run` noticing the loss does not stop it first.
     const std::string job_a =
-        "trap '' TERM; echo \"$ZKLOCK_FENCING_TOKEN\" > \"$1\"; printf A1 | \"$0\" fence write \"$2\" || exit $?; "
+        "trap '' TERM; printf A1 | \"$0\" fence write \"$2\" || exit $?; echo \"$ZKLOCK_FENCING_TOKEN\" > \"$1\"; "
         "read line < \"$3\"; printf A-late | \"$0\" fence write \"$2\"; s=$?; echo $s > \"$4\"; exit $s";
     auto a = cli_.start({"run", "-c", zk.connect_string(), "--session-timeout", "1000", "--grace", "60000", path, "--",
                          "sh", "-c", job_a, ZKLOCK_CLI_PATH, cli_.file("token-a").string(), resource.string(),
                          go.string(), cli_.file("status-a").string()},
                         "a");
     const auto token_a = std::stoll(wait_for_line(cli_.file("token-a")));
-    ASSERT_TRUE(wait_until([&] { return read_file(resource) == "A1"; })) << cli_.output("a");
+    ASSERT_EQ(read_file(resource), "A1") << cli_.output("a");
     ASSERT_TRUE(a.pause());  // zklock run and its job: SIGSTOP to the process group
 
     // B waits until the server has expired A's session, then writes.
@@ -74,7 +75,7 @@ TEST_F(FenceCli, PausedRunHoldersLateWriteIsRefused) {
     auto b = cli_.start({"run", "-c", zk.connect_string(), path, "--", "sh", "-c", job_b, ZKLOCK_CLI_PATH,
                          cli_.file("token-b").string(), resource.string()},
                         "b");
-    EXPECT_EQ(exit_code(b), 0) << cli_.output("b");
+    ASSERT_EQ(exit_code(b), 0) << cli_.output("b");
     const auto token_b = std::stoll(wait_for_line(cli_.file("token-b")));
     EXPECT_GT(token_b, token_a);
     EXPECT_EQ(read_file(resource), "B");

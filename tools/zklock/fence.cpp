@@ -223,22 +223,26 @@ int write_command(const fence_options& o) {
     const fs::path record = resource.string() + record_suffix;
     staged_file staged(resource);
     staged.fill(resource);  // stdin may be slow: read it before taking the lock
-    const auto fd = lock_record(record);
-    std::string before;
-    const auto stored = read_record(fd.get(), record, before);
-    const auto decision = fence_decide(token, stored);
-    if (!decision.applied) refuse(resource, token, decision.stored_token);
-    if (stored != token && !store_record(fd.get(), token)) fail_errno("record the token in " + record.string());
-    if (::rename(staged.path().c_str(), resource.c_str()) != 0) {
-        const int err = errno;
-        // Nothing was written: put the old token back (best effort), so older holders are not refused for nothing.
-        if (stored != token) {
-            if (before.empty()) (void)!::ftruncate(fd.get(), 0);
-            else (void)store_record(fd.get(), *stored);
+    {
+        // The critical section: short, since a writer stopped inside it makes the others wait.
+        const auto fd = lock_record(record);
+        std::string before;
+        const auto stored = read_record(fd.get(), record, before);
+        const auto decision = fence_decide(token, stored);
+        if (!decision.applied) refuse(resource, token, decision.stored_token);
+        if (stored != token && !store_record(fd.get(), token)) fail_errno("record the token in " + record.string());
+        if (::rename(staged.path().c_str(), resource.c_str()) != 0) {
+            const int err = errno;
+            // Nothing was written: put the old token back (best effort), so older holders are not refused for nothing.
+            if (stored != token) {
+                if (before.empty()) (void)!::ftruncate(fd.get(), 0);
+                else (void)store_record(fd.get(), *stored);
+            }
+            fail_errno("replace " + resource.string(), err);
         }
-        fail_errno("replace " + resource.string(), err);
+        staged.release();
     }
-    staged.release();
+    // Outside the lock: a crash before this sync can lose the rename, never the recorded token.
     const auto dir = resource.has_parent_path() ? resource.parent_path() : fs::path(".");
     const descriptor dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir_fd.get() < 0 || ::fsync(dir_fd.get()) != 0) fail_errno("sync the directory " + dir.string());
