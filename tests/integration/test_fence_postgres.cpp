@@ -89,6 +89,7 @@ TEST(PostgresFence, EqualAndHigherTokensAreAcceptedLowerRefusedAlsoFromSql) {
 
 TEST(PostgresFence, ConcurrentWritersInRandomOrderLeaveTheHighestTokensValue) {
     testing::PostgresServer pg(with_password());
+    const auto descriptors_before = fence::open_descriptors();
     const auto seed = std::random_device{}();
     SCOPED_TRACE("seed " + std::to_string(seed));
     const auto lanes = fence::shuffled_lanes(1000, 24, 4, seed);
@@ -109,6 +110,9 @@ TEST(PostgresFence, ConcurrentWritersInRandomOrderLeaveTheHighestTokensValue) {
             EXPECT_TRUE(r.applied) << "the highest token is never refused";
         }
     }
+    // Every connection the fences opened is close-on-exec.
+    const auto inheritable = fence::inheritable_since(descriptors_before);
+    EXPECT_TRUE(inheritable.empty()) << ::testing::PrintToString(inheritable);
     EXPECT_EQ(fences[0]->read("contended"), (fenced_value{1024, fence::value_of(1024)}));
 }
 
