@@ -51,7 +51,8 @@ std::error_code error_from_sqlstate(const char* sqlstate) {
     if (s == "42501") return make_error_code(errc::no_auth);
     if (s == "42883" || s == "42P01") return make_error_code(errc::no_node);
     if (s == "22023") return make_error_code(errc::invalid_argument);
-    if (s == "57P01" || s == "57P02" || s == "57P03" || s.starts_with("08")) return make_error_code(errc::connection_loss);
+    if (s == "57P01" || s == "57P02" || s == "57P03" || s.starts_with("08"))
+        return make_error_code(errc::connection_loss);
     int v = 0;
     for (const char c : s) v = v * 36 + (c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'Z' ? c - 'A' + 10 : 0);
     return {v, sqlstate_category()};
@@ -80,7 +81,8 @@ void connection::connect(const std::string& conninfo, const std::string& app_nam
         return asio::post(sd_.get_executor(),
                           [self = shared_from_this()] { self->fail_connect(make_error_code(errc::connection_loss)); });
     }
-    PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+    PQsetNoticeProcessor(
+        conn_, [](void*, const char*) {}, nullptr);
     timer_.expires_after(timeout);
     timer_.async_wait([self = shared_from_this(), gen = gen_](boost::system::error_code ec) {
         if (!ec && gen == self->gen_ && self->connect_done_) self->fail_connect(make_error_code(errc::timeout));
@@ -203,7 +205,8 @@ void connection::arm_read() {
 }
 
 void connection::on_readable() {
-    if (!PQconsumeInput(conn_) || PQstatus(conn_) == CONNECTION_BAD) return broken(make_error_code(errc::connection_loss));
+    if (!PQconsumeInput(conn_) || PQstatus(conn_) == CONNECTION_BAD)
+        return broken(make_error_code(errc::connection_loss));
     while (PGnotify* n = PQnotifies(conn_)) PQfreemem(n);
     const auto gen = gen_;
     auto keep = shared_from_this();

@@ -96,7 +96,8 @@ struct postgres_fence_state : std::enable_shared_from_this<postgres_fence_state>
     std::vector<std::function<void(std::error_code)>> waiting;  // for the connection being opened
     bool closed = false;
 
-    postgres_fence_state(std::string ci, PostgresFenceOptions o, std::shared_ptr<own_context> ow, asio::any_io_executor ex)
+    postgres_fence_state(std::string ci, PostgresFenceOptions o, std::shared_ptr<own_context> ow,
+                         asio::any_io_executor ex)
         : own(std::move(ow)), executor(std::move(ex)), strand(asio::make_strand(executor)), conninfo(std::move(ci)),
           options(std::move(o)) {}
 
@@ -106,7 +107,9 @@ struct postgres_fence_state : std::enable_shared_from_this<postgres_fence_state>
     }
 
     /// Posts `fn` to the strand (from any thread).
-    template <class F> void post(F fn) { asio::post(strand, [self = shared_from_this(), fn = std::move(fn)]() mutable { fn(*self); }); }
+    template <class F> void post(F fn) {
+        asio::post(strand, [self = shared_from_this(), fn = std::move(fn)]() mutable { fn(*self); });
+    }
 
     void shutdown() {
         closed = true;
@@ -130,22 +133,27 @@ struct postgres_fence_state : std::enable_shared_from_this<postgres_fence_state>
         if (waiting.size() > 1) return;  // already opening
         auto c = std::make_shared<pg::connection>(strand);
         conn = c;
-        c->connect(conninfo, "zklock-fence", options.connect_timeout, [self = shared_from_this(), c](std::error_code ec) {
-            if (c != self->conn) return;  // shut down meanwhile
-            if (ec) return self->connection_failed(ec);
-            if (!self->options.install) return self->finish_waiting({});
-            c->query(installed_check, {}, true, self->options.command_timeout, [self, c](std::error_code ec2, results r) {
-                if (c != self->conn) return;
-                if (ec2) return self->connection_failed(ec2);
-                if (pg::first_value(r) == "t") return self->finish_waiting({});
-                c->query(std::string(install_lock) + postgres_fence_sql, {}, true, self->options.command_timeout,
-                         [self, c](std::error_code ec3, results) {
-                             if (c != self->conn) return;
-                             if (ec3) return self->connection_failed(ec3);
-                             self->finish_waiting({});
-                         });
-            });
-        });
+        c->connect(conninfo, "zklock-fence", options.connect_timeout,
+                   [self = shared_from_this(), c](std::error_code ec) { self->opened(c, ec); });
+    }
+
+    // Connected (or not): check that the fence is installed, install it if allowed.
+    void opened(const std::shared_ptr<pg::connection>& c, std::error_code ec) {
+        if (c != conn) return;  // shut down meanwhile
+        if (ec) return connection_failed(ec);
+        if (!options.install) return finish_waiting({});
+        c->query(installed_check, {}, true, options.command_timeout,
+                 [self = shared_from_this(), c](std::error_code ec2, results r) {
+                     if (c != self->conn) return;
+                     if (ec2) return self->connection_failed(ec2);
+                     if (pg::first_value(r) == "t") return self->finish_waiting({});
+                     c->query(std::string(install_lock) + postgres_fence_sql, {}, true, self->options.command_timeout,
+                              [self, c](std::error_code ec3, results) {
+                                  if (c != self->conn) return;
+                                  if (ec3) return self->connection_failed(ec3);
+                                  self->finish_waiting({});
+                              });
+                 });
     }
 
     void connection_failed(std::error_code ec) {
@@ -218,7 +226,8 @@ template <class... R, class Start> std::tuple<std::error_code, R...> wait_for(po
 
 PostgresFence::PostgresFence(std::string conninfo, PostgresFenceOptions options) {
     if (options.connect_timeout.count() < 1 || options.command_timeout.count() < 1)
-        throw error(make_error_code(errc::invalid_argument), "zklock::PostgresFenceOptions: timeouts must be at least 1 ms");
+        throw error(make_error_code(errc::invalid_argument),
+                    "zklock::PostgresFenceOptions: timeouts must be at least 1 ms");
     std::shared_ptr<detail::own_context> own;
     auto executor = options.executor;
     if (!executor) {
@@ -242,9 +251,9 @@ std::string_view PostgresFence::install_sql() noexcept { return detail::postgres
 fenced_write_result PostgresFence::write(std::string_view resource, std::int64_t token, std::string_view value,
                                          std::error_code& ec) {
     if ((ec = detail::check_arguments(resource, token))) return {};
-    auto [e, r] = detail::wait_for<fenced_write_result>(
-        *state_, [res = std::string(resource), token, val = std::string(value)](detail::postgres_fence_state& s,
-                                                                                  auto done) mutable {
+    auto [e, r] =
+        detail::wait_for<fenced_write_result>(*state_, [res = std::string(resource), token, val = std::string(value)](
+                                                           detail::postgres_fence_state& s, auto done) mutable {
             s.write(std::move(res), token, std::move(val), std::move(done));
         });
     ec = e;
@@ -281,7 +290,8 @@ std::optional<fenced_value> PostgresFence::read(std::string_view resource) {
 }
 
 void PostgresFence::install(std::error_code& ec) {
-    auto [e] = detail::wait_for<>(*state_, [](detail::postgres_fence_state& s, auto done) { s.install(std::move(done)); });
+    auto [e] =
+        detail::wait_for<>(*state_, [](detail::postgres_fence_state& s, auto done) { s.install(std::move(done)); });
     ec = e;
 }
 
@@ -291,9 +301,8 @@ void PostgresFence::install() {
     throw_if(ec, "zklock::PostgresFence::install");
 }
 
-void PostgresFence::async_write_impl(
-    std::string resource, std::int64_t token, std::string value,
-    asio::any_completion_handler<void(std::error_code, fenced_write_result)> handler) {
+void PostgresFence::async_write_impl(std::string resource, std::int64_t token, std::string value,
+                                     asio::any_completion_handler<void(std::error_code, fenced_write_result)> handler) {
     auto done = detail::completer<std::error_code, fenced_write_result>(std::move(handler), state_->executor);
     if (const auto ec = detail::check_arguments(resource, token)) return done(ec, {});
     state_->post([resource = std::move(resource), token, value = std::move(value),

@@ -70,7 +70,9 @@ bool names_db(std::string_view text) {
 }
 
 redis_address fence_address(const std::string& text, const RedisFenceOptions& o) {
-    auto refuse = [](const std::string& why) { return error(make_error_code(errc::invalid_argument), "zklock::RedisFence: " + why); };
+    auto refuse = [](const std::string& why) {
+        return error(make_error_code(errc::invalid_argument), "zklock::RedisFence: " + why);
+    };
     if (o.connect_timeout.count() < 1 || o.command_timeout.count() < 1) throw refuse("timeouts must be at least 1 ms");
     if (o.db < 0) throw refuse("a negative db number");
     if (o.password.empty() && !o.user.empty()) throw refuse("a user without a password");
@@ -130,7 +132,8 @@ struct redis_fence_state : std::enable_shared_from_this<redis_fence_state> {
     bool loading = false;  // a SCRIPT LOAD is on its way
 
     redis_fence_state(redis_address address, const RedisFenceOptions& o)
-        : own(own_thread_unless(o.executor)), executor(own ? asio::any_io_executor(own->ioc.get_executor()) : o.executor),
+        : own(own_thread_unless(o.executor)),
+          executor(own ? asio::any_io_executor(own->ioc.get_executor()) : o.executor),
           strand(asio::make_strand(executor)),
           conn(std::make_shared<connection>(strand, std::move(address), o.connect_timeout, o.command_timeout)) {}
 
@@ -145,12 +148,14 @@ struct redis_fence_state : std::enable_shared_from_this<redis_fence_state> {
 
     void load(std::function<void(std::error_code)> done) {
         loading = true;
-        conn->command({"SCRIPT", "LOAD", fence_script}, [self = shared_from_this(), done = std::move(done)](std::error_code ec, reply r) {
-            self->loading = false;
-            if (!ec && r.type != reply::kind::string) ec = std::make_error_code(std::errc::protocol_error);
-            if (!ec) self->sha = r.str;
-            if (done) done(ec);
-        });
+        conn->command({"SCRIPT", "LOAD", fence_script},
+                      [self = shared_from_this(), done = std::move(done)](std::error_code ec, reply r) {
+                          self->loading = false;
+                          if (!ec && r.type != reply::kind::string)
+                              ec = std::make_error_code(std::errc::protocol_error);
+                          if (!ec) self->sha = r.str;
+                          if (done) done(ec);
+                      });
     }
 
     void write(std::string key, std::int64_t token, std::string value,
@@ -172,11 +177,13 @@ struct redis_fence_state : std::enable_shared_from_this<redis_fence_state> {
         }
         std::vector<std::string> args{"EVALSHA", sha};
         args.insert(args.end(), tail->begin(), tail->end());
-        conn->command(args, [self = shared_from_this(), tail, finish = std::move(finish)](std::error_code ec, reply r) mutable {
-            // The server forgot the script (restart, SCRIPT FLUSH): EVAL runs and caches it again.
-            if (ec && r.type == reply::kind::error && r.str.starts_with("NOSCRIPT")) return self->eval(tail, std::move(finish));
-            finish(ec, r);
-        });
+        conn->command(
+            args, [self = shared_from_this(), tail, finish = std::move(finish)](std::error_code ec, reply r) mutable {
+                // The server forgot the script (restart, SCRIPT FLUSH): EVAL runs and caches it again.
+                if (ec && r.type == reply::kind::error && r.str.starts_with("NOSCRIPT"))
+                    return self->eval(tail, std::move(finish));
+                finish(ec, r);
+            });
     }
 
     template <class F> void eval(const std::shared_ptr<std::vector<std::string>>& tail, F finish) {
@@ -231,10 +238,10 @@ std::string_view RedisFence::script() noexcept { return detail::fence_script; }
 fenced_write_result RedisFence::write(std::string_view key, std::int64_t token, std::string_view value,
                                       std::error_code& ec) {
     if ((ec = detail::check_arguments(key, token))) return {};
-    auto [e, r] = detail::wait_for<fenced_write_result>(
-        *state_, [k = std::string(key), token, v = std::string(value)](detail::redis_fence_state& s, auto done) mutable {
-            s.write(std::move(k), token, std::move(v), std::move(done));
-        });
+    auto [e, r] = detail::wait_for<fenced_write_result>(*state_, [k = std::string(key), token, v = std::string(value)](
+                                                                     detail::redis_fence_state& s, auto done) mutable {
+        s.write(std::move(k), token, std::move(v), std::move(done));
+    });
     ec = e;
     return r;
 }
@@ -248,7 +255,9 @@ fenced_write_result RedisFence::write(std::string_view key, std::int64_t token, 
 
 std::optional<fenced_value> RedisFence::read(std::string_view key, std::error_code& ec) {
     auto [e, r] = detail::wait_for<std::optional<fenced_value>>(
-        *state_, [k = std::string(key)](detail::redis_fence_state& s, auto done) mutable { s.read(std::move(k), std::move(done)); });
+        *state_, [k = std::string(key)](detail::redis_fence_state& s, auto done) mutable {
+            s.read(std::move(k), std::move(done));
+        });
     ec = e;
     return r;
 }
@@ -275,12 +284,14 @@ void RedisFence::async_write_impl(std::string key, std::int64_t token, std::stri
                                   asio::any_completion_handler<void(std::error_code, fenced_write_result)> handler) {
     auto done = detail::completer<std::error_code, fenced_write_result>(std::move(handler), state_->executor);
     if (const auto ec = detail::check_arguments(key, token)) return done(ec, {});
-    state_->post([key = std::move(key), token, value = std::move(value), done = std::move(done)](
-                     detail::redis_fence_state& s) mutable { s.write(std::move(key), token, std::move(value), std::move(done)); });
+    state_->post([key = std::move(key), token, value = std::move(value),
+                  done = std::move(done)](detail::redis_fence_state& s) mutable {
+        s.write(std::move(key), token, std::move(value), std::move(done));
+    });
 }
 
-void RedisFence::async_read_impl(std::string key,
-                                 asio::any_completion_handler<void(std::error_code, std::optional<fenced_value>)> handler) {
+void RedisFence::async_read_impl(
+    std::string key, asio::any_completion_handler<void(std::error_code, std::optional<fenced_value>)> handler) {
     auto done = detail::completer<std::error_code, std::optional<fenced_value>>(std::move(handler), state_->executor);
     state_->post([key = std::move(key), done = std::move(done)](detail::redis_fence_state& s) mutable {
         s.read(std::move(key), std::move(done));

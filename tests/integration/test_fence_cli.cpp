@@ -176,7 +176,8 @@ TEST_F(FenceCli, ConcurrentWritersInRandomOrderLeaveTheHighestTokensValue) {
     for (const auto t : tokens) {
         ChildProcessOptions o;
         o.output_path = cli_.output_path("w" + std::to_string(t));
-        writers.emplace_back(t, ChildProcess(write_argv(fence::value_of(t), {"--token", std::to_string(t), file.string()}), o));
+        writers.emplace_back(
+            t, ChildProcess(write_argv(fence::value_of(t), {"--token", std::to_string(t), file.string()}), o));
     }
     for (auto& [t, p] : writers) {
         const int status = exit_code(p);

@@ -143,8 +143,9 @@ public:
 private:
     void async_write_impl(std::string key, std::int64_t token, std::string value,
                           boost::asio::any_completion_handler<void(std::error_code, fenced_write_result)> handler);
-    void async_read_impl(std::string key,
-                         boost::asio::any_completion_handler<void(std::error_code, std::optional<fenced_value>)> handler);
+    void
+    async_read_impl(std::string key,
+                    boost::asio::any_completion_handler<void(std::error_code, std::optional<fenced_value>)> handler);
 
     std::shared_ptr<detail::redis_fence_state> state_;
 };
