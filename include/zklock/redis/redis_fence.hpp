@@ -119,7 +119,8 @@ public:
     }
 
     /// The value of `key` and the token recorded beside it (one MGET); nullopt
-    /// when no token is recorded (never written through a fence).
+    /// when no token is recorded (never written through a fence); an empty
+    /// value when the token is there but someone deleted the key.
     std::optional<fenced_value> read(std::string_view key);
     std::optional<fenced_value> read(std::string_view key, std::error_code& ec);
     /// Handler: void(std::error_code, std::optional<fenced_value>). No cancellation.
