@@ -518,13 +518,31 @@ void contender_engine::watch_own_node(const std::shared_ptr<attempt>& a) {
     auto self = shared_from_this();
     auto on_event = [self, a](int type) {
         if (self->phase_ != phase::held || self->attempt_ != a) return;
-        if (type == ZOO_DELETED_EVENT) return self->lose(make_error_code(errc::node_deleted));
+        if (type == ZOO_DELETED_EVENT) return self->own_node_gone(a);
         self->watch_own_node(a);
     };
     session_->get_data(path_of(a->node), on_event, [self, a](int rc, std::string, const node_stat&) {
         if (self->phase_ != phase::held || self->attempt_ != a) return;
-        if (rc == ZNONODE) self->lose(make_error_code(errc::node_deleted));
+        if (rc == ZNONODE) self->own_node_gone(a);
         else if (connection_trouble(rc)) self->retry_when_connected(a, [self, a] { self->watch_own_node(a); });
+    });
+}
+
+void contender_engine::own_node_gone(const std::shared_ptr<attempt>& a) {
+    // The lock is gone: nobody may act on it from now on.
+    held_ = false;
+    token_ = 0;
+    a->node_gone = true;
+    // Why: someone deleted the node, or our own session expired (a holder whose
+    // process was paused past the session timeout reads the server's deletion
+    // before the connection's end). Only a live session answers a request, so
+    // one request tells; on a dead or broken connection the session event that
+    // follows tells (expired, or reconnected: alive, so it was someone else).
+    auto self = shared_from_this();
+    session_->get_data(dir_, {}, [self, a](int rc, std::string, const node_stat&) {
+        if (self->phase_ != phase::held || self->attempt_ != a) return;
+        if (connection_trouble(rc) || session_gone(rc)) return;
+        self->lose(make_error_code(errc::node_deleted));
     });
 }
 
@@ -649,6 +667,8 @@ void contender_engine::on_session_event(session_event e) {
         else if (phase_ == phase::acquiring) abandon(session_->close_reason());  // auth_failed or session_closed
         break;
     case session_event::reconnected:
+        // The session survived: a node of ours that went was deleted by someone else.
+        if (phase_ == phase::held && attempt_ && attempt_->node_gone) lose(make_error_code(errc::node_deleted));
         // Watches survive a reconnect, but a re-check costs one listing and
         // covers a deletion the old connection never delivered.
         if (phase_ == phase::acquiring && attempt_ && !attempt_->watching.empty()) {

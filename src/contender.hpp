@@ -96,6 +96,7 @@ private:
         std::error_code dir_error;  // the lock directory's data or ACL disagrees with the rule or policy
         std::string dir_error_detail;
         std::vector<std::string> persistent;  // watched nodes that are not ephemeral
+        bool node_gone = false;    // held, and our node was deleted: why is not known yet
     };
 
     contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data,
@@ -127,6 +128,7 @@ private:
     void count_notification();
     void grant(const std::shared_ptr<attempt>& a);
     void watch_own_node(const std::shared_ptr<attempt>& a);
+    void own_node_gone(const std::shared_ptr<attempt>& a);
     void abandon(std::error_code ec);
     void cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done);
     void fail(std::error_code ec);

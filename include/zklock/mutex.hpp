@@ -65,6 +65,10 @@ struct MutexOptions {
 ///   (errc::node_deleted), when the connection stays suspended longer than the
 ///   session timeout and SessionOptions::lose_locks_on_suspension is on
 ///   (errc::connection_suspended), or when the Session closes (errc::session_closed).
+///   When our node disappears, is_held() turns false at once; the reason follows
+///   once known: a holder paused past its session timeout reads the server's
+///   deletion of its node before the session's end, and is told session_expired,
+///   not node_deleted.
 ///
 /// A Mutex object is one place in the queue: it holds or waits for the lock at most
 /// once at a time. Acquiring again while it holds or waits fails with
