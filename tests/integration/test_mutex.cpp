@@ -407,6 +407,31 @@ TEST_F(MutexTest, CancelWhileTheCreateIsInDoubtLeavesNoNode) {
     EXPECT_FALSE(m.is_held());
 }
 
+TEST_F(MutexTest, RecursiveMutexRefusesReentryAfterTheHoldWasLost) {
+    const auto path = lock_path();
+    auto s = connect();
+    RecursiveMutex m(*s, path);
+    std::promise<std::error_code> lost;
+    m.on_lost([&](std::error_code ec) { lost.set_value(ec); });
+    m.lock();
+    zklock::testing::expire_session(*s);
+    auto f = lost.get_future();
+    EXPECT_EQ(get_within(f), errc::session_expired);
+    try {
+        m.lock();
+        ADD_FAILURE() << "re-entered a lock that is no longer held";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::session_expired) << e.what();
+    }
+    EXPECT_THROW(m.try_lock(), zklock::error);
+    EXPECT_EQ(m.hold_count(), 1u);
+    m.unlock();
+    EXPECT_EQ(m.hold_count(), 0u);
+    m.lock();  // a new hold after the last level was released
+    EXPECT_TRUE(m.is_held());
+    m.unlock();
+}
+
 TEST_F(MutexTest, RecursiveMutexUnderContentionFromManyThreads) {
     const auto path = lock_path();
     auto s = connect();
