@@ -259,14 +259,44 @@ void contender_engine::check_dir_data(const std::shared_ptr<attempt>& a) {
     auto self = shared_from_this();
     session_->get_data(dir_, {}, [self, a](int rc, std::string data, const node_stat& st) {
         if (!self->current(a) || rc != ZOK) return;  // a missing directory is created with the data
-        if (data == self->rule_.dir_data) return;
-        if (data.empty()) {
-            // A directory made by someone that stores nothing: claim it.
-            self->session_->set_data(self->dir_, self->rule_.dir_data, st.version, [](int) {});
-            return;
-        }
-        a->dir_error = make_error_code(errc::permits_mismatch);
-        a->dir_error_detail = self->dir_ + " is a semaphore with " + data + ", not " + self->rule_.dir_data;
+        if (data.empty()) return self->claim_dir(a, st.version);
+        self->compare_dir_data(a, data);
+    });
+}
+
+void contender_engine::compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& data) {
+    if (data == rule_.dir_data) return;
+    a->dir_error = make_error_code(errc::permits_mismatch);
+    a->dir_error_detail = dir_ + " is a semaphore with " + data + ", not " + rule_.dir_data;
+}
+
+void contender_engine::claim_dir(const std::shared_ptr<attempt>& a, std::int32_t version) {
+    // A directory made by someone that stores nothing: claim it. Another first
+    // participant may claim it with another count at the same time, so no
+    // listing decides until the claim settles.
+    a->claiming = true;
+    auto self = shared_from_this();
+    auto settled = [self, a] {
+        a->claiming = false;
+        if (!self->current(a) || !a->deferred_listing) return;
+        auto children = std::move(*a->deferred_listing);
+        a->deferred_listing.reset();
+        self->evaluate(a, ZOK, children);
+    };
+    session_->set_data(dir_, rule_.dir_data, version, [self, a, settled](int rc) {
+        if (!self->current(a)) return;
+        if (rc == ZOK) return settled();
+        // Lost the race (or do not know): what the directory holds now decides.
+        self->session_->get_data(self->dir_, {}, [self, a, settled](int drc, std::string data, const node_stat&) {
+            if (!self->current(a)) return;
+            if (drc == ZOK && !data.empty()) {
+                self->compare_dir_data(a, data);
+            } else if (drc != ZNONODE && !a->dir_error) {
+                a->dir_error = drc == ZOK ? make_error_code(errc::connection_loss) : from_zookeeper(drc);
+                a->dir_error_detail = "could not set the permit count of " + self->dir_;
+            }
+            settled();
+        });
     });
 }
 
@@ -415,6 +445,10 @@ void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const
     if (rc == ZNOAUTH) return fail(from_zookeeper(rc), refused("list", dir_));
     if (rc != ZOK) return fail(from_zookeeper(rc));
 
+    if (a->claiming) {
+        a->deferred_listing = children;  // decided once the permit count is settled
+        return;
+    }
     if (a->dir_error) return fail(a->dir_error, a->dir_error_detail);
     const auto d = decide(rule_, children, a->node);
     if (!d.found) {

@@ -97,6 +97,8 @@ private:
         std::string dir_error_detail;
         std::vector<std::string> persistent;  // watched nodes that are not ephemeral
         bool node_gone = false;    // held, and our node was deleted: why is not known yet
+        bool claiming = false;     // setting the directory's data (a semaphore's permit count)
+        std::optional<std::vector<std::string>> deferred_listing;  // a listing that came while claiming
     };
 
     contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data,
@@ -110,6 +112,8 @@ private:
     void new_attempt();
     void send_create(const std::shared_ptr<attempt>& a, int parent_retries);
     void check_dir_data(const std::shared_ptr<attempt>& a);
+    void compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& data);
+    void claim_dir(const std::shared_ptr<attempt>& a, std::int32_t version);
     void check_dir_acl(const std::shared_ptr<attempt>& a);
     /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
     void fail(std::error_code ec, std::string detail);
