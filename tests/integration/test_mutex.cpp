@@ -3,6 +3,8 @@
 #include <zklock/testing/faults.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/use_future.hpp>
 
@@ -405,6 +407,24 @@ TEST_F(MutexTest, CancelWhileTheCreateIsInDoubtLeavesNoNode) {
     ASSERT_TRUE(wait_until([&] { return s->state() == session_state::connected; }, 20s));
     EXPECT_TRUE(wait_until([&] { return queue_length(path) == 0; }));
     EXPECT_FALSE(m.is_held());
+}
+
+// As with any Asio operation, a pending acquire keeps its handler's executor
+// busy: an io_context that runs only that handler returns from run() after it.
+TEST_F(MutexTest, APendingOperationKeepsTheHandlersIoContextRunning) {
+    const auto path = lock_path();
+    auto s = connect();
+    Mutex m(*s, path);
+    boost::asio::io_context other;
+    std::error_code locked = make_error_code(errc::timeout);
+    m.async_lock(boost::asio::bind_executor(other, [&](std::error_code ec) { locked = ec; }));
+    other.run();
+    EXPECT_FALSE(locked) << "run() returned before the handler ran: " << locked.message();
+    std::error_code released = make_error_code(errc::timeout);
+    other.restart();
+    m.async_unlock(boost::asio::bind_executor(other, [&](std::error_code ec) { released = ec; }));
+    other.run();
+    EXPECT_FALSE(released) << released.message();
 }
 
 TEST_F(MutexTest, RecursiveMutexRefusesReentryAfterTheHoldWasLost) {
