@@ -427,6 +427,27 @@ TEST_F(MutexTest, APendingOperationKeepsTheHandlersIoContextRunning) {
     EXPECT_FALSE(released) << released.message();
 }
 
+// Closing a session gives its locks away: its holders stop holding before the
+// server hands any lock to the next waiter.
+TEST_F(MutexTest, ClosingTheSessionEndsItsHoldsBeforeTheNextWaiterIsGranted) {
+    const auto path = lock_path();
+    auto b = connect();
+    Mutex waiter(*b, path);
+    for (int round = 0; round < 10; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        auto a = connect();
+        Mutex holder(*a, path);
+        holder.lock();
+        std::promise<bool> holder_still_held;
+        waiter.async_lock([&](std::error_code ec) { holder_still_held.set_value(!ec && holder.is_held()); });
+        ASSERT_TRUE(wait_until([&] { return waiter.queue_position() == 1u; }));
+        a->close();
+        auto f = holder_still_held.get_future();
+        EXPECT_FALSE(get_within(f)) << "the next waiter was granted while the closed session's holder still held";
+        waiter.unlock();
+    }
+}
+
 TEST_F(MutexTest, RecursiveMutexRefusesReentryAfterTheHoldWasLost) {
     const auto path = lock_path();
     auto s = connect();
