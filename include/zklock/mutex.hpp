@@ -202,7 +202,8 @@ public:
     /// every holder of every lock on the ensemble, and keeps increasing when the
     /// lock's parent is deleted and re-created (sequence numbers restart then).
     /// A resource guarded by the lock should remember the highest token it has
-    /// seen and refuse writes that carry a lower one.
+    /// seen and refuse writes that carry a lower one: PostgresFence, RedisFence
+    /// and `zklock fence` do that (include/zklock/fencing.hpp).
     std::int64_t fencing_token() const noexcept;
     /// Full path of our node while acquiring (once created) or held; empty otherwise.
     std::string node_path() const;

@@ -3,6 +3,7 @@
 
 #include <zklock/acl.hpp>
 #include <zklock/error.hpp>
+#include <zklock/fencing.hpp>
 #include <zklock/leader_election.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/mutex.hpp>

@@ -245,6 +245,7 @@ void add_run(CLI::App& app, int& exit_code) {
     cmd->footer(
         "Options go before LOCK_PATH; everything after -- is CMD. CMD gets ZKLOCK_LOCK_NODE and ZKLOCK_FENCING_TOKEN\n"
         "in its environment (and not ZKLOCK_AUTH_FILE), descriptors 0-2 and those zklock inherited, nothing else.\n"
+        "CMD can fence its writes with the token: zklock fence write RESOURCE < data (see zklock fence --help).\n"
         "With --permits K, LOCK_PATH is a semaphore: up to K holders at once (every participant must use the same K).\n"
         "Exit status: CMD's (128+N if killed by signal N); 75 lock not acquired (-n, -w), CMD not run, or a\n"
         "persistent node blocks the queue (the message says how to remove it);\n"
