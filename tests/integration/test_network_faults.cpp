@@ -52,16 +52,22 @@ std::future<std::error_code> first_loss(Mutex& m) {
 TEST_F(NetworkFaultTest, DelayedLinkStillCompletesRequestsEachRoundTripTwiceTheDelayLate) {
     zt::FaultyLink link(server_->port());
     auto s = connect_through(link);
-    constexpr auto latency = 150ms;
+    constexpr auto latency = 600ms;
     link.delay(latency);
     EXPECT_EQ(link.delay(), latency);
-    Mutex m(*s, lock_path());
+    // One request, one reply: each waits `latency` in the link (a lower bound
+    // by construction, not a guess about this machine's speed).
     const auto start = std::chrono::steady_clock::now();
-    m.lock();  // at least one round trip: the request and its reply each wait `latency` in the link
+    zt::create_node(*s, "/zklock-tests-delayed");
     EXPECT_GE(std::chrono::steady_clock::now() - start, 2 * latency);
+    // A whole acquire and release, several round trips, on a slow link.
+    link.delay(50ms);
+    Mutex m(*s, lock_path());
+    ASSERT_TRUE(m.try_lock_for(20s));
     EXPECT_TRUE(m.is_held());
     auto released = m.async_unlock(boost::asio::use_future);
     EXPECT_FALSE(get_within(released));
+    zt::delete_node(*s, "/zklock-tests-delayed");
 }
 
 TEST_F(NetworkFaultTest, BlackholeLongerThanTheSessionTimeoutLosesTheLockAndTheServerExpiresTheSession) {
@@ -119,7 +125,7 @@ TEST_F(NetworkFaultTest, BlackholeShorterThanTheSessionTimeoutKeepsTheSessionAnd
 
     // The connection carries requests again (TCP retransmits what was dropped).
     Mutex probe(*s, lock_path("probe"));
-    probe.lock();
+    ASSERT_TRUE(probe.try_lock_for(20s)) << "the healed link carries requests";
     probe.unlock();
     EXPECT_TRUE(holder.is_held());
     EXPECT_EQ(s->session_id(), id);
@@ -190,7 +196,9 @@ TEST_F(NetworkFaultTest, LostCreateReplyDuringAnAcquireLeavesExactlyOneNodeAndTh
     link.drop_next_reply(path + "/_c_");
 
     Mutex m(*s, path);
-    m.lock();  // the create happened, its reply was lost: the guid finds the node again
+    // The create happened, its reply was lost: the guid finds the node again.
+    // (A second node of ours would queue behind the first forever: hence the deadline.)
+    ASSERT_TRUE(m.try_lock_for(20s));
 
     EXPECT_EQ(link.replies_dropped(), 1u);
     EXPECT_TRUE(events.wait_for(session_event::reconnected));
