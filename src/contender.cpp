@@ -259,14 +259,44 @@ void contender_engine::check_dir_data(const std::shared_ptr<attempt>& a) {
     auto self = shared_from_this();
     session_->get_data(dir_, {}, [self, a](int rc, std::string data, const node_stat& st) {
         if (!self->current(a) || rc != ZOK) return;  // a missing directory is created with the data
-        if (data == self->rule_.dir_data) return;
-        if (data.empty()) {
-            // A directory made by someone that stores nothing: claim it.
-            self->session_->set_data(self->dir_, self->rule_.dir_data, st.version, [](int) {});
-            return;
-        }
-        a->dir_error = make_error_code(errc::permits_mismatch);
-        a->dir_error_detail = self->dir_ + " is a semaphore with " + data + ", not " + self->rule_.dir_data;
+        if (data.empty()) return self->claim_dir(a, st.version);
+        self->compare_dir_data(a, data);
+    });
+}
+
+void contender_engine::compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& data) {
+    if (data == rule_.dir_data) return;
+    a->dir_error = make_error_code(errc::permits_mismatch);
+    a->dir_error_detail = dir_ + " is a semaphore with " + data + ", not " + rule_.dir_data;
+}
+
+void contender_engine::claim_dir(const std::shared_ptr<attempt>& a, std::int32_t version) {
+    // A directory made by someone that stores nothing: claim it. Another first
+    // participant may claim it with another count at the same time, so no
+    // listing decides until the claim settles.
+    a->claiming = true;
+    auto self = shared_from_this();
+    auto settled = [self, a] {
+        a->claiming = false;
+        if (!self->current(a) || !a->deferred_listing) return;
+        auto children = std::move(*a->deferred_listing);
+        a->deferred_listing.reset();
+        self->evaluate(a, ZOK, children);
+    };
+    session_->set_data(dir_, rule_.dir_data, version, [self, a, settled](int rc) {
+        if (!self->current(a)) return;
+        if (rc == ZOK) return settled();
+        // Lost the race (or do not know): what the directory holds now decides.
+        self->session_->get_data(self->dir_, {}, [self, a, settled](int drc, std::string data, const node_stat&) {
+            if (!self->current(a)) return;
+            if (drc == ZOK && !data.empty()) {
+                self->compare_dir_data(a, data);
+            } else if (drc != ZNONODE && !a->dir_error) {
+                a->dir_error = drc == ZOK ? make_error_code(errc::connection_loss) : from_zookeeper(drc);
+                a->dir_error_detail = "could not set the permit count of " + self->dir_;
+            }
+            settled();
+        });
     });
 }
 
@@ -415,6 +445,10 @@ void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const
     if (rc == ZNOAUTH) return fail(from_zookeeper(rc), refused("list", dir_));
     if (rc != ZOK) return fail(from_zookeeper(rc));
 
+    if (a->claiming) {
+        a->deferred_listing = children;  // decided once the permit count is settled
+        return;
+    }
     if (a->dir_error) return fail(a->dir_error, a->dir_error_detail);
     const auto d = decide(rule_, children, a->node);
     if (!d.found) {
@@ -518,13 +552,31 @@ void contender_engine::watch_own_node(const std::shared_ptr<attempt>& a) {
     auto self = shared_from_this();
     auto on_event = [self, a](int type) {
         if (self->phase_ != phase::held || self->attempt_ != a) return;
-        if (type == ZOO_DELETED_EVENT) return self->lose(make_error_code(errc::node_deleted));
+        if (type == ZOO_DELETED_EVENT) return self->own_node_gone(a);
         self->watch_own_node(a);
     };
     session_->get_data(path_of(a->node), on_event, [self, a](int rc, std::string, const node_stat&) {
         if (self->phase_ != phase::held || self->attempt_ != a) return;
-        if (rc == ZNONODE) self->lose(make_error_code(errc::node_deleted));
+        if (rc == ZNONODE) self->own_node_gone(a);
         else if (connection_trouble(rc)) self->retry_when_connected(a, [self, a] { self->watch_own_node(a); });
+    });
+}
+
+void contender_engine::own_node_gone(const std::shared_ptr<attempt>& a) {
+    // The lock is gone: nobody may act on it from now on.
+    held_ = false;
+    token_ = 0;
+    a->node_gone = true;
+    // Why: someone deleted the node, or our own session expired (a holder whose
+    // process was paused past the session timeout reads the server's deletion
+    // before the connection's end). Only a live session answers a request, so
+    // one request tells; on a dead or broken connection the session event that
+    // follows tells (expired, or reconnected: alive, so it was someone else).
+    auto self = shared_from_this();
+    session_->get_data(dir_, {}, [self, a](int rc, std::string, const node_stat&) {
+        if (self->phase_ != phase::held || self->attempt_ != a) return;
+        if (connection_trouble(rc) || session_gone(rc)) return;
+        self->lose(make_error_code(errc::node_deleted));
     });
 }
 
@@ -649,6 +701,8 @@ void contender_engine::on_session_event(session_event e) {
         else if (phase_ == phase::acquiring) abandon(session_->close_reason());  // auth_failed or session_closed
         break;
     case session_event::reconnected:
+        // The session survived: a node of ours that went was deleted by someone else.
+        if (phase_ == phase::held && attempt_ && attempt_->node_gone) lose(make_error_code(errc::node_deleted));
         // Watches survive a reconnect, but a re-check costs one listing and
         // covers a deletion the old connection never delivered.
         if (phase_ == phase::acquiring && attempt_ && !attempt_->watching.empty()) {

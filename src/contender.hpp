@@ -96,6 +96,9 @@ private:
         std::error_code dir_error;  // the lock directory's data or ACL disagrees with the rule or policy
         std::string dir_error_detail;
         std::vector<std::string> persistent;  // watched nodes that are not ephemeral
+        bool node_gone = false;    // held, and our node was deleted: why is not known yet
+        bool claiming = false;     // setting the directory's data (a semaphore's permit count)
+        std::optional<std::vector<std::string>> deferred_listing;  // a listing that came while claiming
     };
 
     contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data,
@@ -109,6 +112,8 @@ private:
     void new_attempt();
     void send_create(const std::shared_ptr<attempt>& a, int parent_retries);
     void check_dir_data(const std::shared_ptr<attempt>& a);
+    void compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& data);
+    void claim_dir(const std::shared_ptr<attempt>& a, std::int32_t version);
     void check_dir_acl(const std::shared_ptr<attempt>& a);
     /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
     void fail(std::error_code ec, std::string detail);
@@ -127,6 +132,7 @@ private:
     void count_notification();
     void grant(const std::shared_ptr<attempt>& a);
     void watch_own_node(const std::shared_ptr<attempt>& a);
+    void own_node_gone(const std::shared_ptr<attempt>& a);
     void abandon(std::error_code ec);
     void cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done);
     void fail(std::error_code ec);

@@ -10,10 +10,20 @@ namespace asio = boost::asio;
 namespace {
 // Moves a user's completion handler into a callback the backend calls on its
 // own thread, which posts the handler to its associated executor.
+// While the operation is pending, the handler's executor has outstanding work
+// (as every Asio operation gives it): a user's io_context that runs only this
+// handler does not return from run() before the handler has run.
 template <class... Args, class Handler>
 std::function<void(Args...)> post_to(Handler handler, const asio::any_io_executor& fallback) {
+    using work_type = decltype(asio::prefer(asio::get_associated_executor(handler, fallback),
+                                            asio::execution::outstanding_work.tracked));
+    auto work = std::make_shared<work_type>(
+        asio::prefer(asio::get_associated_executor(handler, fallback), asio::execution::outstanding_work.tracked));
     auto shared = std::make_shared<Handler>(std::move(handler));
-    return [shared, fallback](Args... args) { post_completion(std::move(*shared), fallback, args...); };
+    return [shared, fallback, work](Args... args) {
+        post_completion(std::move(*shared), fallback, args...);  // which keeps the work until the handler ran
+        *work = work_type();
+    };
 }
 
 // As std::timed_mutex::try_lock_for: a deadline that has already passed

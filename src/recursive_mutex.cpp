@@ -3,12 +3,28 @@
 namespace zklock {
 
 RecursiveMutex::RecursiveMutex(Session& session, std::string path, MutexOptions options)
-    : mutex_(session, std::move(path), std::move(options)) {}
+    : mutex_(session, std::move(path), std::move(options)) {
+    mutex_.on_lost([l = loss_](std::error_code ec) {
+        std::lock_guard lk(l->m);
+        l->reason = ec;
+    });
+}
 
 bool RecursiveMutex::enter_local(std::optional<std::chrono::steady_clock::time_point> deadline) {
     std::unique_lock lk(local_);
     const auto me = std::this_thread::get_id();
     if (count_ > 0 && owner_ == me) {
+        if (!mutex_.is_held()) {
+            // The ZooKeeper hold is gone: counting one more level would claim a
+            // lock nobody holds.
+            std::error_code why;
+            {
+                std::lock_guard l(loss_->m);
+                why = loss_->reason;
+            }
+            if (!why) why = make_error_code(errc::node_deleted);  // lost; the reason is still on its way
+            throw error(why, "zklock::RecursiveMutex: re-entry after the lock of " + mutex_.path() + " was lost");
+        }
         ++count_;
         return true;
     }

@@ -169,16 +169,18 @@ void session_impl::drop_handle() {
 
 void session_impl::close_on_strand() {
     if (state_ == session_state::closed && !zh_) return;
+    // Holders first: the close makes the server delete our nodes and hand the
+    // locks on, so nobody here may still hold one when that happens.
+    state_ = session_state::closed;
+    notify(session_event::closed);
     drop_handle();
     closing_ = true;  // for good: nothing is submitted any more
-    state_ = session_state::closed;
     auto waiters = std::move(connect_waiters_);
     connect_waiters_.clear();
     for (auto& [id, w] : waiters) w(close_reason_ ? close_reason_ : make_error_code(errc::session_closed));
     auto pending = std::move(janitor_);
     janitor_.clear();
     for (auto& e : pending) finish_janitor(e, make_error_code(errc::session_closed));
-    notify(session_event::closed);
 }
 
 void session_impl::close_and_wait() noexcept {

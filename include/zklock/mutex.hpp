@@ -65,6 +65,10 @@ struct MutexOptions {
 ///   (errc::node_deleted), when the connection stays suspended longer than the
 ///   session timeout and SessionOptions::lose_locks_on_suspension is on
 ///   (errc::connection_suspended), or when the Session closes (errc::session_closed).
+///   When our node disappears, is_held() turns false at once; the reason follows
+///   once known: a holder paused past its session timeout reads the server's
+///   deletion of its node before the session's end, and is told session_expired,
+///   not node_deleted.
 ///
 /// A Mutex object is one place in the queue: it holds or waits for the lock at most
 /// once at a time. Acquiring again while it holds or waits fails with
@@ -238,6 +242,9 @@ private:
 /// InterProcessMutex and Redisson's RLock are): each lock() by the owning thread
 /// must be matched by an unlock(); the ZooKeeper node is deleted at the last one.
 /// Other threads of the process wait in-process first, then in the queue.
+/// A re-entry after the hold was lost (session expired, node deleted, ...) is
+/// refused: lock() and the try_ forms throw zklock::error with the loss reason
+/// (the count is not raised; the levels already taken still need their unlock()).
 /// Blocking API only. Lockable and TimedLockable.
 class RecursiveMutex {
 public:
@@ -267,7 +274,12 @@ private:
     bool enter_local(std::optional<std::chrono::steady_clock::time_point> deadline);
     void leave_local();
 
+    struct loss {
+        std::mutex m;
+        std::error_code reason;  // of the last loss
+    };
     Mutex mutex_;
+    std::shared_ptr<loss> loss_ = std::make_shared<loss>();  // shared with the on_lost callback
     mutable std::mutex local_;
     std::condition_variable free_;
     std::thread::id owner_;

@@ -52,6 +52,13 @@ public:
     void release() noexcept {
         if (mutex_) mutex_->unlock();
     }
+    /// Releases the permit and completes when the delete has committed, as
+    /// Mutex::async_unlock: void(std::error_code), errc::not_held when not held,
+    /// session_expired or session_closed when the session went first (the permit
+    /// was lost before the release). Precondition as async_wait_lost.
+    template <class CompletionToken> auto async_release(CompletionToken&& token) {
+        return mutex_->async_unlock(std::forward<CompletionToken>(token));
+    }
     /// Called with the reason when the permit is lost (as Mutex::on_lost).
     void on_lost(std::function<void(std::error_code)> callback) {
         if (mutex_) mutex_->on_lost(std::move(callback));

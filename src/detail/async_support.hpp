@@ -5,6 +5,7 @@
 
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/execution.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -25,11 +26,15 @@ namespace zklock::detail {
 /// dispatched to the handler's associated executor. User completions never run
 /// inline inside a C callback or on the strand. A cancellation handler the
 /// operation installed in the handler's slot is removed right before the call.
+/// The handler's executor has outstanding work from this call until the handler
+/// has run there, so a user io_context waiting only for it stays in run().
 template <class Handler, class... Args>
 void post_completion(Handler handler, const boost::asio::any_io_executor& io_ex, Args... args) {
-    boost::asio::post(io_ex, [h = std::move(handler), io_ex, ... a = std::move(args)]() mutable {
+    auto work = boost::asio::prefer(boost::asio::get_associated_executor(handler, io_ex),
+                                    boost::asio::execution::outstanding_work.tracked);
+    boost::asio::post(io_ex, [h = std::move(handler), io_ex, work = std::move(work), ... a = std::move(args)]() mutable {
         auto ex = boost::asio::get_associated_executor(h, io_ex);
-        boost::asio::dispatch(ex, [h = std::move(h), ... a = std::move(a)]() mutable {
+        boost::asio::dispatch(ex, [h = std::move(h), work = std::move(work), ... a = std::move(a)]() mutable {
             // The slot belongs to the handler's executor (where the user emits on
             // it): detach our cancellation handler there, not on the strand.
             auto slot = boost::asio::get_associated_cancellation_slot(h);

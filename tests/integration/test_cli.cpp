@@ -138,6 +138,37 @@ TEST_F(CliTest, LockLostWhileCommandRunsStopsItAndExits76) {
     EXPECT_EQ(queue_length(path), 0u);
 }
 
+// zklock paused (SIGSTOP) past its session timeout while its command runs and
+// finishes: when zklock resumes it may see the command's exit before the
+// session's expiry. Either way the lock was lost while the command ran: 76,
+// and the reason is the expired session.
+TEST_F(CliTest, PausedPastTheSessionTimeoutWhileTheCommandFinishesExits76) {
+    auto observer = connect();
+    for (const bool permits : {false, true}) {
+        SCOPED_TRACE(permits ? "--permits 2" : "lock");
+        const auto path = lock_path(permits ? "permits" : "lock");
+        const auto pid_file = cli_.file(permits ? "pid-permits" : "pid");
+        const auto go = cli_.file(permits ? "go-permits" : "go");
+        const std::string name = permits ? "permits" : "lock";
+        std::vector<std::string> options{"--session-timeout", "1000"};
+        if (permits) options.insert(options.end(), {"--permits", "2"});
+        auto p = cli_.start(plus(run_args(path, options),
+                                 {"sh", "-c", "echo $$ > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.05; done",
+                                  pid_file.string(), go.string()}),
+                            name);
+        const pid_t command = std::stoi(wait_for_line(pid_file));
+        ASSERT_EQ(::kill(p.pid(), SIGSTOP), 0);
+        EXPECT_TRUE(wait_until([&] { return list_contenders(*observer, path).empty(); }, 20s))
+            << "the server never expired the paused zklock's session";
+        std::ofstream(go.string()) << "go\n";
+        EXPECT_TRUE(wait_until([&] { return process_gone(command); }, 10s));  // exited, while zklock is stopped
+        ASSERT_EQ(::kill(p.pid(), SIGCONT), 0);
+        EXPECT_EQ(exit_code(p), 76) << cli_.output(name);
+        EXPECT_NE(cli_.output(name).find("session expired"), std::string::npos) << cli_.output(name);
+        EXPECT_EQ(cli_.output(name).find("deleted by another client"), std::string::npos) << cli_.output(name);
+    }
+}
+
 TEST_F(CliTest, SigtermWhileWaitingExits143AndLeavesNoNode) {
     const auto path = lock_path();
     auto s = connect();

@@ -3,6 +3,8 @@
 #include <zklock/testing/faults.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/use_future.hpp>
 
@@ -405,6 +407,70 @@ TEST_F(MutexTest, CancelWhileTheCreateIsInDoubtLeavesNoNode) {
     ASSERT_TRUE(wait_until([&] { return s->state() == session_state::connected; }, 20s));
     EXPECT_TRUE(wait_until([&] { return queue_length(path) == 0; }));
     EXPECT_FALSE(m.is_held());
+}
+
+// As with any Asio operation, a pending acquire keeps its handler's executor
+// busy: an io_context that runs only that handler returns from run() after it.
+TEST_F(MutexTest, APendingOperationKeepsTheHandlersIoContextRunning) {
+    const auto path = lock_path();
+    auto s = connect();
+    Mutex m(*s, path);
+    boost::asio::io_context other;
+    std::error_code locked = make_error_code(errc::timeout);
+    m.async_lock(boost::asio::bind_executor(other, [&](std::error_code ec) { locked = ec; }));
+    other.run();
+    EXPECT_FALSE(locked) << "run() returned before the handler ran: " << locked.message();
+    std::error_code released = make_error_code(errc::timeout);
+    other.restart();
+    m.async_unlock(boost::asio::bind_executor(other, [&](std::error_code ec) { released = ec; }));
+    other.run();
+    EXPECT_FALSE(released) << released.message();
+}
+
+// Closing a session gives its locks away: its holders stop holding before the
+// server hands any lock to the next waiter.
+TEST_F(MutexTest, ClosingTheSessionEndsItsHoldsBeforeTheNextWaiterIsGranted) {
+    const auto path = lock_path();
+    auto b = connect();
+    Mutex waiter(*b, path);
+    for (int round = 0; round < 10; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        auto a = connect();
+        Mutex holder(*a, path);
+        holder.lock();
+        std::promise<bool> holder_still_held;
+        waiter.async_lock([&](std::error_code ec) { holder_still_held.set_value(!ec && holder.is_held()); });
+        ASSERT_TRUE(wait_until([&] { return waiter.queue_position() == 1u; }));
+        a->close();
+        auto f = holder_still_held.get_future();
+        EXPECT_FALSE(get_within(f)) << "the next waiter was granted while the closed session's holder still held";
+        waiter.unlock();
+    }
+}
+
+TEST_F(MutexTest, RecursiveMutexRefusesReentryAfterTheHoldWasLost) {
+    const auto path = lock_path();
+    auto s = connect();
+    RecursiveMutex m(*s, path);
+    std::promise<std::error_code> lost;
+    m.on_lost([&](std::error_code ec) { lost.set_value(ec); });
+    m.lock();
+    zklock::testing::expire_session(*s);
+    auto f = lost.get_future();
+    EXPECT_EQ(get_within(f), errc::session_expired);
+    try {
+        m.lock();
+        ADD_FAILURE() << "re-entered a lock that is no longer held";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::session_expired) << e.what();
+    }
+    EXPECT_THROW(m.try_lock(), zklock::error);
+    EXPECT_EQ(m.hold_count(), 1u);
+    m.unlock();
+    EXPECT_EQ(m.hold_count(), 0u);
+    m.lock();  // a new hold after the last level was released
+    EXPECT_TRUE(m.is_held());
+    m.unlock();
 }
 
 TEST_F(MutexTest, RecursiveMutexUnderContentionFromManyThreads) {

@@ -125,6 +125,36 @@ TEST_F(RecipeTest, SemaphorePermitMismatchIsRefused) {
     EXPECT_EQ(queue_length(path), 1u) << "the refused participant left its node";
 }
 
+// A directory that exists without a permit count (made by an operator or
+// another client): the first participants race to set theirs. The one whose
+// count lost must be refused, not granted under its own count.
+TEST_F(RecipeTest, SemaphoreFirstParticipantsWithDifferentCountsOnAnEmptyDirectory) {
+    const auto path = lock_path();
+    auto s = connect();
+    const auto parent = path.substr(0, path.rfind('/'));
+    zklock::testing::create_node(*s, parent.substr(0, parent.rfind('/')));
+    zklock::testing::create_node(*s, parent);
+    zklock::testing::create_node(*s, path);  // persistent, no data
+    // One session: the three acquires' reads, creates and listings reach the
+    // server before any claim, so each reads an empty directory and claims it.
+    Semaphore three_a(*s, path, 3), two(*s, path, 2), three_b(*s, path, 3);
+    auto a = three_a.async_acquire(boost::asio::use_future);
+    auto b = two.async_acquire(boost::asio::use_future);
+    auto c = three_b.async_acquire(boost::asio::use_future);
+    auto [ea, la] = get_within(a);
+    auto [eb, lb] = get_within(b);
+    auto [ec, lc] = get_within(c);
+    EXPECT_FALSE(ea) << ea.message();
+    EXPECT_EQ(eb, errc::permits_mismatch) << "the participant asking for 2 was let in beside two holders of 3";
+    EXPECT_FALSE(lb.is_held());
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_EQ(queue_length(path), 2u);
+    la.release();
+    lc.release();
+    EXPECT_TRUE(wait_until([&] { return queue_length(path) == 0u; }));
+    zklock::testing::delete_node(*s, path);
+}
+
 TEST_F(RecipeTest, SemaphoreTimeoutAndCancellationLeaveNoNode) {
     const auto path = lock_path();
     auto a = connect();

@@ -91,5 +91,6 @@ void add_server(CLI::App& app, int& exit_code);
 void add_bench(CLI::App& app, int& exit_code);
 void add_demo(CLI::App& app, int& exit_code);
 void add_elect(CLI::App& app, int& exit_code);
+void add_fence(CLI::App& app, int& exit_code);
 
 } // namespace zklock::cli

@@ -173,10 +173,11 @@ private:
         });
         election_.queue().async_unlock(asio::bind_executor(io_, [this](std::error_code ec) {
             if (finished()) return;
-            if (ec == errc::not_held) {
+            if (ec == errc::not_held || is_lock_lost(ec)) {
                 if (!stop_signal_) {
                     // Lost while the command ran; the notice had not arrived yet.
-                    notice("leadership lost before the command ended");
+                    notice("leadership lost before the command ended" +
+                           (is_lock_lost(ec) ? " (" + ec.message() + ")" : std::string()));
                     exit_code_ = exit_lock_lost;
                 }
             } else if (ec) {

@@ -99,13 +99,8 @@ public:
         lease_->async_wait_lost(asio::bind_executor(io_, std::move(done)));
     }
     void release(done_handler done) override {
-        // Lease has no asynchronous release: release() hands the delete to the
-        // session, and closing the session as zklock exits ends the node anyway.
-        const bool held = lease_ && lease_->is_held();
-        if (lease_) lease_->release();
-        asio::post(io_, [done = std::move(done), held] {
-            done(held ? std::error_code() : make_error_code(errc::not_held));
-        });
+        if (!lease_) return asio::post(io_, [done = std::move(done)] { done(make_error_code(errc::not_held)); });
+        lease_->async_release(asio::bind_executor(io_, std::move(done)));
     }
     std::string busy_message() const override {
         return "all " + std::to_string(semaphore_.permits()) + " permits of " + semaphore_.path() +

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
     zklock::cli::add_bench(app, exit_code);
     zklock::cli::add_demo(app, exit_code);
     zklock::cli::add_elect(app, exit_code);
+    zklock::cli::add_fence(app, exit_code);
     try {
         app.parse(argc, args.data());
     } catch (const CLI::ParseError& e) {

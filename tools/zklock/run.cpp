@@ -133,7 +133,10 @@ private:
     void on_lost(std::error_code ec) {
         // An empty code means we released it; not_held, that it was lost before
         // this wait was registered.
-        if (phase_ != phase::running || !ec || ec == std::errc::operation_canceled) return;
+        if (!ec || ec == std::errc::operation_canceled) return;
+        if (ec != errc::not_held) lost_reason_ = ec;
+        if (phase_ == phase::releasing && waiting_for_loss_reason_) return lost_before_the_end(lost_reason_);
+        if (phase_ != phase::running) return;
         lost_ = true;
         notice((o_.permits ? "permit lost (" : "lock lost (") +
                (ec == errc::not_held ? std::string("before the command started") : ec.message()) +
@@ -153,16 +156,20 @@ private:
         release_timer_.expires_after(release_timeout);
         release_timer_.async_wait([this](boost::system::error_code ec) {
             if (ec || finished()) return;
+            if (waiting_for_loss_reason_) return lost_before_the_end({});
             notice("release of " + o_.path + " not confirmed within " + std::to_string(release_timeout.count()) +
                    " ms; exiting (the session's end deletes the node)");
             finish(release_code_);
         });
         hold_->release([this](std::error_code ec) {
             if (finished()) return;
+            if (is_lock_lost(ec)) return lost_before_the_end(ec);  // lost first, though not yet told
             if (ec == errc::not_held) {
-                // Lost while the command ran; the notice had not arrived yet.
-                notice((o_.permits ? "permit" : "lock") + std::string(" lost before the command ended"));
+                // Lost while the command ran, and its reason is on its way (or came).
+                if (lost_reason_) return lost_before_the_end(lost_reason_);
+                waiting_for_loss_reason_ = true;  // on_lost finishes; release_timer_ bounds it
                 release_code_ = exit_lock_lost;
+                return;
             } else if (ec) {
                 notice("release of " + o_.path + ": " + ec.message());
             } else if (o_.verbose) {
@@ -170,6 +177,14 @@ private:
             }
             finish(release_code_);
         });
+    }
+
+    // The lock was lost while the command ran (whatever zklock learnt first):
+    // exit 76, saying why when known.
+    void lost_before_the_end(std::error_code why) {
+        notice((o_.permits ? "permit" : "lock") + std::string(" lost before the command ended") +
+               (why ? " (" + why.message() + ")" : std::string()));
+        finish(exit_lock_lost);
     }
 
     run_options o_;
@@ -183,6 +198,8 @@ private:
     std::int64_t token_ = 0;
     int stop_signal_ = 0;
     bool lost_ = false;
+    std::error_code lost_reason_;           // why the lock was lost, once told
+    bool waiting_for_loss_reason_ = false;  // released after a loss whose reason has not come
     int release_code_ = 1;
 };
 

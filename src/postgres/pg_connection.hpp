@@ -1,0 +1,111 @@
+// One libpq connection driven by Asio, for PostgresFence: a non-blocking
+// connect, then statements sent one at a time from a queue, each with a
+// deadline. Every member runs on the strand given at construction. Asio never
+// closes the socket: libpq owns it (release(), never close()).
+//
+// (postgres_lock_service.cpp has its own copy with LISTEN and cancel support;
+// this one needs neither.)
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace zklock::detail::pg {
+
+struct result_deleter {
+    void operator()(PGresult* r) const noexcept { PQclear(r); }
+};
+using result = std::unique_ptr<PGresult, result_deleter>;
+
+/// The error of a statement that failed with `sqlstate`:
+///   42501 insufficient_privilege                      errc::no_auth
+///   42883 undefined_function, 42P01 undefined_table   errc::no_node (not installed)
+///   22023 invalid_parameter_value                     errc::invalid_argument
+///   57P01-57P03, 08xxx (the server is going away)      errc::connection_loss
+///   anything else: a code of the "zklock.postgres.sqlstate" category whose
+///   message names the SQLSTATE.
+std::error_code error_from_sqlstate(const char* sqlstate);
+
+/// The first column of the first row of the last result, if any (text format).
+std::optional<std::string> first_value(const std::vector<result>& results, int column = 0);
+
+class connection : public std::enable_shared_from_this<connection> {
+public:
+    using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+    using result_callback = std::function<void(std::error_code, std::vector<result>)>;
+
+    explicit connection(strand_type strand);
+    ~connection();
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
+
+    /// Starts connecting with `conninfo` (a libpq connection string or URI).
+    /// `done` gets {} once connected, errc::no_auth (a password is needed and
+    /// none was given), errc::auth_failed (refused), errc::timeout (`timeout`
+    /// passed) or errc::connection_loss (anything else).
+    void connect(const std::string& conninfo, const std::string& app_name, std::chrono::milliseconds timeout,
+                 std::function<void(std::error_code)> done);
+
+    /// Queues `sql`: with `params` (text format, $1..$n) as one extended-protocol
+    /// statement, or as a simple query (several statements) when `simple`.
+    /// `done` gets every result, or the first error: a failed statement
+    /// (error_from_sqlstate), errc::connection_loss when the connection broke,
+    /// errc::timeout when no answer came within `timeout` (the connection is then
+    /// closed: the statement may or may not have been applied). Every queued
+    /// callback is called exactly once, unless close() drops them.
+    void query(std::string sql, std::vector<std::string> params, bool simple, std::chrono::milliseconds timeout,
+               result_callback done);
+
+    bool connected() const noexcept { return connected_; }
+    /// Closes the connection; queued callbacks are dropped without being called.
+    void close() noexcept;
+    /// Closes the connection; the statement running and the queued ones fail with `why`.
+    void abort(std::error_code why) { broken(why); }
+
+private:
+    struct pending {
+        std::string sql;
+        std::vector<std::string> params;
+        bool simple;
+        std::chrono::milliseconds timeout;
+        result_callback done;
+        std::vector<result> results{};
+    };
+
+    void release_fd() noexcept;
+    void fail_connect(std::error_code ec);
+    void connect_step(PostgresPollingStatusType status);
+    void send_next();
+    void flush();
+    void arm_read();
+    void on_readable();
+    void broken(std::error_code why);
+
+    boost::asio::posix::stream_descriptor sd_;
+    boost::asio::steady_timer timer_;  // the connect's, then the active statement's deadline
+    PGconn* conn_ = nullptr;
+    std::uint64_t gen_ = 0;   // of the socket wait and timer: stale completions do nothing
+    std::uint64_t sent_ = 0;  // statements sent: the deadline of an answered one does nothing
+    bool connected_ = false;
+    bool reading_ = false;
+    bool writing_ = false;
+    std::function<void(std::error_code)> connect_done_;
+    std::optional<pending> active_;
+    std::deque<pending> queue_;
+};
+
+} // namespace zklock::detail::pg
