@@ -33,11 +33,9 @@ namespace {
 using steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds poll_interval{10};
 constexpr milliseconds stop_grace{10000};
 constexpr milliseconds children_exit_timeout{10000};
 constexpr milliseconds pause_timeout{5000};
-constexpr milliseconds probe_timeout{1000};
 constexpr std::uint32_t protocol_version_3 = 196608;  // 3.0
 constexpr std::uint32_t max_message_length = 1U << 20;
 
@@ -197,11 +195,11 @@ bool postgres_ready(std::uint16_t port, milliseconds timeout) {
 // --- PostgresServer ----------------------------------------------------------
 
 PostgresServer::PostgresServer(PostgresServerOptions options)
-    : temp_dir_("zklock-pg-"), options_(std::move(options)) {
+    : ServerProcess("PostgreSQL server", options.start_timeout), temp_dir_("zklock-pg-"),
+      options_(std::move(options)) {
     const auto deadline = steady::now() + options_.start_timeout;
     data_dir_ = temp_dir_.path() / "data";
-    log_path_ = temp_dir_.path() / "postgres.log";
-    port_ = options_.port != 0 ? options_.port : free_loopback_port();
+    configure(options_.port != 0 ? options_.port : free_loopback_port(), temp_dir_.path() / "postgres.log", data_dir_);
     if (::geteuid() == 0) {
         std::array<char, 16384> buffer{};
         passwd pw{};
@@ -230,7 +228,7 @@ PostgresServer::PostgresServer(PostgresServerOptions options)
     }
     initdb(deadline);
     spawn();
-    wait_until_ready(deadline);
+    wait_until_serving(deadline);
 }
 
 PostgresServer::~PostgresServer() {
@@ -295,7 +293,7 @@ void PostgresServer::initdb(steady::time_point deadline) {
 void PostgresServer::spawn() {
     std::vector<std::string> argv{options_.bin_dir + "/postgres",
                                   "-D", data_dir_.string(),
-                                  "-p", std::to_string(port_),
+                                  "-p", std::to_string(port()),
                                   "-k", temp_dir_.path().string(),
                                   "-c", "listen_addresses=127.0.0.1",
                                   "-c", "fsync=off",
@@ -304,52 +302,24 @@ void PostgresServer::spawn() {
     argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
     ChildProcessOptions child;
     child.working_dir = temp_dir_.path();
-    child.output_path = log_path_;
+    child.output_path = log_path();
     child.env = {{"LC_ALL", "C"}};
-    process_.emplace(as_os_user(std::move(argv)), std::move(child));
-    paused_ = false;
+    launch(as_os_user(std::move(argv)), std::move(child));
 }
 
-void PostgresServer::wait_until_ready(steady::time_point deadline) {
-    while (true) {
-        if (!process_ || !process_->running()) {
-            fail_start("the server process " +
-                           (process_ && process_->exit_status() ? describe_wait_status(*process_->exit_status())
-                                                                : std::string("is not running")),
-                       log_path_);
-        }
-        if (postgres_ready(port_, until(deadline, probe_timeout))) return;
-        if (steady::now() >= deadline) {
-            fail_start("the server was not ready within " + std::to_string(options_.start_timeout.count()) + " ms",
-                       log_path_);
-        }
-        std::this_thread::sleep_for(until(deadline, poll_interval));  // allowed: polling interval of a deadline wait
-    }
-}
+bool PostgresServer::serving(milliseconds timeout) { return postgres_ready(port(), timeout); }
 
-void PostgresServer::fail_start(const std::string& why, const std::filesystem::path& log) {
-    std::string message = "PostgreSQL server on 127.0.0.1:" + std::to_string(port_) + " (" + data_dir_.string() +
-                          ") failed to start: " + why + "\n--- last lines of " + log.string() + " ---\n" +
-                          detail::last_lines(log, 20);
-    kill_all();
-    process_.reset();
-    throw std::runtime_error(message);
-}
-
-void PostgresServer::kill_all() noexcept {
-    if (!process_) return;
+void PostgresServer::kill_process() noexcept {
+    auto* process = this->process();
+    if (process == nullptr) return;
     try {
-        if (!process_->running()) {
-            paused_ = false;
-            return;
-        }
+        if (!process->running()) return;
         // A stopped postmaster can neither start children nor reap them, so
         // the pids found below stay valid (at worst zombies) until it dies.
-        process_->pause();
-        const auto children = children_of(process_->pid());
+        process->pause();
+        const auto children = children_of(process->pid());
         for (const pid_t child : children) signal_child(child, SIGKILL);
-        process_->kill9();
-        paused_ = false;
+        process->kill9();
         // A new postmaster refuses to start while old children still hold the
         // shared memory; wait for them to be gone (a zombie holds nothing).
         const auto deadline = steady::now() + children_exit_timeout;
@@ -360,69 +330,50 @@ void PostgresServer::kill_all() noexcept {
     }
 }
 
-std::uint16_t PostgresServer::port() const noexcept { return port_; }
-
 std::string PostgresServer::host() const { return "127.0.0.1"; }
 
 std::string PostgresServer::connect_string() const {
-    return "host=127.0.0.1 port=" + std::to_string(port_) + " user=postgres dbname=postgres";
+    return "host=127.0.0.1 port=" + std::to_string(port()) + " user=postgres dbname=postgres";
 }
 
-void PostgresServer::stop() {
-    if (process_) {
-        if (paused_) resume();
-        if (process_->running()) {
-            process_->signal(SIGINT);  // fast shutdown (SIGTERM would wait for every client to leave)
-            process_->resume();
-            if (!process_->wait_exit(stop_grace)) kill_all();
-        }
-        process_.reset();
+void PostgresServer::stop_process() {
+    if (paused()) resume();
+    auto* process = this->process();
+    if (process->running()) {
+        process->signal(SIGINT);  // fast shutdown (SIGTERM would wait for every client to leave)
+        process->resume();
+        if (!process->wait_exit(stop_grace)) kill_process();
     }
-    paused_ = false;
 }
 
-void PostgresServer::kill9() {
-    if (process_) {
-        kill_all();
-        process_.reset();
-    }
-    paused_ = false;
-}
-
-void PostgresServer::restart() {
-    stop();
-    spawn();
-    wait_until_ready(steady::now() + options_.start_timeout);
-}
-
-void PostgresServer::pause() {
-    if (!process_ || paused_) return;
+bool PostgresServer::pause_process() noexcept {
     // The postmaster first, so that it starts no child meanwhile.
-    if (!process_->pause()) return;
-    paused_ = true;
-    const auto children = children_of(process_->pid());
-    for (const pid_t child : children) signal_child(child, SIGSTOP);
-    const auto deadline = steady::now() + pause_timeout;
-    const auto running_child = [](pid_t pid) {
-        const auto st = read_proc_stat(pid);
-        return st && st->state != 'T' && st->state != 'Z' && st->state != 'X';
-    };
-    while (std::any_of(children.begin(), children.end(), running_child) && steady::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // allowed: polling interval of a deadline wait
+    auto* process = this->process();
+    if (!process->pause()) return false;
+    try {
+        const auto children = children_of(process->pid());
+        for (const pid_t child : children) signal_child(child, SIGSTOP);
+        const auto deadline = steady::now() + pause_timeout;
+        const auto running_child = [](pid_t pid) {
+            const auto st = read_proc_stat(pid);
+            return st && st->state != 'T' && st->state != 'Z' && st->state != 'X';
+        };
+        while (std::any_of(children.begin(), children.end(), running_child) && steady::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));  // allowed: polling interval of a deadline wait
+        }
+    } catch (...) {
     }
+    return true;
 }
 
-void PostgresServer::resume() {
-    if (process_ && paused_) {
-        for (const pid_t child : children_of(process_->pid())) signal_child(child, SIGCONT);
-        process_->resume();
-    }
-    paused_ = false;
+std::vector<pid_t> PostgresServer::resume_targets() const {
+    const pid_t postmaster = pid();
+    if (postmaster <= 0) return {};
+    std::vector<pid_t> targets;
+    for (const pid_t child : children_of(postmaster)) targets.push_back(::getpgid(child) == child ? -child : child);
+    targets.push_back(-postmaster);  // last: the children are running when it looks at them
+    return targets;
 }
-
-bool PostgresServer::running() { return process_ && process_->running(); }
-
-bool PostgresServer::paused() const noexcept { return paused_; }
 
 std::string PostgresServer::psql(const std::string& sql, milliseconds timeout) {
     const std::string id = std::to_string(++psql_runs_);
@@ -462,10 +413,6 @@ const std::filesystem::path& PostgresServer::pgpass_path() const noexcept { retu
 
 const std::filesystem::path& PostgresServer::data_dir() const noexcept { return data_dir_; }
 
-const std::filesystem::path& PostgresServer::log_path() const noexcept { return log_path_; }
-
-pid_t PostgresServer::pid() const noexcept { return process_ && !process_->exit_status() ? process_->pid() : -1; }
-
 std::vector<pid_t> PostgresServer::child_pids() const {
     const pid_t postmaster = pid();
     if (postmaster <= 0) return {};
@@ -473,7 +420,5 @@ std::vector<pid_t> PostgresServer::child_pids() const {
     out.erase(std::remove_if(out.begin(), out.end(), [](pid_t p) { return !alive(p); }), out.end());
     return out;
 }
-
-std::string PostgresServer::log_tail(std::size_t lines) const { return detail::last_lines(log_path_, lines); }
 
 }  // namespace zklock::testing

@@ -1,5 +1,7 @@
 #include "zklock/testing/process.hpp"
 
+#include "timed_resume.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -126,18 +128,24 @@ const char* step_name(int step) {
 
 }  // namespace
 
-ChildProcess::ChildProcess(std::vector<std::string> argv, ChildProcessOptions options) {
-    if (argv.empty()) throw std::invalid_argument("ChildProcess: empty argv");
-    const std::string program = find_program(argv[0]);
+ChildProcess::ChildProcess(std::vector<std::string> argv, ChildProcessOptions options)
+    : argv_(std::move(argv)), options_(std::move(options)) {
+    if (argv_.empty()) throw std::invalid_argument("ChildProcess: empty argv");
+    spawn();
+}
+
+void ChildProcess::spawn() {
+    const std::string program = find_program(argv_[0]);
+    auto argv = argv_;
     auto argv_ptrs = c_strings(argv);
-    auto env = build_environment(options.env);
+    auto env = build_environment(options_.env);
     auto env_ptrs = c_strings(env);
-    const std::string working_dir = options.working_dir.string();
+    const std::string working_dir = options_.working_dir.string();
 
     Fd output;
-    if (!options.output_path.empty()) {
-        output.reset(::open(options.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-        if (output.get() < 0) throw_errno(errno, "ChildProcess: cannot open " + options.output_path.string());
+    if (!options_.output_path.empty()) {
+        output.reset(::open(options_.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+        if (output.get() < 0) throw_errno(errno, "ChildProcess: cannot open " + options_.output_path.string());
         if (output.get() <= STDERR_FILENO) {
             const int moved = ::fcntl(output.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
             if (moved < 0) throw_errno(errno, "ChildProcess: fcntl");
@@ -195,6 +203,8 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, ChildProcessOptions op
         throw_errno(failure.error, std::string("ChildProcess: ") + step_name(failure.step) + " failed for " + program);
     }
     pid_ = pid;
+    status_.reset();
+    stopped_ = false;
 #ifdef SYS_pidfd_open
     pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 #endif
@@ -203,21 +213,32 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, ChildProcessOptions op
 ChildProcess::~ChildProcess() { release(); }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)), pidfd_(std::exchange(other.pidfd_, -1)),
-      status_(std::exchange(other.status_, std::nullopt)), stopped_(std::exchange(other.stopped_, false)) {}
+    : argv_(std::move(other.argv_)), options_(std::move(other.options_)), pid_(std::exchange(other.pid_, -1)),
+      pidfd_(std::exchange(other.pidfd_, -1)), status_(std::exchange(other.status_, std::nullopt)),
+      stopped_(std::exchange(other.stopped_, false)), timed_resume_(std::move(other.timed_resume_)) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
     if (this != &other) {
         release();
+        argv_ = std::move(other.argv_);
+        options_ = std::move(other.options_);
         pid_ = std::exchange(other.pid_, -1);
         pidfd_ = std::exchange(other.pidfd_, -1);
         status_ = std::exchange(other.status_, std::nullopt);
         stopped_ = std::exchange(other.stopped_, false);
+        timed_resume_ = std::move(other.timed_resume_);
     }
     return *this;
 }
 
+void ChildProcess::cancel_timed_resume() noexcept {
+    if (!timed_resume_) return;
+    if (timed_resume_->cancel()) stopped_ = false;
+    timed_resume_.reset();
+}
+
 void ChildProcess::release() noexcept {
+    cancel_timed_resume();
     if (pid_ > 0 && !status_) {
         try {
             kill9();
@@ -229,6 +250,11 @@ void ChildProcess::release() noexcept {
 }
 
 pid_t ChildProcess::pid() const noexcept { return pid_; }
+
+std::string ChildProcess::name() const {
+    const std::string program = argv_.empty() ? std::string("?") : std::filesystem::path(argv_[0]).filename().string();
+    return "process " + std::to_string(pid_) + " (" + program + ")";
+}
 
 std::optional<int> ChildProcess::exit_status() const noexcept { return status_; }
 
@@ -249,6 +275,7 @@ bool ChildProcess::try_reap() noexcept {
     }
     if (pidfd_ >= 0) ::close(pidfd_);
     pidfd_ = -1;
+    cancel_timed_resume();  // nothing left to resume; its pid may be reused from now on
     return true;
 }
 
@@ -260,6 +287,7 @@ bool ChildProcess::signal(int sig) noexcept {
 }
 
 bool ChildProcess::pause() noexcept {
+    cancel_timed_resume();
     if (stopped_ && !status_) return true;
     if (!signal(SIGSTOP)) return false;
     const auto deadline = steady::now() + std::chrono::seconds(5);
@@ -279,8 +307,27 @@ bool ChildProcess::pause() noexcept {
 }
 
 bool ChildProcess::resume() noexcept {
+    cancel_timed_resume();
     stopped_ = false;
     return signal(SIGCONT);
+}
+
+bool ChildProcess::pause_for(std::chrono::milliseconds duration) {
+    if (!pause()) return false;
+    timed_resume_ = std::make_unique<detail::TimedResume>(std::vector<pid_t>{-pid_}, duration);
+    return true;
+}
+
+bool ChildProcess::paused() const noexcept {
+    return stopped_ && !status_ && !(timed_resume_ && timed_resume_->fired());
+}
+
+void ChildProcess::restart() {
+    if (pid_ <= 0) throw std::logic_error("ChildProcess::restart on a moved-from object");
+    stop();
+    if (pidfd_ >= 0) ::close(pidfd_);
+    pidfd_ = -1;
+    spawn();
 }
 
 std::optional<int> ChildProcess::wait_exit(std::chrono::milliseconds timeout) {
@@ -302,6 +349,7 @@ std::optional<int> ChildProcess::wait_exit(std::chrono::milliseconds timeout) {
 
 int ChildProcess::stop(std::chrono::milliseconds grace) {
     if (pid_ <= 0) throw std::logic_error("ChildProcess::stop on a moved-from object");
+    cancel_timed_resume();
     if (try_reap()) return *status_;
     signal(SIGTERM);
     resume();
@@ -311,6 +359,7 @@ int ChildProcess::stop(std::chrono::milliseconds grace) {
 
 int ChildProcess::kill9() {
     if (pid_ <= 0) throw std::logic_error("ChildProcess::kill9 on a moved-from object");
+    cancel_timed_resume();
     if (try_reap()) return *status_;
     signal(SIGKILL);
     int status = 0;
@@ -332,66 +381,5 @@ std::string describe_wait_status(int status) {
     }
     return "wait status " + std::to_string(status);
 }
-
-std::vector<std::uint16_t> free_loopback_ports(std::size_t n) {
-    std::vector<Fd> sockets(n);
-    std::vector<std::uint16_t> ports;
-    ports.reserve(n);
-    for (auto& s : sockets) {
-        s.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        if (s.get() < 0) throw_errno(errno, "free_loopback_port: socket");
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        addr.sin_port = 0;
-        if (::bind(s.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-            throw_errno(errno, "free_loopback_port: bind 127.0.0.1:0");
-        }
-        socklen_t len = sizeof addr;
-        if (::getsockname(s.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-            throw_errno(errno, "free_loopback_port: getsockname");
-        }
-        ports.push_back(ntohs(addr.sin_port));
-    }
-    return ports;
-}
-
-std::uint16_t free_loopback_port() { return free_loopback_ports(1).front(); }
-
-TempDir::TempDir(const std::string& prefix) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::filesystem::path base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
-    std::string templ = std::filesystem::absolute(base / (prefix + "XXXXXX")).string();
-    if (::mkdtemp(templ.data()) == nullptr) throw_errno(errno, "TempDir: mkdtemp " + templ);
-    path_ = templ;
-}
-
-TempDir::~TempDir() { remove(); }
-
-TempDir::TempDir(TempDir&& other) noexcept
-    : path_(std::exchange(other.path_, {})), keep_(std::exchange(other.keep_, false)) {}
-
-TempDir& TempDir::operator=(TempDir&& other) noexcept {
-    if (this != &other) {
-        remove();
-        path_ = std::exchange(other.path_, {});
-        keep_ = std::exchange(other.keep_, false);
-    }
-    return *this;
-}
-
-void TempDir::remove() noexcept {
-    if (!path_.empty() && !keep_) {
-        std::error_code ignored;
-        std::filesystem::remove_all(path_, ignored);
-    }
-    path_.clear();
-}
-
-const std::filesystem::path& TempDir::path() const noexcept { return path_; }
-
-void TempDir::keep(bool keep) noexcept { keep_ = keep; }
-
-bool TempDir::kept() const noexcept { return keep_; }
 
 }  // namespace zklock::testing

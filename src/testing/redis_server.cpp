@@ -27,9 +27,7 @@ namespace {
 using steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds poll_interval{10};
 constexpr milliseconds stop_grace{5000};
-constexpr milliseconds probe_timeout{1000};
 constexpr milliseconds shutdown_timeout{1000};
 constexpr int max_resp_depth = 64;
 constexpr long long max_resp_count = 1LL << 32;
@@ -186,10 +184,11 @@ std::string redis_command(std::uint16_t port, const std::vector<std::string>& ar
 
 // --- RedisServer -------------------------------------------------------------
 
-RedisServer::RedisServer(RedisServerOptions options) : temp_dir_("zklock-redis-"), options_(std::move(options)) {
-    log_path_ = temp_dir_.path() / "redis.log";
+RedisServer::RedisServer(RedisServerOptions options)
+    : ServerProcess("Redis server", options.start_timeout), temp_dir_("zklock-redis-"), options_(std::move(options)) {
     config_path_ = temp_dir_.path() / "redis.conf";
-    port_ = options_.port != 0 ? options_.port : free_loopback_port();
+    configure(options_.port != 0 ? options_.port : free_loopback_port(), temp_dir_.path() / "redis.log",
+              temp_dir_.path());
     write_config();
     spawn();
     wait_until_serving(steady::now() + options_.start_timeout);
@@ -221,7 +220,7 @@ const std::filesystem::path& RedisServer::config_path() const noexcept { return 
 
 void RedisServer::spawn() {
     // The config file first: the options after it override what it does not hold.
-    std::vector<std::string> argv{options_.redis_server, config_path_.string(), "--port", std::to_string(port_), "--bind", "127.0.0.1",
+    std::vector<std::string> argv{options_.redis_server, config_path_.string(), "--port", std::to_string(port()), "--bind", "127.0.0.1",
                                   "--dir", temp_dir_.path().string(), "--daemonize", "no", "--protected-mode", "yes"};
     if (options_.persistence) {
         argv.insert(argv.end(), {"--save", "3600", "1", "300", "100", "60", "10000", "--appendonly", "yes",
@@ -232,102 +231,38 @@ void RedisServer::spawn() {
     argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
     ChildProcessOptions child;
     child.working_dir = temp_dir_.path();
-    child.output_path = log_path_;
-    process_.emplace(std::move(argv), std::move(child));
-    paused_ = false;
+    child.output_path = log_path();
+    launch(std::move(argv), std::move(child));
 }
 
-void RedisServer::wait_until_serving(steady::time_point deadline) {
-    while (true) {
-        if (!process_ || !process_->running()) {
-            fail_start("the server process " +
-                       (process_ && process_->exit_status() ? describe_wait_status(*process_->exit_status())
-                                                            : std::string("is not running")));
-        }
+bool RedisServer::serving(milliseconds timeout) {
+    try {
+        return redis_command(port(), {"PING"}, timeout, admin()).rfind("+PONG", 0) == 0;
+    } catch (const std::system_error&) {
+        return false;
+    }
+}
+
+void RedisServer::stop_process() {
+    // SHUTDOWN acts at once (SIGTERM only at the next server tick, up to
+    // 100 ms later) and saves exactly when SIGTERM would (with persistence).
+    if (!paused() && process()->running()) {
         try {
-            if (redis_command(port_, {"PING"}, until(deadline, probe_timeout), admin()).rfind("+PONG", 0) == 0) return;
-        } catch (const std::system_error&) {
+            redis_command(port(), {"SHUTDOWN"}, shutdown_timeout, admin());
+        } catch (const std::exception&) {
+            // The server closes the connection without a reply when it exits.
         }
-        if (steady::now() >= deadline) {
-            fail_start("the server did not answer PONG within " + std::to_string(options_.start_timeout.count()) +
-                       " ms");
-        }
-        std::this_thread::sleep_for(until(deadline, poll_interval));  // allowed: polling interval of a deadline wait
+        process()->wait_exit(shutdown_timeout);
     }
+    process()->stop(stop_grace);
 }
-
-void RedisServer::fail_start(const std::string& why) {
-    std::string message = "Redis server on 127.0.0.1:" + std::to_string(port_) + " (" +
-                          temp_dir_.path().string() + ") failed to start: " + why + "\n--- last lines of " +
-                          log_path_.string() + " ---\n" + log_tail(20);
-    if (process_) {
-        process_->kill9();
-        process_.reset();
-    }
-    throw std::runtime_error(message);
-}
-
-std::uint16_t RedisServer::port() const noexcept { return port_; }
 
 std::string RedisServer::host() const { return "127.0.0.1"; }
 
-std::string RedisServer::connect_string() const { return "127.0.0.1:" + std::to_string(port_); }
-
-void RedisServer::stop() {
-    if (process_) {
-        // SHUTDOWN acts at once (SIGTERM only at the next server tick, up to
-        // 100 ms later) and saves exactly when SIGTERM would (with persistence).
-        if (!paused_ && process_->running()) {
-            try {
-                redis_command(port_, {"SHUTDOWN"}, shutdown_timeout, admin());
-            } catch (const std::exception&) {
-                // The server closes the connection without a reply when it exits.
-            }
-            process_->wait_exit(shutdown_timeout);
-        }
-        process_->stop(stop_grace);
-        process_.reset();
-    }
-    paused_ = false;
-}
-
-void RedisServer::kill9() {
-    if (process_) {
-        process_->kill9();
-        process_.reset();
-    }
-    paused_ = false;
-}
-
-void RedisServer::restart() {
-    stop();
-    spawn();
-    wait_until_serving(steady::now() + options_.start_timeout);
-}
-
-void RedisServer::pause() {
-    if (process_ && !paused_ && process_->pause()) paused_ = true;
-}
-
-void RedisServer::resume() {
-    if (process_ && paused_) process_->resume();
-    paused_ = false;
-}
-
-bool RedisServer::running() { return process_ && process_->running(); }
-
-bool RedisServer::paused() const noexcept { return paused_; }
-
 std::string RedisServer::command(const std::vector<std::string>& args, milliseconds timeout) {
-    return redis_command(port_, args, timeout, admin());
+    return redis_command(port(), args, timeout, admin());
 }
 
 const std::filesystem::path& RedisServer::directory() const noexcept { return temp_dir_.path(); }
-
-const std::filesystem::path& RedisServer::log_path() const noexcept { return log_path_; }
-
-pid_t RedisServer::pid() const noexcept { return process_ && !process_->exit_status() ? process_->pid() : -1; }
-
-std::string RedisServer::log_tail(std::size_t lines) const { return detail::last_lines(log_path_, lines); }
 
 }  // namespace zklock::testing

@@ -1,4 +1,10 @@
 // Faults injected into a real server's view of a session, for tests.
+//
+// The rest of the fault kit: faultable_process.hpp (kill -9, pause_for,
+// restart of any process the fixtures start), faulty_link.hpp (delay,
+// blackhole, reset, a lost reply between a client and a server),
+// packet_filter.hpp (the iptables rules behind a blackhole or a partition),
+// ensemble.hpp (kill the leader, partition a node, find a session's server).
 #pragma once
 
 #include <zklock/acl.hpp>

@@ -2,7 +2,8 @@
 //
 // The constructor runs initdb into a fresh temp dir and starts `postgres`
 // (ChildProcess: own process group, killed by the kernel if the test process
-// dies) listening on 127.0.0.1 only, with its Unix socket in the temp dir and
+// dies; a ServerProcess, whose kill9(), pause(), pause_for(), restart() are its
+// faults) listening on 127.0.0.1 only, with its Unix socket in the temp dir and
 // durability off (fsync=off). It returns only once the server accepts a
 // connection and is ready for queries (checked by speaking the startup
 // protocol over TCP), so tests never need to sleep before connecting.
@@ -43,6 +44,7 @@
 #include <sys/types.h>
 
 #include "zklock/testing/process.hpp"
+#include "zklock/testing/server_process.hpp"
 
 namespace zklock::testing {
 
@@ -84,18 +86,20 @@ struct PostgresServerOptions {
 /// the server after 10 s) and removes the temp dir with the data directory.
 ///
 /// Thread-safety: not thread-safe; use from one thread.
-class PostgresServer {
+class PostgresServer : public ServerProcess {
 public:
     explicit PostgresServer(PostgresServerOptions options = {});
-    ~PostgresServer();
+    ~PostgresServer() override;
 
     PostgresServer(const PostgresServer&) = delete;
     PostgresServer& operator=(const PostgresServer&) = delete;
     PostgresServer(PostgresServer&&) = delete;
     PostgresServer& operator=(PostgresServer&&) = delete;
 
-    /// The port on 127.0.0.1; the same across restart().
-    [[nodiscard]] std::uint16_t port() const noexcept;
+    // port(), pid() (the postmaster's, -1 when stopped), running(), paused(),
+    // log_path(), log_tail() and the faults come from ServerProcess, which
+    // also has connect_string() "127.0.0.1:PORT" (hidden here by the conninfo).
+
     /// "127.0.0.1".
     [[nodiscard]] std::string host() const;
     /// A libpq conninfo: "host=127.0.0.1 port=PORT user=postgres dbname=postgres"
@@ -109,23 +113,19 @@ public:
     /// back, clients disconnected, a shutdown checkpoint written), SIGKILL to
     /// every process of the server if it has not exited after 10 s; reaps the
     /// postmaster. Afterwards the port refuses connections. No-op when stopped.
-    void stop();
+    using ServerProcess::stop;
     /// SIGKILL to the postmaster and all its children at once: a crash (the
     /// next start runs crash recovery; committed data survives). Returns once
     /// they are all gone (waits up to 10 s for the children). No-op when stopped.
-    void kill9();
+    using ServerProcess::kill9;
     /// Stops the server if it runs (gracefully), then starts it again on the
     /// same port and data directory; returns once it is ready. Data survives.
-    void restart();
+    using ServerProcess::restart;
     /// SIGSTOP to the postmaster and all its children: connections stay open
-    /// but nothing answers. resume() sends SIGCONT. No-op when stopped;
-    /// pause() of a paused server does nothing.
-    void pause();
-    void resume();
-    /// True while the postmaster exists (paused counts as running).
-    [[nodiscard]] bool running();
-    /// True between pause() and resume() (or stop/kill9/restart).
-    [[nodiscard]] bool paused() const noexcept;
+    /// but nothing answers. resume() sends SIGCONT (children first). No-op when
+    /// stopped; pause() of a paused server does nothing. pause_for() resumes
+    /// them all by itself.
+    using ServerProcess::pause;
 
     /// Runs `psql -X -q -A -t -v ON_ERROR_STOP=1 -d connect_string() -c sql`
     /// against this server (as the calling OS user; TCP; with a password, through
@@ -141,35 +141,26 @@ public:
     [[nodiscard]] const std::filesystem::path& directory() const noexcept;
     /// The data directory (postgres -D).
     [[nodiscard]] const std::filesystem::path& data_dir() const noexcept;
-    /// The file that holds the server's output (its log; initdb logs to
-    /// initdb.log next to it).
-    [[nodiscard]] const std::filesystem::path& log_path() const noexcept;
-    /// The postmaster's pid, or -1 when it is stopped.
-    [[nodiscard]] pid_t pid() const noexcept;
     /// The pids of the postmaster's current children (empty when stopped).
     [[nodiscard]] std::vector<pid_t> child_pids() const;
-    /// The last n lines of log_path() ("" if it cannot be read).
-    [[nodiscard]] std::string log_tail(std::size_t lines = 20) const;
 
 private:
     std::vector<std::string> as_os_user(std::vector<std::string> argv) const;
     void initdb(std::chrono::steady_clock::time_point deadline);
-    void spawn();
-    void wait_until_ready(std::chrono::steady_clock::time_point deadline);
-    void kill_all() noexcept;
-    [[noreturn]] void fail_start(const std::string& why, const std::filesystem::path& log);
+    void spawn() override;
+    [[nodiscard]] bool serving(std::chrono::milliseconds timeout) override;
+    void stop_process() override;
+    void kill_process() noexcept override;
+    bool pause_process() noexcept override;
+    [[nodiscard]] std::vector<pid_t> resume_targets() const override;
 
     TempDir temp_dir_;
     std::filesystem::path data_dir_;
-    std::filesystem::path log_path_;
     std::filesystem::path pgpass_path_;
-    std::uint16_t port_ = 0;
     PostgresServerOptions options_;
     bool switch_user_ = false;
     std::string uid_;
     std::string gid_;
-    std::optional<ChildProcess> process_;
-    bool paused_ = false;
     unsigned psql_runs_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,7 +18,13 @@
 
 #include <sys/types.h>
 
+#include "zklock/testing/faultable_process.hpp"
+
 namespace zklock::testing {
+
+namespace detail {
+class TimedResume;
+}
 
 /// How ChildProcess starts its child.
 struct ChildProcessOptions {
@@ -49,8 +56,11 @@ struct ChildProcessOptions {
 /// not to be ignored (SIG_IGN makes the kernel reap on its own; the status
 /// is then reported as -1).
 ///
+/// As a FaultableProcess it can be paused for a while (pause_for()) and
+/// restarted with the same command line and options (restart()).
+///
 /// Thread-safety: not thread-safe; use from one thread.
-class ChildProcess {
+class ChildProcess : public FaultableProcess {
 public:
     /// Starts argv[0] with arguments argv[1..]. argv[0] is looked up in PATH
     /// when it contains no '/'.
@@ -61,7 +71,7 @@ public:
     explicit ChildProcess(std::vector<std::string> argv, ChildProcessOptions options = {});
 
     /// Kills the process group with SIGKILL and reaps the child. Never throws.
-    ~ChildProcess();
+    ~ChildProcess() override;
 
     /// Transfers ownership of the child; the source no longer owns any.
     ChildProcess(ChildProcess&& other) noexcept;
@@ -71,12 +81,15 @@ public:
     ChildProcess& operator=(const ChildProcess&) = delete;
 
     /// The child's pid (also its process group id); -1 for a moved-from object.
-    /// Still returned after the child has been reaped.
-    [[nodiscard]] pid_t pid() const noexcept;
+    /// Still returned after the child has been reaped (unlike a server's pid()).
+    [[nodiscard]] pid_t pid() const noexcept override;
+
+    /// "process PID (PROGRAM)".
+    [[nodiscard]] std::string name() const override;
 
     /// True while the child has not exited. Reaps it if it has exited
     /// (a stopped child counts as running).
-    [[nodiscard]] bool running();
+    [[nodiscard]] bool running() override;
 
     /// Sends sig to the child's process group. Returns false (and sends
     /// nothing) if the child has already been reaped or kill() fails.
@@ -88,18 +101,29 @@ public:
     /// cached status if the child was already reaped.
     int stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
 
-    /// SIGKILL to the process group, then reaps. Returns the wait status.
-    int kill9();
+    /// SIGKILL to the process group, then reaps. Returns the wait status
+    /// (the cached one when already reaped).
+    int kill9() override;
 
     /// SIGSTOP to the process group; returns once the kernel reports the
     /// child stopped (every thread of it, waitpid WUNTRACED), or after 5 s.
-    /// A second pause() without resume() does nothing.
-    /// Returns false if the child was already reaped, exited meanwhile, or
-    /// kill() failed.
-    bool pause() noexcept;
-    /// SIGCONT to the process group. Returns false if the child was already
-    /// reaped or kill() failed.
-    bool resume() noexcept;
+    /// A second pause() without resume() does nothing; a pause() during a
+    /// pause_for() cancels its timed resume (the child stays stopped until
+    /// resume()). Returns false if the child was already reaped, exited
+    /// meanwhile, or kill() failed.
+    bool pause() noexcept override;
+    /// SIGCONT to the process group (cancels a pending pause_for() resume).
+    /// Returns false if the child was already reaped or kill() failed.
+    bool resume() noexcept override;
+    /// pause(), then SIGCONT to the process group after `duration` from a
+    /// thread of its own (see FaultableProcess::pause_for()).
+    bool pause_for(std::chrono::milliseconds duration) override;
+    /// True between pause() and resume() or the end of a pause_for().
+    [[nodiscard]] bool paused() const noexcept override;
+    /// stop() (SIGTERM, SIGKILL after 5 s) if the child runs, then starts the
+    /// same argv with the same options again: a new pid and process group.
+    /// Throws as the constructor.
+    void restart() override;
 
     /// Waits up to timeout for the child to exit and reaps it.
     /// Returns the wait status (see waitpid(2)), or nullopt on timeout.
@@ -110,13 +134,18 @@ public:
     [[nodiscard]] std::optional<int> exit_status() const noexcept;
 
 private:
+    void spawn();
     bool try_reap() noexcept;
     void release() noexcept;
+    void cancel_timed_resume() noexcept;
 
+    std::vector<std::string> argv_;
+    ChildProcessOptions options_;
     pid_t pid_ = -1;
     int pidfd_ = -1;
     std::optional<int> status_;
     bool stopped_ = false;
+    std::unique_ptr<detail::TimedResume> timed_resume_;
 };
 
 /// Renders a waitpid(2) status as text: "exited with 0", "killed by signal 9".

@@ -1,7 +1,8 @@
 // Real Redis servers for tests (the Redis comparison backend and Redlock).
 //
 // Each server is a `redis-server` child process (ChildProcess: own process
-// group, killed by the kernel if the test process dies) listening on
+// group, killed by the kernel if the test process dies; a ServerProcess, whose
+// kill9(), pause(), pause_for(), restart() are its faults) listening on
 // 127.0.0.1 only, with its working directory in its own temp dir. A
 // constructor returns only once the server answers PING with PONG, so tests
 // never need to sleep before connecting. Several servers may run at once
@@ -34,6 +35,7 @@
 #include <sys/types.h>
 
 #include "zklock/testing/process.hpp"
+#include "zklock/testing/server_process.hpp"
 
 namespace zklock::testing {
 
@@ -107,43 +109,33 @@ std::optional<std::size_t> resp_reply_length(std::string_view data);
 /// Destruction stops the server (as stop()) and removes its temp dir.
 ///
 /// Thread-safety: not thread-safe; use from one thread.
-class RedisServer {
+class RedisServer : public ServerProcess {
 public:
     explicit RedisServer(RedisServerOptions options = {});
-    ~RedisServer();
+    ~RedisServer() override;
 
     RedisServer(const RedisServer&) = delete;
     RedisServer& operator=(const RedisServer&) = delete;
     RedisServer(RedisServer&&) = delete;
     RedisServer& operator=(RedisServer&&) = delete;
 
-    /// The port on 127.0.0.1; the same across restart().
-    [[nodiscard]] std::uint16_t port() const noexcept;
+    // port(), connect_string() ("127.0.0.1:PORT"), pid() (-1 when stopped),
+    // running(), paused(), log_path(), log_tail(), and the faults kill9(),
+    // pause(), resume(), pause_for() come from ServerProcess. A frozen server
+    // accepts TCP connections but answers nothing.
+
     /// "127.0.0.1".
     [[nodiscard]] std::string host() const;
-    /// "127.0.0.1:PORT".
-    [[nodiscard]] std::string connect_string() const;
 
     /// Graceful stop: the SHUTDOWN command (with persistence Redis saves
     /// first), then SIGTERM if it has not exited within 1 s (at once for a
     /// paused server), SIGKILL if still alive 5 s later; reaps the process.
     /// Afterwards the port refuses connections. No-op when stopped.
-    void stop();
-    /// SIGKILL and reap: a crash. No-op when stopped.
-    void kill9();
+    using ServerProcess::stop;
     /// Stops the server if it runs (gracefully), then starts it again with the
     /// same port, options and directory; returns once it answers PONG.
     /// Without persistence the restarted server is empty.
-    void restart();
-    /// SIGSTOP / SIGCONT to the server's process group: a frozen server
-    /// accepts TCP connections but answers nothing. No-op when stopped;
-    /// pause() of a paused server does nothing.
-    void pause();
-    void resume();
-    /// True while the process exists (paused counts as running).
-    [[nodiscard]] bool running();
-    /// True between pause() and resume() (or stop/kill9/restart).
-    [[nodiscard]] bool paused() const noexcept;
+    using ServerProcess::restart;
 
     /// redis_command(port(), args, timeout, admin()): the raw RESP reply.
     std::string command(const std::vector<std::string>& args,
@@ -157,26 +149,16 @@ public:
     /// The directory the server runs in (--dir: dump.rdb, appendonlydir) and
     /// that holds the log.
     [[nodiscard]] const std::filesystem::path& directory() const noexcept;
-    /// The file that holds the server's output (its log).
-    [[nodiscard]] const std::filesystem::path& log_path() const noexcept;
-    /// The server's pid, or -1 when it is stopped.
-    [[nodiscard]] pid_t pid() const noexcept;
-    /// The last n lines of log_path() ("" if it cannot be read).
-    [[nodiscard]] std::string log_tail(std::size_t lines = 20) const;
 
 private:
     void write_config();
-    void spawn();
-    void wait_until_serving(std::chrono::steady_clock::time_point deadline);
-    [[noreturn]] void fail_start(const std::string& why);
+    void spawn() override;
+    [[nodiscard]] bool serving(std::chrono::milliseconds timeout) override;
+    void stop_process() override;
 
     TempDir temp_dir_;
-    std::filesystem::path log_path_;
     std::filesystem::path config_path_;
-    std::uint16_t port_ = 0;
     RedisServerOptions options_;
-    std::optional<ChildProcess> process_;
-    bool paused_ = false;
 };
 
 }  // namespace zklock::testing

@@ -1,0 +1,233 @@
+// Network faults between a real zklock client and a real ZooKeeper server,
+// through testing::FaultyLink: delay, blackhole (short and long), reset, and a
+// lost reply. Each is observed from a Session and a Mutex.
+#include "fault_support.hpp"
+#include "support.hpp"
+
+#include <zklock/error.hpp>
+#include <zklock/testing/faults.hpp>
+#include <zklock/testing/faulty_link.hpp>
+
+#include <boost/asio/use_future.hpp>
+
+#include <atomic>
+#include <future>
+
+using namespace zklock;
+using namespace zklock::test;
+namespace zt = zklock::testing;
+
+namespace {
+
+class NetworkFaultTest : public ServerTest {
+protected:
+    void TearDown() override {
+        ServerTest::TearDown();
+        expect_no_fault_leftovers();
+    }
+
+    // A session that talks to the server through `link`.
+    std::unique_ptr<Session> connect_through(const zt::FaultyLink& link,
+                                             std::chrono::milliseconds session_timeout = 2000ms) {
+        auto o = options(session_timeout);
+        o.connect = link.connect_string();
+        auto s = std::make_unique<Session>(o);
+        s->connect();
+        return s;
+    }
+};
+
+// Completes once with the first loss reported to `m`.
+std::future<std::error_code> first_loss(Mutex& m) {
+    auto p = std::make_shared<std::promise<std::error_code>>();
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    m.on_lost([p, once](std::error_code ec) {
+        if (!once->exchange(true)) p->set_value(ec);
+    });
+    return p->get_future();
+}
+
+}  // namespace
+
+TEST_F(NetworkFaultTest, DelayedLinkStillCompletesRequestsEachRoundTripTwiceTheDelayLate) {
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link);
+    constexpr auto latency = 600ms;
+    link.delay(latency);
+    EXPECT_EQ(link.delay(), latency);
+    // One request, one reply: each waits `latency` in the link (a lower bound
+    // by construction, not a guess about this machine's speed).
+    const auto start = std::chrono::steady_clock::now();
+    zt::create_node(*s, "/zklock-tests-delayed");
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 2 * latency);
+    // A whole acquire and release, several round trips, on a slow link.
+    link.delay(50ms);
+    Mutex m(*s, lock_path());
+    ASSERT_TRUE(m.try_lock_for(20s));
+    EXPECT_TRUE(m.is_held());
+    auto released = m.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+    zt::delete_node(*s, "/zklock-tests-delayed");
+}
+
+TEST_F(NetworkFaultTest, BlackholeLongerThanTheSessionTimeoutLosesTheLockAndTheServerExpiresTheSession) {
+    ZKLOCK_REQUIRE_IPTABLES();
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    auto holder_session = connect_through(link, 2000ms);
+    EventLog events(*holder_session);
+    const auto cut_off_session = holder_session->session_id();
+    Mutex holder(*holder_session, path);
+    auto lost = first_loss(holder);
+    holder.lock();
+    auto other = connect();  // straight to the server
+    Mutex waiter(*other, path);
+    auto granted = waiter.async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return waiter.queue_position() == 1u; }));
+
+    link.blackhole();
+    EXPECT_TRUE(link.blackholed());
+    EXPECT_TRUE(events.wait_for(session_event::suspended)) << "the client must notice the silence";
+    const auto why = get_within(lost, 15s);
+    EXPECT_TRUE(why == errc::connection_suspended || why == errc::session_expired) << why.message();
+    EXPECT_FALSE(holder.is_held());
+    // The server expired the cut-off session: its node is gone and the waiter
+    // holds the lock while the holder is still cut off.
+    EXPECT_FALSE(get_within(granted, 15s));
+    EXPECT_TRUE(waiter.is_held());
+    EXPECT_TRUE(link.blackholed());
+    EXPECT_GT(link.blackholed_packets(), 0u);
+    for (const auto& c : list_contenders(*other, path)) EXPECT_NE(c.owner_session, cut_off_session) << c.node;
+
+    link.heal();
+    EXPECT_FALSE(link.blackholed());
+    EXPECT_TRUE(events.wait_for(session_event::expired)) << "back online, the client learns the session is gone";
+    EXPECT_TRUE(wait_until([&] { return holder_session->state() == session_state::connected; }));
+    EXPECT_NE(holder_session->session_id(), cut_off_session);
+    waiter.unlock();
+}
+
+TEST_F(NetworkFaultTest, BlackholeShorterThanTheSessionTimeoutKeepsTheSessionAndTheLock) {
+    ZKLOCK_REQUIRE_IPTABLES();
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 4000ms);
+    EventLog events(*s);
+    const auto id = s->session_id();
+    Mutex holder(*s, path);
+    holder.lock();
+
+    link.blackhole();
+    // Heal as soon as the kernel has dropped the client's traffic (a ping, at
+    // most a third of the session timeout away): no sleeping.
+    ASSERT_TRUE(wait_until([&] { return link.blackholed_packets() > 0; }, 10s));
+    link.heal();
+
+    // The connection carries requests again (TCP retransmits what was dropped).
+    Mutex probe(*s, lock_path("probe"));
+    ASSERT_TRUE(probe.try_lock_for(20s)) << "the healed link carries requests";
+    probe.unlock();
+    EXPECT_TRUE(holder.is_held());
+    EXPECT_EQ(s->session_id(), id);
+    EXPECT_EQ(events.count(session_event::expired), 0u);
+    EXPECT_EQ(events.count(session_event::suspended_too_long), 0u);
+    auto observer = connect();
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(queue[0].owner_session, id);
+    holder.unlock();
+}
+
+TEST_F(NetworkFaultTest, ResetTearsTheConnectionDownAndTheClientReconnectsToTheSameSession) {
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 2000ms);
+    EventLog events(*s);
+    const auto id = s->session_id();
+    Mutex holder(*s, lock_path());
+    holder.lock();
+    ASSERT_EQ(link.open_connections(), 1u);
+
+    EXPECT_EQ(link.reset(), 1u);
+    EXPECT_TRUE(events.wait_for(session_event::suspended));
+    EXPECT_TRUE(events.wait_for(session_event::reconnected));
+    EXPECT_EQ(s->session_id(), id);
+    EXPECT_TRUE(holder.is_held());
+    EXPECT_EQ(events.count(session_event::expired), 0u);
+    EXPECT_EQ(link.accepted_connections(), 2u);
+    holder.unlock();
+}
+
+TEST_F(NetworkFaultTest, DropNextReplyLetsTheRequestThroughAndLosesOnlyItsReply) {
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 2000ms);
+    EventLog events(*s);
+    auto observer = connect();
+    const std::string node = "/zklock-tests-dropped-reply";
+    link.drop_next_reply(node);
+    EXPECT_TRUE(link.drop_armed());
+    try {
+        zt::create_node(*s, node);
+        ADD_FAILURE() << "the create's reply reached the client";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::connection_loss) << e.what();
+    }
+    EXPECT_FALSE(link.drop_armed());
+    EXPECT_EQ(link.replies_dropped(), 1u);
+    EXPECT_TRUE(events.wait_for(session_event::reconnected));
+    // The server did create it: creating it again says it exists.
+    try {
+        zt::create_node(*observer, node);
+        ADD_FAILURE() << "the dropped create never reached the server";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::node_exists) << e.what();
+    }
+    zt::delete_node(*observer, node);
+}
+
+TEST_F(NetworkFaultTest, LostCreateReplyDuringAnAcquireLeavesExactlyOneNodeAndTheAcquireSucceeds) {
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 2000ms);
+    EventLog events(*s);
+    auto observer = connect();
+    zt::create_node(*observer, "/zklock-tests");
+    zt::create_node(*observer, "/zklock-tests/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    zt::create_node(*observer, path);  // so the first create is the lock node's, not a parent's
+    link.drop_next_reply(path + "/_c_");
+
+    Mutex m(*s, path);
+    // The create happened, its reply was lost: the guid finds the node again.
+    // (A second node of ours would queue behind the first forever: hence the deadline.)
+    ASSERT_TRUE(m.try_lock_for(20s));
+
+    EXPECT_EQ(link.replies_dropped(), 1u);
+    EXPECT_TRUE(events.wait_for(session_event::reconnected));
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_EQ(queue.size(), 1u) << "a second node would block the queue forever";
+    EXPECT_EQ(queue[0].owner_session, s->session_id());
+    EXPECT_EQ(path + "/" + queue[0].node, m.node_path());
+    EXPECT_TRUE(m.is_held());
+    auto released = m.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+}
+
+TEST(FaultyLinkCleanup, DestructionClosesConnectionsStopsTheThreadAndHeals) {
+    zt::ZooKeeperServer server;
+    const auto before = threads_named("zklock-link");
+    auto link = std::make_unique<zt::FaultyLink>(server.port());
+    EXPECT_EQ(threads_named("zklock-link"), before + 1);
+    SessionOptions o;
+    o.connect = link->connect_string();
+    o.session_timeout = 2000ms;
+    Session s(o);
+    s.connect();
+    EventLog events(s);
+    EXPECT_EQ(link->open_connections(), 1u);
+    if (!zt::PacketFilter::unavailable()) {
+        link->blackhole();
+        EXPECT_EQ(zt::zklock_packet_rules(::getpid()).size(), 2u);
+    }
+    link.reset();
+    expect_no_fault_leftovers();
+    EXPECT_TRUE(events.wait_for(session_event::suspended)) << "the client sees its connection closed";
+}
