@@ -71,4 +71,10 @@ std::string format_field(const nlohmann::json& j, const char* key, int precision
 std::chrono::steady_clock::time_point run_together(int k, const std::function<void(int)>& body,
                                                    const std::function<void()>& on_failure);
 
+/// The current UTC time, ISO 8601 ("2024-05-01T12:00:00Z").
+std::string now_utc();
+
+/// This machine for a report: cpu, cpus, memory_gib, kernel, note.
+nlohmann::json describe_machine();
+
 } // namespace zklock::cli

@@ -28,7 +28,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <future>
 #include <iomanip>
@@ -39,7 +38,6 @@
 #include <thread>
 
 #include <fcntl.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 namespace zklock::cli {
@@ -536,15 +534,6 @@ void print(const nlohmann::json& r, bool json) {
     std::cout << std::endl;
 }
 
-std::string now_utc() {
-    const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
 /// The mean time for one thread to hand work to another and get the answer back
 /// (asio::post, then a std::future): the floor under every blocking call here.
 double thread_round_trip_us() {
@@ -566,25 +555,9 @@ double thread_round_trip_us() {
 }
 
 nlohmann::json machine(double round_trip_before) {
-    std::string model;
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    for (std::string line; std::getline(cpuinfo, line);)
-        if (line.starts_with("model name")) {
-            model = line.substr(line.find(':') + 2);
-            break;
-        }
-    long long mem_kb = 0;
-    std::ifstream meminfo("/proc/meminfo");
-    for (std::string line; std::getline(meminfo, line);)
-        if (line.starts_with("MemTotal:")) mem_kb = std::stoll(line.substr(9));
-    utsname u{};
-    ::uname(&u);
-    return {{"cpu", model},
-            {"cpus", std::thread::hardware_concurrency()},
-            {"memory_gib", std::round(static_cast<double>(mem_kb) / 1024.0 / 1024.0)},
-            {"kernel", std::string(u.sysname) + " " + u.release},
-            {"thread_round_trip_us", {{"before", round_trip_before}, {"after", thread_round_trip_us()}}},
-            {"note", "clients and servers share this machine"}};
+    auto m = describe_machine();
+    m["thread_round_trip_us"] = {{"before", round_trip_before}, {"after", thread_round_trip_us()}};
+    return m;
 }
 
 } // namespace

@@ -4,12 +4,16 @@
 #include <zklock/detail/secrets.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <fstream>
 #include <atomic>
 #include <exception>
 #include <iomanip>
 #include <limits>
 #include <mutex>
 #include <sstream>
+#include <string>
 #include <thread>
 
 #include <cerrno>
@@ -18,6 +22,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -137,6 +142,36 @@ std::chrono::steady_clock::time_point run_together(int k, const std::function<vo
     for (auto& t : threads) t.join();
     if (failure) std::rethrow_exception(failure);
     return start;
+}
+
+std::string now_utc() {
+    const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+nlohmann::json describe_machine() {
+    std::string model;
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);)
+        if (line.starts_with("model name")) {
+            model = line.substr(line.find(':') + 2);
+            break;
+        }
+    long long mem_kb = 0;
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string line; std::getline(meminfo, line);)
+        if (line.starts_with("MemTotal:")) mem_kb = std::stoll(line.substr(9));
+    utsname u{};
+    ::uname(&u);
+    return {{"cpu", model},
+            {"cpus", std::thread::hardware_concurrency()},
+            {"memory_gib", std::round(static_cast<double>(mem_kb) / 1024.0 / 1024.0)},
+            {"kernel", std::string(u.sysname) + " " + u.release},
+            {"note", "clients and servers share this machine"}};
 }
 
 } // namespace zklock::cli
