@@ -1,0 +1,62 @@
+// zklock bench --safety: the same faults against every lock backend (and the
+// naive Redis recipes, as anti-examples), each run judged by a SafetyLedger,
+// and the report (docs/bench/safety.md, safety.json, safety.svg).
+//
+//   bench_safety_plan      rows, faults, which applies where, option checks
+//   bench_safety_servers   the throwaway servers and the fault's target
+//   bench_safety_run       one run: client processes, the fault, the tally
+//   bench_safety_resource  the guarded resource the clients write to
+//   bench_safety_protocol  what clients and resource say to each other
+//   bench_safety_client    the client process (hidden `zklock bench-safety-client`)
+//   bench_safety_naive     the naive recipes (SETNX+EXPIRE, SETNX+GETSET)
+//   bench_safety_tally     a run's sections and ledger into a report row
+//   bench_safety_report    safety.json, safety.md, the chart
+#pragma once
+
+#include "bench_safety_plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace zklock::cli {
+
+struct safety_bench_options {
+    std::vector<std::string> rows;    ///< backends and naive recipes, expanded, in report order
+    std::vector<std::string> faults;  ///< expanded, in report order
+    safety::safety_settings settings;
+    bool json = false;                ///< one JSON object per row on stdout
+    std::string report_dir;           ///< empty: no report
+    std::string command_line;         ///< how it was run, for the report (secrets redacted)
+};
+
+/// Runs every applicable (row, fault) pair. 0 when every run ran (whatever it
+/// measured), 1 when a run failed to get going or the report could not be
+/// written, 130 when a stop signal ended it (after cleaning up).
+int bench_safety(const safety_bench_options& o);
+
+/// Writes safety.json, safety.md, the chart's data (safety-*.dat), its gnuplot
+/// script (safety.gp) and safety.svg into `dir`, created if missing; the speed
+/// report's files are left alone. False, after saying why on stderr, when
+/// gnuplot is missing or fails (the JSON and Markdown are written).
+bool write_safety_report(const std::string& dir, const nlohmann::json& report);
+
+/// The report's Markdown. Pure.
+std::string safety_markdown(const nlohmann::json& report);
+/// The chart's data for one figure of the rows (`key`: "overlaps",
+/// "stale_accepted_unfenced"): a row per backend, a column per fault, "?"
+/// where the fault did not run. Pure.
+std::string safety_chart_data(const nlohmann::json& report, const std::string& key);
+/// The gnuplot script that draws safety.svg from the data files (`faults`
+/// columns; the y axes reach past the largest figures). Pure.
+std::string safety_chart_script(std::size_t faults, long long most_overlaps, long long most_stale);
+
+/// Registers the hidden `bench-safety-client` subcommand (the client processes).
+void add_safety_client(CLI::App& app, int& exit_code);
+
+}  // namespace zklock::cli
