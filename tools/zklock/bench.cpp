@@ -2,6 +2,7 @@
 // ZooKeeper recipe, with the herd baseline and Apache Curator beside it; and
 // the other recipes on the same engine (--recipe election | semaphore | rwlock).
 #include "bench.hpp"
+#include "bench_safety.hpp"
 #include "commands.hpp"
 
 #include <zklock/backends.hpp>
@@ -544,6 +545,11 @@ struct backend_cli {
     std::string report;
     bool baselines = false;
     int ttl_ms = 10000;
+    // --safety
+    bool safety = false;
+    std::vector<std::string> faults;
+    int fault_ms = 0;        ///< 0: 3 x ttl
+    int write_interval_ms = 50;
 };
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -561,6 +567,11 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
             for (const auto n : lock_backend_names())
                 if (lock_backend_available(n)) o.backends.emplace_back(n);
             continue;
+        }
+        if (safety::is_anti_example(name)) {
+            std::cerr << "zklock bench: '" << name << "' is an anti-example the safety bench runs (--safety), not a "
+                         "backend\n";
+            return exit_usage;
         }
         if (!lock_backend_available(name)) {
             std::cerr << "zklock bench: backend '" << name << "' is not built into this zklock\n";
@@ -601,9 +612,58 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     return bench_backends(o);
 }
 
+/// `zklock bench --safety`: its options checked (exit 64 before anything runs).
+int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::App& cmd) {
+    const auto refuse = [](const std::string& why) {
+        std::cerr << "zklock bench: " << why << "\n";
+        return exit_usage;
+    };
+    // The safety bench kills, restarts and partitions its servers: it starts its
+    // own, without credentials, and measures no speed.
+    for (const char* option : {"--connect", "--redis", "--redlock", "--postgres", "--flock-dir", "--auth-file", "--acl",
+                               "--scenario", "--sweep", "--baselines", "--recipe", "--naive", "--curator",
+                               "--confirm-unlock", "--server-config", "--warmup", "--permits", "--read-ratio", "--path"})
+        if (cmd.count(option))
+            return refuse(std::string(option) + " does not apply with --safety (it starts, kills and restarts its own "
+                                                "servers, and measures no speed)");
+    safety_bench_options o;
+    auto& s = o.settings;
+    s.clients = cmd.count("--clients") ? z.clients : 3;
+    s.ttl = std::chrono::milliseconds(cmd.count("--ttl") ? b.ttl_ms : 1000);
+    s.fault_duration = b.fault_ms > 0 ? std::chrono::milliseconds(b.fault_ms) : 3 * s.ttl;
+    s.write_interval = std::chrono::milliseconds(b.write_interval_ms);
+    s.grants = cmd.count("--ops") ? z.ops : 4;
+    if (const auto why = safety::check_settings(s)) return refuse(*why);
+    std::string error;
+    o.rows = safety::expand(b.backends.empty() ? std::vector<std::string>{"all"} : b.backends, safety::row_names(),
+                            "backend", error);
+    if (!error.empty()) return refuse(error);
+    o.faults = safety::expand(b.faults.empty() ? std::vector<std::string>{"all"} : b.faults, safety::fault_names(),
+                              "fault", error);
+    if (!error.empty()) return refuse(error);
+    for (auto it = o.rows.begin(); it != o.rows.end();) {
+        if (!safety::is_anti_example(*it) && !lock_backend_available(*it)) {
+            if (!b.backends.empty() && std::find(b.backends.begin(), b.backends.end(), *it) != b.backends.end())
+                return refuse("backend '" + *it + "' is not built into this zklock");
+            it = o.rows.erase(it);  // "all": what this zklock has
+        } else {
+            ++it;
+        }
+    }
+    bool runnable = false;
+    for (const auto& row : o.rows)
+        for (const auto& fault : o.faults) runnable = runnable || !safety::not_applicable(row, fault);
+    if (!runnable) return refuse("none of the faults asked for applies to the backends asked for");
+    o.json = z.json;
+    o.report_dir = b.report;
+    o.command_line = own_command_line();
+    return bench_safety(o);
+}
+
 } // namespace
 
 void add_bench(CLI::App& app, int& exit_code) {
+    add_safety_client(app, exit_code);  // the client processes of --safety (hidden)
     auto o = std::make_shared<bench_options>();
     auto b = std::make_shared<backend_cli>();
     auto auth = std::make_shared<auth_options>();
@@ -648,10 +708,12 @@ void add_bench(CLI::App& app, int& exit_code) {
     auto* backend = cmd->add_option("--backend", b->backends,
                                     "compare backends: zookeeper, redis, redlock, postgres-lease, postgres-advisory, "
                                     "postgres-row, flock or all (repeatable, or comma-separated); runs uncontended, "
-                                    "contended and separate (--scenario)")
+                                    "contended and separate (--scenario); with --safety also the anti-examples "
+                                    "naive-setnx-expire and naive-setnx-getset (all includes them)")
                         ->delimiter(',')
                         ->check(CLI::IsMember({"all", "zookeeper", "redis", "redlock", "postgres-lease",
-                                               "postgres-advisory", "postgres-row", "flock"}));
+                                               "postgres-advisory", "postgres-row", "flock", "naive-setnx-expire",
+                                               "naive-setnx-getset"}));
     cmd->add_option("--redis", b->redis,
                     "with --backend: Redis server host:port or redis://[user:password@]host:port[/db] "
                     "(default: a throwaway server; the auth file's redis: line gives a password too)")
@@ -666,10 +728,11 @@ void add_bench(CLI::App& app, int& exit_code) {
         ->needs(backend);
     cmd->add_option("--flock-dir", b->flock_dir, "with --backend: directory for flock's lock files (default: a temp dir)")
         ->needs(backend);
-    cmd->add_option("--ttl", b->ttl_ms, "with --backend: lease time-to-live of redis, redlock, postgres-lease, in ms")
+    cmd->add_option("--ttl", b->ttl_ms,
+                    "with --backend: lease time-to-live of redis, redlock, postgres-lease, in ms; with --safety "
+                    "(default 1000) also the ZooKeeper session timeout and the naive recipes' TTL")
         ->check(CLI::Range(10, 3600000))
-        ->capture_default_str()
-        ->needs(backend);
+        ->capture_default_str();
     cmd->add_option("--sweep", b->sweep,
                     "with --backend: client counts for contended and separate, e.g. 1,2,4,8,16 (default with --report)")
         ->delimiter(',')
@@ -680,10 +743,50 @@ void add_bench(CLI::App& app, int& exit_code) {
                   "on the same servers (on with --report)")
         ->needs(backend);
     cmd->add_option("--report", b->report,
-                    "with --backend: write results.json, results.md and SVG charts (gnuplot) into this directory")
-        ->needs(backend);
+                    "with --backend: write results.json, results.md and SVG charts (gnuplot) into this directory; "
+                    "with --safety: safety.json, safety.md and safety.svg");
+    auto* safety_flag = cmd->add_flag(
+        "--safety", b->safety,
+        "safety, not speed: the same faults against every backend (--backend, default all) and the naive Redis "
+        "recipes, K client processes on one lock (--clients, default 3), each run judged by fenced and unfenced "
+        "copies of the resource");
+    cmd->add_option("--fault", b->faults,
+                    "with --safety: paused-holder, killed-holder, killed-server, restart-without-persistence, "
+                    "partitioned-client or all (repeatable, or comma-separated; default all)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"all", "paused-holder", "killed-holder", "killed-server", "restart-without-persistence",
+                               "partitioned-client"}))
+        ->needs(safety_flag);
+    cmd->add_option("--fault-duration", b->fault_ms,
+                    "with --safety: how long a pause, an outage or a partition lasts, in ms (default 3 x --ttl)")
+        ->check(CLI::Range(1, 300000))
+        ->needs(safety_flag);
+    cmd->add_option("--write-interval", b->write_interval_ms,
+                    "with --safety: time between two writes of a critical section, in ms")
+        ->check(CLI::Range(1, 60000))
+        ->capture_default_str()
+        ->needs(safety_flag);
     cmd->callback([o, b, auth, cmd, &exit_code] {
         o->connect_given = cmd->count("--connect") > 0 || std::getenv("ZKLOCK_CONNECT") != nullptr;
+        if (b->safety) {
+            try {
+                exit_code = run_safety_bench(*o, *b, *cmd);
+            } catch (const std::exception& e) {
+                std::cerr << "zklock bench: " << detail::redact_secrets(e.what()) << "\n";
+                exit_code = 1;
+            }
+            return;
+        }
+        if (cmd->count("--ttl") && b->backends.empty()) {
+            std::cerr << "zklock bench: --ttl needs --backend or --safety\n";
+            exit_code = exit_usage;
+            return;
+        }
+        if (!b->report.empty() && b->backends.empty()) {
+            std::cerr << "zklock bench: --report needs --backend or --safety\n";
+            exit_code = exit_usage;
+            return;
+        }
         auto creds = load_credentials(*auth);
         if (!creds) {
             exit_code = exit_usage;
