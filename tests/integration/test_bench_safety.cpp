@@ -89,9 +89,9 @@ std::vector<std::string> inheritable_descriptors(pid_t pid) {
         if ((flags & 02000000) != 0) continue;
         std::error_code link_ec;
         const auto target = std::filesystem::read_symlink(proc / "fd" / fd, link_ec).string();
-        // The sanitizers' leak checker lists the threads of the exiting process
-        // through /proc/PID/task, opened without O_CLOEXEC: not zklock's.
-        if (target == (proc / "task").string()) continue;
+        // The sanitizers' leak checker reads /proc/PID/maps and lists
+        // /proc/PID/task of the exiting process without O_CLOEXEC: not zklock's.
+        if (target == (proc / "task").string() || target == (proc / "maps").string()) continue;
         out.push_back(fd + " -> " + target);
     }
     return out;

@@ -525,8 +525,7 @@ int bench(bench_options o) {
 /// This process's command line as typed ("zklock bench ..."), for the report:
 /// secrets (a password in --postgres, --redis, --redlock) redacted.
 std::string own_command_line() {
-    std::ifstream in("/proc/self/cmdline", std::ios::binary);
-    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string all = read_text_file("/proc/self/cmdline");
     std::vector<std::string> argv;
     for (std::size_t start = 0; start < all.size();) {
         auto end = all.find('\0', start);

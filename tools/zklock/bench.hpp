@@ -71,6 +71,13 @@ std::string format_field(const nlohmann::json& j, const char* key, int precision
 std::chrono::steady_clock::time_point run_together(int k, const std::function<void(int)>& body,
                                                    const std::function<void()>& on_failure);
 
+/// The whole file at `path` ("" when it cannot be read), through a descriptor
+/// opened close-on-exec (std::ifstream's is not).
+std::string read_text_file(const std::string& path);
+/// Replaces the file at `path` with `text` (created 0644), through a
+/// descriptor opened close-on-exec; false when it cannot.
+bool write_text_file(const std::string& path, const std::string& text);
+
 /// The current UTC time, ISO 8601 ("2024-05-01T12:00:00Z").
 std::string now_utc();
 

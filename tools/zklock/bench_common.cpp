@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
-#include <fstream>
 #include <atomic>
 #include <exception>
 #include <iomanip>
@@ -144,6 +143,33 @@ std::chrono::steady_clock::time_point run_together(int k, const std::function<vo
     return start;
 }
 
+std::string read_text_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "";
+    std::string text;
+    char buf[8192];
+    while (true) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) text.append(buf, static_cast<std::size_t>(n));
+        else if (n == 0 || errno != EINTR) break;
+    }
+    ::close(fd);
+    return text;
+}
+
+bool write_text_file(const std::string& path, const std::string& text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    return ::close(fd) == 0 && done == text.size();
+}
+
 std::string now_utc() {
     const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm tm{};
@@ -155,14 +181,14 @@ std::string now_utc() {
 
 nlohmann::json describe_machine() {
     std::string model;
-    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::istringstream cpuinfo(read_text_file("/proc/cpuinfo"));
     for (std::string line; std::getline(cpuinfo, line);)
         if (line.starts_with("model name")) {
             model = line.substr(line.find(':') + 2);
             break;
         }
     long long mem_kb = 0;
-    std::ifstream meminfo("/proc/meminfo");
+    std::istringstream meminfo(read_text_file("/proc/meminfo"));
     for (std::string line; std::getline(meminfo, line);)
         if (line.starts_with("MemTotal:")) mem_kb = std::stoll(line.substr(9));
     utsname u{};

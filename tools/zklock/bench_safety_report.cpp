@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -207,18 +206,23 @@ std::string safety_chart_script(std::size_t faults, long long most_overlaps, lon
 bool write_safety_report(const std::string& dir_name, const json& report) {
     const std::filesystem::path dir(dir_name);
     std::filesystem::create_directories(dir);
-    std::ofstream(dir / "safety.json") << report.dump(2) << "\n";
-    std::ofstream(dir / "safety.md") << safety_markdown(report);
-    std::ofstream(dir / "safety-overlaps.dat") << safety_chart_data(report, "overlaps");
-    std::ofstream(dir / "safety-stale.dat") << safety_chart_data(report, "stale_accepted_unfenced");
+    bool written = write_text_file(dir / "safety.json", report.dump(2) + "\n");
+    written = write_text_file(dir / "safety.md", safety_markdown(report)) && written;
+    written = write_text_file(dir / "safety-overlaps.dat", safety_chart_data(report, "overlaps")) && written;
+    written = write_text_file(dir / "safety-stale.dat", safety_chart_data(report, "stale_accepted_unfenced")) && written;
     const auto most = [&](const char* key) {
         long long m = 0;
         for (const auto& r : report["rows"])
             if (r["status"] == "ran") m = std::max(m, r[key].get<long long>());
         return m;
     };
-    std::ofstream(dir / "safety.gp") << safety_chart_script(faults_run(report["rows"]).size(), most("overlaps"),
-                                                            most("stale_accepted_unfenced"));
+    written = write_text_file(dir / "safety.gp", safety_chart_script(faults_run(report["rows"]).size(), most("overlaps"),
+                                                                     most("stale_accepted_unfenced"))) &&
+              written;
+    if (!written) {
+        std::cerr << "zklock bench: cannot write the report into " << dir.string() << "\n";
+        return false;
+    }
     std::cerr << "zklock bench: wrote " << (dir / "safety.json").string() << " and " << (dir / "safety.md").string()
               << "\n";
     if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {

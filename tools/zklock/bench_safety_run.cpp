@@ -1,5 +1,7 @@
 #include "bench_safety_run.hpp"
 
+#include "bench.hpp"
+
 #include "bench_safety_resource.hpp"
 #include "bench_safety_tally.hpp"
 
@@ -8,7 +10,6 @@
 #include <zklock/testing/packet_filter.hpp>
 #include <zklock/testing/process.hpp>
 
-#include <fstream>
 #include <iterator>
 #include <memory>
 #include <sstream>
@@ -28,7 +29,7 @@ std::string unique_lock_name(const std::string& row, const std::string& fault) {
 
 /// The last lines a client wrote (its errors), secrets redacted.
 std::string log_tail(const std::filesystem::path& path, std::size_t lines = 3) {
-    std::ifstream in(path);
+    std::istringstream in(read_text_file(path));
     std::vector<std::string> all;
     for (std::string line; std::getline(in, line);) all.push_back(line);
     std::string out;
