@@ -2,9 +2,10 @@
 // their start-failure messages.
 #pragma once
 
+#include "cloexec_file.hpp"
+
 #include <cstddef>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,16 +15,7 @@ namespace zklock::testing::detail {
 /// The last `lines` lines of `path` (read from its last 64 KiB), each ending in
 /// '\n'; "" when the file cannot be read.
 inline std::string last_lines(const std::filesystem::path& path, std::size_t lines) {
-    constexpr std::streamoff window = 64 * 1024;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    const std::streamoff start = size > window ? size - window : 0;
-    in.seekg(start);
-    std::string text(static_cast<std::size_t>(size - start), '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
+    const std::string text = read_file_cloexec(path, 64 * 1024);
     std::vector<std::string_view> all;
     std::string_view rest(text);
     while (!rest.empty()) {

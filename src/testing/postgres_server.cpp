@@ -1,5 +1,6 @@
 #include "zklock/testing/postgres_server.hpp"
 
+#include "cloexec_file.hpp"
 #include "log_tail.hpp"
 #include "posix_io.hpp"
 #include "private_file.hpp"
@@ -77,10 +78,7 @@ std::uint32_t get_u32(const char* p) {
 }
 
 
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+std::string read_file(const std::filesystem::path& path) { return detail::read_file_cloexec(path); }
 
 // Parent pid and state of a process from /proc/<pid>/stat; nullopt when gone.
 struct proc_stat {

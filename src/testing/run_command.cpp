@@ -1,5 +1,7 @@
 #include "run_command.hpp"
 
+#include "cloexec_file.hpp"
+
 #include "zklock/testing/process.hpp"
 
 #include <fstream>
@@ -24,8 +26,7 @@ CommandResult run_command(std::vector<std::string> argv, std::chrono::millisecon
     } else {
         result.status = child.kill9();
     }
-    std::ifstream in(out, std::ios::binary);
-    result.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    result.output = read_file_cloexec(out);
     return result;
 }
 

@@ -1,5 +1,7 @@
 #include "tcp_sockets.hpp"
 
+#include "cloexec_file.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -35,10 +37,7 @@ bool parse_port(std::string_view endpoint, std::uint16_t& port) {
     return colon != std::string_view::npos && parse_number(endpoint.substr(colon + 1), port, 16);
 }
 
-std::string read_all(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+std::string read_all(const std::filesystem::path& path) { return read_file_cloexec(path); }
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "zklock/testing/zookeeper_server.hpp"
 
+#include "cloexec_file.hpp"
 #include "posix_io.hpp"
 #include "zookeeper_config.hpp"
 
@@ -34,10 +35,7 @@ std::string config_lines(const std::vector<std::string>& lines) {
 }
 
 void write_text_file(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) posix_io::throw_errno(errno != 0 ? errno : EIO, "cannot write " + path.string());
+    write_file_cloexec(path, text);
 }
 
 std::string join_classpath(const std::string& classpath, const std::string& logging) {
