@@ -39,7 +39,13 @@ std::string log_tail(const std::filesystem::path& path, std::size_t lines = 3) {
 }
 
 nlohmann::json failed(const std::string& row, const std::string& fault, const std::string& why,
-                      const std::vector<std::string>& notes) {
+                      std::vector<std::string> notes, std::vector<testing::ChildProcess>& clients,
+                      const std::filesystem::path& dir) {
+    // What the clients that gave up said.
+    for (std::size_t i = 0; i < clients.size(); ++i)
+        if (const auto status = clients[i].wait_exit(milliseconds(0)))
+            notes.push_back("client " + std::to_string(i) + " " + testing::describe_wait_status(*status) + ": " +
+                            log_tail(dir / ("client-" + std::to_string(i) + ".log")));
     auto r = skipped_row(row, fault, "failed", why);
     r["notes"] = notes;
     return r;
@@ -131,13 +137,14 @@ nlohmann::json run_fault(const std::string& row, const std::string& fault, run_c
     const auto begin = clock_type::now();
     if (!resource.wait_grants(static_cast<std::size_t>(s.grants), begin, begin + milliseconds(20000) + 5 * s.ttl)) {
         if (ctx.interrupted) throw interrupted_error("interrupted");
-        return failed(row, fault, "fewer than " + std::to_string(s.grants) + " grants before the fault", resource.notes());
+        return failed(row, fault, "fewer than " + std::to_string(s.grants) + " grants before the fault", resource.notes(),
+                      clients, dir.path());
     }
     resource.arm();
     const auto victim = resource.wait_trigger(clock_type::now() + milliseconds(10000) + 5 * s.ttl);
     if (!victim) {
         if (ctx.interrupted) throw interrupted_error("interrupted");
-        return failed(row, fault, "no holder reached the fault's trigger", resource.notes());
+        return failed(row, fault, "no holder reached the fault's trigger", resource.notes(), clients, dir.path());
     }
     const auto v = static_cast<std::size_t>(*victim);
     const auto w = stage(row, fault, ctx, resource, clients[v], *victim, links[v]);
