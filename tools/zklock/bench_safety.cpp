@@ -64,9 +64,10 @@ void print(const nlohmann::json& r, bool json) {
         std::cout << r["status"].get<std::string>() << ": " << r["reason"].get<std::string>() << std::endl;
         return;
     }
-    std::cout << "grants " << r["grants"] << "  overlaps " << r["overlaps"] << "  stale writes accepted unfenced "
-              << r["stale_accepted_unfenced"] << ", refused fenced " << r["refused_by_fence"] << "  duplicate tokens "
-              << r["duplicate_tokens"] << "  next grant " << ms_text(r["next_grant_after_fault_start_ms"])
+    std::cout << "grants " << r["grants"] << "  overlaps " << r["overlaps"] << "  stale writes " << r["stale_accepted_unfenced"]
+              << " (fence let through " << r["stale_accepted_fenced"] << ")  current writes refused "
+              << r["current_refused_fenced"] << "  duplicate tokens " << r["duplicate_tokens"] << "  next grant "
+              << ms_text(r["next_grant_after_fault_start_ms"])
               << "  recovery " << ms_text(r["recovery_ms"]) << "  lost: told " << r["lost_reported"] << ", not told "
               << r["lost_unreported"];
     if (r.value("stuck_key", false)) std::cout << "  stuck key (no TTL)";

@@ -68,7 +68,7 @@ std::optional<request> parse_request(std::string_view line) {
 
 answer answer_ready(std::int64_t n, int writes_per_section, bool trigger_at_second_write, const run_phase& phase,
                     const faulted_section& section) {
-    if (section.is_faulted) return phase.fault_ended && section.wrote_after_fault ? answer::end : answer::go;
+    if (section.is_faulted) return phase.fault_settled && section.wrote_after_fault ? answer::end : answer::go;
     if (phase.stopping) return answer::end;
     if (phase.fault_armed && trigger_at_second_write && n == 2) return answer::hold_back;
     return n <= writes_per_section ? answer::go : answer::end;

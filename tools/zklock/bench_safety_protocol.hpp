@@ -50,6 +50,9 @@ struct run_phase {
     bool fault_armed = false;     ///< the next holder to reach the trigger gets the fault
     bool fault_started = false;
     bool fault_ended = false;
+    /// The fault has ended and a lease has passed since it began: the section
+    /// it hit may end (a section outlasts a restart that takes milliseconds).
+    bool fault_settled = false;
     bool stopping = false;        ///< the run is over: sections end, clients stop
 };
 
@@ -62,8 +65,8 @@ struct faulted_section {
 enum class answer { go, end, hold_back };
 
 /// The answer to `ready <n>`. Sections make `writes_per_section` writes; the
-/// section the fault hits keeps writing until the fault has ended and it has
-/// written once more (the late write); with the fault armed and a trigger at
+/// section the fault hits keeps writing until the fault has settled and it has
+/// written once more since the fault ended (the late write); with the fault armed and a trigger at
 /// the second write, the first section to reach it is held back (hold_back:
 /// the bench stages the fault, then answers go).
 answer answer_ready(std::int64_t n, int writes_per_section, bool trigger_at_second_write, const run_phase& phase,

@@ -89,17 +89,21 @@ std::string safety_markdown(const json& report) {
        << text(s["ttl_ms"]) << " ms. After " << text(s["grants_before_and_after"])
        << " grants the fault hits the holder that next reaches its second write, and lasts " << text(s["fault_ms"])
        << " ms (pause, outage, partition; a kill is instant); the holder it hit keeps writing until the fault has "
-          "ended and it has written once more (its late write), unless it learns of a loss first. The run then waits "
-          "for "
+          "ended, at least one lease after it began, and it has written once more (its late write), unless it learns "
+          "of a loss first. Before every write a holder checks that it still holds the lock (Lock::is_held(); the "
+          "naive recipes: their own clock against their TTL). The run then waits for "
        << text(s["grants_before_and_after"]) << " more grants, or calls the lock stuck after "
        << text(s["recovery_limit_ms"]) << " ms.\n\n"
        << "Servers:\n\n";
     for (const auto& [name, where] : report["servers"].items()) md << "- " << name << ": " << text(where) << "\n";
     md << "\nColumns: **overlaps**: grants made while another client's critical section was still open (two clients "
-          "believed they held the lock). **stale accepted (unfenced)**: writes the unfenced resource took after a "
-          "newer holder had written: the damage. **refused (fenced)**: writes the fenced resource refused because a "
-          "newer token had written: the damage fencing prevented. **duplicate tokens**: two grants with one token "
-          "(a fence cannot tell them apart). **next grant**: from the fault's start to the next grant. "
+          "believed they held the lock; a paused holder overlaps every grant made during its pause). **stale "
+          "writes**: writes a holder made after a holder granted later had written (judged by grant order): an "
+          "unfenced resource takes them all, the damage fencing exists to prevent. **fence let through**: stale "
+          "writes the fenced copy accepted as well (the tokens did not follow the grants); the others it refused. "
+          "**current refused**: writes of the newest holder the fenced copy refused (its token was lower than one "
+          "already seen). **duplicate tokens**: two grants with one token (a fence cannot tell them apart). "
+          "**next grant**: from the fault's start to the next grant. "
           "**recovery**: from the fault's end to the next grant. **lost, told / not told**: critical sections whose "
           "holder was told of a loss (before it left, or by its release) / sections overtaken by another grant "
           "whose holder never learnt it (a killed holder is not counted).\n";
@@ -109,9 +113,9 @@ std::string safety_markdown(const json& report) {
         md << "\n## " << fault << "\n\n";
         if (report.contains("fault_descriptions") && report["fault_descriptions"].contains(fault))
             md << sentence(cell(text(report["fault_descriptions"][fault]))) << "\n\n";
-        md << "| backend | grants | overlaps | stale accepted (unfenced) | refused (fenced) | duplicate tokens | "
+        md << "| backend | grants | overlaps | stale writes | fence let through | current refused | duplicate tokens | "
               "next grant | recovery | lost, told | lost, not told | notes |\n"
-           << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+           << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
         std::vector<std::string> not_run;
         for (const auto& r : rows) {
             if (r["fault"] != fault) continue;
@@ -120,8 +124,8 @@ std::string safety_markdown(const json& report) {
                 continue;
             }
             md << "| " << row_label(r) << " | " << text(r["grants"]) << " | " << text(r["overlaps"]) << " | "
-               << text(r["stale_accepted_unfenced"]) << " | " << text(r["refused_by_fence"]) << " | "
-               << text(r["duplicate_tokens"]) << " | " << ms_cell(r, "next_grant_after_fault_start_ms") << " | "
+               << text(r["stale_accepted_unfenced"]) << " | " << text(r["stale_accepted_fenced"]) << " | "
+               << text(r["current_refused_fenced"]) << " | " << text(r["duplicate_tokens"]) << " | " << ms_cell(r, "next_grant_after_fault_start_ms") << " | "
                << ms_cell(r, "recovery_ms") << " | " << text(r["lost_reported"]) << " | " << text(r["lost_unreported"])
                << " | " << notes_cell(r) << " |\n";
         }

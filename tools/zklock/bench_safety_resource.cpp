@@ -30,9 +30,10 @@ namespace {
 }  // namespace
 
 safety_resource::safety_resource(const std::filesystem::path& socket_path, std::vector<nlohmann::json> configs,
-                                 int writes_per_section, trigger at, int signal_fd, std::atomic<bool>& interrupted)
-    : configs_(std::move(configs)), writes_per_section_(writes_per_section), trigger_(at), signal_fd_(signal_fd),
-      interrupted_(interrupted) {
+                                 int writes_per_section, trigger at, clock_type::duration settle, int signal_fd,
+                                 std::atomic<bool>& interrupted)
+    : configs_(std::move(configs)), writes_per_section_(writes_per_section), trigger_(at), settle_(settle),
+      signal_fd_(signal_fd), interrupted_(interrupted) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     const auto path = socket_path.string();
@@ -159,6 +160,7 @@ std::optional<std::string> safety_resource::handle(client_state& c, const std::s
         return "ok";
     }
     case request_kind::ready: {
+        phase_.fault_settled = phase_.fault_ended && now >= fault_start_ + settle_;
         faulted_section f;
         f.is_faulted = c.section && faulted_section_ == c.section;
         f.wrote_after_fault = wrote_after_fault_;
@@ -173,13 +175,16 @@ std::optional<std::string> safety_resource::handle(client_state& c, const std::s
         }
         return a == answer::end ? "end" : "go";
     }
-    case request_kind::write:
+    case request_kind::write: {
         if (!c.section) {
             note(who + " wrote outside a critical section");
             return "refused";
         }
         if (faulted_section_ == c.section && phase_.fault_ended) wrote_after_fault_ = true;
-        return ledger_.write(section_ids_[*c.section], now) ? "accepted" : "refused";
+        const bool accepted = ledger_.write(section_ids_[*c.section], now);
+        judge_.write(*c.section, accepted);
+        return accepted ? "accepted" : "refused";
+    }
     case request_kind::leave:
         if (c.section) {
             ledger_.leave(section_ids_[*c.section], now);
@@ -253,6 +258,7 @@ std::optional<int> safety_resource::wait_trigger(clock_type::time_point deadline
 
 void safety_resource::fault_started() {
     std::lock_guard lk(mutex_);
+    fault_start_ = clock_type::now();
     phase_.fault_armed = false;
     phase_.fault_started = true;
 }
@@ -291,6 +297,11 @@ void safety_resource::stop_run() {
 }
 
 testing::safety_summary safety_resource::summary() const { return ledger_.summary(); }
+
+grant_order_judge safety_resource::writes() const {
+    std::lock_guard lk(mutex_);
+    return judge_;
+}
 
 std::vector<section_record> safety_resource::sections() const {
     std::lock_guard lk(mutex_);

@@ -37,8 +37,10 @@ class safety_resource {
 public:
     /// Listens on `socket_path` (its directory must be private); client i gets
     /// configs[i] at hello. `signal_fd`: a signalfd of the stop signals, or -1.
+    /// The section the fault hits goes on at least `settle` after the fault began.
     safety_resource(const std::filesystem::path& socket_path, std::vector<nlohmann::json> configs,
-                    int writes_per_section, trigger at, int signal_fd, std::atomic<bool>& interrupted);
+                    int writes_per_section, trigger at, clock_type::duration settle, int signal_fd,
+                    std::atomic<bool>& interrupted);
     /// Stops the thread and closes every socket (clients then see the end of file).
     ~safety_resource();
     safety_resource(const safety_resource&) = delete;
@@ -66,6 +68,7 @@ public:
     void stop_run();
 
     testing::safety_summary summary() const;
+    grant_order_judge writes() const;
     std::vector<section_record> sections() const;
     /// What clients reported failing, and anything unexpected, with counts.
     std::vector<std::string> notes() const;
@@ -83,6 +86,7 @@ private:
     std::vector<nlohmann::json> configs_;
     const int writes_per_section_;
     const trigger trigger_;
+    const clock_type::duration settle_;
     const int signal_fd_;
     std::atomic<bool>& interrupted_;
     int listen_fd_ = -1;
@@ -92,6 +96,8 @@ private:
     std::condition_variable changed_;
     std::map<int, std::unique_ptr<client_state>> clients_;  // by descriptor
     testing::SafetyLedger ledger_;
+    grant_order_judge judge_;
+    clock_type::time_point fault_start_;
     std::vector<section_record> sections_;
     std::vector<std::uint64_t> section_ids_;  // the ledger's id of each section
     run_phase phase_;

@@ -124,7 +124,7 @@ nlohmann::json run_fault(const std::string& row, const std::string& fault, run_c
         configs.push_back(std::move(c));
     }
     const auto socket_path = dir.path() / "control.sock";
-    safety_resource resource(socket_path, configs, 2, trigger_of(row, fault), ctx.signal_fd, ctx.interrupted);
+    safety_resource resource(socket_path, configs, 2, trigger_of(row, fault), s.ttl, ctx.signal_fd, ctx.interrupted);
     std::vector<testing::ChildProcess> clients;  // destroyed (killed) before the resource
     for (int i = 0; i < s.clients; ++i) {
         testing::ChildProcessOptions o;
@@ -182,7 +182,7 @@ nlohmann::json run_fault(const std::string& row, const std::string& fault, run_c
     }
     const auto sections = resource.sections();
     extra["incidents"] = incidents(sections, w);
-    return make_row(row, fault, resource.summary(), tally(sections, w), extra);
+    return make_row(row, fault, resource.summary(), resource.writes(), tally(sections, w), extra);
 }
 
 }  // namespace zklock::cli::safety

@@ -15,6 +15,16 @@ nlohmann::json optional_ms(const std::optional<std::chrono::milliseconds>& d) {
 
 }  // namespace
 
+void grant_order_judge::write(std::size_t section, bool fenced_accepted) {
+    if (newest_writer_ && *newest_writer_ > section) {
+        ++stale;
+        if (fenced_accepted) ++stale_accepted_fenced;
+        return;
+    }
+    newest_writer_ = section;
+    if (!fenced_accepted) ++current_refused;
+}
+
 run_tally tally(const std::vector<section_record>& sections, const fault_window& fault) {
     run_tally t;
     for (const auto& s : sections) {
@@ -51,7 +61,7 @@ nlohmann::json incidents(const std::vector<section_record>& sections, const faul
 }
 
 nlohmann::json make_row(const std::string& backend, const std::string& fault, const testing::safety_summary& ledger,
-                        const run_tally& t, const nlohmann::json& extra) {
+                        const grant_order_judge& writes, const run_tally& t, const nlohmann::json& extra) {
     nlohmann::json row = {{"backend", backend},
                           {"fault", fault},
                           {"status", "ran"},
@@ -61,7 +71,11 @@ nlohmann::json make_row(const std::string& backend, const std::string& fault, co
                           {"accepted", ledger.accepted},
                           {"refused_by_fence", ledger.refused},
                           {"overlaps", ledger.overlaps},
-                          {"stale_accepted_unfenced", ledger.stale_accepted_unfenced},
+                          {"stale_accepted_unfenced", writes.stale},
+                          {"stale_accepted_fenced", writes.stale_accepted_fenced},
+                          {"stale_refused_fenced", writes.stale - writes.stale_accepted_fenced},
+                          {"current_refused_fenced", writes.current_refused},
+                          {"stale_unfenced_by_token", ledger.stale_accepted_unfenced},
                           {"duplicate_tokens", ledger.duplicate_tokens},
                           {"longest_gap_ms", ledger.longest_gap.count()},
                           {"open_sections", ledger.open_sections},

@@ -22,6 +22,27 @@ namespace zklock::cli::safety {
 
 using clock_type = std::chrono::steady_clock;
 
+/// Judges writes by grant order, whatever their tokens say: a write is stale
+/// when a section granted after its own has already written. The unfenced
+/// copy takes every write, so each stale write is damage there; the fenced
+/// copy's verdict says whether the fence caught it. When tokens follow the
+/// grants (ZooKeeper's czxid) the fence refuses every stale write and no
+/// current one; a counter that restarted (Redis without persistence) can let
+/// a stale write through and refuse the current holder's.
+class grant_order_judge {
+public:
+    /// Section `section` (numbered in grant order from 0) wrote, and the fenced
+    /// copy accepted the write or not.
+    void write(std::size_t section, bool fenced_accepted);
+
+    std::uint64_t stale = 0;                  ///< stale writes: what the unfenced copy took that it should not have
+    std::uint64_t stale_accepted_fenced = 0;  ///< stale writes the fenced copy accepted too: the fence failed
+    std::uint64_t current_refused = 0;        ///< writes of the newest writer the fenced copy refused
+
+private:
+    std::optional<std::size_t> newest_writer_;
+};
+
 /// One critical section, as the bench saw it.
 struct section_record {
     int client = 0;
@@ -63,11 +84,12 @@ run_tally tally(const std::vector<section_record>& sections, const fault_window&
 /// entered and left in ms from the fault's start (negative: before it).
 nlohmann::json incidents(const std::vector<section_record>& sections, const fault_window& fault);
 
-/// A report row: the ledger's summary, the tally, and what the bench noticed
-/// (a stuck key, errors). `status` is "ran"; other rows are made by
-/// skipped_row().
+/// A report row: the ledger's summary (grants, overlaps, the fenced copy's
+/// verdicts by token, duplicate tokens, the longest gap), the writes judged by
+/// grant order, the tally, and what the bench noticed (a stuck key, errors).
+/// `status` is "ran"; other rows are made by skipped_row().
 nlohmann::json make_row(const std::string& backend, const std::string& fault, const testing::safety_summary& ledger,
-                        const run_tally& t, const nlohmann::json& extra);
+                        const grant_order_judge& writes, const run_tally& t, const nlohmann::json& extra);
 /// A row that did not run: status "not applicable" or "skipped", and why.
 nlohmann::json skipped_row(const std::string& backend, const std::string& fault, const std::string& status,
                            const std::string& reason);
