@@ -120,6 +120,26 @@ redis_address parse_redis_address(std::string_view text, std::error_code& ec, st
     return a;
 }
 
+redis_address resolve_redis_address(std::string_view text, const std::string& user, const std::string& password,
+                                     int db, std::error_code& ec, std::string* reason) {
+    auto a = parse_redis_address(text, ec, reason);
+    if (ec) return a;
+    if (!a.has_credentials()) {
+        a.user = user;
+        a.password = password;
+    }
+    // Whether a redis:// URL names its db ("/N" after the host).
+    constexpr std::string_view scheme = "redis://";
+    bool names_db = false;
+    if (text.starts_with(scheme)) {
+        auto rest = text.substr(scheme.size());
+        if (const auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
+        names_db = rest.find('/') != std::string_view::npos;
+    }
+    if (!names_db) a.db = db;
+    return a;
+}
+
 std::vector<std::vector<std::string>> redis_setup_commands(const redis_address& a) {
     std::vector<std::vector<std::string>> out;
     if (!a.password.empty()) {

@@ -1,5 +1,7 @@
 #include "pg_connection.hpp"
 
+#include <thread>
+
 #include <zklock/error.hpp>
 
 #include <boost/asio/post.hpp>
@@ -100,11 +102,24 @@ void connection::query(std::string sql, std::vector<std::string> params, bool si
     if (!active_) send_next();
 }
 
+void connection::send_cancel() {
+    if (!conn_) return;
+    PGcancel* cancel = PQgetCancel(conn_);
+    if (!cancel) return;
+    std::thread([cancel] {
+        char err[256];
+        PQcancel(cancel, err, sizeof err);
+        PQfreeCancel(cancel);
+    }).detach();
+}
+
 void connection::close() noexcept {
     connected_ = false;
     connect_done_ = nullptr;
     queue_.clear();
     active_.reset();
+    on_notify_ = nullptr;
+    on_broken_ = nullptr;
     release_fd();
     if (conn_) PQfinish(conn_);
     conn_ = nullptr;
@@ -171,11 +186,14 @@ void connection::send_next() {
                                lengths.data(), nullptr, 0);
     }
     if (!ok) return broken(make_error_code(errc::connection_loss));
-    timer_.expires_after(active_->timeout);
-    timer_.async_wait([self = shared_from_this(), gen = gen_, n = ++sent_](boost::system::error_code ec) {
-        if (ec || gen != self->gen_ || !self->active_ || n != self->sent_) return;
-        self->broken(make_error_code(errc::timeout));
-    });
+    ++sent_;
+    if (active_->timeout != no_deadline) {
+        timer_.expires_after(active_->timeout);
+        timer_.async_wait([self = shared_from_this(), gen = gen_, n = sent_](boost::system::error_code ec) {
+            if (ec || gen != self->gen_ || !self->active_ || n != self->sent_) return;
+            self->broken(make_error_code(errc::timeout));
+        });
+    }
     flush();
 }
 
@@ -207,7 +225,11 @@ void connection::arm_read() {
 void connection::on_readable() {
     if (!PQconsumeInput(conn_) || PQstatus(conn_) == CONNECTION_BAD)
         return broken(make_error_code(errc::connection_loss));
-    while (PGnotify* n = PQnotifies(conn_)) PQfreemem(n);
+    bool notified = false;
+    while (PGnotify* n = PQnotifies(conn_)) {
+        notified = true;
+        PQfreemem(n);
+    }
     const auto gen = gen_;
     auto keep = shared_from_this();
     while (active_ && !PQisBusy(conn_)) {
@@ -229,15 +251,19 @@ void connection::on_readable() {
         done.done(ec, std::move(done.results));
         if (gen != gen_) return;  // closed by the callback
     }
+    if (notified && on_notify_) on_notify_();
+    if (gen != gen_) return;
     arm_read();
 }
 
 void connection::broken(std::error_code why) {
     auto active = std::move(active_);
     auto queue = std::move(queue_);
+    auto on_broken = std::move(on_broken_);
     close();
     if (active) active->done(why, {});
     for (auto& q : queue) q.done(make_error_code(errc::connection_loss), {});
+    if (on_broken) on_broken();
 }
 
 } // namespace zklock::detail::pg

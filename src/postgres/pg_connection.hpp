@@ -1,10 +1,10 @@
-// One libpq connection driven by Asio, for PostgresFence: a non-blocking
-// connect, then statements sent one at a time from a queue, each with a
-// deadline. Every member runs on the strand given at construction. Asio never
-// closes the socket: libpq owns it (release(), never close()).
-//
-// (postgres_lock_service.cpp has its own copy with LISTEN and cancel support;
-// this one needs neither.)
+// One libpq connection driven by Asio, for the PostgreSQL lock services and
+// PostgresFence: a non-blocking connect, then statements sent one at a time
+// from a queue, each with an optional deadline; LISTEN notifications and the
+// connection's end reported to callbacks; a cancel of the running statement.
+// Every member runs on the strand given at construction. While connected, one
+// read wait is always armed. Asio never closes the socket: libpq owns it
+// (release(), never close()).
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -43,6 +43,10 @@ std::error_code error_from_sqlstate(const char* sqlstate);
 /// The first column of the first row of the last result, if any (text format).
 std::optional<std::string> first_value(const std::vector<result>& results, int column = 0);
 
+/// The deadline of a statement that may wait on the server as long as it takes
+/// (a blocking lock statement): none.
+inline constexpr std::chrono::milliseconds no_deadline{0};
+
 class connection : public std::enable_shared_from_this<connection> {
 public:
     using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
@@ -65,12 +69,22 @@ public:
     /// `done` gets every result, or the first error: a failed statement
     /// (error_from_sqlstate), errc::connection_loss when the connection broke,
     /// errc::timeout when no answer came within `timeout` (the connection is then
-    /// closed: the statement may or may not have been applied). Every queued
-    /// callback is called exactly once, unless close() drops them.
+    /// closed: the statement may or may not have been applied; no_deadline: no
+    /// such limit). Every queued callback is called exactly once, unless close()
+    /// drops them.
     void query(std::string sql, std::vector<std::string> params, bool simple, std::chrono::milliseconds timeout,
                result_callback done);
 
     bool connected() const noexcept { return connected_; }
+    /// A statement is running on the server (sent, not yet answered).
+    bool busy() const noexcept { return active_.has_value(); }
+    /// Called after the results of a read that brought LISTEN notifications.
+    void on_notify(std::function<void()> fn) { on_notify_ = std::move(fn); }
+    /// Called once the connection broke (after the pending callbacks).
+    void on_broken(std::function<void()> fn) { on_broken_ = std::move(fn); }
+    /// Asks the server to cancel the running statement. PQcancel blocks (it
+    /// opens a connection of its own), so it runs on a thread of its own.
+    void send_cancel();
     /// Closes the connection; queued callbacks are dropped without being called.
     void close() noexcept;
     /// Closes the connection; the statement running and the queued ones fail with `why`.
@@ -106,6 +120,8 @@ private:
     std::function<void(std::error_code)> connect_done_;
     std::optional<pending> active_;
     std::deque<pending> queue_;
+    std::function<void()> on_notify_;
+    std::function<void()> on_broken_;
 };
 
 } // namespace zklock::detail::pg

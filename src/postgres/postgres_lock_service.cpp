@@ -2,6 +2,7 @@
 
 #include "../detail/async_support.hpp"
 #include "../detail/counter_cells.hpp"
+#include "pg_connection.hpp"
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -25,283 +26,14 @@ namespace {
 
 enum class pg_method { lease, advisory, row };
 
-// ---- errors ------------------------------------------------------------------
-// A server error is reported as its SQLSTATE (5 characters of [0-9A-Z]), packed
-// base 36 into the code's value, so callers can compare against pg_error("57014").
-class postgres_category_impl : public std::error_category {
-public:
-    const char* name() const noexcept override { return "zklock.postgres"; }
-    std::string message(int value) const override {
-        std::string state(5, '0');
-        for (int i = 4; i >= 0; --i) {
-            const int d = value % 36;
-            value /= 36;
-            state[static_cast<std::size_t>(i)] = static_cast<char>(d < 10 ? '0' + d : 'A' + d - 10);
-        }
-        return "PostgreSQL error, SQLSTATE " + state;
-    }
-};
+// The SQLSTATEs the lock statements are told apart by.
+const std::error_code query_canceled = pg::error_from_sqlstate("57014");
+const std::error_code lock_not_available = pg::error_from_sqlstate("55P03");
 
-const std::error_category& postgres_category() noexcept {
-    static const postgres_category_impl c;
-    return c;
-}
+using pg_conn = pg::connection;
+using pg_result = pg::result;
 
-std::error_code pg_error(const char* sqlstate) {
-    if (!sqlstate) return make_error_code(errc::system_error);
-    int v = 0;
-    for (int i = 0; i < 5 && sqlstate[i]; ++i) {
-        const char c = sqlstate[i];
-        v = v * 36 + (c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'Z' ? c - 'A' + 10 : 0);
-    }
-    return {v, postgres_category()};
-}
-
-const std::error_code query_canceled = pg_error("57014");
-const std::error_code lock_not_available = pg_error("55P03");
-
-struct result_deleter {
-    void operator()(PGresult* r) const noexcept { PQclear(r); }
-};
-using pg_result = std::unique_ptr<PGresult, result_deleter>;
-
-// ---- one libpq connection driven by Asio ---------------------------------------
-// Strand only. Queries are queued and sent one at a time. While connected, one
-// read wait is always armed: it delivers results, notifications and the end of
-// the connection. Asio never closes the socket: libpq owns it.
-class pg_conn : public std::enable_shared_from_this<pg_conn> {
-public:
-    using strand_type = asio::strand<asio::any_io_executor>;
-    using result_callback = std::function<void(std::error_code, std::vector<pg_result>)>;
-
-    explicit pg_conn(strand_type strand) : sd_(strand), timer_(strand) {}
-    ~pg_conn() { close(); }  // only reached once nothing is pending on the strand
-
-    void connect(const std::string& conninfo, const std::string& app_name, std::chrono::milliseconds timeout,
-                 std::function<void(std::error_code)> done) {
-        connect_done_ = std::move(done);
-        const char* keys[] = {"dbname", "application_name", nullptr};
-        const char* values[] = {conninfo.c_str(), app_name.c_str(), nullptr};
-        conn_ = PQconnectStartParams(keys, values, 1);
-        if (!conn_ || PQstatus(conn_) == CONNECTION_BAD) {
-            return asio::post(sd_.get_executor(), [self = shared_from_this()] { self->fail_connect(errc::connection_loss); });
-        }
-        PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
-        timer_.expires_after(timeout);
-        timer_.async_wait([self = shared_from_this(), gen = gen_](boost::system::error_code ec) {
-            if (!ec && gen == self->gen_ && self->connect_done_) self->fail_connect(errc::timeout);
-        });
-        connect_step(PGRES_POLLING_WRITING);
-    }
-
-    void query(std::string sql, std::vector<std::string> params, bool simple, result_callback cb) {
-        if (!connected_) {
-            return asio::post(sd_.get_executor(), [cb = std::move(cb)] { cb(make_error_code(errc::connection_loss), {}); });
-        }
-        queue_.push_back({std::move(sql), std::move(params), simple, std::move(cb)});
-        if (!active_) send_next();
-    }
-
-    /// A query is running on the server (sent, not yet answered).
-    bool busy() const noexcept { return active_.has_value(); }
-    bool connected() const noexcept { return connected_; }
-    void on_notify(std::function<void()> fn) { on_notify_ = std::move(fn); }
-    void on_broken(std::function<void()> fn) { on_broken_ = std::move(fn); }
-
-    /// Asks the server to cancel what this connection runs now. PQcancel blocks
-    /// (it opens its own connection), so it runs on a thread of its own.
-    void send_cancel() {
-        if (!conn_) return;
-        PGcancel* cancel = PQgetCancel(conn_);
-        if (!cancel) return;
-        std::thread([cancel] {
-            char err[256];
-            PQcancel(cancel, err, sizeof err);
-            PQfreeCancel(cancel);
-        }).detach();
-    }
-
-    /// Closes the connection; queued callbacks are dropped without being called.
-    void close() noexcept {
-        connected_ = false;
-        connect_done_ = nullptr;
-        queue_.clear();
-        active_.reset();
-        on_notify_ = nullptr;
-        on_broken_ = nullptr;
-        release_fd();
-        if (conn_) PQfinish(conn_);
-        conn_ = nullptr;
-    }
-
-private:
-    struct pending {
-        std::string sql;
-        std::vector<std::string> params;
-        bool simple;
-        result_callback cb;
-        std::vector<pg_result> results{};
-    };
-
-    void release_fd() noexcept {
-        ++gen_;
-        boost::system::error_code ignored;
-        timer_.cancel();
-        if (sd_.is_open()) {
-            sd_.cancel(ignored);
-            sd_.release();  // never close: libpq owns the socket
-        }
-        reading_ = writing_ = false;
-    }
-
-    // Why a connect failed: the server asked for a password nobody gave
-    // (no_auth), refused the one given (auth_failed), or it is unreachable.
-    static errc connect_failure(PGconn* conn) {
-        if (PQconnectionNeedsPassword(conn)) return errc::no_auth;
-        const std::string_view message = PQerrorMessage(conn);
-        if (message.find("password authentication failed") != std::string_view::npos ||
-            message.find("authentication failed for user") != std::string_view::npos)
-            return errc::auth_failed;
-        return errc::connection_loss;
-    }
-
-    void fail_connect(errc e) {
-        auto done = std::exchange(connect_done_, nullptr);
-        close();
-        if (done) done(make_error_code(e));
-    }
-
-    void connect_step(PostgresPollingStatusType status) {
-        if (status == PGRES_POLLING_FAILED) return fail_connect(connect_failure(conn_));
-        if (status == PGRES_POLLING_OK) {
-            release_fd();  // drops the connect timer too
-            if (PQsetnonblocking(conn_, 1) != 0) return fail_connect(errc::connection_loss);
-            sd_.assign(PQsocket(conn_));
-            connected_ = true;
-            arm_read();
-            if (auto done = std::exchange(connect_done_, nullptr)) done({});
-            return;
-        }
-        // The socket can change during connect (another address, SSL retry): bind afresh each step.
-        if (sd_.is_open()) {
-            boost::system::error_code ignored;
-            sd_.cancel(ignored);
-            sd_.release();
-        }
-        sd_.assign(PQsocket(conn_));
-        const auto w = status == PGRES_POLLING_READING ? asio::posix::stream_descriptor::wait_read
-                                                       : asio::posix::stream_descriptor::wait_write;
-        sd_.async_wait(w, [self = shared_from_this(), gen = gen_](boost::system::error_code ec) {
-            if (ec || gen != self->gen_ || !self->conn_ || !self->connect_done_) return;
-            self->connect_step(PQconnectPoll(self->conn_));
-        });
-    }
-
-    void send_next() {
-        if (active_ || queue_.empty() || !connected_) return;
-        active_ = std::move(queue_.front());
-        queue_.pop_front();
-        int ok = 0;
-        if (active_->simple) {
-            ok = PQsendQuery(conn_, active_->sql.c_str());
-        } else {
-            std::vector<const char*> values;
-            for (const auto& p : active_->params) values.push_back(p.c_str());
-            ok = PQsendQueryParams(conn_, active_->sql.c_str(), static_cast<int>(values.size()), nullptr,
-                                   values.data(), nullptr, nullptr, 0);
-        }
-        if (!ok) return broken();
-        flush();
-    }
-
-    void flush() {
-        const int r = PQflush(conn_);
-        if (r < 0) return broken();
-        if (r == 1 && !writing_) {
-            writing_ = true;
-            sd_.async_wait(asio::posix::stream_descriptor::wait_write,
-                           [self = shared_from_this(), gen = gen_](boost::system::error_code ec) {
-                               if (ec || gen != self->gen_) return;
-                               self->writing_ = false;
-                               self->flush();
-                           });
-        }
-    }
-
-    void arm_read() {
-        if (reading_ || !connected_) return;
-        reading_ = true;
-        sd_.async_wait(asio::posix::stream_descriptor::wait_read,
-                       [self = shared_from_this(), gen = gen_](boost::system::error_code ec) {
-                           if (ec || gen != self->gen_) return;
-                           self->reading_ = false;
-                           self->on_readable();
-                       });
-    }
-
-    void on_readable() {
-        if (!PQconsumeInput(conn_) || PQstatus(conn_) == CONNECTION_BAD) return broken();
-        bool notified = false;
-        while (PGnotify* n = PQnotifies(conn_)) {
-            notified = true;
-            PQfreemem(n);
-        }
-        const auto gen = gen_;
-        auto keep = shared_from_this();
-        while (active_ && !PQisBusy(conn_)) {
-            if (PGresult* r = PQgetResult(conn_)) {
-                active_->results.emplace_back(r);
-                continue;
-            }
-            auto done = std::move(*active_);
-            active_.reset();
-            std::error_code ec;
-            for (const auto& r : done.results) {
-                if (PQresultStatus(r.get()) == PGRES_FATAL_ERROR) {
-                    ec = pg_error(PQresultErrorField(r.get(), PG_DIAG_SQLSTATE));
-                    break;
-                }
-            }
-            send_next();
-            done.cb(ec, std::move(done.results));
-            if (gen != gen_) return;  // closed by the callback
-        }
-        if (notified && on_notify_) on_notify_();
-        if (gen != gen_) return;
-        arm_read();
-    }
-
-    void broken() {
-        auto active = std::move(active_);
-        auto queue = std::move(queue_);
-        auto on_broken = std::move(on_broken_);
-        close();
-        const auto loss = make_error_code(errc::connection_loss);
-        if (active) active->cb(loss, {});
-        for (auto& q : queue) q.cb(loss, {});
-        if (on_broken) on_broken();
-    }
-
-    asio::posix::stream_descriptor sd_;
-    asio::steady_timer timer_;
-    PGconn* conn_ = nullptr;
-    std::uint64_t gen_ = 0;
-    bool connected_ = false;
-    bool reading_ = false;
-    bool writing_ = false;
-    std::function<void(std::error_code)> connect_done_;
-    std::optional<pending> active_;
-    std::deque<pending> queue_;
-    std::function<void()> on_notify_;
-    std::function<void()> on_broken_;
-};
-
-std::string first_value(const std::vector<pg_result>& results) {
-    if (results.empty()) return {};
-    PGresult* r = results.back().get();
-    if (PQntuples(r) < 1 || PQnfields(r) < 1 || PQgetisnull(r, 0, 0)) return {};
-    return PQgetvalue(r, 0, 0);
-}
+std::string first_text(const std::vector<pg_result>& results) { return pg::first_value(results).value_or(""); }
 
 std::uint64_t fnv1a(std::string_view s) {
     std::uint64_t h = 1469598103934665603ull;
@@ -521,7 +253,7 @@ private:
                           conn->on_notify([weak] {
                               if (auto s = weak.lock()) s->notified();
                           });
-                          conn->query(self->setup_sql(), {}, true,
+                          conn->query(self->setup_sql(), {}, true, pg::no_deadline,
                                       [self, conn, next = std::move(next)](std::error_code ec2, std::vector<pg_result>) {
                                           self->connecting_ = false;
                                           if (ec2 && conn == self->conn_) {
@@ -664,7 +396,7 @@ private:
                          "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, "
                          "expires_at = excluded.expires_at WHERE zklock_leases.expires_at < now() RETURNING name) "
                          "SELECT nextval('zklock_fence') FROM won",
-                         {name_, owner_, ttl_interval()}, false, std::move(done));
+                         {name_, owner_, ttl_interval()}, false, pg::no_deadline, std::move(done));
             lease_sent_ = std::chrono::steady_clock::now();
             counter_cells::bump(counters_.attempts);
             break;
@@ -672,11 +404,11 @@ private:
             if (no_wait_)
                 conn_->query("SELECT CASE WHEN pg_try_advisory_lock(hashtextextended($1, 0)) "
                              "THEN nextval('zklock_fence') END",
-                             {name_}, false, std::move(done));
+                             {name_}, false, pg::no_deadline, std::move(done));
             else  // nextval only once the lock is granted: the CTE's row exists only then
                 conn_->query("WITH l AS MATERIALIZED (SELECT pg_advisory_lock(hashtextextended($1, 0))) "
                              "SELECT nextval('zklock_fence') FROM l",
-                             {name_}, false, std::move(done));
+                             {name_}, false, pg::no_deadline, std::move(done));
             counter_cells::bump(counters_.attempts);
             break;
         case pg_method::row: {
@@ -687,7 +419,7 @@ private:
                 // the holder's open transaction, makes it insert nothing and wait for nobody.
                 conn_->query("INSERT INTO zklock_rows(name) SELECT $1 WHERE NOT EXISTS "
                              "(SELECT 1 FROM zklock_rows WHERE name = $1) ON CONFLICT DO NOTHING",
-                             {name_}, false,
+                             {name_}, false, pg::no_deadline,
                              [self = shared_from_this(), gen = acq_gen_](std::error_code ec, std::vector<pg_result>) {
                                  if (!self->callback_ || gen != self->acq_gen_) return self->close_if_idle();
                                  self->in_flight_ = false;
@@ -703,7 +435,7 @@ private:
             conn_->query("BEGIN; SELECT fence FROM zklock_rows WHERE name = " + lit + " FOR UPDATE" +
                              (no_wait_ ? " NOWAIT" : "") + "; UPDATE zklock_rows SET fence = nextval('zklock_fence') WHERE name = " +
                              lit + " RETURNING fence",
-                         {}, true, std::move(done));
+                         {}, true, pg::no_deadline, std::move(done));
             counter_cells::bump(counters_.attempts);
             break;
         }
@@ -717,7 +449,7 @@ private:
 
     void attempt_done(std::error_code ec, std::vector<pg_result> results) {
         if (!callback_) return close_if_idle();
-        const std::string value = ec ? std::string() : first_value(results);
+        const std::string value = ec ? std::string() : first_text(results);
         const bool granted = !ec && !value.empty();
         const bool aborted = abort_.has_value();
         if (ec == errc::connection_loss) {
@@ -765,7 +497,7 @@ private:
 
     void rollback_then(std::function<void()> next) {
         if (!conn_) return next();
-        conn_->query("ROLLBACK", {}, true,
+        conn_->query("ROLLBACK", {}, true, pg::no_deadline,
                      [self = shared_from_this(), next = std::move(next)](std::error_code ec, std::vector<pg_result>) {
                          if (ec) self->drop_connection();  // a late cancel hit the rollback: the close ends the transaction
                          next();
@@ -853,7 +585,7 @@ private:
             const auto sent = std::chrono::steady_clock::now();
             self->conn_->query("UPDATE zklock_leases SET expires_at = now() + $3::interval "
                                "WHERE name = $1 AND owner = $2",
-                               {self->name_, self->owner_, self->ttl_interval()}, false,
+                               {self->name_, self->owner_, self->ttl_interval()}, false, pg::no_deadline,
                                [self, sent](std::error_code ec2, std::vector<pg_result> results) {
                                    if (!self->held_) return self->close_if_idle();
                                    if (ec2) return self->schedule_renew(std::chrono::milliseconds(100));
@@ -913,13 +645,13 @@ private:
         case pg_method::lease:
             conn_->query("WITH d AS (DELETE FROM zklock_leases WHERE name = $1 AND owner = $2 RETURNING 1) "
                          "SELECT pg_notify($3, '') FROM d",
-                         {name_, owner_, channel_}, false, std::move(cb));
+                         {name_, owner_, channel_}, false, pg::no_deadline, std::move(cb));
             break;
         case pg_method::advisory:
-            conn_->query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", {name_}, false, std::move(cb));
+            conn_->query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", {name_}, false, pg::no_deadline, std::move(cb));
             break;
         case pg_method::row:
-            conn_->query("COMMIT", {}, true, std::move(cb));
+            conn_->query("COMMIT", {}, true, pg::no_deadline, std::move(cb));
             break;
         }
     }

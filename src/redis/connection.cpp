@@ -1,5 +1,7 @@
 #include "connection.hpp"
 
+#include "../detail/async_support.hpp"
+
 #include <zklock/error.hpp>
 
 #include <boost/asio/bind_executor.hpp>
@@ -9,12 +11,26 @@
 #include <hiredis/hiredis.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include <fcntl.h>
 
 namespace zklock::detail::redis {
 namespace asio = boost::asio;
+
+std::shared_ptr<own_context> own_thread_unless(const asio::any_io_executor& ex) {
+    if (ex) return nullptr;
+    auto own = own_context::start();
+    // SIGPIPE goes to the writing thread: block it there.
+    asio::post(own->ioc, [] {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    });
+    return own;
+}
 
 struct connection::request {
     reply_handler handler;

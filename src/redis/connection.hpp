@@ -32,7 +32,17 @@
 
 struct redisAsyncContext;
 
+namespace zklock::detail {
+struct own_context;
+}
+
 namespace zklock::detail::redis {
+
+/// The io_context and thread a Redis service runs on when the user gives no
+/// executor (null when `ex` is set). The thread blocks SIGPIPE: hiredis writes
+/// with write(2), and a server that closed the connection must give EPIPE, not
+/// kill the process.
+std::shared_ptr<own_context> own_thread_unless(const boost::asio::any_io_executor& ex);
 
 /// A copy of the parts of a hiredis reply the lock scripts need.
 struct reply {

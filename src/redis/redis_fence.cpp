@@ -60,15 +60,6 @@ std::optional<std::int64_t> to_int64(std::string_view text) {
     return v;
 }
 
-// Whether a redis:// URL names its db ("/N" after the host).
-bool names_db(std::string_view text) {
-    constexpr std::string_view scheme = "redis://";
-    if (!text.starts_with(scheme)) return false;
-    auto rest = text.substr(scheme.size());
-    if (const auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
-    return rest.find('/') != std::string_view::npos;
-}
-
 redis_address fence_address(const std::string& text, const RedisFenceOptions& o) {
     auto refuse = [](const std::string& why) {
         return error(make_error_code(errc::invalid_argument), "zklock::RedisFence: " + why);
@@ -78,29 +69,11 @@ redis_address fence_address(const std::string& text, const RedisFenceOptions& o)
     if (o.password.empty() && !o.user.empty()) throw refuse("a user without a password");
     std::error_code ec;
     std::string reason;
-    auto a = parse_redis_address(text, ec, &reason);
+    auto a = resolve_redis_address(text, o.user, o.password, o.db, ec, &reason);
     if (ec) throw refuse(reason);
-    if (!a.has_credentials()) {
-        a.user = o.user;
-        a.password = o.password;
-    }
-    if (!names_db(text)) a.db = o.db;
     return a;
 }
 
-std::shared_ptr<own_context> own_thread_unless(const asio::any_io_executor& ex) {
-    if (ex) return nullptr;
-    auto own = own_context::start();
-    // hiredis writes with write(2): a server that closed the connection must
-    // give EPIPE, not kill the process. SIGPIPE goes to the writing thread.
-    asio::post(own->ioc, [] {
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGPIPE);
-        pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    });
-    return own;
-}
 
 std::error_code check_arguments(std::string_view key, std::int64_t token) {
     if (!valid_fencing_token(token) || key.empty()) return make_error_code(errc::invalid_argument);
@@ -132,7 +105,7 @@ struct redis_fence_state : std::enable_shared_from_this<redis_fence_state> {
     bool loading = false;  // a SCRIPT LOAD is on its way
 
     redis_fence_state(redis_address address, const RedisFenceOptions& o)
-        : own(own_thread_unless(o.executor)),
+        : own(redis::own_thread_unless(o.executor)),
           executor(own ? asio::any_io_executor(own->ioc.get_executor()) : o.executor),
           strand(asio::make_strand(executor)),
           conn(std::make_shared<connection>(strand, std::move(address), o.connect_timeout, o.command_timeout)) {}

@@ -181,27 +181,13 @@ struct master {
     std::shared_ptr<subscriber> wakeups;
 };
 
-/// Whether a redis:// URL names its db ("/N" after the host).
-bool names_db(std::string_view text) {
-    constexpr std::string_view scheme = "redis://";
-    if (!text.starts_with(scheme)) return false;
-    auto rest = text.substr(scheme.size());
-    if (const auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
-    return rest.find('/') != std::string_view::npos;
-}
-
 /// One master's address: parsed, with the options' credentials and db where
 /// the address names none.
 redis_address master_address(const std::string& text, const RedisOptions& opts) {
     std::error_code ec;
     std::string reason;
-    auto a = parse_redis_address(text, ec, &reason);
+    auto a = resolve_redis_address(text, opts.user, opts.password, opts.db, ec, &reason);
     if (ec) throw error(ec, "zklock::RedisLockService: " + reason);
-    if (!a.has_credentials()) {
-        a.user = opts.user;
-        a.password = opts.password;
-    }
-    if (!names_db(text)) a.db = opts.db;
     return a;
 }
 
@@ -238,22 +224,9 @@ struct redis_context {
         for (const auto& hp : host_ports) out.push_back(master_address(hp, opts));
         return out;
     }
-    static std::shared_ptr<own_context> own_thread_unless(const asio::any_io_executor& ex) {
-        if (ex) return nullptr;
-        auto own = own_context::start();
-        // hiredis writes with write(2): a server that closed the connection must
-        // give EPIPE, not kill the process. SIGPIPE goes to the writing thread.
-        asio::post(own->ioc, [] {
-            sigset_t set;
-            sigemptyset(&set);
-            sigaddset(&set, SIGPIPE);
-            pthread_sigmask(SIG_BLOCK, &set, nullptr);
-        });
-        return own;
-    }
 
     redis_context(const std::vector<std::string>& host_ports, RedisOptions opts, std::string_view name)
-        : addresses(validate(host_ports, opts)), own(own_thread_unless(opts.executor)),
+        : addresses(validate(host_ports, opts)), own(redis::own_thread_unless(opts.executor)),
           executor(own ? asio::any_io_executor(own->ioc.get_executor()) : opts.executor),
           strand(asio::make_strand(executor)), options(std::move(opts)), backend(name) {
         for (const auto& address : addresses) {

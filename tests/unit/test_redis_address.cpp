@@ -103,3 +103,24 @@ TEST(RedisAddress, AuthenticationRepliesHaveTheirOwnErrors) {
 
 } // namespace
 } // namespace zklock::detail
+
+TEST(RedisAddress, ResolveFillsWhatTheTextDoesNotName) {
+    using zklock::detail::resolve_redis_address;
+    std::error_code ec;
+    auto a = resolve_redis_address("127.0.0.1:6380", "svc", "opt-pw", 3, ec);
+    ASSERT_FALSE(ec);
+    EXPECT_EQ(a.user, "svc");
+    EXPECT_EQ(a.password, "opt-pw");
+    EXPECT_EQ(a.db, 3);
+    // The URL's own credentials and db win, "/0" included.
+    a = resolve_redis_address("redis://u:url-pw@h:6379/0", "svc", "opt-pw", 3, ec);
+    ASSERT_FALSE(ec);
+    EXPECT_EQ(a.user, "u");
+    EXPECT_EQ(a.password, "url-pw");
+    EXPECT_EQ(a.db, 0);
+    a = resolve_redis_address("redis://h", "", "", 5, ec);
+    ASSERT_FALSE(ec);
+    EXPECT_EQ(a.db, 5);
+    resolve_redis_address("redis://h:99999", "", "", 0, ec);
+    EXPECT_EQ(ec, zklock::errc::invalid_argument);
+}

@@ -37,6 +37,13 @@ struct redis_address {
 /// percent escape, "rediss://" (TLS: hiredis 0.14 has none), or a query string.
 redis_address parse_redis_address(std::string_view text, std::error_code& ec, std::string* reason = nullptr);
 
+/// parse_redis_address(text), completed from the service's options where the
+/// text names nothing: `user` and `password` when it has no credentials, `db`
+/// when it names no database (a URL's "/N" wins, even "/0"). Errors as
+/// parse_redis_address.
+redis_address resolve_redis_address(std::string_view text, const std::string& user, const std::string& password,
+                                     int db, std::error_code& ec, std::string* reason = nullptr);
+
 /// The commands a new connection sends before anything else: AUTH (with the
 /// user when there is one: "AUTH user password", Redis 6+; else "AUTH password")
 /// when there is a password, then SELECT when db is not 0. Empty when neither.
