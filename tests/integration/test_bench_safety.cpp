@@ -157,7 +157,7 @@ TEST(BenchSafety, ReportHoldsEveryRowAskedForAndItsNumbersAgreeWithTheFaults) {
 
     // The files, and nothing of the speed report's touched.
     for (const char* file : {"safety.json", "safety.md", "safety.svg", "safety.gp", "safety-overlaps.dat",
-                             "safety-stale.dat"})
+                             "safety-stale.dat", "safety-fence.dat"})
         EXPECT_TRUE(std::filesystem::exists(report / file)) << file << " missing:\n" << run.output;
     EXPECT_EQ(read_file(report / "results.json"), "the speed report\n");
     const auto json = nlohmann::json::parse(read_file(report / "safety.json"));

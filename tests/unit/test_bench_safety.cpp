@@ -310,12 +310,21 @@ TEST(SafetyReport, ChartDataHasAColumnPerFaultThatRanAndMarksTheGaps) {
               "backend paused-holder killed-holder\nzookeeper 9 ?\nnaive-setnx-expire ? 0\nflock ? ?\n");
     EXPECT_EQ(safety_chart_data(report, "stale_accepted_unfenced"),
               "backend paused-holder killed-holder\nzookeeper 1 ?\nnaive-setnx-expire ? 0\nflock ? ?\n");
-    const auto gp = safety_chart_script(2, 9, 0);
+    const auto gp = safety_chart_script(report);
     EXPECT_NE(gp.find("set output 'safety.svg'"), std::string::npos);
-    EXPECT_NE(gp.find("plot for [i=2:3] 'safety-overlaps.dat'"), std::string::npos);
-    EXPECT_NE(gp.find("plot for [i=2:3] 'safety-stale.dat'"), std::string::npos);
-    EXPECT_NE(gp.find("set yrange [0:10]"), std::string::npos) << gp;
-    EXPECT_NE(gp.find("set yrange [0:1]"), std::string::npos) << gp;  // all zero: still a range
+    EXPECT_NE(gp.find("set multiplot layout 3,1"), std::string::npos) << gp;
+    EXPECT_NE(gp.find("set yrange [0:10]\nset title 'Overlapping critical sections (lower is better)'\n"
+                      "plot for [i=2:3] 'safety-overlaps.dat'"),
+              std::string::npos)
+        << gp;
+    EXPECT_NE(gp.find("set yrange [0:2]\nset title 'Stale writes: an unfenced resource takes them all (lower is "
+                      "better)'\nplot for [i=2:3] 'safety-stale.dat'"),
+              std::string::npos)
+        << gp;
+    EXPECT_NE(gp.find("set yrange [0:1]\nset title 'Stale writes a fenced resource let through (lower is better)'\n"
+                      "plot for [i=2:3] 'safety-fence.dat'"),
+              std::string::npos)
+        << gp;  // all zero: still a range
 }
 
 // --- the naive recipes' replies ------------------------------------------------------

@@ -48,13 +48,19 @@ bool write_safety_report(const std::string& dir, const nlohmann::json& report);
 
 /// The report's Markdown. Pure.
 std::string safety_markdown(const nlohmann::json& report);
-/// The chart's data for one figure of the rows (`key`: "overlaps",
-/// "stale_accepted_unfenced"): a row per backend, a column per fault, "?"
-/// where the fault did not run. Pure.
+/// The chart's data for one figure of the rows (`key`: a panel's, e.g.
+/// "overlaps"): a row per backend, a column per fault that ran somewhere, "?"
+/// where it did not run for that backend. Pure.
 std::string safety_chart_data(const nlohmann::json& report, const std::string& key);
-/// The gnuplot script that draws safety.svg from the data files (`faults`
-/// columns; the y axes reach past the largest figures). Pure.
-std::string safety_chart_script(std::size_t faults, long long most_overlaps, long long most_stale);
+/// One panel of safety.svg: a figure of the rows, its data file, its title.
+struct chart_panel {
+    std::string key, file, title;
+};
+/// The panels: overlaps, stale writes, stale writes a fence let through.
+const std::vector<chart_panel>& safety_chart_panels();
+/// The gnuplot script that draws safety.svg from the panels' data files (a
+/// column per fault that ran; each y axis reaches past its largest figure). Pure.
+std::string safety_chart_script(const nlohmann::json& report);
 
 /// Registers the hidden `bench-safety-client` subcommand (the client processes).
 void add_safety_client(CLI::App& app, int& exit_code);

@@ -64,7 +64,8 @@ std::optional<std::string> not_applicable(std::string_view row, std::string_view
     if (flock && fault == "partitioned-client") return "flock has no network: every client is on one machine";
     const bool redis = row == "redis" || row == "redlock" || is_anti_example(row);
     if (!redis && fault == "restart-without-persistence")
-        return "the server always keeps its data (ZooKeeper's transaction log, PostgreSQL's WAL)";
+        return row == "zookeeper" ? "ZooKeeper always keeps its data (transaction log and snapshots): see killed-server"
+                                  : "PostgreSQL always keeps its data (WAL): see killed-server";
     return std::nullopt;
 }
 

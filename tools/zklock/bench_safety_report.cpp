@@ -1,6 +1,6 @@
 // zklock bench --safety --report DIR: safety.json, safety.md and safety.svg
-// (gnuplot, from safety-overlaps.dat and safety-stale.dat; safety.gp redraws
-// it). The speed report's files (results.*, charts.gp, ...) are left alone.
+// (gnuplot, from the safety-*.dat files; safety.gp redraws it). The speed
+// report's files (results.*, charts.gp, ...) are left alone.
 #include "bench.hpp"
 #include "bench_safety.hpp"
 
@@ -140,9 +140,9 @@ std::string safety_markdown(const json& report) {
         if (report.contains("row_descriptions") && report["row_descriptions"].contains(b))
             md << "- " << b << ": " << text(report["row_descriptions"][b]) << "\n";
     md << "\n## Chart\n\n"
-       << "![Overlapping critical sections and stale writes accepted by an unfenced resource, per backend and "
+       << "![Overlapping critical sections, stale writes, and stale writes a fence let through, per backend and "
           "fault](safety.svg)\n\n"
-       << "safety.json holds every figure; safety.gp redraws the chart from safety-overlaps.dat and safety-stale.dat "
+       << "safety.json holds every figure; safety.gp redraws the chart from the safety-*.dat files "
           "(`gnuplot safety.gp`).\n";
     return md.str();
 }
@@ -184,10 +184,22 @@ std::string safety_chart_data(const json& report, const std::string& key) {
     return dat.str();
 }
 
-std::string safety_chart_script(std::size_t faults, long long most_overlaps, long long most_stale) {
+const std::vector<chart_panel>& safety_chart_panels() {
+    static const std::vector<chart_panel> panels = {
+        {"overlaps", "safety-overlaps.dat", "Overlapping critical sections (lower is better)"},
+        {"stale_accepted_unfenced", "safety-stale.dat", "Stale writes: an unfenced resource takes them all (lower is better)"},
+        {"stale_accepted_fenced", "safety-fence.dat", "Stale writes a fenced resource let through (lower is better)"}};
+    return panels;
+}
+
+std::string safety_chart_script(const json& report) {
+    const auto& rows = report["rows"];
+    const auto& panels = safety_chart_panels();
     std::ostringstream gp;
-    gp << "# Draws safety.svg from safety-overlaps.dat and safety-stale.dat: gnuplot safety.gp\n"
-       << "set terminal svg size 960,720 dynamic font 'sans,11' background rgb 'white'\n"
+    gp << "# Draws safety.svg from";
+    for (const auto& p : panels) gp << " " << p.file;
+    gp << ": gnuplot safety.gp\n"
+       << "set terminal svg size 960," << 330 * panels.size() << " dynamic font 'sans,11' background rgb 'white'\n"
        << "set output 'safety.svg'\n"
        << "set datafile missing '?'\n"
        << "set style data histograms\n"
@@ -196,14 +208,17 @@ std::string safety_chart_script(std::size_t faults, long long most_overlaps, lon
        << "set grid ytics\n"
        << "set key outside right top noenhanced\n"
        << "set xtics noenhanced rotate by -25\n"
-       << "set multiplot layout 2,1\n"
-       << "set yrange [0:" << std::max(1LL, most_overlaps + most_overlaps / 10 + 1) << "]\n"
-       << "set title 'Overlapping critical sections (two clients believed they held the lock; lower is better)'\n"
-       << "plot for [i=2:" << faults + 1 << "] 'safety-overlaps.dat' using i:xtic(1) title columnheader(i)\n"
-       << "set yrange [0:" << std::max(1LL, most_stale + most_stale / 10 + 1) << "]\n"
-       << "set title 'Stale writes an unfenced resource accepted (a fenced one refused them; lower is better)'\n"
-       << "plot for [i=2:" << faults + 1 << "] 'safety-stale.dat' using i:xtic(1) title columnheader(i)\n"
-       << "unset multiplot\n";
+       << "set multiplot layout " << panels.size() << ",1\n";
+    for (const auto& p : panels) {
+        long long most = 0;
+        for (const auto& r : rows)
+            if (r["status"] == "ran" && r[p.key].is_number()) most = std::max(most, r[p.key].get<long long>());
+        gp << "set yrange [0:" << std::max(1LL, most + most / 10 + 1) << "]\n"
+           << "set title '" << p.title << "'\n"
+           << "plot for [i=2:" << faults_run(rows).size() + 1 << "] '" << p.file
+           << "' using i:xtic(1) title columnheader(i)\n";
+    }
+    gp << "unset multiplot\n";
     return gp.str();
 }
 
@@ -212,17 +227,9 @@ bool write_safety_report(const std::string& dir_name, const json& report) {
     std::filesystem::create_directories(dir);
     bool written = write_text_file(dir / "safety.json", report.dump(2) + "\n");
     written = write_text_file(dir / "safety.md", safety_markdown(report)) && written;
-    written = write_text_file(dir / "safety-overlaps.dat", safety_chart_data(report, "overlaps")) && written;
-    written = write_text_file(dir / "safety-stale.dat", safety_chart_data(report, "stale_accepted_unfenced")) && written;
-    const auto most = [&](const char* key) {
-        long long m = 0;
-        for (const auto& r : report["rows"])
-            if (r["status"] == "ran") m = std::max(m, r[key].get<long long>());
-        return m;
-    };
-    written = write_text_file(dir / "safety.gp", safety_chart_script(faults_run(report["rows"]).size(), most("overlaps"),
-                                                                     most("stale_accepted_unfenced"))) &&
-              written;
+    for (const auto& p : safety_chart_panels())
+        written = write_text_file(dir / p.file, safety_chart_data(report, p.key)) && written;
+    written = write_text_file(dir / "safety.gp", safety_chart_script(report)) && written;
     if (!written) {
         std::cerr << "zklock bench: cannot write the report into " << dir.string() << "\n";
         return false;
