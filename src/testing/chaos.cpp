@@ -141,6 +141,8 @@ chaos_schedule_options& chaos_schedule_options::without_iptables() {
     return *this;
 }
 
+std::string lock_create_needle() { return std::string("-lock-\0\0\0", 9); }
+
 chaos_step next_chaos_step(std::mt19937_64& rng, const chaos_schedule_options& o) {
     std::vector<chaos_fault> usable;
     for (const auto f : o.faults) {
@@ -685,6 +687,16 @@ ChaosCluster::ChaosCluster(ChaosOptions options, std::uint64_t seed)
 }
 
 ChaosCluster::~ChaosCluster() {
+    // A test that failed half way may leave a fault in force: lift the client
+    // faults first, so the clients can release and stop quickly.
+    for (auto& per_client : links_)
+        for (auto& l : per_client) {
+            try {
+                l->heal();
+            } catch (...) {
+            }
+            l->delay(0ms);
+        }
     // Stopping every worker at once, then each one's destructor waits for its own.
     for (auto& c : clients_) c->request_stop();
     clients_.clear();
@@ -826,7 +838,7 @@ std::string ChaosCluster::apply(const chaos_step& s) {
             what = "drop_create_reply: " + name + " has no open connection (skipped)";
             for (auto& l : links)
                 if (l->open_connections() > 0 && !l->drop_armed()) {
-                    l->drop_next_reply(options_.client.path + "/_c_");
+                    l->drop_next_reply(lock_create_needle());
                     what = "the reply to " + name + "'s next create will be lost";
                     break;
                 }

@@ -148,7 +148,7 @@ TEST_F(ChaosTest, LostCreateRepliesUnderContentionLeaveOneNodePerClient) {
         for (std::size_t c = 0; c < cluster.clients(); ++c)
             for (std::size_t n = 0; n < cluster.ensemble().size(); ++n)
                 if (cluster.link(c, n).open_connections() > 0) {
-                    cluster.link(c, n).drop_next_reply(o.client.path + "/_c_");
+                    cluster.link(c, n).drop_next_reply(zt::lock_create_needle());
                     armed.emplace_back(c, n);
                 }
         EXPECT_EQ(armed.size(), cluster.clients());

@@ -122,3 +122,12 @@ TEST(ChaosVerdict, EveryBrokenConditionIsNamed) {
                     o.summary.stale_accepted_unfenced = 3;
                 }).empty());
 }
+
+TEST(ChaosNeedle, MatchesACreateOfALockNodeOnly) {
+    const auto needle = zt::lock_create_needle();
+    // A create request: the path "..._c_<guid>-lock-", then the data's length (big endian) and data.
+    const std::string create = std::string("/l/_c_0f-lock-") + std::string("\0\0\0\x0a", 4) + "host:12345";
+    const std::string get_data = std::string("/l/_c_0f-lock-0000000007") + std::string("\x01", 1);
+    EXPECT_NE(create.find(needle), std::string::npos);
+    EXPECT_EQ(get_data.find(needle), std::string::npos);
+}

@@ -119,6 +119,13 @@ chaos_step next_chaos_step(std::mt19937_64& rng, const chaos_schedule_options& o
 /// `count` steps drawn from a generator seeded with `seed`.
 std::vector<chaos_step> chaos_schedule(std::uint64_t seed, const chaos_schedule_options& options, std::size_t count);
 
+/// A FaultyLink::drop_next_reply() needle that only a lock node's create
+/// request holds: its path ends with the marker "-lock-" (the server appends the
+/// sequence number) followed by the high bytes of the node data's length, where
+/// a getData, exists or delete of a queue node has the sequence digits. (A
+/// needle of the lock path would catch a waiter's getData of its predecessor.)
+std::string lock_create_needle();
+
 // ---- verdicts (pure) ------------------------------------------------------------
 
 /// What a run ended with, for chaos_violations() and chaos_line().
