@@ -15,7 +15,15 @@ namespace {
 // reaped) are re-created this many times before the acquire fails.
 constexpr int max_parent_retries = 5;
 
-bool connection_trouble(int rc) { return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP; }
+// What the C client hands a request whose outcome it cannot know: it tears the
+// connection down and fails every pending request with the reason (a lost
+// connection, a timeout, a reply out of order: ZRUNTIMEINCONSISTENCY, one it
+// cannot decode, a socket error), then reconnects. The session's janitor
+// retries on the same set.
+bool connection_trouble(int rc) {
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP || rc == ZRUNTIMEINCONSISTENCY ||
+           rc == ZMARSHALLINGERROR || rc == ZSYSTEMERROR;
+}
 bool session_gone(int rc) { return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZCLOSING; }
 } // namespace
 
