@@ -9,6 +9,9 @@
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/faulty_link.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <atomic>
@@ -259,6 +262,60 @@ TEST_F(NetworkFaultTest, GarbledReplyToALeaderObserverIsRetried) {
     EXPECT_EQ(info->participant_id, "candidate");
     EXPECT_EQ(link.replies_garbled(), 1u);
     candidate.resign();
+}
+
+TEST_F(NetworkFaultTest, AnAcquireRightAfterTheNodeWentWaitsForTheLossReasonInsteadOfFailing) {
+    // Found by the chaos suite: once our node is gone, is_held() turns false at
+    // once while the reason takes a request (or the session's next event) to
+    // learn; an acquire through the same Mutex in that window failed with
+    // already_acquiring although the object neither held nor waited.
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 4000ms);
+    Mutex holder(*s, path);
+    auto lost = first_loss(holder);
+    holder.lock();
+    auto observer = connect();
+    link.delay(300ms);  // the request that learns why takes 600 ms
+    zt::delete_node(*observer, holder.node_path());
+    ASSERT_TRUE(wait_until([&] { return !holder.is_held(); }));
+    EXPECT_NE(lost.wait_for(0ms), std::future_status::ready) << "the reason is not known yet";
+
+    std::error_code ec;
+    EXPECT_TRUE(holder.try_lock_for(20s, ec));
+    EXPECT_FALSE(ec) << ec.message();
+    ASSERT_EQ(lost.wait_for(0ms), std::future_status::ready) << "the loss is reported before the next grant";
+    EXPECT_EQ(lost.get(), errc::node_deleted);
+    EXPECT_TRUE(holder.is_held());
+    link.delay(0ms);
+    auto released = holder.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+}
+
+TEST_F(NetworkFaultTest, AnAcquireWaitingForTheLossReasonCanBeCancelled) {
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 4000ms);
+    Mutex holder(*s, path);
+    holder.lock();
+    auto observer = connect();
+    link.delay(500ms);
+    zt::delete_node(*observer, holder.node_path());
+    ASSERT_TRUE(wait_until([&] { return !holder.is_held(); }));
+    boost::asio::cancellation_signal cancel;
+    auto acquired = holder.async_lock(boost::asio::bind_cancellation_slot(cancel.slot(), boost::asio::use_future));
+    boost::asio::post(s->get_executor(), [&] { cancel.emit(boost::asio::cancellation_type::terminal); });
+    ASSERT_EQ(acquired.wait_for(20s), std::future_status::ready);
+    const std::error_code ec = acquired.get();
+    EXPECT_EQ(ec, std::errc::operation_canceled) << ec.message();
+    link.delay(0ms);
+    // Once the loss is known the object queues again normally.
+    EXPECT_TRUE(wait_until([&] {
+        std::error_code ec;
+        const bool ok = holder.try_lock_for(5s, ec);
+        return ok && !ec;
+    }, 20s));
+    holder.unlock();
 }
 
 TEST(FaultyLinkCleanup, DestructionClosesConnectionsStopsTheThreadAndHeals) {
