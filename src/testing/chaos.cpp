@@ -35,7 +35,8 @@ std::chrono::milliseconds draw_between(std::mt19937_64& rng, std::chrono::millis
 }
 
 bool instant(chaos_fault f) {
-    return f == chaos_fault::reset_client || f == chaos_fault::drop_create_reply || f == chaos_fault::expire_session;
+    return f == chaos_fault::reset_client || f == chaos_fault::drop_create_reply || f == chaos_fault::expire_session ||
+           f == chaos_fault::garble_create_reply;
 }
 
 bool needs_iptables(chaos_fault f) { return f == chaos_fault::blackhole_client || f == chaos_fault::partition_leader; }
@@ -49,7 +50,8 @@ bool client_fault(chaos_fault f) {
     case chaos_fault::drop_create_reply:
     case chaos_fault::delay_client:
     case chaos_fault::expire_session:
-    case chaos_fault::freeze_holder: return true;
+    case chaos_fault::freeze_holder:
+    case chaos_fault::garble_create_reply: return true;
     default: return false;
     }
 }
@@ -116,6 +118,7 @@ std::string_view to_string(chaos_fault f) noexcept {
     case chaos_fault::delay_client: return "delay_client";
     case chaos_fault::expire_session: return "expire_session";
     case chaos_fault::freeze_holder: return "freeze_holder";
+    case chaos_fault::garble_create_reply: return "garble_create_reply";
     }
     return "?";
 }
@@ -124,7 +127,7 @@ std::vector<chaos_fault> all_chaos_faults() {
     return {chaos_fault::kill_leader,      chaos_fault::kill_follower,     chaos_fault::pause_server,
             chaos_fault::partition_leader, chaos_fault::blackhole_client,  chaos_fault::reset_client,
             chaos_fault::drop_create_reply, chaos_fault::delay_client,     chaos_fault::expire_session,
-            chaos_fault::freeze_holder};
+            chaos_fault::freeze_holder,    chaos_fault::garble_create_reply};
 }
 
 std::string describe(const chaos_step& step) {
@@ -817,6 +820,7 @@ std::string ChaosCluster::apply(const chaos_step& s) {
     case chaos_fault::blackhole_client:
     case chaos_fault::reset_client:
     case chaos_fault::drop_create_reply:
+    case chaos_fault::garble_create_reply:
     case chaos_fault::delay_client: {
         const auto c = s.target % clients_.size();
         const auto name = clients_[c]->name();
@@ -834,12 +838,14 @@ std::string ChaosCluster::apply(const chaos_step& s) {
             std::size_t n = 0;
             for (auto& l : links) n += l->reset();
             what = "reset of " + name + "'s connections (" + std::to_string(n) + ")";
-        } else if (s.fault == chaos_fault::drop_create_reply) {
-            what = "drop_create_reply: " + name + " has no open connection (skipped)";
+        } else if (s.fault == chaos_fault::drop_create_reply || s.fault == chaos_fault::garble_create_reply) {
+            const bool garble = s.fault == chaos_fault::garble_create_reply;
+            what = std::string(to_string(s.fault)) + ": " + name + " has no open connection (skipped)";
             for (auto& l : links)
                 if (l->open_connections() > 0 && !l->drop_armed()) {
-                    l->drop_next_reply(lock_create_needle());
-                    what = "the reply to " + name + "'s next create will be lost";
+                    if (garble) l->garble_next_reply(lock_create_needle());
+                    else l->drop_next_reply(lock_create_needle());
+                    what = "the reply to " + name + "'s next create will be " + (garble ? "garbled" : "lost");
                     break;
                 }
         } else {

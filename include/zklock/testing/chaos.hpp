@@ -86,6 +86,7 @@ enum class chaos_fault {
     delay_client,       ///< client `target`'s link 20-200 ms slow for the duration
     expire_session,     ///< client `target`'s session expired by the server
     freeze_holder,      ///< a client in its critical section (else `target`) frozen for the duration
+    garble_create_reply,  ///< the reply to client `target`'s next create garbled (the C client drops the connection)
 };
 std::string_view to_string(chaos_fault f) noexcept;
 /// Every fault, in declaration order.
