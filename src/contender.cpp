@@ -15,7 +15,15 @@ namespace {
 // reaped) are re-created this many times before the acquire fails.
 constexpr int max_parent_retries = 5;
 
-bool connection_trouble(int rc) { return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP; }
+// What the C client hands a request whose outcome it cannot know: it tears the
+// connection down and fails every pending request with the reason (a lost
+// connection, a timeout, a reply out of order: ZRUNTIMEINCONSISTENCY, one it
+// cannot decode, a socket error), then reconnects. The session's janitor
+// retries on the same set.
+bool connection_trouble(int rc) {
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP || rc == ZRUNTIMEINCONSISTENCY ||
+           rc == ZMARSHALLINGERROR || rc == ZSYSTEMERROR;
+}
 bool session_gone(int rc) { return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZCLOSING; }
 } // namespace
 
@@ -76,7 +84,27 @@ void contender_engine::acquire(std::optional<clock::time_point> deadline, bool n
         return;
     }
     if (busy_.exchange(true)) {
-        session_->post([cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
+        // Our node went while held (is_held() is false) and why is not known yet:
+        // the hold is over for the caller, so queue again once its loss has been
+        // reported (lose() starts it). Anything else is a second acquire.
+        const auto id = next_waiter_id_.fetch_add(1);
+        if (slot.is_connected()) {
+            slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
+                if (auto self = weak.lock())
+                    self->session_->post([self, id] {
+                        if (!self->deferred_start_ || self->deferred_start_->id != id) return;
+                        auto d = std::exchange(self->deferred_start_, std::nullopt);
+                        d->callback(operation_aborted(), false);
+                    });
+            });
+        }
+        session_->post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
+            if (self->phase_ == phase::held && self->attempt_ && self->attempt_->node_gone && !self->deferred_start_) {
+                self->deferred_start_ = deferred_start{id, deadline, no_wait, std::move(cb)};
+                return;
+            }
+            cb(make_error_code(errc::already_acquiring), false);
+        });
         return;
     }
     if (slot.is_connected()) {
@@ -113,6 +141,7 @@ void contender_engine::shutdown() noexcept {
             if (self->phase_ == phase::acquiring) {
                 self->abandon(operation_aborted());
             } else if (self->phase_ == phase::held) {
+                if (auto d = std::exchange(self->deferred_start_, std::nullopt)) d->callback(operation_aborted(), false);
                 self->do_release({});
                 if (!was_held) self->busy_ = false;  // granted after the call above looked
             }
@@ -671,7 +700,8 @@ void contender_engine::lose(std::error_code ec) {
     auto a = std::exchange(attempt_, nullptr);
     phase_ = phase::idle;
     held_ = false;
-    busy_ = false;
+    auto next = std::exchange(deferred_start_, std::nullopt);
+    if (!next) busy_ = false;  // otherwise it stays set for the acquire that waited
     set_position(-1);
     std::vector<std::shared_ptr<std::function<void(std::error_code)>>> callbacks;
     {
@@ -684,6 +714,7 @@ void contender_engine::lose(std::error_code ec) {
     if (ec == errc::connection_suspended) session_->delete_owned(path_of(a->node), a->owner);
     for (auto& cb : callbacks) asio::post(session_->user_executor(), [cb, ec] { (*cb)(ec); });
     finish_lost_waiters(ec);
+    if (next) start(next->deadline, next->no_wait, std::move(next->callback));
 }
 
 void contender_engine::on_session_event(session_event e) {

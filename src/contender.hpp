@@ -167,6 +167,15 @@ private:
         std::function<void(std::error_code)> callback;
     };
     std::vector<lost_waiter> lost_waiters_;
+    // An acquire made after our node went (is_held() false) while the reason is
+    // not known yet: it starts once lose() has told the old hold's listeners.
+    struct deferred_start {
+        std::uint64_t id = 0;  // for its cancellation slot
+        std::optional<clock::time_point> deadline;
+        bool no_wait = false;
+        acquire_callback callback;
+    };
+    std::optional<deferred_start> deferred_start_;
     std::function<void(std::size_t)> position_callback_;
     std::atomic<std::uint64_t> next_waiter_id_{1};
 

@@ -58,7 +58,10 @@ private:
     }
 
     void retry_or_fail(int rc) {
-        if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE)
+        // The C client fails pending requests with ZRUNTIMEINCONSISTENCY (a reply out
+        // of order), ZMARSHALLINGERROR or ZSYSTEMERROR too when it drops a connection.
+        if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE ||
+            rc == ZRUNTIMEINCONSISTENCY || rc == ZMARSHALLINGERROR || rc == ZSYSTEMERROR)
             return step();  // when_connected waits for the (new) session
         finish(rc == ZCLOSING ? make_error_code(errc::session_closed) : from_zookeeper(rc), {});
     }

@@ -2,31 +2,18 @@
 
 #include "../session_impl.hpp"
 
+#include <cstring>
 #include <functional>
 #include <future>
 #include <poll.h>
 
 namespace zklock::testing {
 
-void expire_session(Session& session, std::chrono::milliseconds timeout) {
-    auto impl = session.impl();
-    // Hold the session's strand while another connection takes the session over and
-    // closes it: otherwise the client reconnects at once, takes the session back, and
-    // the server refuses the close (session moved).
-    std::promise<std::optional<clientid_t>> p;
-    auto f = p.get_future();
-    auto release = std::make_shared<std::promise<void>>();
-    impl->post([impl, &p, released = release->get_future().share()] {
-        p.set_value(impl->client_id());
-        released.wait();
-    });
-    struct releaser {
-        std::shared_ptr<std::promise<void>> r;
-        ~releaser() { r->set_value(); }
-    } unblock_on_exit{release};
-    const auto id = f.get();
-    if (!id) throw error(make_error_code(errc::invalid_state), "expire_session: the session is not connected");
+namespace {
 
+// Attaches a second handle to the session `id` / `password` and closes it,
+// which ends the session on the server.
+void take_over_and_close(const Session& session, const clientid_t& id, std::chrono::milliseconds timeout) {
     struct state {
         bool connected = false;
     } st;
@@ -34,7 +21,7 @@ void expire_session(Session& session, std::chrono::milliseconds timeout) {
         if (type == ZOO_SESSION_EVENT && zstate == ZOO_CONNECTED_STATE) static_cast<state*>(ctx)->connected = true;
     };
     zhandle_t* zh = zookeeper_init(session.options().connect.c_str(), watcher,
-                                   static_cast<int>(session.negotiated_timeout().count()), &*id, &st, 0);
+                                   static_cast<int>(session.negotiated_timeout().count()), &id, &st, 0);
     if (!zh) throw error(make_error_code(errc::invalid_argument), "expire_session: zookeeper_init failed");
     // Drive the second single-threaded handle until it is connected.
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -55,6 +42,54 @@ void expire_session(Session& session, std::chrono::milliseconds timeout) {
     const bool ok = st.connected;
     zookeeper_close(zh);  // closing the session on the server expires it for the original handle
     if (!ok) throw error(make_error_code(errc::timeout), "expire_session: could not attach to the session");
+}
+
+} // namespace
+
+SessionFreeze::SessionFreeze(Session& session, std::chrono::milliseconds timeout) : session_(session) {
+    auto impl = session.impl();
+    if (impl->state() == session_state::closed)
+        throw error(make_error_code(errc::session_closed), "SessionFreeze: the session is closed");
+    // Hold the session's strand: a handler that waits until thawed.
+    auto held = std::make_shared<std::promise<std::optional<clientid_t>>>();
+    auto f = held->get_future();
+    release_ = std::make_shared<std::promise<void>>();
+    impl->post([impl, held, released = release_->get_future().share()] {
+        held->set_value(impl->client_id());
+        // Run inline on the caller's thread (the session's thread has ended):
+        // nothing to hold.
+        if (impl->on_session_thread()) released.wait();
+    });
+    if (f.wait_for(timeout) != std::future_status::ready) {
+        thaw();
+        throw error(make_error_code(errc::timeout), "SessionFreeze: the session's strand was not free in time");
+    }
+    if (const auto id = f.get()) {
+        client_id_ = id->client_id;
+        password_.assign(id->passwd, sizeof id->passwd);
+    }
+}
+
+SessionFreeze::~SessionFreeze() { thaw(); }
+
+void SessionFreeze::thaw() noexcept {
+    if (auto r = std::exchange(release_, nullptr)) r->set_value();
+}
+
+void SessionFreeze::expire(std::chrono::milliseconds timeout) {
+    if (!client_id_) throw error(make_error_code(errc::invalid_state), "expire_session: the session is not connected");
+    clientid_t id{};
+    id.client_id = *client_id_;
+    std::memcpy(id.passwd, password_.data(), std::min(password_.size(), sizeof id.passwd));
+    take_over_and_close(session_, id, timeout);
+}
+
+void expire_session(Session& session, std::chrono::milliseconds timeout) {
+    // Hold the session's strand while another connection takes the session over and
+    // closes it: otherwise the client reconnects at once, takes the session back, and
+    // the server refuses the close (session moved).
+    SessionFreeze freeze(session, timeout);
+    freeze.expire(timeout);
 }
 
 namespace {

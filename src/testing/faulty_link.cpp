@@ -57,7 +57,8 @@ struct Connection {
     tcp::socket server;
     Pipe up;    // client -> server
     Pipe down;  // server -> client
-    bool drop_reply = false;  // the next bytes from the server are the reply to lose
+    bool drop_reply = false;    // the next bytes from the server are the reply to lose
+    bool garble_reply = false;  // ... or the reply whose xid to change
     std::string tail;         // the end of the last read, for a needle split across reads
     bool closed = false;
 };
@@ -80,8 +81,10 @@ struct FaultyLink::Impl {
     std::uint16_t target = 0;
     std::atomic<long long> delay_ms{0};
     std::optional<std::string> armed;  // the link's thread only
+    bool armed_garble = false;         // what the armed needle does: garble (true) or drop the reply
     std::atomic<bool> armed_flag{false};
     std::atomic<std::size_t> dropped{0};
+    std::atomic<std::size_t> garbled{0};
     std::atomic<std::size_t> open{0};
     std::atomic<std::size_t> accepted{0};
     std::vector<std::shared_ptr<Connection>> connections;  // the link's thread only
@@ -111,7 +114,7 @@ struct FaultyLink::Impl {
     }
 
     void note_request(Connection& c, std::string_view data) {
-        if (!armed || c.drop_reply) return;
+        if (!armed || c.drop_reply || c.garble_reply) return;
         bool hit = armed->empty();
         if (!hit) {
             std::string window = c.tail;
@@ -121,7 +124,7 @@ struct FaultyLink::Impl {
             c.tail = window.substr(window.size() - keep);
         }
         if (hit) {
-            c.drop_reply = true;
+            (armed_garble ? c.garble_reply : c.drop_reply) = true;
             armed.reset();
             armed_flag = false;
         }
@@ -143,13 +146,20 @@ struct FaultyLink::Impl {
                 pipe.wake.cancel();
                 co_return;
             }
-            const std::string_view data(buf.data(), n);
+            const std::string_view data(buf.data(), n);  // buf may still be garbled below: a view sees it
             if (upstream) {
                 note_request(*c, data);
             } else if (c->drop_reply) {
                 ++dropped;
                 close(*c, /*reset_client=*/true, /*reset_server=*/false);
                 co_return;
+            } else if (c->garble_reply && n >= 8) {
+                // A reply frame: a 4-byte length, then the header, which opens with
+                // the request's xid (big endian). Bit 20 of it changed: positive xids
+                // stay positive, and the client finds no request with that xid.
+                c->garble_reply = false;
+                buf[5] = static_cast<char>(buf[5] ^ 0x10);
+                ++garbled;
             }
             pipe.queue.push_back({steady::now() + std::chrono::milliseconds(delay_ms.load()),
                                   std::vector<char>(data.begin(), data.end())});
@@ -312,9 +322,21 @@ void FaultyLink::drop_next_reply(std::string request_contains) {
     impl_->on_link_thread([impl = impl_.get(), needle = std::move(request_contains)]() mutable {
         for (const auto& c : impl->connections) c->tail.clear();
         impl->armed = std::move(needle);
+        impl->armed_garble = false;
         impl->armed_flag = true;
     });
 }
+
+void FaultyLink::garble_next_reply(std::string request_contains) {
+    impl_->on_link_thread([impl = impl_.get(), needle = std::move(request_contains)]() mutable {
+        for (const auto& c : impl->connections) c->tail.clear();
+        impl->armed = std::move(needle);
+        impl->armed_garble = true;
+        impl->armed_flag = true;
+    });
+}
+
+std::size_t FaultyLink::replies_garbled() const noexcept { return impl_->garbled.load(); }
 
 bool FaultyLink::drop_armed() const { return impl_->armed_flag.load(); }
 

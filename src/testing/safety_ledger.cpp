@@ -12,17 +12,24 @@ std::string safety_summary::line() const {
            " longest_gap_ms=" + std::to_string(longest_gap.count());
 }
 
+SafetyLedger::SafetyLedger(std::size_t permits) : permits_(permits == 0 ? 1 : permits) {}
+
 SafetyLedger::section_id SafetyLedger::enter(std::string_view client, std::int64_t token, clock::time_point at) {
     std::lock_guard lk(mutex_);
-    for (const auto& s : sections_)
-        if (s.open && s.client != client) {
-            ++counts_.overlaps;
-            break;
-        }
+    std::vector<section_id> open_others;
+    for (section_id i = 0; i < sections_.size(); ++i)
+        if (sections_[i].open && sections_[i].client != client) open_others.push_back(i);
+    section s;
+    s.client = std::string(client);
+    s.token = token;
+    if (open_others.size() >= permits_) {
+        ++counts_.overlaps;
+        s.overlapped = std::move(open_others);  // judged in summary(), once every loss is known
+    }
     ++counts_.grants;
     if (last_grant_ && at - *last_grant_ > longest_gap_) longest_gap_ = at - *last_grant_;
     last_grant_ = at;
-    sections_.push_back({std::string(client), token, true});
+    sections_.push_back(std::move(s));
     return sections_.size() - 1;
 }
 
@@ -43,6 +50,10 @@ bool SafetyLedger::write(section_id id, clock::time_point) {
     // Equal tokens are admitted so one section may write twice; from another
     // section it means two grants carried one token.
     if (fenced_token_ && s.token == *fenced_token_ && fenced_writer_ != id) ++counts_.duplicate_tokens;
+    // What the rule forbids, counted in case the rule above is not the one applied.
+    if (fenced_token_ && s.token < *fenced_token_) ++counts_.out_of_order_accepts;
+    if (fenced_writer_ && *fenced_writer_ != id && s.wrote) ++counts_.interleaved_accepts;
+    sections_.at(id).wrote = true;
     ++counts_.accepted;
     fenced_token_ = s.token;
     fenced_writer_ = id;
@@ -55,13 +66,35 @@ void SafetyLedger::leave(section_id id, clock::time_point) {
     sections_.at(id).open = false;
 }
 
+void SafetyLedger::lost(section_id id, clock::time_point) {
+    std::lock_guard lk(mutex_);
+    auto& s = sections_.at(id);
+    s.open = false;
+    s.lost = true;
+}
+
 safety_summary SafetyLedger::summary() const {
     std::lock_guard lk(mutex_);
     auto out = counts_;
     out.longest_gap = std::chrono::duration_cast<std::chrono::milliseconds>(longest_gap_);
-    for (const auto& s : sections_)
+    for (const auto& s : sections_) {
         if (s.open) ++out.open_sections;
+        if (s.lost) ++out.lost;
+        if (s.overlapped.empty()) continue;
+        // The lock allows `permits` real holders at once; the others must have
+        // been told they lost it (the new one included: granted on a session
+        // that was already gone).
+        std::size_t real = s.lost ? 0 : 1;
+        for (const auto o : s.overlapped)
+            if (!sections_[o].lost) ++real;
+        if (real > permits_) ++out.unexplained_overlaps;
+    }
     return out;
+}
+
+std::optional<std::int64_t> SafetyLedger::fenced_token() const {
+    std::lock_guard lk(mutex_);
+    return fenced_token_;
 }
 
 std::vector<std::int64_t> SafetyLedger::accepted_tokens() const {

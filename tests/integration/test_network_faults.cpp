@@ -5,9 +5,13 @@
 #include "support.hpp"
 
 #include <zklock/error.hpp>
+#include <zklock/leader_election.hpp>
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/faulty_link.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <atomic>
@@ -209,6 +213,109 @@ TEST_F(NetworkFaultTest, LostCreateReplyDuringAnAcquireLeavesExactlyOneNodeAndTh
     EXPECT_TRUE(m.is_held());
     auto released = m.async_unlock(boost::asio::use_future);
     EXPECT_FALSE(get_within(released));
+}
+
+TEST_F(NetworkFaultTest, GarbledCreateReplyDuringAnAcquireLeavesExactlyOneNodeAndTheAcquireSucceeds) {
+    // Found by the chaos suite: a ZooKeeper server that shuts down mid-request
+    // (its leader cut off) answered out of order; the C client then fails every
+    // pending request with ZRUNTIMEINCONSISTENCY, not ZCONNECTIONLOSS, and the
+    // acquire failed with "runtime inconsistency", leaving its node (the
+    // create had been applied) to block the queue while the session lived.
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 2000ms);
+    EventLog events(*s);
+    auto observer = connect();
+    zt::create_node(*observer, "/zklock-tests");
+    zt::create_node(*observer, "/zklock-tests/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    zt::create_node(*observer, path);
+    link.garble_next_reply(path + "/_c_");
+
+    Mutex m(*s, path);
+    std::error_code ec;
+    EXPECT_TRUE(m.try_lock_for(20s, ec));
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_EQ(link.replies_garbled(), 1u);
+    EXPECT_TRUE(events.wait_for(session_event::reconnected)) << "the C client drops the connection";
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_EQ(queue.size(), 1u) << "a second (or orphaned) node would block the queue";
+    EXPECT_EQ(queue[0].owner_session, s->session_id());
+    EXPECT_TRUE(m.is_held());
+    auto released = m.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+}
+
+TEST_F(NetworkFaultTest, GarbledReplyToALeaderObserverIsRetried) {
+    const auto path = lock_path();
+    auto candidate_session = connect();
+    LeaderElection candidate(*candidate_session, path, "candidate");
+    candidate.campaign();
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 2000ms);
+    LeaderElection observer(*s, path, "observer");
+    link.garble_next_reply(path);  // the observer's listing
+    auto leader = observer.async_wait_leader_change(std::nullopt, boost::asio::use_future);
+    ASSERT_EQ(leader.wait_for(20s), std::future_status::ready);
+    const auto [ec, info] = leader.get();
+    EXPECT_FALSE(ec) << ec.message();
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->participant_id, "candidate");
+    EXPECT_EQ(link.replies_garbled(), 1u);
+    candidate.resign();
+}
+
+TEST_F(NetworkFaultTest, AnAcquireRightAfterTheNodeWentWaitsForTheLossReasonInsteadOfFailing) {
+    // Found by the chaos suite: once our node is gone, is_held() turns false at
+    // once while the reason takes a request (or the session's next event) to
+    // learn; an acquire through the same Mutex in that window failed with
+    // already_acquiring although the object neither held nor waited.
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 4000ms);
+    Mutex holder(*s, path);
+    auto lost = first_loss(holder);
+    holder.lock();
+    auto observer = connect();
+    link.delay(300ms);  // the request that learns why takes 600 ms
+    zt::delete_node(*observer, holder.node_path());
+    ASSERT_TRUE(wait_until([&] { return !holder.is_held(); }));
+    EXPECT_NE(lost.wait_for(0ms), std::future_status::ready) << "the reason is not known yet";
+
+    std::error_code ec;
+    EXPECT_TRUE(holder.try_lock_for(20s, ec));
+    EXPECT_FALSE(ec) << ec.message();
+    ASSERT_EQ(lost.wait_for(0ms), std::future_status::ready) << "the loss is reported before the next grant";
+    EXPECT_EQ(lost.get(), errc::node_deleted);
+    EXPECT_TRUE(holder.is_held());
+    link.delay(0ms);
+    auto released = holder.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+}
+
+TEST_F(NetworkFaultTest, AnAcquireWaitingForTheLossReasonCanBeCancelled) {
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 4000ms);
+    Mutex holder(*s, path);
+    holder.lock();
+    auto observer = connect();
+    link.delay(500ms);
+    zt::delete_node(*observer, holder.node_path());
+    ASSERT_TRUE(wait_until([&] { return !holder.is_held(); }));
+    boost::asio::cancellation_signal cancel;
+    auto acquired = holder.async_lock(boost::asio::bind_cancellation_slot(cancel.slot(), boost::asio::use_future));
+    boost::asio::post(s->get_executor(), [&] { cancel.emit(boost::asio::cancellation_type::terminal); });
+    ASSERT_EQ(acquired.wait_for(20s), std::future_status::ready);
+    const std::error_code ec = acquired.get();
+    EXPECT_EQ(ec, std::errc::operation_canceled) << ec.message();
+    link.delay(0ms);
+    // Once the loss is known the object queues again normally.
+    EXPECT_TRUE(wait_until([&] {
+        std::error_code ec;
+        const bool ok = holder.try_lock_for(5s, ec);
+        return ok && !ec;
+    }, 20s));
+    holder.unlock();
 }
 
 TEST(FaultyLinkCleanup, DestructionClosesConnectionsStopsTheThreadAndHeals) {

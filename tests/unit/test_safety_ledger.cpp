@@ -58,3 +58,68 @@ TEST(SafetyLedger, OpenSectionsAreCounted) {
     l.enter("a", 1);
     EXPECT_EQ(l.summary().open_sections, 1u);
 }
+
+TEST(SafetyLedger, AnOverlapIsExplainedWhenTheEarlierHolderIsToldOfItsLoss) {
+    SafetyLedger l;
+    const auto a = l.enter("a", 10);
+    EXPECT_TRUE(l.write(a));
+    const auto b = l.enter("b", 20);  // the server gave the lock away while a was paused
+    EXPECT_TRUE(l.write(b));
+    EXPECT_FALSE(l.write(a));
+    l.leave(a);
+    EXPECT_EQ(l.summary().unexplained_overlaps, 1u) << "a released as if it still held the lock";
+    EXPECT_FALSE(l.summary().safe());
+    l.lost(a);  // its release found the lock gone
+    l.leave(b);
+    const auto sum = l.summary();
+    EXPECT_EQ(sum.overlaps, 1u);
+    EXPECT_EQ(sum.lost, 1u);
+    EXPECT_EQ(sum.unexplained_overlaps, 0u);
+    EXPECT_EQ(sum.open_sections, 0u);
+    EXPECT_TRUE(sum.safe());
+}
+
+TEST(SafetyLedger, TwoHoldersNeitherToldOfALossIsUnexplained) {
+    SafetyLedger l;
+    const auto a = l.enter("a", 10);
+    const auto b = l.enter("b", 20);  // granted without a's node being gone
+    EXPECT_TRUE(l.write(b));
+    l.leave(b);
+    l.leave(a);
+    const auto sum = l.summary();
+    EXPECT_EQ(sum.overlaps, 1u);
+    EXPECT_EQ(sum.unexplained_overlaps, 1u);
+    EXPECT_TRUE(sum.fenced_safe()) << "the fence alone does not see it";
+    EXPECT_FALSE(sum.safe());
+}
+
+TEST(SafetyLedger, ANewHolderGrantedOnAGoneSessionExplainsItsOwnOverlap) {
+    SafetyLedger l;
+    const auto a = l.enter("a", 10);
+    const auto b = l.enter("b", 5);  // b's session had expired; it learns right after
+    l.lost(b);
+    l.leave(a);
+    EXPECT_EQ(l.summary().unexplained_overlaps, 0u);
+}
+
+TEST(SafetyLedger, ASemaphoreLedgerAllowsPermitsHoldersAtOnce) {
+    SafetyLedger l(2);
+    const auto a = l.enter("a", 1);
+    const auto b = l.enter("b", 2);
+    EXPECT_EQ(l.summary().overlaps, 0u) << "two holders of two permits";
+    const auto c = l.enter("c", 3);  // a third at once
+    EXPECT_EQ(l.summary().overlaps, 1u);
+    EXPECT_EQ(l.summary().unexplained_overlaps, 1u);
+    l.lost(c);  // c was granted on an expired session
+    EXPECT_EQ(l.summary().unexplained_overlaps, 0u);
+    l.leave(a);
+    l.leave(b);
+    EXPECT_TRUE(l.summary().safe());
+}
+
+TEST(SafetyLedger, OneClientReenteringIsNoOverlap) {
+    SafetyLedger l;
+    l.enter("a", 1);
+    l.enter("a", 2);  // a's own earlier section is still open (it lost it, not told yet)
+    EXPECT_EQ(l.summary().overlaps, 0u);
+}

@@ -92,5 +92,6 @@ void add_bench(CLI::App& app, int& exit_code);
 void add_demo(CLI::App& app, int& exit_code);
 void add_elect(CLI::App& app, int& exit_code);
 void add_fence(CLI::App& app, int& exit_code);
+void add_chaos(CLI::App& app, int& exit_code);
 
 } // namespace zklock::cli

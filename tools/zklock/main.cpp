@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
     zklock::cli::add_demo(app, exit_code);
     zklock::cli::add_elect(app, exit_code);
     zklock::cli::add_fence(app, exit_code);
+    zklock::cli::add_chaos(app, exit_code);
     try {
         app.parse(argc, args.data());
     } catch (const CLI::ParseError& e) {

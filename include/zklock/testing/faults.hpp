@@ -11,6 +11,9 @@
 #include <zklock/session.hpp>
 
 #include <chrono>
+#include <future>
+#include <memory>
+#include <optional>
 #include <string>
 
 namespace zklock::testing {
@@ -22,6 +25,49 @@ namespace zklock::testing {
 /// then sees `expired` when it next talks to the server and opens a new session.
 /// Throws zklock::error (errc::timeout) when that does not happen within `timeout`.
 void expire_session(Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+/// Freezes a Session as SIGSTOP freezes the process it lives in: the thread
+/// that runs the session (its strand) is held, so the session reads nothing,
+/// sends nothing (no ping), runs no C callback and completes nothing (user
+/// completions on a Session's own thread wait too), while its connection stays
+/// open. The server hears nothing and expires the session after its timeout;
+/// whatever the server sends meanwhile waits in the socket, read when thawed,
+/// exactly as by a process that wakes up. For clients in the test's own
+/// process, whose other threads the test freezes at points of its choosing
+/// (the chaos clients, chaos.hpp); a whole client process is paused with
+/// ChildProcess::pause_for() (faultable_process.hpp).
+///
+/// Needs a Session on its own thread (SessionOptions without an executor) or on
+/// an executor that some other thread runs. Not thread-safe: use from one
+/// thread (never the session's own).
+class SessionFreeze {
+public:
+    /// Holds the session's strand; returns once the hold has taken effect (a
+    /// handler running on the strand finishes first). Throws zklock::error
+    /// (errc::session_closed) when the session is closed, errc::timeout when
+    /// the strand is not free within `timeout`.
+    explicit SessionFreeze(Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    /// thaw().
+    ~SessionFreeze();
+    SessionFreeze(const SessionFreeze&) = delete;
+    SessionFreeze& operator=(const SessionFreeze&) = delete;
+
+    /// Makes the server expire the frozen session (as expire_session(), which is
+    /// this with a freeze around it): a second connection attaches to the session
+    /// and closes it. The session learns it when thawed. Throws zklock::error:
+    /// errc::invalid_state when the session was not connected when frozen,
+    /// errc::timeout when no server took the second connection within `timeout`.
+    void expire(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    /// Lets the session run again. Idempotent; never throws.
+    void thaw() noexcept;
+    [[nodiscard]] bool frozen() const noexcept { return release_ != nullptr; }
+
+private:
+    Session& session_;
+    std::shared_ptr<std::promise<void>> release_;
+    std::optional<std::int64_t> client_id_;
+    std::string password_;
+};
 
 /// Deletes the node at `path` through `session` (as an operator or another client
 /// would), waiting for the server's answer. Throws zklock::error on failure.

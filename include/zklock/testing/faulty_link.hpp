@@ -13,6 +13,7 @@
 //     link.reset();       // every connection torn down with RST
 //     link.drop_next_reply("/locks/job");      // the next request naming it reaches the
 //                                              // server, its reply never reaches the client
+//     link.garble_next_reply("/locks/job");    // ... its reply reaches the client with a wrong xid
 //     link.delay(50ms);   // every byte, both ways, 50 ms late
 //
 // How: a small TCP proxy on 127.0.0.1 (Boost.Asio, one thread of its own,
@@ -105,7 +106,18 @@ public:
     /// needle is matched across reads of one connection). ZooKeeper requests
     /// hold their path in clear, so a lock path makes a good needle.
     void drop_next_reply(std::string request_contains = {});
-    /// True between drop_next_reply() and the request that matched it.
+    /// Garbles the reply to the next request: as drop_next_reply() the next
+    /// chunk a client sends whose bytes contain `request_contains` goes to the
+    /// server, and the server's next bytes on that connection (its reply) reach
+    /// the client with the xid in the first reply header changed, as if the
+    /// server had answered out of order (a ZooKeeper server does when it shuts
+    /// down mid-request). The ZooKeeper C client then fails every pending
+    /// request with ZRUNTIMEINCONSISTENCY and reconnects; the server has acted
+    /// on the request. Fires once; replaces a pending drop_next_reply().
+    void garble_next_reply(std::string request_contains = {});
+    /// How many replies were garbled this way so far.
+    [[nodiscard]] std::size_t replies_garbled() const noexcept;
+    /// True between drop_next_reply() (or garble_next_reply()) and the request that matched it.
     [[nodiscard]] bool drop_armed() const;
     /// How many replies were lost this way so far.
     [[nodiscard]] std::size_t replies_dropped() const noexcept;
