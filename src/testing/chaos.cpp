@@ -432,14 +432,69 @@ void ChaosClient::run() {
 
 namespace {
 
-// One critical section of a chaos client, shared by the recipes.
-struct section_result {
-    SafetyLedger::section_id id = 0;
-    bool entered = false;
-    bool lost = false;  // told during the section
-};
+// Waits for an acquire whose cancellation slot `cancel` holds; at `timeout`
+// cancels it where it runs (the session's executor) and waits `margin` more.
+// False when it never completed.
+template <class T>
+bool wait_or_cancel(pending<T>& p, Session& session, const std::shared_ptr<asio::cancellation_signal>& cancel,
+                    std::chrono::milliseconds timeout, std::chrono::milliseconds margin) {
+    if (p.future.wait_for(timeout) == std::future_status::ready) return true;
+    asio::post(session.get_executor(), [cancel] { cancel->emit(asio::cancellation_type::terminal); });
+    return p.future.wait_for(margin) == std::future_status::ready;
+}
 
 }  // namespace
+
+void ChaosClient::watch_losses(std::error_code ec) {
+    ++lost_reports_;
+    count_loss(ec == errc::node_deleted ? "node_deleted" : ec.message());
+}
+
+ChaosClient::section ChaosClient::hold_section(std::int64_t token, const std::function<bool()>& still_held,
+                                               bool write) {
+    const auto reports = lost_reports_.load();
+    section r;
+    r.id = ledger_.enter(name_, token);
+    token_ = token;
+    in_section_ = true;
+    ++grants_;
+    for (std::size_t k = 0; k < options_.writes; ++k) {
+        if (!step(true)) break;
+        if (!still_held() || lost_reports_.load() != reports) {
+            r.lost = true;
+            break;
+        }
+        if (write) {
+            ledger_.write(r.id);
+            acted();
+        }
+        hold_a_little();
+    }
+    if (r.lost) ledger_.lost(r.id);
+    else ledger_.leave(r.id);
+    in_section_ = false;
+    acted();
+    return r;
+}
+
+bool ChaosClient::release_section(std::optional<section> held, std::string_view what,
+                                  const std::function<void(std::function<void(std::error_code)>)>& release) {
+    std::function<void()> before, after;
+    take_hooks(true, before, after);
+    if (before) before();
+    pending<std::error_code> released;
+    release([p = released.promise](std::error_code e) { p->set_value(e); });
+    if (after) after();
+    if (released.future.wait_for(options_.release_timeout) != std::future_status::ready) {
+        set_hung(std::string(what));
+        return false;
+    }
+    if (const auto ec = released.future.get(); ec && held && !held->lost) {
+        ledger_.lost(held->id);  // the release found the lock gone: it was lost during the section
+        count_loss("release: " + ec.message());
+    }
+    return true;
+}
 
 // The three loops share their shape: acquire with a deadline (cancelled at
 // stop), enter, write while still holding, leave, release and learn whether
@@ -447,10 +502,7 @@ struct section_result {
 void ChaosClient::run_mutex() {
     Mutex m(*session_, options_.path);
     m.on_queue_position([this](std::size_t p) { position_ = static_cast<std::int64_t>(p); });
-    m.on_lost([this](std::error_code ec) {
-        ++lost_reports_;
-        count_loss(ec == errc::node_deleted ? "node_deleted" : ec.message());
-    });
+    m.on_lost([this](std::error_code ec) { watch_losses(ec); });
     while (step(false)) {
         std::function<void()> before_acquire, after_acquire;
         take_hooks(false, before_acquire, after_acquire);
@@ -471,53 +523,18 @@ void ChaosClient::run_mutex() {
         }
         if (!ok) continue;
 
-        const auto reports = lost_reports_.load();
-        const auto token = m.fencing_token();
-        section_result r;
-        if (token != 0) {
-            r.entered = true;
-            r.id = ledger_.enter(name_, token);
-            token_ = token;
-            in_section_ = true;
-            ++grants_;
-            for (std::size_t k = 0; k < options_.writes; ++k) {
-                if (!step(true)) break;
-                if (!m.is_held() || lost_reports_.load() != reports) {
-                    r.lost = true;
-                    break;
-                }
-                ledger_.write(r.id);
-            acted();
-                acted();
-                hold_a_little();
-            }
-            if (r.lost) ledger_.lost(r.id);
-            else ledger_.leave(r.id);
-            in_section_ = false;
-            acted();
-        }
-        std::function<void()> before, after;
-        take_hooks(true, before, after);
-        if (before) before();
-        pending<std::error_code> released;
-        m.async_unlock([p = released.promise](std::error_code e) { p->set_value(e); });
-        if (after) after();
-        if (released.future.wait_for(options_.release_timeout) != std::future_status::ready)
-            return set_hung("release (async_unlock)");
-        if (const auto rec = released.future.get(); rec && r.entered && !r.lost) {
-            ledger_.lost(r.id);  // the release found the lock gone: it was lost during the section
-            count_loss("release: " + rec.message());
-        }
+        std::optional<section> held;
+        if (const auto token = m.fencing_token(); token != 0)  // 0: lost before it could be read
+            held = hold_section(token, [&m] { return m.is_held(); }, true);
+        if (!release_section(held, "release (async_unlock)", [&m](auto done) { m.async_unlock(std::move(done)); }))
+            return;
     }
 }
 
 void ChaosClient::run_election() {
     LeaderElection e(*session_, options_.path, name_);
     e.queue().on_queue_position([this](std::size_t p) { position_ = static_cast<std::int64_t>(p); });
-    e.on_lost([this](std::error_code ec) {
-        ++lost_reports_;
-        count_loss(ec == errc::node_deleted ? "node_deleted" : ec.message());
-    });
+    e.on_lost([this](std::error_code ec) { watch_losses(ec); });
     while (step(false)) {
         auto cancel = std::make_shared<asio::cancellation_signal>();
         std::function<void()> before_acquire, after_acquire;
@@ -528,12 +545,8 @@ void ChaosClient::run_election() {
             p->set_value({ec, std::move(l)});
         }));
         if (after_acquire) after_acquire();
-        if (won.future.wait_for(options_.acquire_timeout) != std::future_status::ready) {
-            // The campaign's deadline: cancel it where it runs.
-            asio::post(session_->get_executor(), [cancel] { cancel->emit(asio::cancellation_type::terminal); });
-            if (won.future.wait_for(options_.hang_margin) != std::future_status::ready)
-                return set_hung("campaign (cancelled at its deadline)");
-        }
+        if (!wait_or_cancel(won, *session_, cancel, options_.acquire_timeout, options_.hang_margin))
+            return set_hung("campaign (cancelled at its deadline)");
         const auto [ec, term] = won.future.get();
         if (ec == std::errc::operation_canceled) continue;
         if (ec) {
@@ -543,41 +556,11 @@ void ChaosClient::run_election() {
             continue;
         }
 
-        const auto reports = lost_reports_.load();
-        section_result r;
-        r.entered = true;
-        r.id = ledger_.enter(name_, term.epoch);
-        token_ = term.epoch;
-        in_section_ = true;
-        ++grants_;
-        for (std::size_t k = 0; k < options_.writes; ++k) {
-            if (!step(true)) break;
-            if (!e.is_leader() || lost_reports_.load() != reports) {
-                r.lost = true;
-                break;
-            }
-            ledger_.write(r.id);
-            acted();
-            hold_a_little();
-        }
-        if (r.lost) ledger_.lost(r.id);
-        else ledger_.leave(r.id);
-        in_section_ = false;
-        acted();
-
+        const auto held = hold_section(term.epoch, [&e] { return e.is_leader(); }, true);
         // Resign through the queue place, which says whether the term was still ours.
-        std::function<void()> before, after;
-        take_hooks(true, before, after);
-        if (before) before();
-        pending<std::error_code> resigned;
-        e.queue().async_unlock([p = resigned.promise](std::error_code x) { p->set_value(x); });
-        if (after) after();
-        if (resigned.future.wait_for(options_.release_timeout) != std::future_status::ready)
-            return set_hung("resign (queue().async_unlock)");
-        if (const auto rec = resigned.future.get(); rec && !r.lost) {
-            ledger_.lost(r.id);
-            count_loss("resign: " + rec.message());
-        }
+        if (!release_section(held, "resign (queue().async_unlock)",
+                             [&e](auto done) { e.queue().async_unlock(std::move(done)); }))
+            return;
     }
 }
 
@@ -595,11 +578,8 @@ void ChaosClient::run_semaphore() {
             p->set_value({ec, std::make_shared<Lease>(std::move(l))});
         }));
         if (after_acquire) after_acquire();
-        if (granted.future.wait_for(options_.acquire_timeout) != std::future_status::ready) {
-            asio::post(session_->get_executor(), [cancel] { cancel->emit(asio::cancellation_type::terminal); });
-            if (granted.future.wait_for(options_.hang_margin) != std::future_status::ready)
-                return set_hung("semaphore acquire (cancelled at its deadline)");
-        }
+        if (!wait_or_cancel(granted, *session_, cancel, options_.acquire_timeout, options_.hang_margin))
+            return set_hung("semaphore acquire (cancelled at its deadline)");
         const auto [ec, lease] = granted.future.get();
         if (ec == std::errc::operation_canceled) continue;
         if (ec) {
@@ -608,42 +588,12 @@ void ChaosClient::run_semaphore() {
             backoff();
             continue;
         }
-        const auto reports = lost_reports_.load();
-        lease->on_lost([this](std::error_code x) {
-            ++lost_reports_;
-            count_loss(x == errc::node_deleted ? "node_deleted" : x.message());
-        });
-        section_result r;
-        r.entered = true;
-        r.id = ledger_.enter(name_, lease->fencing_token());
-        token_ = lease->fencing_token();
-        in_section_ = true;
-        ++grants_;
-        for (std::size_t k = 0; k < options_.writes; ++k) {
-            if (!step(true)) break;
-            if (!lease->is_held() || lost_reports_.load() != reports) {
-                r.lost = true;
-                break;
-            }
-            hold_a_little();  // a semaphore's holders share no fenced resource: no write
-        }
-        if (r.lost) ledger_.lost(r.id);
-        else ledger_.leave(r.id);
-        in_section_ = false;
-        acted();
-
-        std::function<void()> before, after;
-        take_hooks(true, before, after);
-        if (before) before();
-        pending<std::error_code> released;
-        lease->async_release([p = released.promise](std::error_code x) { p->set_value(x); });
-        if (after) after();
-        if (released.future.wait_for(options_.release_timeout) != std::future_status::ready)
-            return set_hung("lease release (async_release)");
-        if (const auto rec = released.future.get(); rec && !r.lost) {
-            ledger_.lost(r.id);
-            count_loss("release: " + rec.message());
-        }
+        lease->on_lost([this](std::error_code x) { watch_losses(x); });
+        // A semaphore's holders share no fenced resource: no write.
+        const auto held = hold_section(lease->fencing_token(), [&lease] { return lease->is_held(); }, false);
+        if (!release_section(held, "lease release (async_release)",
+                             [&lease](auto done) { lease->async_release(std::move(done)); }))
+            return;
     }
 }
 

@@ -269,6 +269,20 @@ private:
     void count_failure(const std::string& reason);
     void set_hung(std::string where);
     void take_hooks(bool release, std::function<void()>& before, std::function<void()>& after);
+    // One critical section, as the ledger sees it.
+    struct section {
+        SafetyLedger::section_id id = 0;
+        bool lost = false;  // told (or found) during the section
+    };
+    // An on_lost report: counted, and noticed by the section it ends.
+    void watch_losses(std::error_code ec);
+    // Enters with `token`; writes (when `write`) while `still_held()` and no
+    // loss was reported; leaves, or records the loss.
+    section hold_section(std::int64_t token, const std::function<bool()>& still_held, bool write);
+    // Releases through `release`, between the release hooks; a release that
+    // finds the lock gone records a loss in `held`. False when it hung (named `what`).
+    bool release_section(std::optional<section> held, std::string_view what,
+                         const std::function<void(std::function<void(std::error_code)>)>& release);
 
     std::string name_;
     ChaosClientOptions options_;
