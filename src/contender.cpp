@@ -61,7 +61,9 @@ contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::s
       dir_(std::move(dir)),
       rule_(std::move(rule)),
       node_data_(std::move(node_data)),
-      acl_(acl ? std::move(acl) : session_->acl()) {
+      acl_(acl ? std::move(acl) : session_->acl()),
+      losses_(loss_reports::make([s = session_](std::function<void()> fn) { s->post(std::move(fn)); },
+                                 session_->user_executor())) {
     if (!is_open(acl_->entries())) expanded_acl_ = expand_policy(acl_->entries(), session_->options().auth);
 }
 
@@ -145,7 +147,8 @@ void contender_engine::shutdown() noexcept {
                 self->do_release({});
                 if (!was_held) self->busy_ = false;  // granted after the call above looked
             }
-            self->finish_lost_waiters(operation_aborted());
+            self->losses_->end_waits(operation_aborted());
+            self->losses_->forget_callbacks();
         });
     } catch (...) {
     }
@@ -186,37 +189,11 @@ void contender_engine::set_position(std::int64_t position) {
 }
 
 void contender_engine::on_lost(std::function<void(std::error_code)> callback) {
-    std::lock_guard lk(mutex_);
-    lost_callbacks_.push_back(std::make_shared<std::function<void(std::error_code)>>(std::move(callback)));
+    losses_->add_callback(std::move(callback));
 }
 
 void contender_engine::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
-    const auto id = next_waiter_id_.fetch_add(1);
-    if (slot.is_connected()) {
-        slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
-            if (auto self = weak.lock()) self->session_->post([self, id] {
-                self->finish_lost_waiter(id, operation_aborted());
-            });
-        });
-    }
-    session_->post([self = shared_from_this(), id, cb = std::move(callback)]() mutable {
-        self->lost_waiters_.push_back({id, std::move(cb)});
-        if (self->phase_ != phase::held) self->finish_lost_waiter(id, make_error_code(errc::not_held));
-    });
-}
-
-void contender_engine::finish_lost_waiter(std::uint64_t id, std::error_code ec) {
-    const auto it = std::find_if(lost_waiters_.begin(), lost_waiters_.end(), [id](const auto& w) { return w.id == id; });
-    if (it == lost_waiters_.end()) return;
-    auto w = std::move(*it);
-    lost_waiters_.erase(it);
-    w.callback(ec);
-}
-
-void contender_engine::finish_lost_waiters(std::error_code ec) {
-    auto waiters = std::move(lost_waiters_);
-    lost_waiters_.clear();
-    for (auto& w : waiters) w.callback(ec);
+    losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->phase_ == phase::held; });
 }
 
 // ---- acquiring ------------------------------------------------------------------
@@ -691,7 +668,7 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
         stats_.total_hold += clock::now() - held_since_;
         node_path_.clear();
     }
-    finish_lost_waiters({});
+    losses_->end_waits({});
     session_->delete_owned(path_of(a->node), a->owner, std::move(done));
 }
 
@@ -703,17 +680,14 @@ void contender_engine::lose(std::error_code ec) {
     auto next = std::exchange(deferred_start_, std::nullopt);
     if (!next) busy_ = false;  // otherwise it stays set for the acquire that waited
     set_position(-1);
-    std::vector<std::shared_ptr<std::function<void(std::error_code)>>> callbacks;
     {
         std::lock_guard lk(mutex_);
         stats_.total_hold += clock::now() - held_since_;
         node_path_.clear();
-        callbacks = lost_callbacks_;
     }
     // If the session survives (suspension policy), the node must not block others.
     if (ec == errc::connection_suspended) session_->delete_owned(path_of(a->node), a->owner);
-    for (auto& cb : callbacks) asio::post(session_->user_executor(), [cb, ec] { (*cb)(ec); });
-    finish_lost_waiters(ec);
+    losses_->lost(ec);
     if (next) start(next->deadline, next->no_wait, std::move(next->callback));
 }
 

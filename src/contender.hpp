@@ -5,6 +5,7 @@
 // reports loss.
 #pragma once
 
+#include "detail/loss_reports.hpp"
 #include "session_impl.hpp"
 
 #include <zklock/detail/lock_node.hpp>
@@ -107,8 +108,6 @@ private:
 
     // strand only
     void start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback);
-    void finish_lost_waiter(std::uint64_t id, std::error_code ec);
-    void finish_lost_waiters(std::error_code ec);
     void new_attempt();
     void send_create(const std::shared_ptr<attempt>& a, int parent_retries);
     void check_dir_data(const std::shared_ptr<attempt>& a);
@@ -162,11 +161,6 @@ private:
     bool no_wait_ = false;
     clock::time_point wait_started_{};
     clock::time_point held_since_{};
-    struct lost_waiter {
-        std::uint64_t id;
-        std::function<void(std::error_code)> callback;
-    };
-    std::vector<lost_waiter> lost_waiters_;
     // An acquire made after our node went (is_held() false) while the reason is
     // not known yet: it starts once lose() has told the old hold's listeners.
     struct deferred_start {
@@ -177,18 +171,18 @@ private:
     };
     std::optional<deferred_start> deferred_start_;
     std::function<void(std::size_t)> position_callback_;
-    std::atomic<std::uint64_t> next_waiter_id_{1};
+    std::atomic<std::uint64_t> next_waiter_id_{1};  // deferred starts' cancellation slots
+    std::shared_ptr<loss_reports> losses_;
 
     // thread-safe snapshots
     std::atomic<bool> held_{false};
     std::atomic<bool> busy_{false};  // acquiring or held, as the public API sees it
     std::atomic<std::int64_t> token_{0};
     std::atomic<std::int64_t> position_{-1};
-    mutable std::mutex mutex_;  // guards node_path_, stats_, lost_callbacks_, failure_detail_
+    mutable std::mutex mutex_;  // guards node_path_, stats_, failure_detail_
     std::string node_path_;
     std::string failure_detail_;
     lock_stats stats_;
-    std::vector<std::shared_ptr<std::function<void(std::error_code)>>> lost_callbacks_;
 };
 
 } // namespace zklock::detail

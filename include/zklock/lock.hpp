@@ -152,12 +152,17 @@ public:
         return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
             [this](auto handler) { async_unlock_impl(std::move(handler)); }, token);
     }
-    /// void(std::error_code): the loss reason; {} when unlocked first; errc::not_held.
+    /// void(std::error_code): the loss reason; {} when unlocked first;
+    /// errc::not_held when not held at the call. Each call waits on its own:
+    /// cancelling one (terminal, partial, total) completes only that one, with
+    /// std::errc::operation_canceled.
     template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
             [this](auto handler) { async_wait_lost_impl(std::move(handler)); }, token);
     }
-    /// Called on the backend's executor every time a hold is lost.
+    /// Adds `callback` to the ones called, posted to the backend's executor,
+    /// every time a hold is lost (is_held() already false there); every
+    /// callback added is called. Never called after the Lock is destroyed.
     void on_lost(std::function<void(std::error_code)> callback);
 
     bool is_held() const noexcept;

@@ -2,6 +2,7 @@
 
 #include "../detail/async_support.hpp"
 #include "../detail/counter_cells.hpp"
+#include "../detail/loss_reports.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -51,7 +52,9 @@ lock_capabilities flock_capabilities() noexcept {
 class flock_backend : public lock_backend, public std::enable_shared_from_this<flock_backend> {
 public:
     flock_backend(std::shared_ptr<flock_context> ctx, std::string path)
-        : ctx_(std::move(ctx)), path_(std::move(path)), timer_(ctx_->strand) {}
+        : ctx_(std::move(ctx)), path_(std::move(path)), timer_(ctx_->strand),
+          losses_(detail::loss_reports::make([c = ctx_](std::function<void()> fn) { asio::post(c->strand, std::move(fn)); },
+                                             ctx_->executor)) {}
     ~flock_backend() override {
         if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the lock
     }
@@ -82,7 +85,7 @@ public:
         busy_ = false;
         asio::post(ctx_->strand, [self = shared_from_this(), done = std::move(done)] {
             self->unlock_file();
-            self->finish_lost_waiters({});
+            self->losses_->end_waits({});
             if (done) done({});
         });
         return {};
@@ -94,7 +97,7 @@ public:
                 if (self->callback_) self->finish(operation_aborted(), false);
                 self->held_ = false;
                 self->unlock_file();
-                self->finish_lost_waiters(operation_aborted());
+                self->losses_->end_waits(operation_aborted());
             });
         } catch (...) {
         }
@@ -102,17 +105,10 @@ public:
 
     bool held() const noexcept override { return held_.load(); }
     std::int64_t fencing_token() const noexcept override { return token_.load(); }
-    void on_lost(std::function<void(std::error_code)>) override {}  // a flock cannot be taken away
+    // A flock cannot be taken away: callbacks are kept and never called.
+    void on_lost(std::function<void(std::error_code)> callback) override { losses_->add_callback(std::move(callback)); }
     void wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override {
-        if (slot.is_connected()) {
-            slot.assign([weak = weak_from_this()](asio::cancellation_type) {
-                if (auto self = weak.lock()) asio::post(self->ctx_->strand, [self] { self->finish_lost_waiters(operation_aborted()); });
-            });
-        }
-        asio::post(ctx_->strand, [self = shared_from_this(), cb = std::move(callback)]() mutable {
-            if (!self->held_) return cb(make_error_code(errc::not_held));
-            self->lost_waiters_.push_back(std::move(cb));
-        });
+        losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->held_.load(); });
     }
     bool on_backend_thread() const noexcept override { return ctx_->on_thread(); }
     asio::any_io_executor executor() const override { return ctx_->executor; }
@@ -182,12 +178,6 @@ private:
         fd_ = -1;
     }
 
-    void finish_lost_waiters(std::error_code ec) {
-        auto waiters = std::move(lost_waiters_);
-        lost_waiters_.clear();
-        for (auto& w : waiters) w(ec);
-    }
-
     std::shared_ptr<flock_context> ctx_;
     std::string path_;
     asio::steady_timer timer_;
@@ -196,13 +186,13 @@ private:
     std::optional<std::chrono::steady_clock::time_point> deadline_;
     bool no_wait_ = false;
     std::chrono::steady_clock::duration backoff_{};
-    std::vector<std::function<void(std::error_code)>> lost_waiters_;
     std::minstd_rand rng_{std::random_device{}()};
     std::uniform_int_distribution<int> jitter_{0, 1000000};
     std::atomic<bool> held_{false};
     std::atomic<bool> busy_{false};
     std::atomic<std::int64_t> token_{0};
     counter_cells counters_;
+    std::shared_ptr<detail::loss_reports> losses_;
 };
 
 } // namespace

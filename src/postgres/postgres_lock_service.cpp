@@ -2,6 +2,7 @@
 
 #include "../detail/async_support.hpp"
 #include "../detail/counter_cells.hpp"
+#include "../detail/loss_reports.hpp"
 #include "pg_connection.hpp"
 
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -129,7 +130,9 @@ class pg_backend : public lock_backend, public std::enable_shared_from_this<pg_b
 public:
     pg_backend(std::shared_ptr<postgres_context> ctx, std::string name)
         : ctx_(std::move(ctx)), name_(std::move(name)), deadline_timer_(ctx_->strand), retry_timer_(ctx_->strand),
-          renew_timer_(ctx_->strand), valid_timer_(ctx_->strand), cancel_timer_(ctx_->strand) {
+          renew_timer_(ctx_->strand), valid_timer_(ctx_->strand), cancel_timer_(ctx_->strand),
+          losses_(detail::loss_reports::make([c = ctx_](std::function<void()> fn) { asio::post(c->strand, std::move(fn)); },
+                                             ctx_->executor)) {
         channel_ = "zklock_" + hex(fnv1a(name_));
         ttl_ = ctx_->options.lease_ttl;
         renew_every_ = ctx_->options.renew_interval.count() > 0 ? ctx_->options.renew_interval : ttl_ / 3;
@@ -178,7 +181,8 @@ public:
                     self->busy_ = false;
                     self->do_release(nullptr);
                 }
-                self->finish_lost_waiters(operation_aborted());
+                self->losses_->end_waits(operation_aborted());
+                self->losses_->forget_callbacks();
                 self->close_if_idle();
             });
         } catch (...) {
@@ -187,22 +191,9 @@ public:
 
     bool held() const noexcept override { return held_.load(); }
     std::int64_t fencing_token() const noexcept override { return token_.load(); }
-    void on_lost(std::function<void(std::error_code)> callback) override {
-        asio::post(ctx_->strand, [self = shared_from_this(), cb = std::move(callback)]() mutable {
-            self->on_lost_ = std::move(cb);
-        });
-    }
+    void on_lost(std::function<void(std::error_code)> callback) override { losses_->add_callback(std::move(callback)); }
     void wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override {
-        if (slot.is_connected()) {
-            slot.assign([weak = weak_from_this()](asio::cancellation_type) {
-                if (auto self = weak.lock())
-                    asio::post(self->ctx_->strand, [self] { self->finish_lost_waiters(operation_aborted()); });
-            });
-        }
-        asio::post(ctx_->strand, [self = shared_from_this(), cb = std::move(callback)]() mutable {
-            if (!self->held_) return cb(make_error_code(errc::not_held));
-            self->lost_waiters_.push_back(std::move(cb));
-        });
+        losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->held_.load(); });
     }
     bool on_backend_thread() const noexcept override { return ctx_->on_thread(); }
     asio::any_io_executor executor() const override { return ctx_->executor; }
@@ -216,7 +207,7 @@ public:
         conn_.reset();
         held_ = false;
         if (callback_) finish(make_error_code(errc::session_closed), false);
-        finish_lost_waiters(make_error_code(errc::session_closed));
+        losses_->end_waits(make_error_code(errc::session_closed));
         busy_ = false;
     }
 
@@ -602,22 +593,15 @@ private:
         renew_timer_.cancel();
         valid_timer_.cancel();
         busy_ = false;
-        if (on_lost_) asio::post(ctx_->executor, [cb = on_lost_, why] { cb(why); });
-        finish_lost_waiters(why);
+        losses_->lost(why);
         close_if_idle();
-    }
-
-    void finish_lost_waiters(std::error_code ec) {
-        auto waiters = std::move(lost_waiters_);
-        lost_waiters_.clear();
-        for (auto& w : waiters) w(ec);
     }
 
     // ---- release ------------------------------------------------------------------
     void do_release(std::function<void(std::error_code)> done) {
         renew_timer_.cancel();
         valid_timer_.cancel();
-        finish_lost_waiters({});
+        losses_->end_waits({});
         releasing_ = true;
         release_on_server([self = shared_from_this(), done = std::move(done)](std::error_code ec) {
             self->releasing_ = false;
@@ -665,8 +649,7 @@ private:
     std::shared_ptr<pg_conn> conn_;
     asio::steady_timer deadline_timer_, retry_timer_, renew_timer_, valid_timer_, cancel_timer_;
     acquire_callback callback_;
-    std::function<void(std::error_code)> on_lost_;
-    std::vector<std::function<void(std::error_code)>> lost_waiters_;
+    std::shared_ptr<detail::loss_reports> losses_;
     std::optional<std::error_code> abort_;
     std::chrono::steady_clock::time_point lease_sent_{};
     std::chrono::steady_clock::duration backoff_{};

@@ -2,6 +2,7 @@
 
 #include "../detail/async_support.hpp"
 #include "../detail/counter_cells.hpp"
+#include "../detail/loss_reports.hpp"
 #include "connection.hpp"
 
 #include <zklock/detail/redlock.hpp>
@@ -329,7 +330,8 @@ public:
     redis_backend(std::shared_ptr<redis_context> ctx, std::string key)
         : ctx_(std::move(ctx)), key_(std::move(key)), fence_key_(key_ + ":fence"), channel_(key_ + ":released"),
           id_(ctx_->next_id++), ttl_(ctx_->options.ttl), deadline_timer_(ctx_->strand), retry_timer_(ctx_->strand),
-          watchdog_timer_(ctx_->strand) {}
+          watchdog_timer_(ctx_->strand),
+          losses_(detail::loss_reports::make([c = ctx_](std::function<void()> fn) { c->post(std::move(fn)); }, ctx_->executor)) {}
 
     void acquire(std::optional<clock_type::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
                  acquire_callback callback) override {
@@ -363,7 +365,7 @@ public:
             self->release_everywhere(self->token_, [done](std::error_code ec) {
                 if (done) done(ec);
             });
-            self->finish_lost_waiters({});
+            self->losses_->end_waits({});
         });
         return {};
     }
@@ -378,8 +380,8 @@ public:
                     self->end_hold();
                     self->release_everywhere(self->token_, nullptr);
                 }
-                self->finish_lost_waiters(operation_aborted());
-                self->on_lost_ = nullptr;
+                self->losses_->end_waits(operation_aborted());
+                self->losses_->forget_callbacks();
             });
         } catch (...) {
         }
@@ -388,21 +390,10 @@ public:
     bool held() const noexcept override { return held_.load(); }
     std::int64_t fencing_token() const noexcept override { return fence_.load(); }
 
-    void on_lost(std::function<void(std::error_code)> callback) override {
-        ctx_->post([self = shared_from_this(), cb = std::move(callback)]() mutable { self->on_lost_ = std::move(cb); });
-    }
+    void on_lost(std::function<void(std::error_code)> callback) override { losses_->add_callback(std::move(callback)); }
 
     void wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override {
-        if (slot.is_connected()) {
-            slot.assign([weak = weak_from_this()](asio::cancellation_type) {
-                if (auto self = weak.lock())
-                    self->ctx_->post([self] { self->finish_lost_waiters(operation_aborted()); });
-            });
-        }
-        ctx_->post([self = shared_from_this(), cb = std::move(callback)]() mutable {
-            if (!self->holding_) return cb(make_error_code(errc::not_held));
-            self->lost_waiters_.push_back(std::move(cb));
-        });
+        losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->holding_; });
     }
 
     ~redis_backend() override {
@@ -425,8 +416,7 @@ public:
         busy_ = false;
         end_hold();
         release_everywhere(token_, nullptr);
-        if (on_lost_) on_lost_(make_error_code(errc::session_closed));
-        finish_lost_waiters(make_error_code(errc::session_closed));
+        losses_->lost(make_error_code(errc::session_closed));
     }
 
     bool on_backend_thread() const noexcept override { return ctx_->on_thread(); }
@@ -668,8 +658,7 @@ private:
         busy_ = false;
         end_hold();
         if (!ctx_->abandoned) release_everywhere(token_, nullptr);  // wherever it may still be ours
-        if (on_lost_) on_lost_(why);
-        finish_lost_waiters(why);
+        losses_->lost(why);
     }
 
     /// Compare-and-delete on every master; `done`: {} when deleted somewhere,
@@ -687,12 +676,6 @@ private:
             if (deleted) return done({});
             done(answered ? make_error_code(errc::node_deleted) : first_error);
         });
-    }
-
-    void finish_lost_waiters(std::error_code ec) {
-        auto waiters = std::move(lost_waiters_);
-        lost_waiters_.clear();
-        for (auto& w : waiters) w(ec);
     }
 
     std::shared_ptr<redis_context> ctx_;
@@ -713,8 +696,7 @@ private:
     bool holding_ = false, renew_in_flight_ = false, renew_failing_ = false;
     std::uint64_t hold_gen_ = 0;
     clock_type::time_point valid_until_{};
-    std::function<void(std::error_code)> on_lost_;
-    std::vector<std::function<void(std::error_code)>> lost_waiters_;
+    std::shared_ptr<detail::loss_reports> losses_;
     // any thread
     std::atomic<std::uint64_t> op_counter_{0};
     std::atomic<bool> held_{false}, busy_{false};

@@ -46,8 +46,15 @@ public:
             server_.psql("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE " + advisory_key(name) + " AND granted");
             break;
         case pg_kind::row:
-            server_.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = " +
-                         quoted("zklock-row:" + name) + " AND state LIKE 'idle in transaction%'");
+            // The holder's connection (its application_name, which the server
+            // cuts to 63 bytes) is idle in its transaction once the statements
+            // of its grant have finished there, which may be a moment after the
+            // client was told: wait for that backend.
+            ASSERT_TRUE(zklock::test::wait_until([&] {
+                return server_.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = " +
+                                    quoted(("zklock-row:" + name).substr(0, 63)) + " AND state LIKE 'idle in transaction%'")
+                           .find('t') != std::string::npos;
+            })) << "no idle holder transaction of " << name << " to terminate";
             break;
         }
     }

@@ -150,6 +150,41 @@ TEST_P(Conformance, LossIsReportedToTheHolder) {
     EXPECT_FALSE(holder.is_held());
 }
 
+TEST_P(Conformance, EveryOnLostCallbackIsToldOnceTheLockSaysItIsNotHeld) {
+    const auto lock_name = name();
+    auto a = env_->client();
+    Lock holder = a->make_lock(lock_name);
+    if (!holder.capabilities().reports_loss) GTEST_SKIP() << holder.capabilities().limits;
+    // Callbacks are a list (each registered one is called), posted once the
+    // lock's state says it is no longer held.
+    std::promise<std::pair<std::error_code, bool>> first, second;
+    holder.on_lost([&](std::error_code ec) { first.set_value({ec, holder.is_held()}); });
+    holder.on_lost([&](std::error_code ec) { second.set_value({ec, holder.is_held()}); });
+    holder.lock();
+    env_->steal(lock_name);
+    for (auto* p : {&first, &second}) {
+        auto f = p->get_future();
+        const auto [ec, held] = get_within(f, 30s);
+        EXPECT_TRUE(is_lock_lost(ec)) << ec.message();
+        EXPECT_FALSE(held);
+    }
+}
+
+TEST_P(Conformance, CancellingOneLossWaiterLeavesTheOthersWaiting) {
+    const auto lock_name = name();
+    auto a = env_->client();
+    Lock holder = a->make_lock(lock_name);
+    holder.lock();
+    boost::asio::cancellation_signal cancel_first;
+    auto first = holder.async_wait_lost(boost::asio::bind_cancellation_slot(cancel_first.slot(), boost::asio::use_future));
+    auto second = holder.async_wait_lost(boost::asio::use_future);
+    cancel_first.emit(boost::asio::cancellation_type::terminal);
+    EXPECT_EQ(get_within(first), std::errc::operation_canceled);
+    // The second waiter is still waiting: the release completes it, with no error.
+    holder.unlock();
+    EXPECT_EQ(get_within(second), std::error_code{});
+}
+
 TEST_P(Conformance, BadNamesAreRefusedWithAReason) {
     auto a = env_->client();
     for (const char* bad : {"", "a/b", "white space", "..", "ünï"}) {
