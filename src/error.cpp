@@ -60,6 +60,18 @@ public:
         }
         return "unknown zklock error " + std::to_string(ev);
     }
+
+    // A second acquire through one lock object, or a blocking call on the
+    // thread that would have to complete it, is what std::mutex reports as
+    // std::errc::resource_deadlock_would_occur: code written against
+    // std::mutex (or std::unique_lock) recognises it.
+    std::error_condition default_error_condition(int ev) const noexcept override {
+        switch (static_cast<errc>(ev)) {
+        case errc::already_acquiring:
+        case errc::would_deadlock: return std::make_error_condition(std::errc::resource_deadlock_would_occur);
+        default: return std::error_condition(ev, *this);
+        }
+    }
 };
 
 } // namespace

@@ -55,8 +55,7 @@ void Lock::lock() {
     std::error_code ec;
     lock(ec);
     if (ec == errc::already_acquiring)
-        throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
-                                "zklock::Lock::lock: this Lock already holds or waits");
+        throw error(ec, "zklock::Lock::lock: this Lock already holds or waits");
     throw_if(ec, "zklock::Lock::lock");
 }
 

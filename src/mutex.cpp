@@ -69,8 +69,7 @@ void Mutex::lock() {
     std::error_code ec;
     lock(ec);
     if (ec == errc::already_acquiring)
-        throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
-                                "zklock::Mutex::lock: this Mutex already holds or waits for " + path_);
+        throw error(ec, "zklock::Mutex::lock: this Mutex already holds or waits for " + path_);
     if (ec) {
         const auto detail = failure_detail();
         throw error(ec, "zklock::Mutex::lock " + path_ + (detail.empty() ? std::string() : " (" + detail + ")"));

@@ -72,8 +72,9 @@ struct MutexOptions {
 ///
 /// A Mutex object is one place in the queue: it holds or waits for the lock at most
 /// once at a time. Acquiring again while it holds or waits fails with
-/// errc::already_acquiring (blocking forms throw std::system_error with that code,
-/// which std::unique_lock also reports as a deadlock). Give each thread its own
+/// errc::already_acquiring (blocking forms throw zklock::error with that code,
+/// which compares equal to std::errc::resource_deadlock_would_occur, as std::mutex
+/// reports a second lock). Give each thread its own
 /// Mutex (sharing one Session is fine) or use RecursiveMutex.
 ///
 /// A Mutex keeps the session's state alive, so it may outlive the Session object:

@@ -63,3 +63,12 @@ TEST(Errors, ExceptionCarriesTheCode) {
     EXPECT_NO_THROW(zklock::throw_if({}, "ctx"));
     EXPECT_STREQ(zklock::error_category().name(), "zklock");
 }
+
+TEST(Errors, ASecondAcquireIsTheDeadlockStdMutexReports) {
+    EXPECT_EQ(make_error_code(errc::already_acquiring), std::errc::resource_deadlock_would_occur);
+    EXPECT_EQ(make_error_code(errc::would_deadlock), std::errc::resource_deadlock_would_occur);
+    EXPECT_NE(make_error_code(errc::timeout), std::errc::resource_deadlock_would_occur);
+    // Every other code stays its own condition.
+    EXPECT_EQ(make_error_code(errc::session_expired).default_error_condition(),
+              std::error_condition(static_cast<int>(errc::session_expired), zklock::error_category()));
+}
