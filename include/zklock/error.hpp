@@ -17,7 +17,7 @@ namespace zklock {
 enum class errc {
     // --- zklock's own conditions --------------------------------------------
     invalid_path = 1,       ///< lock path refused before any server call
-    timeout,                ///< a deadline passed (connect, try_lock_for, ...)
+    timeout,                ///< a deadline of zklock's passed (connect, try_lock_for, ...); see operation_timeout
     session_expired,        ///< the server expired the session; ephemeral nodes are gone
     session_closed,         ///< the Session was closed or destroyed
     connection_suspended,   ///< connection lost for longer than the session timeout (loss policy)
@@ -37,7 +37,7 @@ enum class errc {
     connection_loss,            ///< ZCONNECTIONLOSS: the request may or may not have been applied
     marshalling_error,          ///< ZMARSHALLINGERROR
     unimplemented,              ///< ZUNIMPLEMENTED
-    operation_timeout,          ///< ZOPERATIONTIMEOUT
+    operation_timeout,          ///< ZOPERATIONTIMEOUT: the C client gave up on one request (retried by zklock; not a user deadline)
     bad_arguments,              ///< ZBADARGUMENTS
     invalid_state,              ///< ZINVALIDSTATE: the handle is dead (expired or closed)
     new_config_no_quorum,       ///< ZNEWCONFIGNOQUORUM

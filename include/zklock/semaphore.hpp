@@ -76,8 +76,10 @@ private:
 };
 
 /// A fair distributed counting semaphore: at most `permits` leases at once on
-/// `path`, granted in arrival order. Each waiter watches only the node `permits`
-/// places ahead of it, so a release wakes one waiter.
+/// `path`, granted in arrival order. A waiter watches the `permits` nodes just
+/// ahead of it (the deletion of any one of them can grant it a lease, whichever
+/// holder releases first); when holders release in arrival order, each release
+/// still wakes one waiter.
 ///
 /// The permit count is stored as the data of the lock directory: a participant
 /// that asks for a different count fails with errc::permits_mismatch instead of
