@@ -74,17 +74,23 @@ Lease Semaphore::acquire() {
     return lease;
 }
 
-std::optional<Lease> Semaphore::try_acquire() {
+std::optional<Lease> Semaphore::try_acquire(std::error_code& ec) {
     auto m = make_waiter();
-    std::error_code ec;
     const bool granted = m->try_lock(ec);
     if (ec) last_failure_->keep(*m);
-    throw_if(ec, "zklock::Semaphore::try_acquire");
-    if (!granted) return std::nullopt;
+    if (ec || !granted) return std::nullopt;
     return Lease(std::move(m));
 }
 
-void Semaphore::async_acquire_impl(asio::any_completion_handler<void(std::error_code, Lease)> handler) {
+std::optional<Lease> Semaphore::try_acquire() {
+    std::error_code ec;
+    auto lease = try_acquire(ec);
+    throw_if(ec, "zklock::Semaphore::try_acquire " + path_);
+    return lease;
+}
+
+void Semaphore::async_acquire_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
+                                   asio::any_completion_handler<void(std::error_code, Lease)> handler) {
     auto waiter = std::make_shared<std::unique_ptr<Mutex>>(make_waiter());
     Mutex& m = **waiter;
     const auto slot = asio::get_associated_cancellation_slot(handler);
@@ -92,13 +98,16 @@ void Semaphore::async_acquire_impl(asio::any_completion_handler<void(std::error_
     // The inner completion runs on the user handler's executor, where the user
     // also emits on the slot: the slot is detached there, never on the session thread.
     auto user_ex = asio::get_associated_executor(handler, ex);
-    m.async_lock(asio::bind_cancellation_slot(
+    auto done = asio::bind_cancellation_slot(
         slot, asio::bind_executor(user_ex, [waiter, ex, failure = last_failure_,
-                                            h = std::move(handler)](std::error_code ec) mutable {
+                                            h = std::move(handler)](std::error_code ec, bool granted) mutable {
             if (ec) failure->keep(**waiter);
-            Lease lease = ec ? Lease() : Lease(std::move(*waiter));
+            Lease lease = ec || !granted ? Lease() : Lease(std::move(*waiter));
             detail::post_completion(std::move(h), ex, ec, std::move(lease));
-        })));
+        }));
+    if (no_wait) m.async_try_lock(std::move(done));
+    else if (!deadline) m.async_try_lock_for(std::chrono::hours::max(), std::move(done));  // no deadline
+    else m.async_try_lock_for(*deadline - std::chrono::steady_clock::now(), std::move(done));
 }
 
 std::vector<contender> Semaphore::contenders() const { return list_contenders(session_, path_); }

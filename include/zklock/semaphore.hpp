@@ -97,14 +97,21 @@ public:
     /// Blocks until a permit is granted. Throws zklock::error on failure.
     Lease acquire();
     Lease acquire(std::error_code& ec);
-    /// A permit if one is free now; an empty optional otherwise.
+    /// A permit if one is free now; an empty optional otherwise (no node is
+    /// left). Throws zklock::error on failure; the error_code form sets `ec`.
     std::optional<Lease> try_acquire();
-    /// A permit within `timeout`; an empty optional when it passed (no node is left).
+    std::optional<Lease> try_acquire(std::error_code& ec);
+    /// A permit within `timeout`; an empty optional when it passed (no node is
+    /// left). Zero or less tries once; hours::max() waits without a deadline.
     template <class Rep, class Period> std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& timeout) {
         std::error_code ec;
         auto lease = acquire_until(detail::deadline_after(timeout), ec);
-        throw_if(ec, "zklock::Semaphore::try_acquire_for");
+        throw_if(ec, "zklock::Semaphore::try_acquire_for " + path_);
         return lease;
+    }
+    template <class Rep, class Period>
+    std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& timeout, std::error_code& ec) {
+        return acquire_until(detail::deadline_after(timeout), ec);
     }
 
     /// Signature: void(std::error_code, Lease). Cancellation (terminal, partial,
@@ -112,7 +119,21 @@ public:
     /// std::errc::operation_canceled and an empty Lease.
     template <class CompletionToken> auto async_acquire(CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, void(std::error_code, Lease)>(
-            [this](auto handler) { async_acquire_impl(std::move(handler)); }, token);
+            [this](auto handler) { async_acquire_impl(std::nullopt, false, std::move(handler)); }, token);
+    }
+    /// As async_acquire, without waiting: an empty Lease (is_held() false) and
+    /// no error when no permit is free.
+    template <class CompletionToken> auto async_try_acquire(CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code, Lease)>(
+            [this](auto handler) { async_acquire_impl(std::nullopt, true, std::move(handler)); }, token);
+    }
+    /// As async_acquire, waiting at most `timeout`: an empty Lease and no error
+    /// when it passed (the waiter's node is deleted).
+    template <class Rep, class Period, class CompletionToken>
+    auto async_try_acquire_for(const std::chrono::duration<Rep, Period>& timeout, CompletionToken&& token) {
+        const auto deadline = detail::deadline_after(timeout);
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code, Lease)>(
+            [this, deadline](auto handler) { async_acquire_impl(deadline, false, std::move(handler)); }, token);
     }
 
     std::size_t permits() const noexcept { return permits_; }
@@ -128,7 +149,8 @@ private:
     std::unique_ptr<Mutex> make_waiter() const;
     std::optional<Lease> acquire_until(std::optional<std::chrono::steady_clock::time_point> deadline,
                                        std::error_code& ec);
-    void async_acquire_impl(boost::asio::any_completion_handler<void(std::error_code, Lease)> handler);
+    void async_acquire_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
+                            boost::asio::any_completion_handler<void(std::error_code, Lease)> handler);
 
     Session& session_;
     std::string path_;
