@@ -89,8 +89,9 @@ std::optional<Lease> Semaphore::try_acquire() {
     return lease;
 }
 
-void Semaphore::async_acquire_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
-                                   asio::any_completion_handler<void(std::error_code, Lease)> handler) {
+template <class Result>
+void Semaphore::start_waiter(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
+                             asio::any_completion_handler<void(std::error_code, Result)> handler) {
     auto waiter = std::make_shared<std::unique_ptr<Mutex>>(make_waiter());
     Mutex& m = **waiter;
     const auto slot = asio::get_associated_cancellation_slot(handler);
@@ -102,12 +103,22 @@ void Semaphore::async_acquire_impl(std::optional<std::chrono::steady_clock::time
         slot, asio::bind_executor(user_ex, [waiter, ex, failure = last_failure_,
                                             h = std::move(handler)](std::error_code ec, bool granted) mutable {
             if (ec) failure->keep(**waiter);
-            Lease lease = ec || !granted ? Lease() : Lease(std::move(*waiter));
-            detail::post_completion(std::move(h), ex, ec, std::move(lease));
+            Result result{};
+            if (!ec && granted) result = Lease(std::move(*waiter));
+            detail::post_completion(std::move(h), ex, ec, std::move(result));
         }));
     if (no_wait) m.async_try_lock(std::move(done));
     else if (!deadline) m.async_try_lock_for(std::chrono::hours::max(), std::move(done));  // no deadline
     else m.async_try_lock_for(*deadline - std::chrono::steady_clock::now(), std::move(done));
+}
+
+void Semaphore::async_acquire_impl(asio::any_completion_handler<void(std::error_code, Lease)> handler) {
+    start_waiter<Lease>(std::nullopt, false, std::move(handler));
+}
+
+void Semaphore::async_try_acquire_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
+                                       asio::any_completion_handler<void(std::error_code, std::optional<Lease>)> handler) {
+    start_waiter<std::optional<Lease>>(deadline, no_wait, std::move(handler));
 }
 
 std::vector<contender> Semaphore::contenders() const { return list_contenders(session_, path_); }

@@ -119,21 +119,21 @@ public:
     /// std::errc::operation_canceled and an empty Lease.
     template <class CompletionToken> auto async_acquire(CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, void(std::error_code, Lease)>(
-            [this](auto handler) { async_acquire_impl(std::nullopt, false, std::move(handler)); }, token);
+            [this](auto handler) { async_acquire_impl(std::move(handler)); }, token);
     }
-    /// As async_acquire, without waiting: an empty Lease (is_held() false) and
-    /// no error when no permit is free.
+    /// As try_acquire: void(std::error_code, std::optional<Lease>), an empty
+    /// optional and no error when no permit is free. Cancellation as async_acquire.
     template <class CompletionToken> auto async_try_acquire(CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code, Lease)>(
-            [this](auto handler) { async_acquire_impl(std::nullopt, true, std::move(handler)); }, token);
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code, std::optional<Lease>)>(
+            [this](auto handler) { async_try_acquire_impl(std::nullopt, true, std::move(handler)); }, token);
     }
-    /// As async_acquire, waiting at most `timeout`: an empty Lease and no error
-    /// when it passed (the waiter's node is deleted).
+    /// As try_acquire_for: void(std::error_code, std::optional<Lease>), an empty
+    /// optional and no error when `timeout` passed (the waiter's node is deleted).
     template <class Rep, class Period, class CompletionToken>
     auto async_try_acquire_for(const std::chrono::duration<Rep, Period>& timeout, CompletionToken&& token) {
         const auto deadline = detail::deadline_after(timeout);
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code, Lease)>(
-            [this, deadline](auto handler) { async_acquire_impl(deadline, false, std::move(handler)); }, token);
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code, std::optional<Lease>)>(
+            [this, deadline](auto handler) { async_try_acquire_impl(deadline, false, std::move(handler)); }, token);
     }
 
     std::size_t permits() const noexcept { return permits_; }
@@ -149,8 +149,14 @@ private:
     std::unique_ptr<Mutex> make_waiter() const;
     std::optional<Lease> acquire_until(std::optional<std::chrono::steady_clock::time_point> deadline,
                                        std::error_code& ec);
-    void async_acquire_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
-                            boost::asio::any_completion_handler<void(std::error_code, Lease)> handler);
+    void async_acquire_impl(boost::asio::any_completion_handler<void(std::error_code, Lease)> handler);
+    void async_try_acquire_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
+                                boost::asio::any_completion_handler<void(std::error_code, std::optional<Lease>)> handler);
+    // What the three share: a waiter's acquire, completing `handler` with
+    // `Result` (Lease, or std::optional<Lease>) on the handler's executor.
+    template <class Result>
+    void start_waiter(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
+                      boost::asio::any_completion_handler<void(std::error_code, Result)> handler);
 
     Session& session_;
     std::string path_;

@@ -8,7 +8,6 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 namespace zklock::cli {
 namespace {
@@ -45,45 +44,19 @@ private:
 class lease_holding final : public holding {
 public:
     lease_holding(asio::io_context& io, Session& session, const std::string& path, std::size_t permits)
-        : io_(io), session_(session), semaphore_(session, path, permits), deadline_(io) {}
+        : io_(io), session_(session), semaphore_(session, path, permits) {}
 
     void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
-        if (no_wait) {
-            // Semaphore has no asynchronous try: a blocking one, on a connected session.
-            std::error_code ec;
-            bool acquired = false;
-            try {
-                if (auto lease = semaphore_.try_acquire()) {
-                    lease_ = std::move(*lease);
-                    acquired = true;
-                }
-            } catch (const error& e) {
-                ec = e.code();
-            }
-            asio::post(io_, [done = std::move(done), ec, acquired] { done(ec, acquired); });
-            return;
-        }
         pending_ = true;
-        if (wait) {
-            deadline_.expires_after(*wait);
-            deadline_.async_wait([this](boost::system::error_code ec) {
-                if (ec || !pending_) return;
-                timed_out_ = true;
-                cancel();
-            });
-        }
-        semaphore_.async_acquire(asio::bind_cancellation_slot(
-            cancel_->slot(),
-            asio::bind_executor(io_, [this, done = std::move(done)](std::error_code ec, Lease lease) {
+        auto handler = asio::bind_cancellation_slot(
+            cancel_->slot(), asio::bind_executor(io_, [this, done = std::move(done)](std::error_code ec, std::optional<Lease> lease) {
                 pending_ = false;
-                deadline_.cancel();
-                if (!ec) {
-                    lease_ = std::move(lease);
-                    return done({}, true);
-                }
-                if (ec == std::errc::operation_canceled && timed_out_) return done({}, false);
-                done(ec, false);
-            })));
+                if (lease) lease_ = std::move(lease);
+                done(ec, lease_.has_value());
+            }));
+        if (no_wait) return semaphore_.async_try_acquire(std::move(handler));
+        // No deadline: hours::max() waits as long as it takes.
+        semaphore_.async_try_acquire_for(wait.value_or(milliseconds::max()), std::move(handler));
     }
     // The semaphore's inner acquire detaches its cancellation handler on the
     // session's executor (before the completion reaches io_): emit there, so the
@@ -114,9 +87,7 @@ private:
     Semaphore semaphore_;
     std::optional<Lease> lease_;
     std::shared_ptr<asio::cancellation_signal> cancel_ = std::make_shared<asio::cancellation_signal>();
-    asio::steady_timer deadline_;
     bool pending_ = false;
-    bool timed_out_ = false;
 };
 
 } // namespace
