@@ -24,35 +24,78 @@ public:
     /// Throws zklock::error (errc::invalid_path) for a bad path.
     SharedMutex(Session& session, std::string path, MutexOptions options = {});
 
-    // Exclusive (writer).
+    // Exclusive (writer): every form of Mutex's, with the same semantics.
     void lock() { writer_.lock(); }
     void lock(std::error_code& ec) { writer_.lock(ec); }
     bool try_lock() { return writer_.try_lock(); }
+    bool try_lock(std::error_code& ec) { return writer_.try_lock(ec); }
     template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
         return writer_.try_lock_for(d);
     }
+    template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& d, std::error_code& ec) {
+        return writer_.try_lock_for(d, ec);
+    }
     template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
         return writer_.try_lock_until(t);
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t, std::error_code& ec) {
+        return writer_.try_lock_until(t, ec);
     }
     void unlock() noexcept { writer_.unlock(); }
     template <class CompletionToken> auto async_lock(CompletionToken&& token) {
         return writer_.async_lock(std::forward<CompletionToken>(token));
     }
+    template <class CompletionToken> auto async_try_lock(CompletionToken&& token) {
+        return writer_.async_try_lock(std::forward<CompletionToken>(token));
+    }
+    template <class Rep, class Period, class CompletionToken>
+    auto async_try_lock_for(const std::chrono::duration<Rep, Period>& d, CompletionToken&& token) {
+        return writer_.async_try_lock_for(d, std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken> auto async_unlock(CompletionToken&& token) {
+        return writer_.async_unlock(std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
+        return writer_.async_wait_lost(std::forward<CompletionToken>(token));
+    }
 
-    // Shared (reader).
+    // Shared (reader): the same forms, for the shared hold.
     void lock_shared() { reader_.lock(); }
     void lock_shared(std::error_code& ec) { reader_.lock(ec); }
     bool try_lock_shared() { return reader_.try_lock(); }
+    bool try_lock_shared(std::error_code& ec) { return reader_.try_lock(ec); }
     template <class Rep, class Period> bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& d) {
         return reader_.try_lock_for(d);
+    }
+    template <class Rep, class Period>
+    bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& d, std::error_code& ec) {
+        return reader_.try_lock_for(d, ec);
     }
     template <class Clock, class Duration>
     bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& t) {
         return reader_.try_lock_until(t);
     }
+    template <class Clock, class Duration>
+    bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& t, std::error_code& ec) {
+        return reader_.try_lock_until(t, ec);
+    }
     void unlock_shared() noexcept { reader_.unlock(); }
     template <class CompletionToken> auto async_lock_shared(CompletionToken&& token) {
         return reader_.async_lock(std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken> auto async_try_lock_shared(CompletionToken&& token) {
+        return reader_.async_try_lock(std::forward<CompletionToken>(token));
+    }
+    template <class Rep, class Period, class CompletionToken>
+    auto async_try_lock_shared_for(const std::chrono::duration<Rep, Period>& d, CompletionToken&& token) {
+        return reader_.async_try_lock_for(d, std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken> auto async_unlock_shared(CompletionToken&& token) {
+        return reader_.async_unlock(std::forward<CompletionToken>(token));
+    }
+    template <class CompletionToken> auto async_wait_lost_shared(CompletionToken&& token) {
+        return reader_.async_wait_lost(std::forward<CompletionToken>(token));
     }
 
     bool is_held() const noexcept { return writer_.is_held(); }

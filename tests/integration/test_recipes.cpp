@@ -226,6 +226,47 @@ TEST_F(RecipeTest, SemaphoreTryFormsHaveErrorCodeAndAsyncVariants) {
 
 // ---- SharedMutex -------------------------------------------------------------------
 
+// The (error, value) of an operation awaited through use_future, whose
+// std::error_code arrives as a value: a future of a tuple.
+template <class A, class B> std::pair<A, B> get_within_pair(std::future<std::tuple<A, B>>&& f) {
+    auto t = get_within(f);
+    return {std::get<0>(t), std::get<1>(t)};
+}
+
+TEST_F(RecipeTest, SharedMutexHasEveryFormOnBothSides) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    SharedMutex writer(*a, path), reader(*b, path);
+    writer.lock();
+    std::error_code ec;
+    EXPECT_FALSE(reader.try_lock_shared(ec));
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_FALSE(reader.try_lock_shared_for(100ms, ec));
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_FALSE(get_within_pair(reader.async_try_lock_shared(boost::asio::use_future)).second);
+    EXPECT_FALSE(get_within_pair(reader.async_try_lock_shared_for(100ms, boost::asio::use_future)).second);
+    EXPECT_EQ(queue_length(path), 1u) << "a shared try that failed left its node";
+
+    auto unlocked = writer.async_unlock(boost::asio::use_future);
+    EXPECT_EQ(get_within(unlocked), std::error_code{});
+    const auto [shared_ec, shared] = get_within_pair(reader.async_try_lock_shared(boost::asio::use_future));
+    EXPECT_FALSE(shared_ec) << shared_ec.message();
+    ASSERT_TRUE(shared);
+    EXPECT_FALSE(writer.try_lock(ec));
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_FALSE(get_within_pair(writer.async_try_lock_for(100ms, boost::asio::use_future)).second);
+    auto shared_lost = reader.async_wait_lost_shared(boost::asio::use_future);
+    auto shared_unlocked = reader.async_unlock_shared(boost::asio::use_future);
+    EXPECT_EQ(get_within(shared_unlocked), std::error_code{});
+    EXPECT_EQ(get_within(shared_lost), std::error_code{}) << "released first, not lost";
+    EXPECT_TRUE(writer.try_lock_until(std::chrono::steady_clock::now() + 10s, ec));
+    EXPECT_FALSE(ec) << ec.message();
+    auto lost = writer.async_wait_lost(boost::asio::use_future);
+    writer.unlock();
+    EXPECT_EQ(get_within(lost), std::error_code{});
+}
+
 TEST_F(RecipeTest, ReadersOverlapAndWritersExcludeEveryone) {
     const auto path = lock_path();
     auto a = connect();
