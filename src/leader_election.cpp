@@ -168,6 +168,12 @@ Leadership LeaderElection::campaign() {
 
 void LeaderElection::resign() noexcept { mutex_.engine()->shutdown(); }
 
+void LeaderElection::async_resign_impl(asio::any_completion_handler<void(std::error_code)> handler) {
+    if (mutex_.is_held()) return mutex_.async_unlock(std::move(handler));  // not_held if lost meanwhile
+    resign();  // a pending campaign, if any, completes with operation_canceled
+    detail::post_completion(std::move(handler), session_.get_executor(), make_error_code(errc::not_held));
+}
+
 void LeaderElection::async_campaign_impl(asio::any_completion_handler<void(std::error_code, Leadership)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
     auto ex = session_.get_executor();

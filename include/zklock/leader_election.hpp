@@ -86,7 +86,19 @@ public:
     /// with std::errc::operation_canceled), at once: the next participant takes over
     /// without waiting for any timeout. Never throws.
     void resign() noexcept;
+    /// Resigns and completes when the server has deleted our node: the next
+    /// participant leads from then on. Signature: void(std::error_code): {}
+    /// when we led; errc::not_held when we did not lead (a pending campaign is
+    /// given up and completes with std::errc::operation_canceled);
+    /// session_expired, session_closed or node_deleted when the term had
+    /// already been lost.
+    template <class CompletionToken> auto async_resign(CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
+            [this](auto handler) { async_resign_impl(std::move(handler)); }, token);
+    }
     bool is_leader() const noexcept { return mutex_.is_held(); }
+    /// Why the last failed campaign failed, in words (as Mutex::failure_detail()).
+    std::string failure_detail() const { return mutex_.failure_detail(); }
     /// Our current term, if we lead.
     std::optional<Leadership> leadership() const;
 
@@ -133,6 +145,7 @@ public:
 
 private:
     void async_campaign_impl(boost::asio::any_completion_handler<void(std::error_code, Leadership)> handler);
+    void async_resign_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
     void async_wait_leader_change_impl(
         std::optional<LeaderInfo> known,
         boost::asio::any_completion_handler<void(std::error_code, std::optional<LeaderInfo>)> handler);

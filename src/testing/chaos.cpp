@@ -557,9 +557,8 @@ void ChaosClient::run_election() {
         }
 
         const auto held = hold_section(term.epoch, [&e] { return e.is_leader(); }, true);
-        // Resign through the queue place, which says whether the term was still ours.
-        if (!release_section(held, "resign (queue().async_unlock)",
-                             [&e](auto done) { e.queue().async_unlock(std::move(done)); }))
+        // async_resign says whether the term was still ours.
+        if (!release_section(held, "resign (async_resign)", [&e](auto done) { e.async_resign(std::move(done)); }))
             return;
     }
 }

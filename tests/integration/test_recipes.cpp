@@ -385,6 +385,34 @@ TEST_F(RecipeTest, ObserversSeeEveryLeaderChange) {
     EXPECT_FALSE(observer.is_leader());
 }
 
+TEST_F(RecipeTest, AsyncResignCompletesWhenTheNextParticipantCanLead) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    auto c = connect();
+    LeaderElection leader(*a, path, "a"), next(*b, path, "b"), waiting(*c, path, "c");
+    const auto term = leader.campaign();
+    auto next_term = next.async_campaign(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return queue_length(path) == 2; }));
+    auto waiting_term = waiting.async_campaign(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return queue_length(path) == 3; }));
+
+    // Not leading: the pending campaign is given up, the resign says not_held.
+    auto gave_up = waiting.async_resign(boost::asio::use_future);
+    EXPECT_EQ(get_within(gave_up), errc::not_held);
+    EXPECT_EQ(std::get<0>(get_within(waiting_term)), std::errc::operation_canceled);
+    EXPECT_EQ(queue_length(path), 2u);
+
+    auto resigned = leader.async_resign(boost::asio::use_future);
+    EXPECT_EQ(get_within(resigned), std::error_code{});
+    EXPECT_FALSE(leader.is_leader());
+    const auto [ec, t2] = get_within(next_term);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_GT(t2.epoch, term.epoch);
+    EXPECT_EQ(queue_length(path), 1u);
+    next.resign();
+}
+
 TEST_F(RecipeTest, ReconnectWithinTheSessionTimeoutKeepsTheLeader) {
     const auto path = lock_path();
     auto a = connect(4000ms);

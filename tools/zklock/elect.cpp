@@ -103,7 +103,7 @@ private:
 
     void on_elected(std::error_code ec, Leadership term) {
         if (ec == std::errc::operation_canceled || (stop_signal_ && ec)) return finish(128 + stop_signal_);
-        if (ec) return finish(report_failure(session_, "campaign in " + o_.path, ec, election_.queue().failure_detail()));
+        if (ec) return finish(report_failure(session_, "campaign in " + o_.path, ec, election_.failure_detail()));
         if (stop_signal_) return resign_and_exit(128 + stop_signal_);  // signalled as leadership arrived
         term_ = std::move(term);
         phase_ = phase::leading;
@@ -171,7 +171,7 @@ private:
                    " ms; exiting (the session's end deletes the node)");
             finish(exit_code_);
         });
-        election_.queue().async_unlock(asio::bind_executor(io_, [this](std::error_code ec) {
+        election_.async_resign(asio::bind_executor(io_, [this](std::error_code ec) {
             if (finished()) return;
             if (ec == errc::not_held || is_lock_lost(ec)) {
                 if (!stop_signal_) {
