@@ -2,6 +2,7 @@
 
 #include <zklock/detail/acl_check.hpp>
 #include <zklock/detail/limits.hpp>
+#include <zklock/detail/reply_kind.hpp>
 
 #include <boost/asio/error.hpp>
 
@@ -15,16 +16,14 @@ namespace {
 // reaped) are re-created this many times before the acquire fails.
 constexpr int max_parent_retries = 5;
 
-// What the C client hands a request whose outcome it cannot know: it tears the
-// connection down and fails every pending request with the reason (a lost
-// connection, a timeout, a reply out of order: ZRUNTIMEINCONSISTENCY, one it
-// cannot decode, a socket error), then reconnects. The session's janitor
-// retries on the same set.
-bool connection_trouble(int rc) {
-    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP || rc == ZRUNTIMEINCONSISTENCY ||
-           rc == ZMARSHALLINGERROR || rc == ZSYSTEMERROR;
+// A request whose outcome is unknown (or that was not run): retried once
+// connected, as the session's owned deletes are (detail/reply_kind.hpp).
+bool connection_trouble(int rc) { return classify_reply(rc) == reply_kind::retry; }
+// The session expired or is closing: its event decides what happens next.
+bool session_gone(int rc) {
+    const auto k = classify_reply(rc);
+    return k == reply_kind::session_gone || k == reply_kind::closed;
 }
-bool session_gone(int rc) { return rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE || rc == ZCLOSING; }
 } // namespace
 
 std::string default_node_data() {

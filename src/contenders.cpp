@@ -3,6 +3,7 @@
 #include "contender.hpp"
 
 #include <zklock/detail/limits.hpp>
+#include <zklock/detail/reply_kind.hpp>
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/detail/path.hpp>
 
@@ -65,8 +66,7 @@ struct listing : std::enable_shared_from_this<listing> {
         session->get_children(path, [self](int rc, std::vector<std::string> children) {
             if (self->done) return;
             if (rc == ZNONODE) return self->absent();
-            if (rc == ZCLOSING) return self->finish(make_error_code(errc::session_closed));
-            if (rc != ZOK) return self->finish(from_zookeeper(rc));
+            if (rc != ZOK) return self->finish(detail::reply_error(rc));
             self->nodes = detail::sorted_queue_nodes(children);
             self->out.resize(self->nodes.size());
             self->pending = self->nodes.size();
@@ -85,8 +85,7 @@ struct listing : std::enable_shared_from_this<listing> {
                                                 c.created_ms = st.ctime_ms;
                                                 c.data = std::move(data);
                                             } else if (drc != ZNONODE) {
-                                                return self->finish(drc == ZCLOSING ? make_error_code(errc::session_closed)
-                                                                                    : from_zookeeper(drc));
+                                                return self->finish(detail::reply_error(drc));
                                             }
                                             if (--self->pending == 0) self->finish({});
                                         });

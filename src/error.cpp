@@ -1,5 +1,7 @@
 #include <zklock/error.hpp>
 
+#include <zklock/detail/reply_kind.hpp>
+
 #include <boost/asio/error.hpp>
 #include <zookeeper.h>
 
@@ -121,8 +123,7 @@ std::error_code from_zookeeper(int rc) noexcept {
 }
 
 bool is_retryable(const std::error_code& ec) noexcept {
-    return ec == errc::connection_loss || ec == errc::operation_timeout || ec == errc::throttled_op ||
-           ec == errc::session_moved;
+    return detail::classify_reply(ec) == detail::reply_kind::retry;
 }
 
 bool is_lock_lost(const std::error_code& ec) noexcept {

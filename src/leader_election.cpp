@@ -3,6 +3,8 @@
 #include "contender.hpp"
 #include "session_impl.hpp"
 
+#include <zklock/detail/reply_kind.hpp>
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 
@@ -58,12 +60,10 @@ private:
     }
 
     void retry_or_fail(int rc) {
-        // The C client fails pending requests with ZRUNTIMEINCONSISTENCY (a reply out
-        // of order), ZMARSHALLINGERROR or ZSYSTEMERROR too when it drops a connection.
-        if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE ||
-            rc == ZRUNTIMEINCONSISTENCY || rc == ZMARSHALLINGERROR || rc == ZSYSTEMERROR)
+        const auto k = detail::classify_reply(rc);
+        if (k == detail::reply_kind::retry || k == detail::reply_kind::session_gone)
             return step();  // when_connected waits for the (new) session
-        finish(rc == ZCLOSING ? make_error_code(errc::session_closed) : from_zookeeper(rc), {});
+        finish(detail::reply_error(rc), {});
     }
 
     void list() {

@@ -1,5 +1,7 @@
 #include "session_impl.hpp"
 
+#include <zklock/detail/reply_kind.hpp>
+
 #include <zklock/detail/limits.hpp>
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/detail/path.hpp>
@@ -602,17 +604,15 @@ void session_impl::janitor_step(std::shared_ptr<janitor_entry> e) {
     e->in_flight = true;
     auto on_delete = [this, e](int rc) {
         e->in_flight = false;
-        if (rc == ZOK || rc == ZNONODE) {
-            finish_janitor(e, {});
-        } else if (rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE) {
-            finish_janitor(e, make_error_code(errc::session_expired));
-        } else if (rc == ZCLOSING) {
-            finish_janitor(e, make_error_code(errc::session_closed));
-        } else if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZTHROTTLEDOP || rc == ZSYSTEMERROR ||
-                   rc == ZMARSHALLINGERROR || rc == ZRUNTIMEINCONSISTENCY) {
+        if (rc == ZNONODE) return finish_janitor(e, {});
+        switch (detail::classify_reply(rc)) {
+        case detail::reply_kind::ok: return finish_janitor(e, {});
+        case detail::reply_kind::session_gone: return finish_janitor(e, make_error_code(errc::session_expired));
+        case detail::reply_kind::closed: return finish_janitor(e, make_error_code(errc::session_closed));
+        case detail::reply_kind::retry:
             if (connected()) janitor_step(e);  // otherwise: retried on reconnect
-        } else {
-            finish_janitor(e, from_zookeeper(rc));
+            return;
+        case detail::reply_kind::answer: return finish_janitor(e, from_zookeeper(rc));
         }
     };
     if (e->guid.empty()) {

@@ -78,7 +78,9 @@ inline std::error_code make_error_code(errc e) noexcept {
 std::error_code from_zookeeper(int zoo_rc) noexcept;
 
 /// True for transient errors after which the same operation may succeed when
-/// retried: connection loss, operation timeout, throttling, session moved.
+/// retried: connection loss, operation timeout, throttling, session moved, and
+/// the C client's runtime inconsistency, marshalling and system errors (it
+/// fails pending requests with them when it drops a connection).
 /// False for everything else, permissions included (errc::no_auth,
 /// errc::auth_failed, errc::insecure_acl).
 bool is_retryable(const std::error_code& ec) noexcept;

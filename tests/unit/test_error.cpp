@@ -1,4 +1,5 @@
 #include <zklock/error.hpp>
+#include <zklock/detail/reply_kind.hpp>
 
 #include <gtest/gtest.h>
 #include <zookeeper.h>
@@ -71,4 +72,33 @@ TEST(Errors, ASecondAcquireIsTheDeadlockStdMutexReports) {
     // Every other code stays its own condition.
     EXPECT_EQ(make_error_code(errc::session_expired).default_error_condition(),
               std::error_condition(static_cast<int>(errc::session_expired), zklock::error_category()));
+}
+
+TEST(Errors, OneReadingOfEveryReply) {
+    using zklock::detail::classify_reply;
+    using zklock::detail::reply_kind;
+    EXPECT_EQ(classify_reply(std::error_code{}), reply_kind::ok);
+    // What the C client fails pending requests with when it drops a connection,
+    // and what the server refuses to run now: sent again, and is_retryable.
+    for (auto e : {errc::connection_loss, errc::operation_timeout, errc::runtime_inconsistency, errc::marshalling_error,
+                   errc::system_error, errc::throttled_op, errc::session_moved}) {
+        EXPECT_EQ(classify_reply(make_error_code(e)), reply_kind::retry) << make_error_code(e).message();
+        EXPECT_TRUE(zklock::is_retryable(e)) << make_error_code(e).message();
+    }
+    for (auto e : {errc::session_expired, errc::invalid_state})
+        EXPECT_EQ(classify_reply(make_error_code(e)), reply_kind::session_gone) << make_error_code(e).message();
+    for (auto e : {errc::closing, errc::session_closed})
+        EXPECT_EQ(classify_reply(make_error_code(e)), reply_kind::closed) << make_error_code(e).message();
+    for (auto e : {errc::no_node, errc::node_exists, errc::no_auth, errc::not_empty, errc::bad_version}) {
+        EXPECT_EQ(classify_reply(make_error_code(e)), reply_kind::answer) << make_error_code(e).message();
+        EXPECT_FALSE(zklock::is_retryable(e));
+    }
+    EXPECT_EQ(classify_reply(std::make_error_code(std::errc::timed_out)), reply_kind::answer);
+    // The C client's return codes read the same way; a closing handle gives up
+    // with session_closed.
+    EXPECT_EQ(classify_reply(ZCONNECTIONLOSS), reply_kind::retry);
+    EXPECT_EQ(classify_reply(ZSESSIONEXPIRED), reply_kind::session_gone);
+    EXPECT_EQ(classify_reply(ZCLOSING), reply_kind::closed);
+    EXPECT_EQ(zklock::detail::reply_error(ZCLOSING), errc::session_closed);
+    EXPECT_EQ(zklock::detail::reply_error(ZNONODE), errc::no_node);
 }
