@@ -84,40 +84,36 @@ void contender_engine::acquire(std::optional<clock::time_point> deadline, bool n
         callback(make_error_code(errc::session_closed), false);
         return;
     }
-    if (busy_.exchange(true)) {
-        // Our node went while held (is_held() is false) and why is not known yet:
-        // the hold is over for the caller, so queue again once its loss has been
-        // reported (lose() starts it). Anything else is a second acquire.
-        const auto id = next_waiter_id_.fetch_add(1);
-        if (slot.is_connected()) {
-            slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
-                if (auto self = weak.lock())
-                    self->session_->post([self, id] {
-                        if (!self->deferred_start_ || self->deferred_start_->id != id) return;
+    // Whether this acquire may start is decided on the strand, where the state
+    // it depends on changes: decided here, a hold whose loss was being reported
+    // on the strand at this moment refused an acquire that came just after it.
+    const auto id = next_waiter_id_.fetch_add(1);
+    if (slot.is_connected()) {
+        slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
+            if (auto self = weak.lock())
+                self->session_->post([self, id] {
+                    if (self->deferred_start_ && self->deferred_start_->id == id) {
                         auto d = std::exchange(self->deferred_start_, std::nullopt);
                         d->callback(operation_aborted(), false);
-                    });
-            });
-        }
-        session_->post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
-            if (self->phase_ == phase::held && self->attempt_ && self->attempt_->node_gone && !self->deferred_start_) {
-                self->deferred_start_ = deferred_start{id, deadline, no_wait, std::move(cb)};
-                return;
-            }
-            cb(make_error_code(errc::already_acquiring), false);
-        });
-        return;
-    }
-    if (slot.is_connected()) {
-        slot.assign([weak = weak_from_this()](asio::cancellation_type) {
-            if (auto self = weak.lock())
-                self->session_->post([self] {
-                    if (self->phase_ == phase::acquiring) self->abandon(operation_aborted());
+                    } else if (self->phase_ == phase::acquiring && self->acquire_id_ == id) {
+                        self->abandon(operation_aborted());
+                    }
                 });
         });
     }
-    session_->post([self = shared_from_this(), deadline, no_wait, cb = std::move(callback)]() mutable {
-        self->start(deadline, no_wait, std::move(cb));
+    session_->post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
+        if (!self->busy_.exchange(true)) {
+            self->acquire_id_ = id;
+            return self->start(deadline, no_wait, std::move(cb));
+        }
+        // Our node went while held (is_held() is false) and why is not known yet:
+        // the hold is over for the caller, so queue again once its loss has been
+        // reported (lose() starts it). Anything else is a second acquire.
+        if (self->phase_ == phase::held && self->attempt_ && self->attempt_->node_gone && !self->deferred_start_) {
+            self->deferred_start_ = deferred_start{id, deadline, no_wait, std::move(cb)};
+            return;
+        }
+        cb(make_error_code(errc::already_acquiring), false);
     });
 }
 
@@ -687,7 +683,10 @@ void contender_engine::lose(std::error_code ec) {
     // If the session survives (suspension policy), the node must not block others.
     if (ec == errc::connection_suspended) session_->delete_owned(path_of(a->node), a->owner);
     losses_->lost(ec);
-    if (next) start(next->deadline, next->no_wait, std::move(next->callback));
+    if (next) {
+        acquire_id_ = next->id;
+        start(next->deadline, next->no_wait, std::move(next->callback));
+    }
 }
 
 void contender_engine::on_session_event(session_event e) {

@@ -171,7 +171,8 @@ private:
     };
     std::optional<deferred_start> deferred_start_;
     std::function<void(std::size_t)> position_callback_;
-    std::atomic<std::uint64_t> next_waiter_id_{1};  // deferred starts' cancellation slots
+    std::atomic<std::uint64_t> next_waiter_id_{1};  // acquires' ids, for their cancellation slots
+    std::uint64_t acquire_id_ = 0;                   // the acquire in progress (phase acquiring)
     std::shared_ptr<loss_reports> losses_;
 
     // thread-safe snapshots
