@@ -142,8 +142,9 @@ void contender_engine::shutdown() noexcept {
                 self->do_release({});
                 if (!was_held) self->busy_ = false;  // granted after the call above looked
             }
+            // The callbacks stay: LeaderElection::resign() shuts a term down
+            // and the same object may campaign again.
             self->losses_->end_waits(operation_aborted());
-            self->losses_->forget_callbacks();
         });
     } catch (...) {
     }

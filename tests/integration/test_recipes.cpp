@@ -413,6 +413,22 @@ TEST_F(RecipeTest, AsyncResignCompletesWhenTheNextParticipantCanLead) {
     next.resign();
 }
 
+TEST_F(RecipeTest, OnLostStillReportsTheTermAfterAResign) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto observer = connect();
+    LeaderElection leader(*a, path, "a");
+    std::promise<std::error_code> lost;
+    leader.on_lost([&](std::error_code ec) { lost.set_value(ec); });
+    leader.campaign();
+    leader.resign();
+    ASSERT_TRUE(wait_until([&] { return queue_length(path) == 0; }));
+    leader.campaign();
+    zklock::testing::delete_node(*observer, leader.queue().node_path());
+    auto f = lost.get_future();
+    EXPECT_EQ(get_within(f), errc::node_deleted);
+}
+
 TEST_F(RecipeTest, ReconnectWithinTheSessionTimeoutKeepsTheLeader) {
     const auto path = lock_path();
     auto a = connect(4000ms);
