@@ -140,8 +140,16 @@ public:
 
     const std::string& path() const noexcept { return mutex_.path(); }
     const std::string& participant_id() const noexcept { return participant_id_; }
-    /// The queue place this election uses (counters, queue position).
-    Mutex& queue() noexcept { return mutex_; }
+    /// Our place in line as of the last listing (0 = leading); none when not
+    /// campaigning.
+    std::optional<std::size_t> queue_position() const noexcept { return mutex_.queue_position(); }
+    /// Calls `callback(position)` on the session's executor whenever our place
+    /// in line changes (as Mutex::on_queue_position).
+    void on_queue_position(std::function<void(std::size_t)> callback) { mutex_.on_queue_position(std::move(callback)); }
+    /// Our node's full path while campaigning or leading; empty otherwise.
+    std::string node_path() const { return mutex_.node_path(); }
+    /// Counters of the last campaign (as Mutex::stats()).
+    lock_stats stats() const { return mutex_.stats(); }
 
 private:
     void async_campaign_impl(boost::asio::any_completion_handler<void(std::error_code, Leadership)> handler);

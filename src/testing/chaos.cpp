@@ -533,7 +533,7 @@ void ChaosClient::run_mutex() {
 
 void ChaosClient::run_election() {
     LeaderElection e(*session_, options_.path, name_);
-    e.queue().on_queue_position([this](std::size_t p) { position_ = static_cast<std::int64_t>(p); });
+    e.on_queue_position([this](std::size_t p) { position_ = static_cast<std::int64_t>(p); });
     e.on_lost([this](std::error_code ec) { watch_losses(ec); });
     while (step(false)) {
         auto cancel = std::make_shared<asio::cancellation_signal>();

@@ -341,7 +341,7 @@ TEST_F(RecipeTest, OneLeaderAndResignHandsOverInArrivalOrder) {
         sessions.push_back(connect());
         members.push_back(std::make_unique<LeaderElection>(*sessions.back(), path, "p" + std::to_string(i)));
         terms.push_back(members.back()->async_campaign(boost::asio::use_future));
-        ASSERT_TRUE(wait_until([&] { return members.back()->queue().queue_position().has_value(); }));
+        ASSERT_TRUE(wait_until([&] { return members.back()->queue_position().has_value(); }));
     }
     auto [ec0, t0] = get_within(terms[0]);
     EXPECT_FALSE(ec0);
@@ -424,7 +424,7 @@ TEST_F(RecipeTest, OnLostStillReportsTheTermAfterAResign) {
     leader.resign();
     ASSERT_TRUE(wait_until([&] { return queue_length(path) == 0; }));
     leader.campaign();
-    zklock::testing::delete_node(*observer, leader.queue().node_path());
+    zklock::testing::delete_node(*observer, leader.node_path());
     auto f = lost.get_future();
     EXPECT_EQ(get_within(f), errc::node_deleted);
 }
@@ -440,7 +440,7 @@ TEST_F(RecipeTest, ReconnectWithinTheSessionTimeoutKeepsTheLeader) {
     leader.on_lost([&](std::error_code) { ++losses; });
     const auto term = leader.campaign();
     auto second = follower.async_campaign(boost::asio::use_future);
-    ASSERT_TRUE(wait_until([&] { return follower.queue().queue_position() == 1u; }));
+    ASSERT_TRUE(wait_until([&] { return follower.queue_position() == 1u; }));
     server_->stop();
     ASSERT_TRUE(log.wait_for(session_event::suspended));
     server_->restart();
@@ -543,7 +543,7 @@ TEST_F(RecipeTest, CancelledCampaignLeavesNoNode) {
     std::promise<std::error_code> result;
     other.async_campaign(boost::asio::bind_cancellation_slot(
         cancel.slot(), [&](std::error_code ec, Leadership) { result.set_value(ec); }));
-    ASSERT_TRUE(wait_until([&] { return other.queue().queue_position() == 1u; }));
+    ASSERT_TRUE(wait_until([&] { return other.queue_position() == 1u; }));
     cancel.emit(boost::asio::cancellation_type::terminal);
     auto f = result.get_future();
     EXPECT_EQ(get_within(f), std::errc::operation_canceled);

@@ -266,7 +266,7 @@ result run_election(const bench_options& o) {
     for (const auto& v : samples) all.insert(all.end(), v.begin(), v.end());
     std::uint64_t acquisitions = 0, notifications = 0, listings = 0;
     for (auto& e : elections) {
-        const auto st = e->queue().stats();
+        const auto st = e->stats();
         acquisitions += st.acquisitions;
         notifications += st.watch_notifications;
         listings += st.get_children_calls;

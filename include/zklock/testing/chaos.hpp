@@ -152,7 +152,7 @@ std::string chaos_line(const chaos_outcome& outcome);
 /// Which recipe the clients loop on.
 enum class chaos_recipe {
     mutex,            ///< Mutex: acquire, write, release
-    leader_election,  ///< LeaderElection: campaign, write with the epoch, resign (queue().async_unlock)
+    leader_election,  ///< LeaderElection: campaign, write with the epoch, async_resign
     semaphore,        ///< Semaphore (permits): acquire a lease, release it; no writes
 };
 std::string_view to_string(chaos_recipe r) noexcept;
