@@ -1,0 +1,375 @@
+// zklock and the real kazoo client (python3-kazoo, started as /usr/bin/python3
+// processes running tests/interop/kazoo_peer.py) on one lock path: mutual
+// exclusion under churn, FIFO across kinds, read-write across kinds.
+//
+// Every client stamps its critical sections with CLOCK_MONOTONIC (one clock for
+// every process on this machine): a section runs from the moment the acquire
+// returned to the moment the release was asked for, so two correct holders'
+// sections never overlap, and the checks compare stamps, never durations.
+#include "support.hpp"
+
+#include <zklock/shared_mutex.hpp>
+#include <zklock/testing/process.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace zklock::test {
+namespace {
+
+constexpr const char* python = "/usr/bin/python3";
+const std::filesystem::path harness = std::filesystem::path(ZKLOCK_INTEROP_DIR) / "kazoo_peer.py";
+
+std::int64_t monotonic_ns() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The whole file (close-on-exec: the fixtures start children while we read).
+std::string read_text(const std::filesystem::path& p) {
+    std::string out;
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return out;
+}
+
+/// One critical section: [acquire returned, release asked for], monotonic ns.
+struct section {
+    std::string who;
+    std::int64_t enter = 0;
+    std::int64_t leave = 0;
+};
+
+/// Every pair of sections that overlap, in words; empty when none do.
+std::vector<std::string> overlaps(std::vector<section> all) {
+    std::sort(all.begin(), all.end(), [](const section& a, const section& b) { return a.enter < b.enter; });
+    std::vector<std::string> out;
+    for (std::size_t i = 1; i < all.size(); ++i) {
+        // Compare with the latest-ending earlier section, not only the previous one.
+        const auto prev = std::max_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(i),
+                                           [](const section& a, const section& b) { return a.leave < b.leave; });
+        if (all[i].enter <= prev->leave)
+            out.push_back(all[i].who + " entered " + std::to_string(prev->leave - all[i].enter) + " ns before " +
+                          prev->who + " left");
+    }
+    return out;
+}
+
+/// One kazoo client as a child process; its report lines go to a file.
+class KazooPeer {
+public:
+    KazooPeer(const std::filesystem::path& dir, const std::string& connect, const std::string& path, std::string name,
+              std::vector<std::string> args)
+        : name_(std::move(name)), out_(dir / (name_ + ".out")),
+          child_(argv(connect, path, name_, std::move(args)), child_options(out_)) {}
+
+    const std::string& name() const noexcept { return name_; }
+
+    /// The values of the lines "<event> <name> VALUE" it printed so far, in order.
+    std::vector<std::string> values(const std::string& event) const {
+        std::vector<std::string> out;
+        std::istringstream in(output());
+        std::string word, who, value;
+        for (std::string line; std::getline(in, line);) {
+            std::istringstream l(line);
+            if (l >> word >> who >> value && word == event && who == name_) out.push_back(value);
+        }
+        return out;
+    }
+
+    /// The value of the `n`th (1-based) "<event> <name> VALUE" line, once printed (deadline 60 s).
+    std::optional<std::string> wait_for_value(const std::string& event, std::size_t n = 1) {
+        std::vector<std::string> seen;
+        wait_until([&] { return (seen = values(event)).size() >= n || !child_.running(); }, 60s);
+        if (seen.size() < n) seen = values(event);  // printed just before it exited
+        if (seen.size() >= n) return seen[n - 1];
+        ADD_FAILURE() << name_ << " never printed '" << event << "' " << n << " time(s); its output:\n" << output();
+        return std::nullopt;
+    }
+
+    /// A monotonic time it printed ("ready", "acquired", "releasing").
+    std::optional<std::int64_t> wait_for(const std::string& event) {
+        const auto v = wait_for_value(event);
+        if (!v) return std::nullopt;
+        return std::stoll(*v);
+    }
+
+    /// Every "acquired"/"releasing" pair it printed.
+    std::vector<section> sections() const {
+        std::vector<section> out;
+        std::istringstream in(output());
+        std::string word, who;
+        std::int64_t t = 0;
+        for (std::string line; std::getline(in, line);) {
+            std::istringstream l(line);
+            if (!(l >> word >> who >> t) || who != name_) continue;
+            if (word == "acquired") out.push_back({"kazoo " + name_, t, 0});
+            if (word == "releasing" && !out.empty()) out.back().leave = t;
+        }
+        return out;
+    }
+
+    /// SIGUSR1: in hold mode the peer releases the lock; in churn mode with --wait-for-go it starts.
+    void release() { EXPECT_TRUE(child_.signal(SIGUSR1)) << name_ << " is gone:\n" << output(); }
+    void go() { release(); }
+
+    /// Waits for a clean exit; false (with its output) otherwise.
+    bool exited_cleanly() {
+        const auto status = child_.wait_exit(120s);
+        if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return true;
+        ADD_FAILURE() << name_ << ": "
+                      << (status ? testing::describe_wait_status(*status) : std::string("still running")) << "\n"
+                      << output();
+        return false;
+    }
+
+    std::string output() const { return read_text(out_); }
+
+private:
+    static std::vector<std::string> argv(const std::string& connect, const std::string& path, const std::string& name,
+                                         std::vector<std::string> args) {
+        std::vector<std::string> out{python, harness.string(), "--connect", connect, "--path", path, "--name", name};
+        out.insert(out.end(), args.begin(), args.end());
+        return out;
+    }
+    static testing::ChildProcessOptions child_options(const std::filesystem::path& out) {
+        testing::ChildProcessOptions o;
+        o.output_path = out;
+        return o;
+    }
+
+    std::string name_;
+    std::filesystem::path out_;
+    testing::ChildProcess child_;
+};
+
+// kazoo 2.8 sees only its own "__lock__" names unless told another dialect's
+// marker (extra_lock_patterns, kazoo >= 2.7.1): these make it queue behind zklock.
+// (Markers start with '-': passed as --extra-lock-pattern=MARKER.)
+const std::vector<std::string> kazoo_sees_zklock_mutex{"--extra-lock-pattern=-lock-"};
+const std::vector<std::string> kazoo_reader_sees_zklock{"--extra-lock-pattern=-write-", "--extra-lock-pattern=-lock-"};
+const std::vector<std::string> kazoo_writer_sees_zklock{"--extra-lock-pattern=-write-", "--extra-lock-pattern=-read-",
+                                                        "--extra-lock-pattern=-lock-"};
+
+std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+/// A completion's grant time, from whatever thread completes it.
+struct grant {
+    std::promise<std::error_code> done;
+    std::future<std::error_code> result = done.get_future();
+    std::atomic<std::int64_t> at{0};
+    auto handler() {
+        return [this](std::error_code ec) {
+            at = monotonic_ns();
+            done.set_value(ec);
+        };
+    }
+};
+
+class KazooInteropTest : public ServerTest {
+protected:
+    void SetUp() override {
+        ServerTest::SetUp();
+        ASSERT_EQ(::access(python, X_OK), 0) << python << " is missing: run scripts/setup";
+        testing::ChildProcess probe({python, "-c", "import kazoo.recipe.lock"});
+        const auto status = probe.wait_exit(60s);
+        ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+            << "python3-kazoo is missing: run scripts/setup";
+    }
+
+    std::unique_ptr<KazooPeer> peer(const std::string& path, const std::string& name, std::vector<std::string> args) {
+        return std::make_unique<KazooPeer>(dir_.path(), server_->connect_string(), path, name, std::move(args));
+    }
+
+    /// Waits until the queue at `path` holds `n` contenders; returns their dialects in order.
+    std::vector<std::string> wait_for_queue(Session& s, const std::string& path, std::size_t n) {
+        std::vector<contender> queue;
+        EXPECT_TRUE(wait_until(
+            [&] {
+                std::error_code ec;
+                queue = list_contenders(s, path, ec);
+                return !ec && queue.size() == n;
+            },
+            60s))
+            << queue.size() << " contenders, not " << n;
+        std::vector<std::string> out;
+        for (const auto& c : queue) out.push_back(c.dialect);
+        return out;
+    }
+
+    testing::TempDir dir_{"zklock-interop-"};
+};
+
+TEST_F(KazooInteropTest, MutualExclusionUnderChurnWithKazooLocks) {
+    const auto path = lock_path();
+    constexpr int rounds = 25;
+    // Two kazoo Lock clients and two zklock Mutex clients take turns on one path.
+    std::vector<std::unique_ptr<KazooPeer>> kazoo;
+    for (const auto* name : {"k1", "k2"})
+        kazoo.push_back(peer(path, name,
+                             plus({"--mode", "churn", "--wait-for-go", "--iterations", std::to_string(rounds)},
+                                  kazoo_sees_zklock_mutex)));
+    // Everyone starts together: the kazoo clients once connected, the zklock ones once they hold a session.
+    for (auto& k : kazoo) ASSERT_TRUE(k->wait_for("ready"));
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (int c = 0; c < 2; ++c) sessions.push_back(connect(4000ms));
+    for (auto& k : kazoo) k->go();
+
+    std::mutex m;
+    std::vector<section> zk_sections;
+    std::vector<std::string> zk_errors;
+    {
+        std::vector<std::jthread> clients;
+        for (int c = 0; c < 2; ++c) {
+            clients.emplace_back([&, c] {
+                try {
+                    Mutex mutex(*sessions[static_cast<std::size_t>(c)], path);
+                    for (int i = 0; i < rounds; ++i) {
+                        if (!mutex.try_lock_for(60s)) throw std::runtime_error("no lock within 60 s");
+                        const auto enter = monotonic_ns();
+                        (void)mutex.contenders();  // a server round trip while holding
+                        const auto leave = monotonic_ns();
+                        mutex.unlock();
+                        std::lock_guard lk(m);
+                        zk_sections.push_back({"zklock " + std::to_string(c), enter, leave});
+                    }
+                } catch (const std::exception& e) {
+                    std::lock_guard lk(m);
+                    zk_errors.push_back(e.what());
+                }
+            });
+        }
+    }  // joins the zklock clients
+    EXPECT_TRUE(zk_errors.empty()) << zk_errors.front();
+
+    std::vector<section> all = zk_sections;
+    for (auto& k : kazoo) {
+        ASSERT_TRUE(k->exited_cleanly());
+        const auto s = k->sections();
+        EXPECT_EQ(s.size(), static_cast<std::size_t>(rounds)) << k->name() << " made no full progress";
+        all.insert(all.end(), s.begin(), s.end());
+    }
+    EXPECT_EQ(zk_sections.size(), static_cast<std::size_t>(2 * rounds)) << "zklock made no full progress";
+    // The kinds took turns (each followed the other at least once), so they did contend.
+    std::sort(all.begin(), all.end(), [](const section& a, const section& b) { return a.enter < b.enter; });
+    int kazoo_then_zklock = 0, zklock_then_kazoo = 0;
+    for (std::size_t i = 1; i < all.size(); ++i) {
+        const bool was_kazoo = all[i - 1].who.starts_with("kazoo"), is_kazoo = all[i].who.starts_with("kazoo");
+        kazoo_then_zklock += was_kazoo && !is_kazoo;
+        zklock_then_kazoo += !was_kazoo && is_kazoo;
+    }
+    EXPECT_GT(kazoo_then_zklock, 0);
+    EXPECT_GT(zklock_then_kazoo, 0);
+    const auto overlapping = overlaps(all);
+    EXPECT_TRUE(overlapping.empty()) << overlapping.size() << " overlapping critical sections among " << all.size()
+                                     << ", e.g. " << overlapping.front();
+}
+
+TEST_F(KazooInteropTest, FifoAcrossKinds) {
+    const auto path = lock_path();
+    auto observer = connect();
+    auto first = peer(path, "first", kazoo_sees_zklock_mutex);
+    ASSERT_TRUE(first->wait_for("acquired"));
+
+    grant granted;  // outlives the waiter, which may complete it while it is destroyed
+    auto session = connect();
+    Mutex waiter(*session, path);
+    waiter.async_lock(granted.handler());
+    EXPECT_EQ(wait_for_queue(*observer, path, 2), (std::vector<std::string>{"kazoo", "zklock"}));
+
+    auto last = peer(path, "last", kazoo_sees_zklock_mutex);
+    EXPECT_EQ(wait_for_queue(*observer, path, 3), (std::vector<std::string>{"kazoo", "zklock", "kazoo"}));
+    // The last kazoo client waits for the zklock node just ahead of it (not for first).
+    EXPECT_EQ(last->wait_for_value("predecessor"), std::filesystem::path(waiter.node_path()).filename().string())
+        << "the last kazoo client does not queue behind zklock's node";
+
+    first->release();
+    ASSERT_FALSE(get_within(granted.result, 60s));
+    const auto zk_leave = monotonic_ns();
+    waiter.unlock();
+    const auto last_acquired = last->wait_for("acquired");
+    last->release();
+    ASSERT_TRUE(first->exited_cleanly());
+    ASSERT_TRUE(last->exited_cleanly());
+
+    // first (kazoo), then the zklock waiter, then last (kazoo): each only after the one before let go.
+    const auto first_leave = first->sections().at(0).leave;
+    EXPECT_LT(first_leave, granted.at.load()) << "zklock acquired while the first kazoo client held the lock";
+    ASSERT_TRUE(last_acquired);
+    EXPECT_LT(zk_leave, *last_acquired) << "the last kazoo client acquired while zklock held the lock";
+}
+
+TEST_F(KazooInteropTest, ReadersShareAndWritersExcludeAcrossKinds) {
+    const auto path = lock_path();
+    auto observer = connect();
+    auto s1 = connect();
+    auto s2 = connect();
+    auto s3 = connect();
+    auto s4 = connect();
+    grant writer_granted;  // outlive the locks, which may complete them while they are destroyed
+    grant reader3_granted;
+    SharedMutex zk_reader1(*s1, path);
+    SharedMutex zk_reader2(*s2, path);
+    SharedMutex zk_writer(*s3, path);
+    SharedMutex zk_reader3(*s4, path);
+
+    // Readers share: a zklock reader, then a kazoo ReadLock, then a zklock reader
+    // that can only get in if it reads kazoo's __rlock__ node as a reader.
+    zk_reader1.lock_shared();
+    auto kazoo_reader = peer(path, "reader", plus({"--recipe", "read"}, kazoo_reader_sees_zklock));
+    ASSERT_TRUE(kazoo_reader->wait_for("acquired"));
+    ASSERT_TRUE(zk_reader2.try_lock_shared_for(60s)) << "a zklock reader did not share with a kazoo reader";
+    EXPECT_EQ(wait_for_queue(*observer, path, 3), (std::vector<std::string>{"zklock", "kazoo", "zklock"}));
+
+    // Writers exclude: a kazoo WriteLock queues behind the three readers, a zklock
+    // writer behind it, a zklock reader behind that.
+    auto kazoo_writer = peer(path, "writer", plus({"--recipe", "write"}, kazoo_writer_sees_zklock));
+    wait_for_queue(*observer, path, 4);
+    zk_writer.async_lock(writer_granted.handler());
+    wait_for_queue(*observer, path, 5);
+    zk_reader3.async_lock_shared(reader3_granted.handler());
+    EXPECT_EQ(wait_for_queue(*observer, path, 6),
+              (std::vector<std::string>{"zklock", "kazoo", "zklock", "kazoo", "zklock", "zklock"}));
+
+    const auto readers_leave = monotonic_ns();
+    zk_reader1.unlock_shared();
+    zk_reader2.unlock_shared();
+    kazoo_reader->release();
+    const auto kazoo_writer_acquired = kazoo_writer->wait_for("acquired");
+    ASSERT_TRUE(kazoo_writer_acquired);
+    kazoo_writer->release();
+    ASSERT_FALSE(get_within(writer_granted.result, 60s));
+    const auto writer_leave = monotonic_ns();
+    zk_writer.unlock();
+    ASSERT_FALSE(get_within(reader3_granted.result, 60s));
+    zk_reader3.unlock_shared();
+    ASSERT_TRUE(kazoo_reader->exited_cleanly());
+    ASSERT_TRUE(kazoo_writer->exited_cleanly());
+
+    const auto kazoo_reader_leave = kazoo_reader->sections().at(0).leave;
+    const auto kazoo_writer_leave = kazoo_writer->sections().at(0).leave;
+    EXPECT_LT(std::max(readers_leave, kazoo_reader_leave), *kazoo_writer_acquired)
+        << "the kazoo writer acquired while readers held the lock";
+    EXPECT_LT(kazoo_writer_leave, writer_granted.at.load()) << "the zklock writer acquired while the kazoo writer held";
+    EXPECT_LT(writer_leave, reader3_granted.at.load()) << "a zklock reader acquired while the zklock writer held";
+}
+
+} // namespace
+} // namespace zklock::test
