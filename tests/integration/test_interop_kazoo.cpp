@@ -9,7 +9,14 @@
 #include "support.hpp"
 
 #include <zklock/shared_mutex.hpp>
+#include <zklock/testing/faults.hpp>
 #include <zklock/testing/process.hpp>
+
+#ifdef ZKLOCK_CLI_PATH
+#include "test_cli_support.hpp"
+
+#include <nlohmann/json.hpp>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -370,6 +377,57 @@ TEST_F(KazooInteropTest, ReadersShareAndWritersExcludeAcrossKinds) {
     EXPECT_LT(kazoo_writer_leave, writer_granted.at.load()) << "the zklock writer acquired while the kazoo writer held";
     EXPECT_LT(writer_leave, reader3_granted.at.load()) << "a zklock reader acquired while the zklock writer held";
 }
+
+#ifdef ZKLOCK_CLI_PATH
+TEST_F(KazooInteropTest, StatusShowsEachContendersDialectAndTheForeignChildren) {
+    const auto path = lock_path();
+    auto observer = connect();
+    auto s1 = connect();
+    Mutex holder(*s1, path);
+    holder.lock();
+    auto kazoo = peer(path, "queued", kazoo_sees_zklock_mutex);
+    ASSERT_TRUE(kazoo->wait_for_value("predecessor"));
+    // Nodes the C recipe and Curator's LeaderLatch would make (forged with fixed
+    // sequences past the server's), and a child no dialect recognises.
+    testing::create_node(*observer, path + "/x-0000018bcd12ef34-0000000100", "", true);
+    testing::create_node(*observer, path + "/_c_4f1c2b7e-9a3d-4e5f-8a6b-0c1d2e3f4a5b-latch-0000000101", "", true);
+    testing::create_node(*observer, path + "/config", "", true);
+
+    cli::Cli cli;
+    auto text = cli.start({"status", "-c", server_->connect_string(), path}, "text");
+    EXPECT_EQ(cli::exit_code(text), 0);
+    const auto out = cli.output("text");
+    EXPECT_NE(out.find("4 contenders"), std::string::npos) << out;
+    EXPECT_NE(out.find("DIALECT"), std::string::npos) << out;
+    EXPECT_NE(out.find("mixed dialects: c-recipe, curator, kazoo, zklock"), std::string::npos) << out;
+    EXPECT_NE(out.find("foreign children (no dialect recognises them; not in the queue): config"), std::string::npos)
+        << out;
+
+    auto json = cli.start({"status", "-c", server_->connect_string(), "--json", path}, "json");
+    EXPECT_EQ(cli::exit_code(json), 0);
+    nlohmann::json doc;
+    ASSERT_NO_THROW(doc = nlohmann::json::parse(cli.output("json"))) << cli.output("json");
+    const auto& queue = doc.at("contenders");
+    ASSERT_EQ(queue.size(), 4u) << doc.dump();
+    std::vector<std::string> dialects, kinds;
+    for (const auto& c : queue) {
+        dialects.push_back(c.at("dialect"));
+        kinds.push_back(c.at("kind"));
+        EXPECT_TRUE(c.contains("fencing_token") && c.contains("owner_session")) << c.dump();  // the fields of before
+    }
+    EXPECT_EQ(dialects, (std::vector<std::string>{"zklock", "kazoo", "c-recipe", "curator"}));
+    EXPECT_EQ(kinds, std::vector<std::string>(4, "exclusive"));
+    EXPECT_EQ(queue[1].at("data"), "queued");  // kazoo's identifier
+    EXPECT_EQ(doc.at("dialects"), (std::vector<std::string>{"c-recipe", "curator", "kazoo", "zklock"}));
+    EXPECT_EQ(doc.at("mixed_dialects"), true);
+    EXPECT_EQ(doc.at("foreign"), std::vector<std::string>{"config"});
+
+    holder.unlock();
+    ASSERT_TRUE(kazoo->wait_for("acquired"));
+    kazoo->release();
+    ASSERT_TRUE(kazoo->exited_cleanly());
+}
+#endif
 
 } // namespace
 } // namespace zklock::test
