@@ -6,6 +6,7 @@
 // every process on this machine): a section runs from the moment the acquire
 // returned to the moment the release was asked for, so two correct holders'
 // sections never overlap, and the checks compare stamps, never durations.
+#include "grant_support.hpp"
 #include "support.hpp"
 
 #include <zklock/shared_mutex.hpp>
@@ -19,7 +20,6 @@
 #endif
 
 #include <algorithm>
-#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <optional>
@@ -28,7 +28,6 @@
 
 #include <fcntl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 namespace zklock::test {
@@ -37,11 +36,6 @@ namespace {
 constexpr const char* python = "/usr/bin/python3";
 const std::filesystem::path harness = std::filesystem::path(ZKLOCK_INTEROP_DIR) / "kazoo_peer.py";
 
-std::int64_t monotonic_ns() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // The whole file (close-on-exec: the fixtures start children while we read).
 std::string read_text(const std::filesystem::path& p) {
@@ -177,19 +171,8 @@ std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std:
     return a;
 }
 
-/// A completion's grant time, from whatever thread completes it.
-struct grant {
-    std::promise<std::error_code> done;
-    std::future<std::error_code> result = done.get_future();
-    std::atomic<std::int64_t> at{0};
-    auto handler() {
-        return [this](std::error_code ec) {
-            at = monotonic_ns();
-            done.set_value(ec);
-        };
-    }
-};
 
+// Sessions of 4 s (the server's most): the machine may be busy with other tests.
 class KazooInteropTest : public ServerTest {
 protected:
     void SetUp() override {
@@ -291,14 +274,14 @@ TEST_F(KazooInteropTest, MutualExclusionUnderChurnWithKazooLocks) {
 
 TEST_F(KazooInteropTest, FifoAcrossKinds) {
     const auto path = lock_path();
-    auto observer = connect();
+    auto observer = connect(4000ms);
     auto first = peer(path, "first", kazoo_sees_zklock_mutex);
     ASSERT_TRUE(first->wait_for("acquired"));
 
-    grant granted;  // outlives the waiter, which may complete it while it is destroyed
-    auto session = connect();
+    const auto granted = grant::make();
+    auto session = connect(4000ms);
     Mutex waiter(*session, path);
-    waiter.async_lock(granted.handler());
+    waiter.async_lock(on_grant(granted));
     EXPECT_EQ(wait_for_queue(*observer, path, 2), (std::vector<std::string>{"kazoo", "zklock"}));
 
     auto last = peer(path, "last", kazoo_sees_zklock_mutex);
@@ -308,7 +291,7 @@ TEST_F(KazooInteropTest, FifoAcrossKinds) {
         << "the last kazoo client does not queue behind zklock's node";
 
     first->release();
-    ASSERT_FALSE(get_within(granted.result, 60s));
+    ASSERT_FALSE(get_within(granted->result, 60s));
     const auto zk_leave = monotonic_ns();
     waiter.unlock();
     const auto last_acquired = last->wait_for("acquired");
@@ -318,20 +301,20 @@ TEST_F(KazooInteropTest, FifoAcrossKinds) {
 
     // first (kazoo), then the zklock waiter, then last (kazoo): each only after the one before let go.
     const auto first_leave = first->sections().at(0).leave;
-    EXPECT_LT(first_leave, granted.at.load()) << "zklock acquired while the first kazoo client held the lock";
+    EXPECT_LT(first_leave, granted->at.load()) << "zklock acquired while the first kazoo client held the lock";
     ASSERT_TRUE(last_acquired);
     EXPECT_LT(zk_leave, *last_acquired) << "the last kazoo client acquired while zklock held the lock";
 }
 
 TEST_F(KazooInteropTest, ReadersShareAndWritersExcludeAcrossKinds) {
     const auto path = lock_path();
-    auto observer = connect();
-    auto s1 = connect();
-    auto s2 = connect();
-    auto s3 = connect();
-    auto s4 = connect();
-    grant writer_granted;  // outlive the locks, which may complete them while they are destroyed
-    grant reader3_granted;
+    auto observer = connect(4000ms);
+    auto s1 = connect(4000ms);
+    auto s2 = connect(4000ms);
+    auto s3 = connect(4000ms);
+    auto s4 = connect(4000ms);
+    const auto writer_granted = grant::make();
+    const auto reader3_granted = grant::make();
     SharedMutex zk_reader1(*s1, path);
     SharedMutex zk_reader2(*s2, path);
     SharedMutex zk_writer(*s3, path);
@@ -349,9 +332,9 @@ TEST_F(KazooInteropTest, ReadersShareAndWritersExcludeAcrossKinds) {
     // writer behind it, a zklock reader behind that.
     auto kazoo_writer = peer(path, "writer", plus({"--recipe", "write"}, kazoo_writer_sees_zklock));
     wait_for_queue(*observer, path, 4);
-    zk_writer.async_lock(writer_granted.handler());
+    zk_writer.async_lock(on_grant(writer_granted));
     wait_for_queue(*observer, path, 5);
-    zk_reader3.async_lock_shared(reader3_granted.handler());
+    zk_reader3.async_lock_shared(on_grant(reader3_granted));
     EXPECT_EQ(wait_for_queue(*observer, path, 6),
               (std::vector<std::string>{"zklock", "kazoo", "zklock", "kazoo", "zklock", "zklock"}));
 
@@ -362,10 +345,10 @@ TEST_F(KazooInteropTest, ReadersShareAndWritersExcludeAcrossKinds) {
     const auto kazoo_writer_acquired = kazoo_writer->wait_for("acquired");
     ASSERT_TRUE(kazoo_writer_acquired);
     kazoo_writer->release();
-    ASSERT_FALSE(get_within(writer_granted.result, 60s));
+    ASSERT_FALSE(get_within(writer_granted->result, 60s));
     const auto writer_leave = monotonic_ns();
     zk_writer.unlock();
-    ASSERT_FALSE(get_within(reader3_granted.result, 60s));
+    ASSERT_FALSE(get_within(reader3_granted->result, 60s));
     zk_reader3.unlock_shared();
     ASSERT_TRUE(kazoo_reader->exited_cleanly());
     ASSERT_TRUE(kazoo_writer->exited_cleanly());
@@ -374,15 +357,15 @@ TEST_F(KazooInteropTest, ReadersShareAndWritersExcludeAcrossKinds) {
     const auto kazoo_writer_leave = kazoo_writer->sections().at(0).leave;
     EXPECT_LT(std::max(readers_leave, kazoo_reader_leave), *kazoo_writer_acquired)
         << "the kazoo writer acquired while readers held the lock";
-    EXPECT_LT(kazoo_writer_leave, writer_granted.at.load()) << "the zklock writer acquired while the kazoo writer held";
-    EXPECT_LT(writer_leave, reader3_granted.at.load()) << "a zklock reader acquired while the zklock writer held";
+    EXPECT_LT(kazoo_writer_leave, writer_granted->at.load()) << "the zklock writer acquired while the kazoo writer held";
+    EXPECT_LT(writer_leave, reader3_granted->at.load()) << "a zklock reader acquired while the zklock writer held";
 }
 
 #ifdef ZKLOCK_CLI_PATH
 TEST_F(KazooInteropTest, StatusShowsEachContendersDialectAndTheForeignChildren) {
     const auto path = lock_path();
-    auto observer = connect();
-    auto s1 = connect();
+    auto observer = connect(4000ms);
+    auto s1 = connect(4000ms);
     Mutex holder(*s1, path);
     holder.lock();
     auto kazoo = peer(path, "queued", kazoo_sees_zklock_mutex);

@@ -1,39 +1,16 @@
 // zklock's own recipes on one path: every recipe sees every other one's nodes
 // (detail/dialect.hpp), so a Mutex, a SharedMutex and a Semaphore that share a
 // path by mistake still never hold beside one another.
+#include "grant_support.hpp"
 #include "support.hpp"
 
 #include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
 
-#include <atomic>
-#include <future>
-
-#include <time.h>
-
 using namespace zklock;
 using namespace zklock::test;
 
 namespace {
-
-std::int64_t monotonic_ns() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-/// An acquire's completion and the CLOCK_MONOTONIC time it came.
-struct grant {
-    std::promise<std::error_code> done;
-    std::future<std::error_code> result = done.get_future();
-    std::atomic<std::int64_t> at{0};
-    auto handler() {
-        return [this](std::error_code ec) {
-            at = monotonic_ns();
-            done.set_value(ec);
-        };
-    }
-};
 
 class MixedRecipesTest : public ServerTest {
 protected:
@@ -49,7 +26,8 @@ protected:
 
 TEST_F(MixedRecipesTest, AMutexAndASharedMutexReaderOnOnePathTakeTurns) {
     const auto path = lock_path();
-    grant reader_granted, mutex_granted;  // outlive the locks, which may complete them while destroyed
+    const auto reader_granted = grant::make();
+    const auto mutex_granted = grant::make();
     auto s1 = connect();
     auto s2 = connect();
     auto s3 = connect();
@@ -58,20 +36,20 @@ TEST_F(MixedRecipesTest, AMutexAndASharedMutexReaderOnOnePathTakeTurns) {
     Mutex last(*s3, path);
 
     first.lock();
-    reader.async_lock_shared(reader_granted.handler());
+    reader.async_lock_shared(on_grant(reader_granted));
     wait_for_queue(path, 2);
-    last.async_lock(mutex_granted.handler());
+    last.async_lock(on_grant(mutex_granted));
     wait_for_queue(path, 3);
 
     const auto first_leave = monotonic_ns();
     first.unlock();
-    ASSERT_FALSE(get_within(reader_granted.result));
+    ASSERT_FALSE(get_within(reader_granted->result));
     const auto reader_leave = monotonic_ns();
     reader.unlock_shared();
-    ASSERT_FALSE(get_within(mutex_granted.result));
+    ASSERT_FALSE(get_within(mutex_granted->result));
     last.unlock();
-    EXPECT_LT(first_leave, reader_granted.at.load()) << "a reader held beside a Mutex holder";
-    EXPECT_LT(reader_leave, mutex_granted.at.load()) << "a Mutex held beside a reader";
+    EXPECT_LT(first_leave, reader_granted->at.load()) << "a reader held beside a Mutex holder";
+    EXPECT_LT(reader_leave, mutex_granted->at.load()) << "a Mutex held beside a reader";
 }
 
 TEST_F(MixedRecipesTest, ASemaphoreWaitsForAReaderAhead) {
