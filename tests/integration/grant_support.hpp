@@ -30,9 +30,10 @@ struct grant {
     static std::shared_ptr<grant> make() { return std::make_shared<grant>(); }
 };
 
-/// The completion handler of an async acquire that fills `g`.
+/// The completion handler of an async acquire that fills `g` (void(std::error_code),
+/// or with a result after the code, as async_campaign's Leadership).
 inline auto on_grant(std::shared_ptr<grant> g) {
-    return [g = std::move(g)](std::error_code ec) {
+    return [g = std::move(g)](std::error_code ec, auto&&...) {
         g->at = monotonic_ns();
         g->done.set_value(ec);
     };

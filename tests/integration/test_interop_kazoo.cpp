@@ -9,6 +9,7 @@
 #include "grant_support.hpp"
 #include "support.hpp"
 
+#include <zklock/leader_election.hpp>
 #include <zklock/shared_mutex.hpp>
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/process.hpp>
@@ -359,6 +360,29 @@ TEST_F(KazooInteropTest, ReadersShareAndWritersExcludeAcrossKinds) {
         << "the kazoo writer acquired while readers held the lock";
     EXPECT_LT(kazoo_writer_leave, writer_granted->at.load()) << "the zklock writer acquired while the kazoo writer held";
     EXPECT_LT(writer_leave, reader3_granted->at.load()) << "a zklock reader acquired while the zklock writer held";
+}
+
+TEST_F(KazooInteropTest, ElectionDefersToAKazooLeader) {
+    const auto path = lock_path();
+    const auto led = grant::make();
+    auto observer = connect(4000ms);
+    auto kazoo = peer(path, "kazoo-leader", {"--recipe", "election"});
+    ASSERT_TRUE(kazoo->wait_for("acquired"));
+
+    auto session = connect(4000ms);
+    LeaderElection election(*session, path, "zklock-candidate");
+    election.async_campaign(on_grant(led));
+    EXPECT_EQ(wait_for_queue(*observer, path, 2), (std::vector<std::string>{"kazoo", "zklock"}));
+    const auto info = election.leader();
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->participant_id, "kazoo-leader");  // kazoo's identifier is its node's data
+
+    kazoo->release();
+    ASSERT_FALSE(get_within(led->result, 60s));
+    EXPECT_TRUE(election.is_leader());
+    ASSERT_TRUE(kazoo->exited_cleanly());
+    EXPECT_LT(kazoo->sections().at(0).leave, led->at.load()) << "zklock led while the kazoo leader led";
+    election.resign();
 }
 
 #ifdef ZKLOCK_CLI_PATH

@@ -15,6 +15,10 @@ flushed, with CLOCK_MONOTONIC nanoseconds (the clock the C++ test reads too):
                  with --wait-for-go it starts on SIGUSR1 (after "ready")
   --mode hold    acquire once, hold until SIGUSR1, release, exit
 
+--recipe election runs a kazoo Election (hold mode only): "acquired" when its
+leader function starts, which holds until SIGUSR1. kazoo's Election takes no
+extra_lock_patterns.
+
 Anything else it prints (kazoo's log) goes to stderr. Configured by argv only;
 it takes no credentials.
 """
@@ -36,8 +40,8 @@ def main():
     ap.add_argument("--connect", required=True, help="HOST:PORT of the ZooKeeper server")
     ap.add_argument("--path", required=True, help="lock path, e.g. /locks/job")
     ap.add_argument("--name", required=True, help="this client's name in the report")
-    ap.add_argument("--recipe", choices=["lock", "read", "write"], default="lock",
-                    help="kazoo Lock, ReadLock or WriteLock")
+    ap.add_argument("--recipe", choices=["lock", "read", "write", "election"], default="lock",
+                    help="kazoo Lock, ReadLock, WriteLock or Election")
     ap.add_argument("--mode", choices=["churn", "hold"], default="hold")
     ap.add_argument("--iterations", type=int, default=1)
     ap.add_argument("--extra-lock-pattern", action="append", default=[],
@@ -47,6 +51,8 @@ def main():
     args = ap.parse_args()
     if args.iterations < 1:
         ap.error("--iterations must be at least 1")
+    if args.recipe == "election" and (args.mode != "hold" or args.extra_lock_pattern):
+        ap.error("--recipe election takes --mode hold and no --extra-lock-pattern")
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     # SIGUSR1 (hold mode: release; churn mode: go) is taken with sigwait; blocked before kazoo
@@ -55,8 +61,13 @@ def main():
 
     zk = KazooClient(hosts=args.connect, timeout=10.0)
     zk.start(timeout=30)
-    recipe = {"lock": zk.Lock, "read": zk.ReadLock, "write": zk.WriteLock}[args.recipe]
-    lock = recipe(args.path, args.name, extra_lock_patterns=tuple(args.extra_lock_pattern))
+    election = None
+    if args.recipe == "election":
+        election = zk.Election(args.path, args.name)
+        lock = election.lock  # the kazoo Lock an Election runs on
+    else:
+        recipe = {"lock": zk.Lock, "read": zk.ReadLock, "write": zk.WriteLock}[args.recipe]
+        lock = recipe(args.path, args.name, extra_lock_patterns=tuple(args.extra_lock_pattern))
     # Report each queue decision: kazoo's Lock decides in _get_predecessor (kazoo
     # 2.8, recipe/lock.py), a private method; wrapped here for the report only.
     decide = lock._get_predecessor
@@ -71,19 +82,27 @@ def main():
     if args.wait_for_go:
         signal.sigwait([signal.SIGUSR1])
     count = 0
+
+    def section():
+        emit("acquired", args.name, time.monotonic_ns())
+        if args.mode == "churn":
+            zk.get_children(args.path)
+        else:
+            signal.sigwait([signal.SIGUSR1])
+        emit("releasing", args.name, time.monotonic_ns())
+
     try:
-        for _ in range(args.iterations if args.mode == "churn" else 1):
-            if not lock.acquire(timeout=args.timeout):
-                print("kazoo_peer: %s: no lock within %ss" % (args.name, args.timeout), file=sys.stderr)
-                return 1
-            emit("acquired", args.name, time.monotonic_ns())
-            if args.mode == "churn":
-                zk.get_children(args.path)
-            else:
-                signal.sigwait([signal.SIGUSR1])
-            emit("releasing", args.name, time.monotonic_ns())
-            lock.release()
-            count += 1
+        if election is not None:
+            election.run(section)  # returns once section() returned and the node is deleted
+            count = 1
+        else:
+            for _ in range(args.iterations if args.mode == "churn" else 1):
+                if not lock.acquire(timeout=args.timeout):
+                    print("kazoo_peer: %s: no lock within %ss" % (args.name, args.timeout), file=sys.stderr)
+                    return 1
+                section()
+                lock.release()
+                count += 1
     finally:
         zk.stop()
         zk.close()
