@@ -71,7 +71,8 @@ std::optional<recognised_node> recognise(std::string_view child) {
         return recognised_node{*seq, lock_dialect(prefix), contender_kind::exclusive, true};
     }
     for (const auto& form : marked_forms)
-        if (const auto seq = parse_sequence(child, form.marker)) return recognised_node{*seq, form.who, form.kind, false};
+        if (const auto seq = parse_sequence(child, form.marker))
+            return recognised_node{*seq, form.who, form.kind, false};
     return c_recipe_node(child);
 }
 

@@ -75,8 +75,9 @@ TEST(Dialect, RecognisesEveryPeersNames) {
 }
 
 TEST(Dialect, ReadsSequencesPastTheWrapInEveryDialect) {
-    for (const auto& name : std::vector<std::string>{kazoo_lock(-2147483648), kazoo_rlock(-1), curator_latch(-5), curator_read(-2147483648),
-                             go_lock(-1), c_lock(-2147483648), c_lock(-1)}) {
+    for (const auto& name : std::vector<std::string>{kazoo_lock(-2147483648), kazoo_rlock(-1), curator_latch(-5),
+                                                     curator_read(-2147483648), go_lock(-1), c_lock(-2147483648),
+                                                     c_lock(-1)}) {
         const auto r = recognise(name);
         ASSERT_TRUE(r) << name;
         EXPECT_LT(r->sequence, 0) << name;
@@ -85,9 +86,12 @@ TEST(Dialect, ReadsSequencesPastTheWrapInEveryDialect) {
 }
 
 TEST(Dialect, ChildrenNoDialectRecognisesAreForeign) {
-    for (const std::string& name : std::vector<std::string>{"leases", "locks", "config", "lock-", "_c_" + uuid + "-lock-", hex32 + "__lock__42", hex32 + "__lock__",
-          "x-123-" + seq(1), "x-0000018bcd12ef34-", "x-0000018bcd12eg34-" + seq(1), "y-0000018bcd12ef34-" + seq(1),
-          curator_latch(1) + "x", "_c_" + uuid + "-__read__" + seq(1), hex32 + "__rlock__9999999999"})
+    const std::vector<std::string> foreign{"leases", "locks", "config", "lock-", "_c_" + uuid + "-lock-",
+                                           hex32 + "__lock__42", hex32 + "__lock__", "x-123-" + seq(1),
+                                           "x-0000018bcd12ef34-", "x-0000018bcd12eg34-" + seq(1),
+                                           "y-0000018bcd12ef34-" + seq(1), curator_latch(1) + "x",
+                                           "_c_" + uuid + "-__read__" + seq(1), hex32 + "__rlock__9999999999"};
+    for (const auto& name : foreign)
         EXPECT_FALSE(recognise(name)) << name;
 }
 

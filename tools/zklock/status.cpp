@@ -178,7 +178,8 @@ void add_status(CLI::App& app, int& exit_code) {
     cmd->add_option("--connect-timeout", o->connect_timeout_ms, "Give up connecting after MS ms")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-    cmd->add_flag("--json", o->json, "Print one JSON object: {path, contenders: [{position, node, dialect, kind, ...}], dialects, "
+    cmd->add_flag("--json", o->json,
+                  "Print one JSON object: {path, contenders: [{position, node, dialect, kind, ...}], dialects, "
                   "mixed_dialects, foreign}");
     cmd->add_option("LOCK_PATH", o->path, "Lock znode, e.g. /locks/nightly-report")->required();
     cmd->callback([o, &exit_code] { exit_code = status_command(*o); });
