@@ -24,7 +24,6 @@ namespace zklock::test {
 inline constexpr const char* python = "/usr/bin/python3";
 inline const std::filesystem::path harness = std::filesystem::path(ZKLOCK_INTEROP_DIR) / "kazoo_peer.py";
 
-
 // The whole file (close-on-exec: the fixtures start children while we read).
 inline std::string read_text(const std::filesystem::path& p) {
     std::string out;
@@ -159,6 +158,5 @@ inline std::vector<std::string> plus(std::vector<std::string> a, const std::vect
     a.insert(a.end(), b.begin(), b.end());
     return a;
 }
-
 
 } // namespace zklock::test
