@@ -7,6 +7,7 @@
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/detail/path.hpp>
 
+#include <algorithm>
 #include <future>
 
 namespace zklock {
@@ -15,8 +16,9 @@ namespace {
 struct listing : std::enable_shared_from_this<listing> {
     std::shared_ptr<detail::session_impl> session;
     std::string path;
-    std::promise<std::pair<std::error_code, std::vector<contender>>> result;
+    std::promise<std::pair<std::error_code, queue_listing>> result;
     std::vector<detail::lock_node> nodes;
+    std::vector<std::string> foreign;
     std::vector<contender> out;
     std::size_t pending = 0;
     bool done = false;
@@ -32,7 +34,7 @@ struct listing : std::enable_shared_from_this<listing> {
         for (auto& c : out)
             if (!c.node.empty()) found.push_back(std::move(c));
         for (std::size_t i = 0; i < found.size(); ++i) found[i].position = i;
-        result.set_value({ec, std::move(found)});
+        result.set_value({ec, queue_listing{std::move(found), std::move(foreign)}});
     }
 
     void start() {
@@ -67,7 +69,10 @@ struct listing : std::enable_shared_from_this<listing> {
             if (self->done) return;
             if (rc == ZNONODE) return self->absent();
             if (rc != ZOK) return self->finish(detail::reply_error(rc));
-            self->nodes = detail::sorted_queue_nodes(children);
+            self->nodes = detail::sorted_contenders(children);
+            for (auto& child : children)
+                if (!detail::recognise(child)) self->foreign.push_back(std::move(child));
+            std::sort(self->foreign.begin(), self->foreign.end());
             self->out.resize(self->nodes.size());
             self->pending = self->nodes.size();
             if (self->pending == 0) return self->finish({});
@@ -79,6 +84,7 @@ struct listing : std::enable_shared_from_this<listing> {
                                                 auto& c = self->out[i];
                                                 c.node = self->nodes[i].name;
                                                 c.shared = self->nodes[i].shared;
+                                                c.dialect = detail::dialect_name(self->nodes[i].dialect);
                                                 c.fencing_token = st.czxid;
                                                 c.owner_session = st.ephemeral_owner;
                                                 c.persistent = st.ephemeral_owner == 0;
@@ -94,12 +100,8 @@ struct listing : std::enable_shared_from_this<listing> {
     }
 };
 
-} // namespace
-
-namespace detail {
-
-std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
-                                       std::error_code& ec) {
+queue_listing list_children(const std::shared_ptr<detail::session_impl>& session, const std::string& path,
+                            std::error_code& ec) {
     const auto check = detail::validate_lock_path(path);
     if (!check) {
         ec = check.error;
@@ -119,10 +121,23 @@ std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_imp
     return out;
 }
 
+} // namespace
+
+namespace detail {
+
+std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
+                                               std::error_code& ec) {
+    return list_children(session, path, ec).contenders;
+}
+
 } // namespace detail
 
 std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec) {
     return detail::list_contenders(session.impl(), path, ec);
+}
+
+queue_listing list_queue(Session& session, const std::string& path, std::error_code& ec) {
+    return list_children(session.impl(), path, ec);
 }
 
 std::vector<contender> list_contenders(Session& session, const std::string& path) {

@@ -72,7 +72,7 @@ private:
             if (self->done_) return;
             if (rc == ZNONODE) return self->wait_for_dir();
             if (rc != ZOK) return self->retry_or_fail(rc);
-            const auto sorted = sorted_lock_nodes(children);
+            const auto sorted = sorted_contenders(children);
             if (sorted.empty()) return self->nobody_leads();
             self->read_first(sorted.front().name);
         });
@@ -85,7 +85,7 @@ private:
             if (self->done_) return;
             if (rc == ZNONODE) return self->wait_for_dir();
             if (rc != ZOK) return self->retry_or_fail(rc);
-            if (!sorted_lock_nodes(children).empty()) self->step();  // someone arrived meanwhile
+            if (!sorted_contenders(children).empty()) self->step();  // someone arrived meanwhile
         });
     }
 

@@ -24,7 +24,12 @@ struct contender {
     std::int64_t owner_session = 0;   ///< ephemeral owner's session id (0: a persistent node)
     std::int64_t created_ms = 0;      ///< ctime, milliseconds since the epoch (server clock)
     std::string data;                 ///< the node's data (MutexOptions::node_data: "<host>:<pid>" by default)
-    bool shared = false;              ///< a reader of a SharedMutex
+    bool shared = false;              ///< a reader: of a SharedMutex, a kazoo ReadLock or a Curator read lock
+    /// Who created the node, from its name: "zklock" (also Curator's InterProcessMutex
+    /// and LeaderSelector, which use the same name), "curator", "kazoo", "go-zookeeper",
+    /// "c-recipe" (ZooKeeper's C lock recipe) or "lock-suffix" (another `...lock-<seq>`
+    /// name). docs/interop.md lists the names.
+    std::string dialect = "zklock";
     /// Not ephemeral (owner_session 0): no session end will ever delete it, so it
     /// blocks everyone behind it until someone deletes it by hand (a node forged
     /// or left by a tool; zklock never creates one). Acquires that wait only for

@@ -288,11 +288,20 @@ private:
     std::size_t count_ = 0;
 };
 
-/// The queue of the lock at `path` (lock nodes only, in order), read from the
-/// server: one getChildren and one getData per node, pipelined. Blocking; an
-/// absent path gives an empty queue, and errc::no_node says that the connect
-/// string's chroot does not exist.
+/// The queue of the lock at `path` (contender nodes of every dialect zklock
+/// reads, in order), read from the server: one getChildren and one getData per
+/// node, pipelined. Blocking; an absent path gives an empty queue, and
+/// errc::no_node says that the connect string's chroot does not exist.
 std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec);
 std::vector<contender> list_contenders(Session& session, const std::string& path);
+
+/// A lock's children as a status query sees them.
+struct queue_listing {
+    std::vector<contender> contenders;  ///< the queue, holder first (as list_contenders)
+    std::vector<std::string> foreign;   ///< children no dialect recognises (not in the queue), sorted by name
+};
+
+/// list_contenders, plus the children that are not contenders.
+queue_listing list_queue(Session& session, const std::string& path, std::error_code& ec);
 
 } // namespace zklock

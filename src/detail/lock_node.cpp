@@ -54,38 +54,15 @@ std::optional<std::int32_t> parse_sequence(std::string_view child, std::string_v
     return value;
 }
 
-std::vector<lock_node> sorted_lock_nodes(const std::vector<std::string>& children, std::string_view marker) {
+std::vector<lock_node> sorted_contenders(const std::vector<std::string>& children) {
     std::vector<lock_node> out;
     out.reserve(children.size());
     for (const auto& child : children)
-        if (const auto seq = parse_sequence(child, marker)) out.push_back({child, *seq});
+        if (const auto n = recognise(child))
+            out.push_back({child, n->sequence, n->kind == contender_kind::shared, n->dialect, n->lock_form});
     std::sort(out.begin(), out.end(),
               [](const lock_node& a, const lock_node& b) { return sequence_before(a.sequence, b.sequence); });
     return out;
-}
-
-namespace {
-std::vector<lock_node> sorted_by_markers(const std::vector<std::string>& children, bool with_lock_marker) {
-    std::vector<lock_node> out;
-    out.reserve(children.size());
-    for (const auto& child : children) {
-        if (const auto w = parse_sequence(child, write_marker)) out.push_back({child, *w, false});
-        else if (const auto r = parse_sequence(child, read_marker)) out.push_back({child, *r, true});
-        else if (!with_lock_marker) continue;
-        else if (const auto l = parse_sequence(child, lock_marker)) out.push_back({child, *l, false});
-    }
-    std::sort(out.begin(), out.end(),
-              [](const lock_node& a, const lock_node& b) { return sequence_before(a.sequence, b.sequence); });
-    return out;
-}
-} // namespace
-
-std::vector<lock_node> sorted_read_write_nodes(const std::vector<std::string>& children) {
-    return sorted_by_markers(children, false);
-}
-
-std::vector<lock_node> sorted_queue_nodes(const std::vector<std::string>& children) {
-    return sorted_by_markers(children, true);
 }
 
 std::optional<std::string> find_by_guid(const std::vector<std::string>& children, std::string_view guid) {
@@ -101,12 +78,24 @@ queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_
     d.found = true;
     d.position = static_cast<std::size_t>(me - sorted.begin());
     if (permits == 0) permits = 1;
+    // With K > 1 only lock_form nodes share our K leases: any other contender
+    // ahead (a peer's mutex, a writer, a reader) blocks us outright.
+    const auto not_lease = [](const lock_node& n) { return !n.lock_form; };
+    auto blocker = sorted.rend();
+    if (permits > 1) blocker = std::find_if(std::make_reverse_iterator(me), sorted.rend(), not_lease);
+    const bool blocked = blocker != sorted.rend();
     if (d.position < permits) {
-        d.acquired = true;
+        if (!blocked) {
+            d.acquired = true;
+            return d;
+        }
+        d.watch = {blocker->name};
+        // Its deletion alone grants us a lease when no other blocker is ahead of it.
+        d.watch_is_last_blocker = std::none_of(std::next(blocker), sorted.rend(), not_lease);
         return d;
     }
     for (std::size_t i = d.position - permits; i < d.position; ++i) d.watch.push_back(sorted[i].name);
-    d.watch_is_last_blocker = d.position == permits;
+    d.watch_is_last_blocker = d.position == permits && !blocked;
     return d;
 }
 
@@ -139,8 +128,8 @@ queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::stri
 }
 
 queue_decision decide(const queue_rule& rule, const std::vector<std::string>& children, std::string_view my_name) {
-    if (rule.read_write) return decide_read_write(sorted_read_write_nodes(children), my_name);
-    return decide(sorted_lock_nodes(children, rule.marker), my_name, rule.permits);
+    const auto sorted = sorted_contenders(children);
+    return rule.read_write ? decide_read_write(sorted, my_name) : decide(sorted, my_name, rule.permits);
 }
 
 } // namespace zklock::detail

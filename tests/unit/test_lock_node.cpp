@@ -70,21 +70,21 @@ TEST(LockNode, SerialOrderSurvivesTheWrap) {
 TEST(LockNode, SortsByServerSequenceNotByName) {
     // Guids sort differently from sequences: order must come from the suffix only.
     const std::vector<std::string> children{node("ffff", 3), node("0000", 7), node("aaaa", 1), node("5555", 2)};
-    EXPECT_EQ(names(sorted_lock_nodes(children)),
+    EXPECT_EQ(names(sorted_contenders(children)),
               (std::vector<std::string>{node("aaaa", 1), node("5555", 2), node("ffff", 3), node("0000", 7)}));
 }
 
 TEST(LockNode, SortsAcrossTheWrap) {
     const std::vector<std::string> children{node("c", -2147483647), node("a", 2147483646), node("d", -2147483000),
                                             node("b", -2147483648), node("z", 2147483647)};
-    EXPECT_EQ(names(sorted_lock_nodes(children)),
+    EXPECT_EQ(names(sorted_contenders(children)),
               (std::vector<std::string>{node("a", 2147483646), node("z", 2147483647), node("b", -2147483648),
                                         node("c", -2147483647), node("d", -2147483000)}));
 }
 
-TEST(LockNode, IgnoresChildrenThatAreNotLockNodes) {
-    const std::vector<std::string> children{"leases", node("a", 2), "_c_q-read-0000000001", node("b", 1), "lock-"};
-    EXPECT_EQ(names(sorted_lock_nodes(children)), (std::vector<std::string>{node("b", 1), node("a", 2)}));
+TEST(LockNode, IgnoresChildrenThatAreNotContenders) {
+    const std::vector<std::string> children{"leases", node("a", 2), "locks", node("b", 1), "lock-", "_c_q-lock-42"};
+    EXPECT_EQ(names(sorted_contenders(children)), (std::vector<std::string>{node("b", 1), node("a", 2)}));
 }
 
 TEST(LockNode, FindsOurNodeByGuid) {
@@ -94,7 +94,7 @@ TEST(LockNode, FindsOurNodeByGuid) {
 }
 
 TEST(QueueDecision, LowestHoldsTheMutex) {
-    const auto sorted = sorted_lock_nodes({node("a", 1), node("b", 2), node("c", 3)});
+    const auto sorted = sorted_contenders({node("a", 1), node("b", 2), node("c", 3)});
     const auto d = decide(sorted, node("a", 1));
     EXPECT_TRUE(d.found);
     EXPECT_TRUE(d.acquired);
@@ -103,7 +103,7 @@ TEST(QueueDecision, LowestHoldsTheMutex) {
 }
 
 TEST(QueueDecision, WaiterWatchesOnlyItsImmediatePredecessor) {
-    const auto sorted = sorted_lock_nodes({node("a", 1), node("b", 2), node("c", 3), node("d", 4)});
+    const auto sorted = sorted_contenders({node("a", 1), node("b", 2), node("c", 3), node("d", 4)});
     const auto d = decide(sorted, node("c", 3));
     EXPECT_FALSE(d.acquired);
     EXPECT_EQ(d.position, 2u);
@@ -119,7 +119,7 @@ TEST(QueueDecision, EveryWaiterWatchesADifferentNode) {
     std::vector<std::string> children;
     for (int i = 0; i < 50; ++i) children.push_back(node("g" + std::to_string(i), 100 + i));
     std::shuffle(children.begin(), children.end(), std::mt19937(7));
-    const auto sorted = sorted_lock_nodes(children);
+    const auto sorted = sorted_contenders(children);
     std::set<std::string> watched;
     for (const auto& n : sorted) {
         const auto d = decide(sorted, n.name);
@@ -129,12 +129,12 @@ TEST(QueueDecision, EveryWaiterWatchesADifferentNode) {
 }
 
 TEST(QueueDecision, MissingNodeIsReported) {
-    const auto sorted = sorted_lock_nodes({node("a", 1)});
+    const auto sorted = sorted_contenders({node("a", 1)});
     EXPECT_FALSE(decide(sorted, node("zzz", 9)).found);
 }
 
 TEST(QueueDecision, PermitsGrantTheFirstKAndWatchTheKNodesAhead) {
-    const auto sorted = sorted_lock_nodes({node("a", 1), node("b", 2), node("c", 3), node("d", 4), node("e", 5)});
+    const auto sorted = sorted_contenders({node("a", 1), node("b", 2), node("c", 3), node("d", 4), node("e", 5)});
     EXPECT_TRUE(decide(sorted, node("c", 3), 3).acquired);
     const auto d = decide(sorted, node("d", 4), 3);
     EXPECT_FALSE(d.acquired);
@@ -147,11 +147,11 @@ TEST(QueueDecision, PermitsGrantTheFirstKAndWatchTheKNodesAhead) {
 
 TEST(QueueDecision, AHolderReleasedOutOfOrderWakesTheWaiterItFrees) {
     // K = 2: a and b hold, c waits. b leaves first: c must be watching b.
-    auto sorted = sorted_lock_nodes({node("a", 1), node("b", 2), node("c", 3)});
+    auto sorted = sorted_contenders({node("a", 1), node("b", 2), node("c", 3)});
     const auto c = decide(sorted, node("c", 3), 2);
     EXPECT_NE(std::find(c.watch.begin(), c.watch.end(), node("b", 2)), c.watch.end());
     EXPECT_TRUE(c.watch_is_last_blocker);
-    sorted = sorted_lock_nodes({node("a", 1), node("c", 3)});
+    sorted = sorted_contenders({node("a", 1), node("c", 3)});
     EXPECT_TRUE(decide(sorted, node("c", 3), 2).acquired);
 }
 
@@ -160,7 +160,7 @@ TEST(QueueDecision, InOrderReleasesWakeOneWaiter) {
     // but the first holder (the one that leaves first in FIFO order) by one waiter only.
     std::vector<std::string> children;
     for (int i = 0; i < 9; ++i) children.push_back(node("g" + std::to_string(i), i));
-    const auto sorted = sorted_lock_nodes(children);
+    const auto sorted = sorted_contenders(children);
     std::map<std::string, int> watchers;
     for (const auto& n : sorted)
         for (const auto& w : decide(sorted, n.name, 3).watch) ++watchers[w];

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 namespace zklock::cli {
@@ -52,6 +53,21 @@ std::string removal_hint(const status_options& o, const contender& c) {
            "behind it; delete it with: zkCli.sh -server " + o.connect + " delete " + o.path + "/" + c.node;
 }
 
+std::string_view kind_of(const contender& c) { return c.shared ? "shared" : "exclusive"; }
+
+// The dialects in the queue, in name order: more than one means a mixed fleet.
+std::vector<std::string> dialects_of(const std::vector<contender>& queue) {
+    std::set<std::string> seen;
+    for (const auto& c : queue) seen.insert(c.dialect);
+    return {seen.begin(), seen.end()};
+}
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+    return out;
+}
+
 int status_command(const status_options& o) {
     if (const auto check = detail::validate_lock_path(o.path); !check) {
         notice(check.reason + ": '" + o.path + "'");
@@ -65,7 +81,9 @@ int status_command(const status_options& o) {
     std::error_code ec;
     session.connect(ec);
     if (ec) return report_connect_failure(session, ec);
-    const auto queue = list_contenders(session, o.path, ec);
+    const auto listing = list_queue(session, o.path, ec);
+    const auto& queue = listing.contenders;
+    const auto dialects = dialects_of(queue);
     if (ec == errc::no_auth)
         return report_failure(session, "list " + o.path, ec,
                               "not authorized: " + session.identity() + " may not read " + o.path +
@@ -77,10 +95,16 @@ int status_command(const status_options& o) {
                             .count();
 
     if (o.json) {
-        nlohmann::ordered_json out{{"path", o.path}, {"contenders", nlohmann::ordered_json::array()}};
+        nlohmann::ordered_json out{{"path", o.path},
+                                   {"contenders", nlohmann::ordered_json::array()},
+                                   {"dialects", dialects},
+                                   {"mixed_dialects", dialects.size() > 1},
+                                   {"foreign", listing.foreign}};
         for (const auto& c : queue) {
             out["contenders"].push_back({{"position", c.position},
                                          {"node", c.node},
+                                         {"dialect", c.dialect},
+                                         {"kind", kind_of(c)},
                                          {"fencing_token", c.fencing_token},
                                          {"owner_session", hex_session(c.owner_session)},
                                          {"persistent", c.persistent},
@@ -94,8 +118,16 @@ int status_command(const status_options& o) {
             if (c.persistent) notice(removal_hint(o, c));
         return 0;
     }
+    // Children that are not contenders: not in the queue, shown so nobody wonders.
+    const auto print_foreign = [&] {
+        if (listing.foreign.empty()) return;
+        std::vector<std::string> shown;
+        for (const auto& f : listing.foreign) shown.push_back(escape_control(f));
+        std::cout << "foreign children (no dialect recognises them; not in the queue): " << joined(shown) << "\n";
+    };
     if (queue.empty()) {
         std::cout << escape_control(o.path) << ": no contenders\n";
+        print_foreign();
         return 0;
     }
     // Node names and data come from whoever created the nodes: escaped.
@@ -107,17 +139,21 @@ int status_command(const status_options& o) {
     }
     std::cout << escape_control(o.path) << ": " << queue.size() << (queue.size() == 1 ? " contender" : " contenders")
               << " (position 0 holds the lock)\n";
+    if (dialects.size() > 1)
+        std::cout << "mixed dialects: " << joined(dialects) << " (every one of them queues in this order for zklock)\n";
     std::cout << std::left << std::setw(5) << "POS" << std::setw(static_cast<int>(node_width) + 2) << "NODE"
-              << std::setw(14) << "TOKEN" << std::setw(20) << "OWNER" << std::setw(10) << "AGE" << "DATA\n";
+              << std::setw(14) << "DIALECT" << std::setw(11) << "KIND" << std::setw(14) << "TOKEN" << std::setw(20)
+              << "OWNER" << std::setw(10) << "AGE" << "DATA\n";
     for (std::size_t i = 0; i < queue.size(); ++i) {
         const auto& c = queue[i];
         std::cout << std::left << std::setw(5) << c.position << std::setw(static_cast<int>(node_width) + 2) << names[i]
-                  << std::setw(14) << c.fencing_token
+                  << std::setw(14) << c.dialect << std::setw(11) << kind_of(c) << std::setw(14) << c.fencing_token
                   << std::setw(20) << (c.persistent ? std::string("persistent") : hex_session(c.owner_session))
                   << std::setw(10) << human_age(now_ms - c.created_ms) << escape_control(c.data) << "\n";
     }
     for (const auto& c : queue)
         if (c.persistent) std::cout << escape_control("note: " + removal_hint(o, c)) << "\n";
+    print_foreign();
     return 0;
 }
 
@@ -127,6 +163,10 @@ void add_status(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<status_options>();
     auto* cmd = app.add_subcommand("status", "Show the queue of a lock: holder first, then waiters in order");
     cmd->footer(
+        "The queue holds the contenders of every dialect zklock reads (zklock, curator, kazoo, go-zookeeper,\n"
+        "c-recipe; docs/interop.md): DIALECT says who made each node, KIND whether it holds alone (exclusive) or\n"
+        "with other readers (shared); a line says when the queue mixes dialects, and children no dialect\n"
+        "recognises are listed apart as foreign.\n"
         "OWNER is the holder's session, or `persistent` for a node no session end deletes (a note says how to\n"
         "remove it). Node names and data are shown with control characters escaped (\\x1b); --json replaces\n"
         "invalid UTF-8 and marks such nodes \"persistent\": true.\n"
@@ -138,7 +178,9 @@ void add_status(CLI::App& app, int& exit_code) {
     cmd->add_option("--connect-timeout", o->connect_timeout_ms, "Give up connecting after MS ms")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-    cmd->add_flag("--json", o->json, "Print one JSON object: {path, contenders: [{position, node, ...}]}");
+    cmd->add_flag("--json", o->json,
+                  "Print one JSON object: {path, contenders: [{position, node, dialect, kind, ...}], dialects, "
+                  "mixed_dialects, foreign}");
     cmd->add_option("LOCK_PATH", o->path, "Lock znode, e.g. /locks/nightly-report")->required();
     cmd->callback([o, &exit_code] { exit_code = status_command(*o); });
 }

@@ -6,7 +6,13 @@
 // queue on one lock); the server appends the sequence, formatted "%010d" from
 // the parent's signed 32-bit counter, which wraps past 2147483647 to negative
 // numbers ("-2147483648").
+//
+// The queue is made of every contender a peer library's recipe would count
+// (detail/dialect.hpp): Curator's, kazoo's, go-zookeeper's and the C recipe's
+// nodes queue with zklock's, ordered by sequence. zklock's own names stay as above.
 #pragma once
+
+#include <zklock/detail/dialect.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -44,25 +50,21 @@ constexpr bool sequence_before(std::int32_t a, std::int32_t b) noexcept {
     return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) - static_cast<std::uint32_t>(b)) < 0;
 }
 
-/// One lock node of a listing.
+/// One contender node of a listing.
 struct lock_node {
     std::string name;
     std::int32_t sequence = 0;
-    bool shared = false;  ///< a reader of a read-write lock
+    bool shared = false;  ///< a reader of a read-write lock (zklock's, kazoo's or Curator's)
+    detail::dialect dialect = dialect::zklock;
+    /// A `...lock-<seq>` name (see recognised_node::lock_form).
+    bool lock_form = true;
     friend bool operator==(const lock_node&, const lock_node&) = default;
 };
 
-/// The lock nodes of a getChildren listing in queue order (serial-number order
-/// of their sequences). Children without `marker` and a valid sequence are ignored.
-std::vector<lock_node> sorted_lock_nodes(const std::vector<std::string>& children,
-                                         std::string_view marker = lock_marker);
-
-/// The writer and reader nodes of a read-write lock's listing, in queue order.
-std::vector<lock_node> sorted_read_write_nodes(const std::vector<std::string>& children);
-
-/// Every queue node of any recipe (lock-, write-, read-) in queue order: what a
-/// status query shows.
-std::vector<lock_node> sorted_queue_nodes(const std::vector<std::string>& children);
+/// Every contender of a getChildren listing, of every dialect zklock reads, in
+/// queue order (serial-number order of their sequences). Children no dialect
+/// recognises are left out: they are not in the queue.
+std::vector<lock_node> sorted_contenders(const std::vector<std::string>& children);
 
 /// The child whose name carries `guid` (the node a protected create made),
 /// if the listing holds one.
@@ -78,7 +80,10 @@ struct queue_decision {
 };
 
 /// The queue rule for `permits` = K concurrent holders (1 = mutex): the first K
-/// nodes hold a lease; a waiter watches the K nodes just ahead of it. A waiter is
+/// nodes hold a lease; a waiter watches the K nodes just ahead of it. For K > 1
+/// only `lock_form` nodes (a semaphore's own) share the K leases: any other
+/// contender ahead (a peer's mutex, writer or reader) blocks the waiter until it
+/// is gone, and the waiter watches the nearest such node when fewer than K are ahead. A waiter is
 /// granted when fewer than K nodes are ahead; while K or more are, the K nearest
 /// are ahead of it, so a deletion that can grant it is always one it watches (a
 /// waiter watching only the node K places ahead would sleep through a holder
@@ -89,13 +94,15 @@ queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_
 
 /// The read-write rule: a writer holds when it is first and watches its
 /// immediate predecessor; a reader holds when no writer is ahead of it and
-/// watches the nearest writer ahead. Readers after a queued writer wait for it,
+/// watches the nearest writer ahead. Every exclusive contender of any dialect
+/// (a mutex's node too) is a writer; shared ones (zklock's read-, kazoo's
+/// __rlock__, Curator's __READ__) are readers. Readers after a queued writer wait for it,
 /// so writers do not starve.
 queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::string_view my_name);
 
 /// How a recipe queues: which nodes take part and which rule decides.
 struct queue_rule {
-    std::string marker{lock_marker};  ///< text before the sequence in our node's name
+    std::string marker{lock_marker};  ///< text before the sequence in the name of the node we create
     bool read_write = false;          ///< writer/reader nodes under decide_read_write
     std::size_t permits = 1;          ///< holders at once under decide (1 = mutex)
     bool watch_parent = false;        ///< herd baseline: every waiter watches the child list
