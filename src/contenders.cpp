@@ -1,6 +1,7 @@
 #include <zklock/mutex.hpp>
 
 #include "contender.hpp"
+#include "detail/internal_access.hpp"
 
 #include <zklock/detail/limits.hpp>
 #include <zklock/detail/reply_kind.hpp>
@@ -133,11 +134,11 @@ std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_imp
 } // namespace detail
 
 std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec) {
-    return detail::list_contenders(session.impl(), path, ec);
+    return detail::list_contenders(detail::internal_access::session(session), path, ec);
 }
 
 queue_listing list_queue(Session& session, const std::string& path, std::error_code& ec) {
-    return list_children(session.impl(), path, ec);
+    return list_children(detail::internal_access::session(session), path, ec);
 }
 
 std::vector<contender> list_contenders(Session& session, const std::string& path) {

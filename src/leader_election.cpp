@@ -1,6 +1,7 @@
 #include <zklock/leader_election.hpp>
 
 #include "contender.hpp"
+#include "detail/internal_access.hpp"
 #include "session_impl.hpp"
 
 #include <zklock/detail/reply_kind.hpp>
@@ -166,7 +167,7 @@ Leadership LeaderElection::campaign() {
     return t;
 }
 
-void LeaderElection::resign() noexcept { mutex_.engine()->shutdown(); }
+void LeaderElection::resign() noexcept { detail::internal_access::engine(mutex_)->shutdown(); }
 
 void LeaderElection::async_resign_impl(asio::any_completion_handler<void(std::error_code)> handler) {
     if (mutex_.is_held()) return mutex_.async_unlock(std::move(handler));  // not_held if lost meanwhile
@@ -181,7 +182,7 @@ void LeaderElection::async_campaign_impl(asio::any_completion_handler<void(std::
     // queue place it keeps alive, not from `this`.
     auto user_ex = asio::get_associated_executor(handler, ex);  // where the slot is detached (see Semaphore)
     mutex_.async_lock(asio::bind_cancellation_slot(
-        slot, asio::bind_executor(user_ex, [engine = mutex_.engine(), id = participant_id_, ex,
+        slot, asio::bind_executor(user_ex, [engine = detail::internal_access::engine(mutex_), id = participant_id_, ex,
                                             h = std::move(handler)](std::error_code ec) mutable {
             Leadership term;
             if (!ec) term = Leadership{engine->fencing_token(), engine->node_path(), id};
@@ -196,7 +197,7 @@ void LeaderElection::async_wait_leader_change_impl(
     auto ex = session_.get_executor();
     auto shared = std::make_shared<decltype(handler)>(std::move(handler));
     auto watch = std::make_shared<detail::leader_watch>(
-        session_.impl(), path(), std::move(known), [shared, ex](std::error_code ec, std::optional<LeaderInfo> info) {
+        detail::internal_access::session(session_), path(), std::move(known), [shared, ex](std::error_code ec, std::optional<LeaderInfo> info) {
             detail::post_completion(std::move(*shared), ex, ec, std::move(info));
         });
     watch->start(slot);
@@ -217,7 +218,7 @@ std::optional<LeaderInfo> LeaderElection::leader() const {
 
 void LeaderElection::run_as_leader(const std::function<void(std::stop_token, const Leadership&)>& task,
                                    RunAsLeaderOptions options, std::stop_token outer) {
-    if (session_.impl()->on_session_thread())
+    if (detail::internal_access::session(session_)->on_session_thread())
         throw error(make_error_code(errc::would_deadlock), "zklock::LeaderElection::run_as_leader");
     while (!outer.stop_requested()) {
         std::promise<std::pair<std::error_code, Leadership>> p;

@@ -1,6 +1,7 @@
 #include <zklock/mutex.hpp>
 
 #include "contender.hpp"
+#include "detail/internal_access.hpp"
 #include "lock_frontend.hpp"
 
 #include <zklock/detail/path.hpp>
@@ -39,12 +40,9 @@ Mutex::Mutex(Session& session, std::string path, MutexOptions options, detail::q
     config_error_ = check.error;
     config_reason_ = check.reason;
     contender_ = detail::contender_engine::make(
-        session.impl(), path_, std::move(rule), std::move(data),
+        detail::internal_access::session(session), path_, std::move(rule), std::move(data),
         options.acl ? std::make_shared<const detail::c_acl>(std::move(*options.acl)) : nullptr);
 }
-
-Mutex::Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule)
-    : Mutex(session, std::move(path), std::move(options), std::move(rule), nullptr) {}
 
 Mutex::Mutex(Session& session, std::string path, MutexOptions options)
     : Mutex(session, std::move(path), std::move(options), detail::queue_rule{}, nullptr) {}

@@ -1,5 +1,6 @@
 #include <zklock/semaphore.hpp>
 
+#include "detail/internal_access.hpp"
 #include "session_impl.hpp"
 
 #include <zklock/detail/path.hpp>
@@ -42,7 +43,7 @@ std::unique_ptr<Mutex> Semaphore::make_waiter() const {
     MutexOptions mo;
     mo.node_data = options_.node_data;
     mo.acl = options_.acl;
-    auto m = std::make_unique<Mutex>(session_, path_, std::move(mo), std::move(rule));
+    auto m = detail::internal_access::new_mutex(session_, path_, std::move(mo), std::move(rule));
     if (options_.on_position) m->on_queue_position(options_.on_position);
     return m;
 }

@@ -1,5 +1,7 @@
 #include <zklock/shared_mutex.hpp>
 
+#include "detail/internal_access.hpp"
+
 namespace zklock {
 namespace {
 detail::queue_rule read_write_rule(std::string_view marker) {
@@ -11,8 +13,9 @@ detail::queue_rule read_write_rule(std::string_view marker) {
 } // namespace
 
 SharedMutex::SharedMutex(Session& session, std::string path, MutexOptions options)
-    : writer_(session, path, options, read_write_rule(detail::write_marker)),
-      reader_(session, std::move(path), std::move(options), read_write_rule(detail::read_marker)) {}
+    : writer_(detail::internal_access::make_mutex(session, path, options, read_write_rule(detail::write_marker))),
+      reader_(detail::internal_access::make_mutex(session, std::move(path), std::move(options),
+                                                  read_write_rule(detail::read_marker))) {}
 
 void SharedMutex::on_lost(std::function<void(std::error_code)> callback) {
     auto shared = std::make_shared<std::function<void(std::error_code)>>(std::move(callback));

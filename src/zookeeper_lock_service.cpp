@@ -1,6 +1,7 @@
 #include <zklock/zookeeper_lock_service.hpp>
 
 #include "contender.hpp"
+#include "detail/internal_access.hpp"
 
 #include <zklock/detail/path.hpp>
 
@@ -16,7 +17,7 @@ ZooKeeperLockService::ZooKeeperLockService(Session& session, std::string root)
 Lock ZooKeeperLockService::make_lock(const std::string& name) {
     std::string reason;
     if (const auto ec = validate_lock_name(name, &reason)) throw error(ec, "zklock: " + reason + ": '" + name + "'");
-    return Lock(detail::contender_engine::make(session_.impl(), root_ + "/" + name, {}, detail::default_node_data()));
+    return Lock(detail::contender_engine::make(detail::internal_access::session(session_), root_ + "/" + name, {}, detail::default_node_data()));
 }
 
 lock_capabilities ZooKeeperLockService::capabilities() const noexcept { return detail::zookeeper_capabilities(); }

@@ -26,6 +26,7 @@ namespace zklock {
 
 namespace detail {
 class contender_engine;
+struct internal_access;
 }
 
 /// Options of a Mutex.
@@ -99,14 +100,9 @@ public:
     /// Same, reporting bad input in `ec` (the object is then unusable: every
     /// acquire fails with that error).
     Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec);
-    /// For recipes built on the same queue (Semaphore, SharedMutex): the queue
-    /// rule decides who holds. Throws like the first constructor.
-    Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule);
     Mutex(const Mutex&) = delete;
     Mutex& operator=(const Mutex&) = delete;
 
-    /// Internal: the queue place this Mutex drives (recipes reach it).
-    const std::shared_ptr<detail::contender_engine>& engine() const noexcept { return contender_; }
     /// Releases the lock if held and cancels a pending acquire (asynchronously:
     /// the session owns the delete).
     ~Mutex();
@@ -224,6 +220,9 @@ public:
     const std::string& path() const noexcept { return path_; }
 
 private:
+    // Recipes on the same queue (Semaphore, SharedMutex) build a Mutex under
+    // their own queue rule through detail::internal_access.
+    friend struct detail::internal_access;
     Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule, std::error_code* ec);
     bool try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec);
     bool acquire_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,

@@ -19,6 +19,7 @@ namespace zklock {
 
 namespace detail {
 class session_impl;
+struct internal_access;
 }
 
 /// Options of a Session. An aggregate: set what you need, the rest keeps its default.
@@ -172,10 +173,8 @@ public:
     /// returned Subscription is destroyed. The callback must not block.
     [[nodiscard]] Subscription subscribe(std::function<void(session_event, std::int64_t session_id)> callback);
 
-    /// Internal: the shared state the lock recipes work on.
-    const std::shared_ptr<detail::session_impl>& impl() const noexcept { return impl_; }
-
 private:
+    friend struct detail::internal_access;  // the recipes and fixtures reach impl_
     void async_connect_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
 
     std::shared_ptr<detail::session_impl> impl_;

@@ -1,5 +1,6 @@
 #include <zklock/testing/faults.hpp>
 
+#include "../detail/internal_access.hpp"
 #include "../session_impl.hpp"
 
 #include <cstring>
@@ -47,7 +48,7 @@ void take_over_and_close(const Session& session, const clientid_t& id, std::chro
 } // namespace
 
 SessionFreeze::SessionFreeze(Session& session, std::chrono::milliseconds timeout) : session_(session) {
-    auto impl = session.impl();
+    auto impl = detail::internal_access::session(session);
     if (impl->state() == session_state::closed)
         throw error(make_error_code(errc::session_closed), "SessionFreeze: the session is closed");
     // Hold the session's strand: a handler that waits until thawed.
@@ -97,7 +98,7 @@ namespace {
 // Runs `submit(impl, done)` on the session's strand once connected and waits for
 // the return code it passes to `done`.
 int on_session(Session& session, const std::function<void(detail::session_impl&, std::function<void(int)>)>& submit) {
-    auto impl = session.impl();
+    auto impl = detail::internal_access::session(session);
     auto p = std::make_shared<std::promise<int>>();
     auto f = p->get_future();
     impl->post([impl, p, submit] {
