@@ -268,7 +268,8 @@ public:
     bool is_held() const noexcept { return mutex_.is_held(); }
     std::int64_t fencing_token() const noexcept { return mutex_.fencing_token(); }
     void on_lost(std::function<void(std::error_code)> callback) { mutex_.on_lost(std::move(callback)); }
-    Mutex& underlying() noexcept { return mutex_; }
+    /// The lock node's full path while held; empty otherwise.
+    std::string node_path() const { return mutex_.node_path(); }
 
 private:
     bool try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline);
