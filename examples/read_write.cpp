@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
             auto session = new_session();
             zklock::SharedMutex rw(*session, path);
             // Tell main once our node is in the queue (position > 0: readers are ahead).
-            rw.exclusive().on_queue_position([&, told = false](std::size_t position) mutable {
+            rw.on_queue_position([&, told = false](std::size_t position) mutable {
                 if (position > 0 && !std::exchange(told, true)) {
                     say("writer: waiting behind ", position, " reader(s)");
                     writer_queued_p.set_value();

@@ -106,9 +106,19 @@ public:
     std::int64_t shared_fencing_token() const noexcept { return reader_.fencing_token(); }
     /// Called with the reason when either hold is lost.
     void on_lost(std::function<void(std::error_code)> callback);
-    /// The queue places, for waiting on loss, positions and counters.
-    Mutex& exclusive() noexcept { return writer_; }
-    Mutex& shared() noexcept { return reader_; }
+    /// Our place in the queue as of the last listing (0 = first), of the
+    /// exclusive and of the shared side; none when that side does not queue.
+    std::optional<std::size_t> queue_position() const noexcept { return writer_.queue_position(); }
+    std::optional<std::size_t> queue_position_shared() const noexcept { return reader_.queue_position(); }
+    /// Calls `callback(position)` on the session's executor whenever the place
+    /// of the exclusive (or the shared) side in the queue changes.
+    void on_queue_position(std::function<void(std::size_t)> callback) { writer_.on_queue_position(std::move(callback)); }
+    void on_queue_position_shared(std::function<void(std::size_t)> callback) {
+        reader_.on_queue_position(std::move(callback));
+    }
+    /// Counters of each side (as Mutex::stats()).
+    lock_stats stats() const { return writer_.stats(); }
+    lock_stats stats_shared() const { return reader_.stats(); }
     /// The queue as the server has it now (blocking); `contender::shared` marks readers.
     std::vector<contender> contenders() const { return writer_.contenders(); }
 

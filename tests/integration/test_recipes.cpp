@@ -298,9 +298,9 @@ TEST_F(RecipeTest, WriterQueuedBehindReadersIsServedBeforeLaterReaders) {
     SharedMutex early(*a, path), writer(*b, path), late(*c, path);
     early.lock_shared();
     auto wgrant = writer.async_lock(boost::asio::use_future);
-    ASSERT_TRUE(wait_until([&] { return writer.exclusive().queue_position() == 1u; }));
+    ASSERT_TRUE(wait_until([&] { return writer.queue_position() == 1u; }));
     auto rgrant = late.async_lock_shared(boost::asio::use_future);
-    ASSERT_TRUE(wait_until([&] { return late.shared().queue_position() == 2u; }));
+    ASSERT_TRUE(wait_until([&] { return late.queue_position_shared() == 2u; }));
     EXPECT_FALSE(late.is_held_shared()) << "a reader overtook a queued writer";
     early.unlock_shared();
     EXPECT_FALSE(get_within(wgrant));
@@ -309,7 +309,7 @@ TEST_F(RecipeTest, WriterQueuedBehindReadersIsServedBeforeLaterReaders) {
     writer.unlock();
     EXPECT_FALSE(get_within(rgrant));
     EXPECT_TRUE(late.is_held_shared());
-    EXPECT_EQ(late.shared().stats().watch_notifications, 1u);
+    EXPECT_EQ(late.stats_shared().watch_notifications, 1u);
     late.unlock_shared();
 }
 
@@ -322,7 +322,7 @@ TEST_F(RecipeTest, CancelledSharedAcquireLeavesNoNode) {
     boost::asio::cancellation_signal cancel;
     std::promise<std::error_code> result;
     r.async_lock_shared(boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec) { result.set_value(ec); }));
-    ASSERT_TRUE(wait_until([&] { return r.shared().queue_position() == 1u; }));
+    ASSERT_TRUE(wait_until([&] { return r.queue_position_shared() == 1u; }));
     cancel.emit(boost::asio::cancellation_type::terminal);
     auto f = result.get_future();
     EXPECT_EQ(get_within(f), std::errc::operation_canceled);

@@ -368,8 +368,8 @@ result run_rwlock(const bench_options& o) {
     all.insert(all.end(), all_writes.begin(), all_writes.end());
     lock_stats w, rd;
     for (auto& l : locks) {
-        const auto ws = l->exclusive().stats();
-        const auto rs = l->shared().stats();
+        const auto ws = l->stats();
+        const auto rs = l->stats_shared();
         w.acquisitions += ws.acquisitions;
         w.watch_notifications += ws.watch_notifications;
         w.get_children_calls += ws.get_children_calls;
@@ -382,7 +382,7 @@ result run_rwlock(const bench_options& o) {
         return b ? static_cast<double>(a) / static_cast<double>(b) : std::numeric_limits<double>::quiet_NaN();
     };
     auto r = timed_result("rwlock", k, all, wall);
-    // The existing fields carry the writers' figures (SharedMutex::exclusive()).
+    // The existing fields carry the writers' figures (SharedMutex::stats(), not stats_shared()).
     r.notifications_per_acquire = ratio(w.watch_notifications, w.acquisitions);
     r.getchildren_per_acquire = ratio(w.get_children_calls, w.acquisitions);
     r.extra = {{"recipe", "rwlock"},
