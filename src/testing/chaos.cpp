@@ -381,6 +381,18 @@ void ChaosClient::take_hooks(bool release, std::function<void()>& before, std::f
     after = std::exchange(release ? after_release_ : after_acquire_, nullptr);
 }
 
+std::string ChaosClient::describe_state() const {
+    std::ostringstream out;
+    out << name_ << ": grants=" << grants_.load() << " in_section=" << (in_section_.load() ? "yes" : "no")
+        << " token=" << token_.load() << " position=" << position_.load()
+        << " session=" << to_string(session_->state()) << " frozen=" << (frozen_.load() ? "yes" : "no");
+    std::lock_guard lk(m_);
+    out << " gate=" << (gate_closed_ ? "closed" : "open") << " worker_held=" << (worker_held_ ? "yes" : "no")
+        << " steps=" << steps_ << " done=" << (done_.load() ? "yes" : "no");
+    if (hung_.load()) out << " hung_in=" << hung_in_;
+    return out.str();
+}
+
 bool ChaosClient::step(bool in_section) {
     std::unique_lock lk(m_);
     ++steps_;
@@ -836,6 +848,12 @@ std::vector<std::string> ChaosCluster::wait_for_progress(std::chrono::millisecon
     for (std::size_t i = 0; i < clients_.size(); ++i)
         if (clients_[i]->grants() <= before[i]) stalled.push_back(clients_[i]->name());
     return stalled;
+}
+
+std::vector<std::string> ChaosCluster::describe_clients() const {
+    std::vector<std::string> lines;
+    for (const auto& c : clients_) lines.push_back(c->describe_state());
+    return lines;
 }
 
 chaos_outcome ChaosCluster::finish(std::vector<std::string> stalled, std::chrono::milliseconds timeout) {

@@ -109,6 +109,7 @@ int chaos_command(const chaos_options& o) {
 
     const auto start = steady::now();
     std::vector<std::string> stalled_after;  // clients that did not get the lock again after a fault
+    bool described_stall = false;
     std::string broken;                      // why the run could not go on
     testing::chaos_outcome outcome;
     try {
@@ -128,14 +129,24 @@ int chaos_command(const chaos_options& o) {
                 break;
             }
             // Liveness after every fault, not only the last: each client gets the lock again.
-            for (const auto& name : cluster.wait_for_progress(std::chrono::seconds(60))) {
+            const auto stalled = cluster.wait_for_progress(std::chrono::seconds(60));
+            for (const auto& name : stalled) {
                 stalled_after.push_back(name + " after fault " + std::to_string(cluster.faults()));
                 std::cout << "[" << elapsed(start) << "]   " << name << " did not get the lock again within 60 s"
                           << std::endl;
             }
+            // The first stall: what every client was doing, to find out why.
+            if (!stalled.empty() && !described_stall) {
+                described_stall = true;
+                for (const auto& line : cluster.describe_clients())
+                    std::cout << "[" << elapsed(start) << "]   state: " << line << std::endl;
+            }
         }
         auto last = cluster.wait_for_progress(std::chrono::seconds(60));
         stalled_after.insert(stalled_after.end(), last.begin(), last.end());
+        if (!stalled_after.empty() || !broken.empty())
+            for (const auto& line : cluster.describe_clients())
+                std::cout << "[" << elapsed(start) << "]   state at the end: " << line << std::endl;
         outcome = cluster.finish(stalled_after);
     } catch (const std::exception& e) {
         notice(std::string("chaos: ") + e.what());

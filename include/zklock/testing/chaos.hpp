@@ -216,6 +216,10 @@ public:
     /// The client stopped because a step passed its deadline; what it was doing.
     [[nodiscard]] bool hung() const noexcept { return hung_.load(); }
     [[nodiscard]] std::string hung_in() const;
+    /// One line of what the client is doing now, for a run that stalls:
+    /// grants, section, token, queue position, session state, freeze gate,
+    /// steps taken, and where it hung.
+    [[nodiscard]] std::string describe_state() const;
     /// Reasons of reported losses (and releases that found the lock gone), with counts.
     [[nodiscard]] std::map<std::string, std::uint64_t> losses() const;
     /// Acquires that failed with an error, as "error message" with counts.
@@ -363,6 +367,8 @@ public:
     /// Waits until every client has entered its critical section once more
     /// than when called (bounded); returns the names of those that did not.
     std::vector<std::string> wait_for_progress(std::chrono::milliseconds timeout);
+    /// Every client's describe_state(), one line each.
+    [[nodiscard]] std::vector<std::string> describe_clients() const;
     /// Stops the workers (each releases), waits (bounded) until the lock path
     /// holds no node while the sessions are still open, and judges.
     /// `stalled` is passed through to the outcome (wait_for_progress()'s answer).
