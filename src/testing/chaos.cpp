@@ -375,10 +375,23 @@ void ChaosClient::around_next_acquire(std::function<void()> before, std::functio
     after_acquire_ = std::move(after);
 }
 
-void ChaosClient::take_hooks(bool release, std::function<void()>& before, std::function<void()>& after) {
-    std::lock_guard lk(m_);
-    before = std::exchange(release ? before_release_ : before_acquire_, nullptr);
-    after = std::exchange(release ? after_release_ : after_acquire_, nullptr);
+void ChaosClient::between_hooks(bool release, const std::function<void()>& request) {
+    std::function<void()> before, after;
+    {
+        std::lock_guard lk(m_);
+        before = std::exchange(release ? before_release_ : before_acquire_, nullptr);
+        after = std::exchange(release ? after_release_ : after_acquire_, nullptr);
+    }
+    if (before) before();
+    request();
+    if (after) after();
+}
+
+bool ChaosClient::retry_after_failure(std::error_code ec) {
+    count_failure(ec.message());
+    if (ec == errc::session_closed) return false;
+    backoff();
+    return true;
 }
 
 std::string ChaosClient::describe_state() const {
@@ -491,12 +504,8 @@ ChaosClient::section ChaosClient::hold_section(std::int64_t token, const std::fu
 
 bool ChaosClient::release_section(std::optional<section> held, std::string_view what,
                                   const std::function<void(std::function<void(std::error_code)>)>& release) {
-    std::function<void()> before, after;
-    take_hooks(true, before, after);
-    if (before) before();
     pending<std::error_code> released;
-    release([p = released.promise](std::error_code e) { p->set_value(e); });
-    if (after) after();
+    between_hooks(true, [&] { release([p = released.promise](std::error_code e) { p->set_value(e); }); });
     if (released.future.wait_for(options_.release_timeout) != std::future_status::ready) {
         set_hung(std::string(what));
         return false;
@@ -516,21 +525,17 @@ void ChaosClient::run_mutex() {
     m.on_queue_position([this](std::size_t p) { position_ = static_cast<std::int64_t>(p); });
     m.on_lost([this](std::error_code ec) { watch_losses(ec); });
     while (step(false)) {
-        std::function<void()> before_acquire, after_acquire;
-        take_hooks(false, before_acquire, after_acquire);
-        if (before_acquire) before_acquire();
         pending<std::pair<std::error_code, bool>> acquired;
-        m.async_try_lock_for(options_.acquire_timeout, [p = acquired.promise](std::error_code ec, bool ok) {
-            p->set_value({ec, ok});
+        between_hooks(false, [&] {
+            m.async_try_lock_for(options_.acquire_timeout, [p = acquired.promise](std::error_code ec, bool ok) {
+                p->set_value({ec, ok});
+            });
         });
-        if (after_acquire) after_acquire();
         if (acquired.future.wait_for(options_.acquire_timeout + options_.hang_margin) != std::future_status::ready)
             return set_hung("acquire (async_try_lock_for)");
         const auto [ec, ok] = acquired.future.get();
         if (ec) {
-            count_failure(ec.message());
-            if (ec == errc::session_closed) return;
-            backoff();
+            if (!retry_after_failure(ec)) return;
             continue;
         }
         if (!ok) continue;
@@ -549,22 +554,17 @@ void ChaosClient::run_election() {
     e.on_lost([this](std::error_code ec) { watch_losses(ec); });
     while (step(false)) {
         auto cancel = std::make_shared<asio::cancellation_signal>();
-        std::function<void()> before_acquire, after_acquire;
-        take_hooks(false, before_acquire, after_acquire);
-        if (before_acquire) before_acquire();
         pending<std::pair<std::error_code, Leadership>> won;
-        e.async_campaign(asio::bind_cancellation_slot(cancel->slot(), [p = won.promise](std::error_code ec, Leadership l) {
-            p->set_value({ec, std::move(l)});
-        }));
-        if (after_acquire) after_acquire();
+        between_hooks(false, [&] {
+            e.async_campaign(asio::bind_cancellation_slot(
+                cancel->slot(), [p = won.promise](std::error_code ec, Leadership l) { p->set_value({ec, std::move(l)}); }));
+        });
         if (!wait_or_cancel(won, *session_, cancel, options_.acquire_timeout, options_.hang_margin))
             return set_hung("campaign (cancelled at its deadline)");
         const auto [ec, term] = won.future.get();
         if (ec == std::errc::operation_canceled) continue;
         if (ec) {
-            count_failure(ec.message());
-            if (ec == errc::session_closed) return;
-            backoff();
+            if (!retry_after_failure(ec)) return;
             continue;
         }
 
@@ -581,22 +581,18 @@ void ChaosClient::run_semaphore() {
     Semaphore sem(*session_, options_.path, options_.permits, so);
     while (step(false)) {
         auto cancel = std::make_shared<asio::cancellation_signal>();
-        std::function<void()> before_acquire, after_acquire;
-        take_hooks(false, before_acquire, after_acquire);
-        if (before_acquire) before_acquire();
         pending<std::pair<std::error_code, std::shared_ptr<Lease>>> granted;
-        sem.async_acquire(asio::bind_cancellation_slot(cancel->slot(), [p = granted.promise](std::error_code ec, Lease l) {
-            p->set_value({ec, std::make_shared<Lease>(std::move(l))});
-        }));
-        if (after_acquire) after_acquire();
+        between_hooks(false, [&] {
+            sem.async_acquire(asio::bind_cancellation_slot(cancel->slot(), [p = granted.promise](std::error_code ec, Lease l) {
+                p->set_value({ec, std::make_shared<Lease>(std::move(l))});
+            }));
+        });
         if (!wait_or_cancel(granted, *session_, cancel, options_.acquire_timeout, options_.hang_margin))
             return set_hung("semaphore acquire (cancelled at its deadline)");
         const auto [ec, lease] = granted.future.get();
         if (ec == std::errc::operation_canceled) continue;
         if (ec) {
-            count_failure(ec.message());
-            if (ec == errc::session_closed) return;
-            backoff();
+            if (!retry_after_failure(ec)) return;
             continue;
         }
         lease->on_lost([this](std::error_code x) { watch_losses(x); });

@@ -272,7 +272,12 @@ private:
     void count_loss(const std::string& reason);
     void count_failure(const std::string& reason);
     void set_hung(std::string where);
-    void take_hooks(bool release, std::function<void()>& before, std::function<void()>& after);
+    // Runs `request` between the hooks set for the next acquire (or release),
+    // which are used once.
+    void between_hooks(bool release, const std::function<void()>& request);
+    // A failed acquire: counted; false when the session is closed (the worker
+    // stops), otherwise true after a short backoff.
+    bool retry_after_failure(std::error_code ec);
     // One critical section, as the ledger sees it.
     struct section {
         SafetyLedger::section_id id = 0;
