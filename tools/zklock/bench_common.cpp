@@ -1,6 +1,8 @@
 // What the ZooKeeper bench, the backend bench and the report share.
 #include "bench.hpp"
 
+#include "../../src/testing/cloexec_file.hpp"
+
 #include <zklock/detail/secrets.hpp>
 
 #include <algorithm>
@@ -143,31 +145,16 @@ std::chrono::steady_clock::time_point run_together(int k, const std::function<vo
     return start;
 }
 
-std::string read_text_file(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return "";
-    std::string text;
-    char buf[8192];
-    while (true) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n > 0) text.append(buf, static_cast<std::size_t>(n));
-        else if (n == 0 || errno != EINTR) break;
-    }
-    ::close(fd);
-    return text;
-}
+// The fixtures' close-on-exec file helpers: one implementation for both.
+std::string read_text_file(const std::string& path) { return testing::detail::read_file_cloexec(path); }
 
 bool write_text_file(const std::string& path, const std::string& text) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return false;
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        done += static_cast<std::size_t>(n);
+    try {
+        testing::detail::write_file_cloexec(path, text);
+        return true;
+    } catch (const std::system_error&) {
+        return false;
     }
-    return ::close(fd) == 0 && done == text.size();
 }
 
 std::string now_utc() {
