@@ -24,17 +24,6 @@ namespace zklock::test {
 inline constexpr const char* python = "/usr/bin/python3";
 inline const std::filesystem::path harness = std::filesystem::path(ZKLOCK_INTEROP_DIR) / "kazoo_peer.py";
 
-// The whole file (close-on-exec: the fixtures start children while we read).
-inline std::string read_text(const std::filesystem::path& p) {
-    std::string out;
-    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return out;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    return out;
-}
-
 /// One critical section: [acquire returned, release asked for], monotonic ns.
 struct section {
     std::string who;
@@ -125,7 +114,7 @@ public:
         return false;
     }
 
-    std::string output() const { return read_text(out_); }
+    std::string output() const { return read_file(out_); }
 
 private:
     static std::vector<std::string> argv(const std::string& connect, const std::string& path, const std::string& name,

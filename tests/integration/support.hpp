@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <string>
 #include <condition_variable>
 #include <functional>
 #include <future>
@@ -16,9 +18,24 @@
 #include <mutex>
 #include <thread>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace zklock::test {
 
 using namespace std::chrono_literals;
+
+/// The whole file; "" when it cannot be read (a process that exits while its
+/// /proc files are read). Close-on-exec: the fixtures start children meanwhile.
+inline std::string read_file(const std::filesystem::path& p) {
+    std::string out;
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return out;
+}
 
 /// Polls `pred` until it holds or `timeout` passes; returns the last value.
 inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout = 10s) {

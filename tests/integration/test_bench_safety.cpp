@@ -37,14 +37,6 @@ using testing::ChildProcess;
 using testing::ChildProcessOptions;
 using testing::TempDir;
 
-std::string read_file(const std::filesystem::path& p) {
-    try {
-        std::ifstream in(p, std::ios::binary);
-        return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    } catch (const std::exception&) {  // a process that exits while its /proc files are read
-        return {};
-    }
-}
 
 std::string command_line(pid_t pid) {
     auto s = read_file("/proc/" + std::to_string(pid) + "/cmdline");

@@ -30,14 +30,6 @@ using testing::TempDir;
 constexpr const char* pg_secret = "pg-Secret-4f1e";
 constexpr const char* redis_secret = "redis-Secret-9c2a";
 
-std::string read_file(const std::filesystem::path& p) {
-    try {
-        std::ifstream in(p, std::ios::binary);
-        return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    } catch (const std::exception&) {  // a process that exits while its /proc files are read
-        return {};
-    }
-}
 
 /// Parent of every live process, from /proc/PID/stat.
 std::map<pid_t, pid_t> parents() {

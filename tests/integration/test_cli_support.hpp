@@ -24,11 +24,6 @@ using zklock::testing::ChildProcess;
 using zklock::testing::ChildProcessOptions;
 using zklock::testing::TempDir;
 
-inline std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // The first line of a file once it is complete (a writer may be halfway through).
 inline std::optional<std::string> first_line(const std::filesystem::path& p) {
     const auto text = read_file(p);
