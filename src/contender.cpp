@@ -1,6 +1,7 @@
 #include "contender.hpp"
 
 #include <zklock/detail/acl_check.hpp>
+#include <zklock/detail/dialect.hpp>
 #include <zklock/detail/limits.hpp>
 #include <zklock/detail/reply_kind.hpp>
 
@@ -171,6 +172,11 @@ std::string contender_engine::failure_detail() const {
     return failure_detail_;
 }
 
+std::string contender_engine::foreign_semaphore_detail(const std::string& peer) const {
+    return dir_ + " is " + peer + ": zklock's Semaphore does not share a path with it (each would admit its own "
+           "permits); give the zklock semaphore another path";
+}
+
 std::string contender_engine::refused(const std::string& what, const std::string& path) const {
     return "not authorized: " + zklock::identity(session_->options().auth) + " may not " + what + " " + path;
 }
@@ -190,6 +196,28 @@ void contender_engine::on_lost(std::function<void(std::error_code)> callback) {
 
 void contender_engine::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
     losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->phase_ == phase::held; });
+}
+
+std::string contender_engine::describe() const {
+    static constexpr const char* phases[] = {"idle", "acquiring", "held"};
+    std::string out = std::string("phase=") + phases[static_cast<int>(phase_)];
+    out += std::string(" busy=") + (busy_ ? "yes" : "no") + " held=" + (held_ ? "yes" : "no");
+    out += std::string(" callback=") + (callback_ ? "pending" : "none");
+    out += std::string(" deadline_timer=") + (deadline_timer_ ? "set" : "none");
+    if (deferred_start_) out += " deferred_start";
+    if (!attempt_) return out + " attempt=none";
+    const auto& a = *attempt_;
+    out += " node=" + (a.node.empty() ? std::string("-") : a.node) + " owner=" + std::to_string(a.owner);
+    if (a.create_in_flight) out += " create_in_flight";
+    if (a.create_uncertain) out += " create_uncertain";
+    if (a.abandoned) out += " abandoned";
+    if (a.after_create) out += " after_create";
+    if (a.claiming) out += " claiming";
+    if (a.node_gone) out += " node_gone";
+    if (a.last_blocker) out += " last_blocker";
+    out += " watching=[";
+    for (std::size_t i = 0; i < a.watching.size(); ++i) out += (i ? "," : "") + a.watching[i];
+    return out + "] watch_generation=" + std::to_string(a.watch_generation);
 }
 
 // ---- acquiring ------------------------------------------------------------------
@@ -268,6 +296,11 @@ void contender_engine::check_dir_data(const std::shared_ptr<attempt>& a) {
 
 void contender_engine::compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& data) {
     if (data == rule_.dir_data) return;
+    if (const auto peer = foreign_semaphore_data(data)) {
+        a->dir_error = make_error_code(errc::foreign_recipe);
+        a->dir_error_detail = foreign_semaphore_detail(*peer);
+        return;
+    }
     a->dir_error = make_error_code(errc::permits_mismatch);
     a->dir_error_detail = dir_ + " is a semaphore with " + data + ", not " + rule_.dir_data;
 }
@@ -452,6 +485,9 @@ void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const
         return;
     }
     if (a->dir_error) return fail(a->dir_error, a->dir_error_detail);
+    if (!rule_.dir_data.empty())  // a semaphore
+        if (const auto peer = foreign_semaphore_children(children))
+            return fail(make_error_code(errc::foreign_recipe), foreign_semaphore_detail(*peer));
     const auto d = decide(rule_, children, a->node);
     if (!d.found) {
         // Someone deleted our node before we were granted: queue again.

@@ -71,6 +71,9 @@ public:
     /// session's identity, the node that blocks the queue, ...); empty when it did not.
     std::string failure_detail() const;
     const std::string& dir() const noexcept { return dir_; }
+    /// The acquire protocol's state in words (phase, the attempt's node and
+    /// flags, what it watches); strand only (zklock::testing::describe_internals).
+    std::string describe() const;
     const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
 
     void on_lost(std::function<void(std::error_code)> callback) override;
@@ -118,6 +121,8 @@ private:
     void fail(std::error_code ec, std::string detail);
     /// failure_detail() of a refusal by the server (errc::no_auth) on `path`.
     std::string refused(const std::string& what, const std::string& path) const;
+    /// failure_detail() of errc::foreign_recipe: `peer` (a peer semaphore, in words) owns the path.
+    std::string foreign_semaphore_detail(const std::string& peer) const;
     void set_position(std::int64_t position);
     void on_created(const std::shared_ptr<attempt>& a, int rc, std::string name, const node_stat& st, int parent_retries);
     void recover_create(const std::shared_ptr<attempt>& a);

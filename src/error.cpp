@@ -27,6 +27,7 @@ public:
         case errc::permits_mismatch: return "the semaphore has a different number of permits";
         case errc::insecure_acl: return "the lock directory's ACL grants more than the ACL policy";
         case errc::blocked_by_persistent_node: return "a persistent node that never goes away by itself blocks the lock queue";
+        case errc::foreign_recipe: return "the path holds another library's recipe that zklock cannot share it with";
         case errc::system_error: return "ZooKeeper client system error";
         case errc::runtime_inconsistency: return "ZooKeeper runtime inconsistency";
         case errc::data_inconsistency: return "ZooKeeper data inconsistency";

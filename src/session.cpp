@@ -628,6 +628,23 @@ void session_impl::janitor_step(std::shared_ptr<janitor_entry> e) {
     });
 }
 
+std::string session_impl::describe() const {
+    const auto now = asio::steady_timer::clock_type::now();
+    const auto ms = [](auto d) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); };
+    std::string out = std::string("state=") + to_string(state_.load());
+    out += " zoo_state=" + (zh_ ? std::to_string(zoo_state(zh_)) : std::string("no-handle"));
+    out += " id=" + std::to_string(session_id_.load()) + " fd=" + std::to_string(fd_);
+    out += std::string(" read_wait=") + (read_pending_ ? "yes" : "no") + " write_wait=" + (write_pending_ ? "yes" : "no");
+    out += " timer_in_ms=" + (timer_deadline_ ? ms(*timer_deadline_ - now) : std::string("none"));
+    out += " last_receive_ms_ago=" + ms(now - last_receive_);
+    std::size_t in_flight = 0;
+    for (const auto& e : janitor_) in_flight += e->in_flight ? 1 : 0;
+    out += " owed_deletes=" + std::to_string(janitor_.size()) + " (in flight " + std::to_string(in_flight) + ")";
+    out += " connect_waiters=" + std::to_string(connect_waiters_.size()) + " watches=" + std::to_string(watches_.size());
+    if (closing_) out += " closing";
+    return out;
+}
+
 } // namespace detail
 
 // ---- Session ---------------------------------------------------------------------

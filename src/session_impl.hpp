@@ -181,6 +181,11 @@ public:
     void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
                               std::function<void(std::error_code)> fn = {});
 
+    /// What the session is doing, in words (its state, the C client's, the
+    /// socket and timer it waits on, the deletes it still owes): for
+    /// diagnosing a hung run (zklock::testing::describe_internals).
+    std::string describe() const;
+
 
 private:
     struct janitor_entry {

@@ -29,6 +29,7 @@ enum class errc {
     permits_mismatch,       ///< a semaphore's participants disagree on its number of permits
     insecure_acl,           ///< the lock directory's ACL grants more than the session's ACL policy
     blocked_by_persistent_node, ///< a persistent node (not ephemeral) that never goes away by itself blocks the queue
+    foreign_recipe,         ///< the path holds another library's recipe that zklock cannot share it with (a peer semaphore)
 
     // --- one per ZooKeeper client/server error (ZOO_ERRORS) -----------------
     system_error = 100,         ///< ZSYSTEMERROR

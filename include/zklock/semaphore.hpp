@@ -84,7 +84,9 @@ private:
 /// The permit count is stored as the data of the lock directory: a participant
 /// that asks for a different count fails with errc::permits_mismatch instead of
 /// over-admitting (the directory is a container: it disappears when the last
-/// lease goes, and the next participant sets the count again).
+/// lease goes, and the next participant sets the count again). A path that holds
+/// another library's semaphore (Curator's InterProcessSemaphoreV2, kazoo's
+/// Semaphore) fails with errc::foreign_recipe: each would admit its own permits.
 ///
 /// Loss, cancellation and clean-up behave as for Mutex. Thread-safety: members
 /// may be called from any thread; each acquire is its own place in the queue.

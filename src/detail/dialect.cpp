@@ -90,4 +90,19 @@ std::string_view dialect_name(dialect d) noexcept {
 
 std::string_view kind_name(contender_kind k) noexcept { return k == contender_kind::shared ? "shared" : "exclusive"; }
 
+std::optional<std::string> foreign_semaphore_children(const std::vector<std::string>& children) {
+    for (const auto& c : children) {
+        if (c == "leases" || c == "locks")
+            return "an Apache Curator InterProcessSemaphoreV2 (its " + c + "/ child is under the path)";
+        if (c.size() == 32 && all_hex(c)) return "a kazoo Semaphore (its lease node " + c + " is under the path)";
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> foreign_semaphore_data(std::string_view data) {
+    if (data.empty() || data.size() > 10 || !std::all_of(data.begin(), data.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    return "a kazoo Semaphore (the path's data holds its lease count, " + std::string(data) + ")";
+}
+
 } // namespace zklock::detail

@@ -4,6 +4,7 @@
 #include <zklock/leader_election.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/semaphore.hpp>
+#include <zklock/testing/internals.hpp>
 #include <zklock/testing/packet_filter.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -306,9 +307,20 @@ void ChaosClient::count_failure(const std::string& reason) {
 }
 
 void ChaosClient::set_hung(std::string where) {
+    auto inside = hung_.load() ? std::string() : internals();
     std::lock_guard lk(m_);
-    if (hung_in_.empty()) hung_in_ = std::move(where);
+    if (hung_in_.empty()) {
+        hung_in_ = std::move(where);
+        internals_at_hang_ = std::move(inside);
+    }
     hung_ = true;
+}
+
+std::string ChaosClient::internals() const {
+    std::string out = "session{" + describe_internals(*session_) + "}";
+    std::lock_guard lk(mutex_m_);
+    if (mutex_) out += " mutex{" + describe_internals(*mutex_) + "}";
+    return out;
 }
 
 void ChaosClient::freeze(bool with_session) {
@@ -399,10 +411,12 @@ std::string ChaosClient::describe_state() const {
     out << name_ << ": grants=" << grants_.load() << " in_section=" << (in_section_.load() ? "yes" : "no")
         << " token=" << token_.load() << " position=" << position_.load()
         << " session=" << to_string(session_->state()) << " frozen=" << (frozen_.load() ? "yes" : "no");
+    // A frozen session's strand is held: its internals would only say so.
+    if (!frozen_.load() && !hung_.load()) out << " internals: " << internals();
     std::lock_guard lk(m_);
     out << " gate=" << (gate_closed_ ? "closed" : "open") << " worker_held=" << (worker_held_ ? "yes" : "no")
         << " steps=" << steps_ << " done=" << (done_.load() ? "yes" : "no");
-    if (hung_.load()) out << " hung_in=" << hung_in_;
+    if (hung_.load()) out << " hung_in=" << hung_in_ << " internals_at_hang: " << internals_at_hang_;
     return out.str();
 }
 
@@ -522,6 +536,17 @@ bool ChaosClient::release_section(std::optional<section> held, std::string_view 
 // the lock was still ours.
 void ChaosClient::run_mutex() {
     Mutex m(*session_, options_.path);
+    {
+        std::lock_guard lk(mutex_m_);
+        mutex_ = &m;
+    }
+    struct forget {
+        ChaosClient& c;
+        ~forget() {
+            std::lock_guard lk(c.mutex_m_);
+            c.mutex_ = nullptr;
+        }
+    } forget_mutex{*this};
     m.on_queue_position([this](std::size_t p) { position_ = static_cast<std::int64_t>(p); });
     m.on_lost([this](std::error_code ec) { watch_losses(ec); });
     while (step(false)) {

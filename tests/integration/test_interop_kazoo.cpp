@@ -12,6 +12,7 @@
 #include "support.hpp"
 
 #include <zklock/leader_election.hpp>
+#include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
 #include <zklock/testing/faults.hpp>
 
@@ -238,6 +239,32 @@ TEST_F(KazooInteropTest, ElectionDefersToAKazooLeader) {
     ASSERT_TRUE(kazoo->exited_cleanly());
     EXPECT_LT(kazoo->sections().at(0).leave, led->at.load()) << "zklock led while the kazoo leader led";
     election.resign();
+}
+
+// A kazoo Semaphore keeps its own layout under the path (a lease node per
+// holder, the lease count as the path's data): zklock's Semaphore would admit
+// its own permits beside it, so it refuses the path, leaving nothing behind.
+TEST_F(KazooInteropTest, SemaphoreRefusesAKazooSemaphoresPath) {
+    const auto path = lock_path();
+    auto kazoo = peer(path, "kazoo-lease", {"--recipe", "semaphore", "--max-leases", "2"});
+    ASSERT_TRUE(kazoo->wait_for("acquired"));
+
+    auto session = connect(4000ms);
+    Semaphore sem(*session, path, 2);
+    std::error_code ec;
+    const auto lease = sem.try_acquire_for(30s, ec);
+    EXPECT_FALSE(lease);
+    EXPECT_EQ(ec, errc::foreign_recipe) << ec.message();
+    EXPECT_NE(sem.failure_detail().find("kazoo Semaphore"), std::string::npos) << sem.failure_detail();
+
+    // Nothing of ours is left: the kazoo lease is the only child.
+    const auto listing = list_queue(*session, path, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    EXPECT_TRUE(listing.contenders.empty()) << listing.contenders.front().node;
+    ASSERT_EQ(listing.foreign.size(), 1u);
+    EXPECT_EQ(listing.foreign.front().size(), 32u) << listing.foreign.front();
+    kazoo->release();
+    ASSERT_TRUE(kazoo->exited_cleanly());
 }
 
 #ifdef ZKLOCK_CLI_PATH

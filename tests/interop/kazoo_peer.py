@@ -18,6 +18,9 @@ flushed, with CLOCK_MONOTONIC nanoseconds (the clock the C++ test reads too):
 --recipe election runs a kazoo Election (hold mode only): "acquired" when its
 leader function starts, which holds until SIGUSR1. kazoo's Election takes no
 extra_lock_patterns.
+--recipe semaphore takes a lease of a kazoo Semaphore with --max-leases leases
+(hold mode only; no "predecessor" lines: kazoo's Semaphore queues on its own
+lock beside the path).
 
 Anything else it prints (kazoo's log) goes to stderr. Configured by argv only;
 it takes no credentials.
@@ -40,8 +43,9 @@ def main():
     ap.add_argument("--connect", required=True, help="HOST:PORT of the ZooKeeper server")
     ap.add_argument("--path", required=True, help="lock path, e.g. /locks/job")
     ap.add_argument("--name", required=True, help="this client's name in the report")
-    ap.add_argument("--recipe", choices=["lock", "read", "write", "election"], default="lock",
-                    help="kazoo Lock, ReadLock, WriteLock or Election")
+    ap.add_argument("--recipe", choices=["lock", "read", "write", "election", "semaphore"], default="lock",
+                    help="kazoo Lock, ReadLock, WriteLock, Election or Semaphore")
+    ap.add_argument("--max-leases", type=int, default=1, help="--recipe semaphore: its max_leases")
     ap.add_argument("--mode", choices=["churn", "hold"], default="hold")
     ap.add_argument("--iterations", type=int, default=1)
     ap.add_argument("--extra-lock-pattern", action="append", default=[],
@@ -51,8 +55,8 @@ def main():
     args = ap.parse_args()
     if args.iterations < 1:
         ap.error("--iterations must be at least 1")
-    if args.recipe == "election" and (args.mode != "hold" or args.extra_lock_pattern):
-        ap.error("--recipe election takes --mode hold and no --extra-lock-pattern")
+    if args.recipe in ("election", "semaphore") and (args.mode != "hold" or args.extra_lock_pattern):
+        ap.error("--recipe %s takes --mode hold and no --extra-lock-pattern" % args.recipe)
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     # SIGUSR1 (hold mode: release; churn mode: go) is taken with sigwait; blocked before kazoo
@@ -65,19 +69,22 @@ def main():
     if args.recipe == "election":
         election = zk.Election(args.path, args.name)
         lock = election.lock  # the kazoo Lock an Election runs on
+    elif args.recipe == "semaphore":
+        lock = zk.Semaphore(args.path, args.name, max_leases=args.max_leases)
     else:
         recipe = {"lock": zk.Lock, "read": zk.ReadLock, "write": zk.WriteLock}[args.recipe]
         lock = recipe(args.path, args.name, extra_lock_patterns=tuple(args.extra_lock_pattern))
     # Report each queue decision: kazoo's Lock decides in _get_predecessor (kazoo
     # 2.8, recipe/lock.py), a private method; wrapped here for the report only.
-    decide = lock._get_predecessor
+    if args.recipe != "semaphore":
+        decide = lock._get_predecessor
 
-    def traced(node):
-        predecessor = decide(node)
-        emit("predecessor", args.name, predecessor or "-")
-        return predecessor
+        def traced(node):
+            predecessor = decide(node)
+            emit("predecessor", args.name, predecessor or "-")
+            return predecessor
 
-    lock._get_predecessor = traced
+        lock._get_predecessor = traced
     emit("ready", args.name, time.monotonic_ns())
     if args.wait_for_go:
         signal.sigwait([signal.SIGUSR1])

@@ -181,3 +181,25 @@ TEST(Dialect, SemaphoreCountsItsOwnNodesAndWaitsForAnyOtherContender) {
     EXPECT_EQ(full.watch, (std::vector<std::string>{kazoo_lock(1), zklock_lock(2), zklock_lock(3)}));
     EXPECT_FALSE(full.watch_is_last_blocker);
 }
+
+TEST(Dialect, PeerSemaphoreLayoutsAreRecognisedAndNothingElseIs) {
+    // Curator's InterProcessSemaphoreV2 keeps leases/ and locks/ under its path.
+    for (const std::string child : {"leases", "locks"}) {
+        const auto what = foreign_semaphore_children({zklock_lock(1), child});
+        ASSERT_TRUE(what) << child;
+        EXPECT_NE(what->find("Curator InterProcessSemaphoreV2"), std::string::npos) << *what;
+    }
+    // kazoo's Semaphore: a lease per holder named by a bare uuid hex, the count as the path's data.
+    const auto lease = foreign_semaphore_children({"0123456789abcdef0123456789abcdef"});
+    ASSERT_TRUE(lease);
+    EXPECT_NE(lease->find("kazoo Semaphore"), std::string::npos) << *lease;
+    ASSERT_TRUE(foreign_semaphore_data("2"));
+    EXPECT_NE(foreign_semaphore_data("2")->find("kazoo Semaphore"), std::string::npos);
+    // Every lock dialect zklock queues with, and zklock's own data, are not a peer semaphore.
+    EXPECT_FALSE(foreign_semaphore_children({zklock_lock(1), go_lock(2), kazoo_lock(3), kazoo_rlock(4),
+                                             curator_latch(5), curator_read(6), c_lock(7), "lease", "locks2",
+                                             "0123456789abcdef0123456789abcde"}));
+    EXPECT_FALSE(foreign_semaphore_data("permits=2"));
+    EXPECT_FALSE(foreign_semaphore_data(""));
+    EXPECT_FALSE(foreign_semaphore_data("12345678901"));  // not a 32-bit count
+}

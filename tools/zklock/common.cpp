@@ -96,7 +96,7 @@ bool load_into(const auth_options& o, SessionOptions& s) {
 int exit_status_for(const std::error_code& ec) {
     if (ec == errc::no_auth || ec == errc::auth_failed || ec == errc::insecure_acl) return exit_noperm;
     if (ec == errc::invalid_path || ec == errc::invalid_argument || ec == errc::invalid_acl ||
-        ec == errc::permits_mismatch)
+        ec == errc::permits_mismatch || ec == errc::foreign_recipe)
         return exit_usage;
     if (ec == errc::no_node) return exit_config;
     if (ec == errc::blocked_by_persistent_node) return exit_not_acquired;

@@ -24,7 +24,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace zklock::detail {
 
@@ -55,5 +57,15 @@ std::string_view dialect_name(dialect d) noexcept;
 
 /// "exclusive" or "shared".
 std::string_view kind_name(contender_kind k) noexcept;
+
+/// Peer semaphores keep another layout under their path, which zklock's
+/// Semaphore cannot share (each side would admit its own permits):
+///   Apache Curator InterProcessSemaphoreV2: children `leases` and `locks`;
+///   kazoo Semaphore: lease children named by a bare 32-hex uuid (no sequence),
+///   and the permit count as bare decimal digits in the path's data.
+/// What the listing `children` shows of such a peer, in words; nullopt when nothing.
+std::optional<std::string> foreign_semaphore_children(const std::vector<std::string>& children);
+/// The same for the path's data (zklock stores "permits=<n>").
+std::optional<std::string> foreign_semaphore_data(std::string_view data);
 
 } // namespace zklock::detail

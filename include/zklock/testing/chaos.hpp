@@ -36,6 +36,7 @@
 // worker's.
 #pragma once
 
+#include <zklock/mutex.hpp>
 #include <zklock/session.hpp>
 #include <zklock/testing/ensemble.hpp>
 #include <zklock/testing/faults.hpp>
@@ -271,7 +272,11 @@ private:
     void backoff();
     void count_loss(const std::string& reason);
     void count_failure(const std::string& reason);
+    // Records where the worker hung and, while its lock object still exists,
+    // what the library was doing there (describe_internals).
     void set_hung(std::string where);
+    // The session's and the current Mutex's internals, in words.
+    std::string internals() const;
     // Runs `request` between the hooks set for the next acquire (or release),
     // which are used once.
     void between_hooks(bool release, const std::function<void()>& request);
@@ -321,6 +326,10 @@ private:
     std::map<std::string, std::uint64_t> failures_;
     std::function<void()> before_release_, after_release_, before_acquire_, after_acquire_;
     std::optional<loss_report> last_loss_;
+    std::string internals_at_hang_;
+
+    mutable std::mutex mutex_m_;  // guards mutex_ (set while run_mutex's Mutex exists)
+    const Mutex* mutex_ = nullptr;
 };
 
 // ---- a whole run ------------------------------------------------------------------
