@@ -646,6 +646,26 @@ void contender_engine::cleanup(const std::shared_ptr<attempt>& a, std::function<
     done({});
 }
 
+std::function<void(std::error_code)> contender_engine::within_session_timeout(std::function<void(std::error_code)> done,
+                                                                              std::error_code late) {
+    struct once {
+        std::function<void(std::error_code)> fn;
+        asio::steady_timer timer;
+        void call(std::error_code ec) {
+            timer.cancel();
+            if (auto f = std::exchange(fn, nullptr)) f(ec);
+        }
+    };
+    auto o = std::make_shared<once>(once{std::move(done), asio::steady_timer(session_->strand())});
+    auto grace = session_->negotiated_timeout();
+    if (grace <= std::chrono::milliseconds::zero()) grace = session_->options().session_timeout;
+    o->timer.expires_after(grace);
+    o->timer.async_wait([o, late](boost::system::error_code ec) {
+        if (!ec) o->call(late);
+    });
+    return [o](std::error_code ec) { o->call(ec); };
+}
+
 void contender_engine::abandon(std::error_code ec) {
     if (phase_ != phase::acquiring) return;  // a second cancel or a late deadline: already done
     auto callback = std::exchange(callback_, nullptr);
@@ -657,7 +677,9 @@ void contender_engine::abandon(std::error_code ec) {
         node_path_.clear();
     }
     if (ec == errc::timeout) ec.clear();  // "not acquired", not an error
-    // busy_ stays set until the callback runs: the node goes before the acquire completes.
+    // busy_ stays set until the callback runs: the node goes before the acquire
+    // completes, unless no server answers within the session timeout (the
+    // session then owns the delete, as when it is not connected).
     auto finish = [self = shared_from_this(), ec, callback = std::move(callback)](std::error_code) {
         self->busy_ = false;
         if (callback) callback(ec, false);
@@ -665,7 +687,7 @@ void contender_engine::abandon(std::error_code ec) {
     auto a = std::exchange(attempt_, nullptr);
     if (!a) return finish({});
     a->abandoned = true;
-    cleanup(a, std::move(finish));
+    cleanup(a, within_session_timeout(std::move(finish), {}));
 }
 
 void contender_engine::fail(std::error_code ec) {
@@ -701,6 +723,10 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
         node_path_.clear();
     }
     losses_->end_waits({});
+    // A server that takes the delete and never answers: after the session
+    // timeout the release completes with errc::timeout (not confirmed; the
+    // session keeps the delete).
+    if (done) done = within_session_timeout(std::move(done), make_error_code(errc::timeout));
     session_->delete_owned(path_of(a->node), a->owner, std::move(done));
 }
 

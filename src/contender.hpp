@@ -138,6 +138,11 @@ private:
     void watch_own_node(const std::shared_ptr<attempt>& a);
     void own_node_gone(const std::shared_ptr<attempt>& a);
     void abandon(std::error_code ec);
+    /// `done`, called once: with the outcome the server gives, or with `late`
+    /// when none came within the session timeout (a server that takes requests
+    /// and answers none: the session keeps the delete and retries it).
+    std::function<void(std::error_code)> within_session_timeout(std::function<void(std::error_code)> done,
+                                                                std::error_code late);
     void cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done);
     void fail(std::error_code ec);
     void complete_grant();

@@ -58,7 +58,10 @@ struct MutexOptions {
 ///   using the resource when told of loss (or the resource checks fencing tokens).
 /// - A cancelled, timed-out or failed acquire leaves no node: the node is deleted
 ///   before the acquire completes when connected; when not, the session owns the
-///   delete and retries it until it commits or the session is gone.
+///   delete and retries it until it commits or the session is gone. The acquire
+///   completes at the latest one session timeout after its deadline (or its
+///   cancellation), even when the server takes the delete and answers nothing;
+///   the session then keeps the delete.
 /// - unlock() returns at once; the session owns the delete until it commits or the
 ///   session ends (either way the lock is released).
 /// - Loss is reported (on_lost, async_wait_lost, is_held() turning false) when the
@@ -167,7 +170,10 @@ public:
 
     /// Releases and completes when the delete has committed. Signature:
     /// void(std::error_code): errc::not_held when not held; session_expired or
-    /// session_closed when the session went first (the node is gone either way).
+    /// session_closed when the session went first (the node is gone either way);
+    /// errc::timeout when no server confirmed the delete within the session
+    /// timeout (the session keeps the delete and retries it once a server
+    /// answers; until then the server may still count this client as the holder).
     template <class CompletionToken> auto async_unlock(CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
             [this](auto handler) { async_unlock_impl(std::move(handler)); }, token);
