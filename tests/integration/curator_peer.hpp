@@ -98,11 +98,13 @@ public:
         return std::filesystem::path(found.front()[1]).filename().string();
     }
 
-    /// Sends "quit" (the peer closes its session and exits) and waits for a clean exit.
+    /// Sends "quit" (the peer closes its session and exits) and waits for a clean
+    /// exit; false (with its output) on another exit or when it reported an error.
     bool quit() {
         send("quit");
         const auto status = child_.wait_exit(60s);
-        if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0 && lines("error", "-").empty()) return true;
+        const bool errors = ("\n" + output()).find("\nerror ") != std::string::npos;
+        if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0 && !errors) return true;
         ADD_FAILURE() << "Curator peer: "
                       << (status ? testing::describe_wait_status(*status) : std::string("still running")) << "\n"
                       << output();
@@ -112,14 +114,14 @@ public:
     std::string output() const { return read_file(out_); }
 
 private:
-    // O_RDWR: opening a FIFO so does not wait for the reader (Linux), and the
-    // peer never sees end of file while the test holds it open.
     struct Fd {
         int fd = -1;
         ~Fd() {
             if (fd >= 0) ::close(fd);
         }
     };
+    // O_RDWR: opening a FIFO so does not wait for the reader (Linux), and the
+    // peer never sees end of file while the test holds it open.
     static int open_fifo(const std::filesystem::path& p) {
         if (::mkfifo(p.c_str(), 0600) != 0) throw std::system_error(errno, std::generic_category(), "mkfifo");
         const int fd = ::open(p.c_str(), O_RDWR | O_CLOEXEC);

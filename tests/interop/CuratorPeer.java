@@ -16,8 +16,9 @@
 //   latch ID     LeaderLatch (id ID)         leader ID T NODE     isLeader() at T
 //                                            not-leader ID T      notLeader() at T
 //   release ID   ends what ID holds          releasing ID T       held until T (then released)
-//                                            released ID T        release() returned
-//                                                                 (a selector: takeLeadership returned)
+//                                            released ID T        release() / close() returned (a
+//                                                                 selector: closed once takeLeadership
+//                                                                 returned; its lock goes after that)
 //   quit         closes the session and exits with status 0       done peer COUNT
 //
 //   ready peer T        connected, before the first command
