@@ -1,6 +1,7 @@
 // Helpers of the tests that order holders by time (test_interop_kazoo.cpp,
-// test_mixed_recipes.cpp): CLOCK_MONOTONIC stamps, which every process on this
-// machine reads alike, and an acquire's completion with its stamp.
+// test_interop_curator.cpp, test_mixed_recipes.cpp): CLOCK_MONOTONIC stamps,
+// which every process on this machine reads alike, and an acquire's completion
+// with its stamp.
 #pragma once
 
 #include <atomic>

@@ -1,0 +1,163 @@
+// An Apache Curator client as a child process for the interop tests: a JVM
+// running tests/interop/CuratorPeer.java (compiled at build time), one Curator
+// session that takes the recipes the test asks for, one command a line, and
+// reports each event with a CLOCK_MONOTONIC stamp to a file the test reads.
+// One JVM per test, reused for every step: a JVM is slow to start and large.
+#pragma once
+
+#include "support.hpp"
+
+#include <zklock/testing/process.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace zklock::test {
+
+/// Why the Curator peer cannot run here, or nullopt when it can.
+inline std::optional<std::string> curator_peer_unavailable() {
+#ifdef ZKLOCK_CURATOR_SKIP
+    return std::string(ZKLOCK_CURATOR_SKIP);
+#else
+    if (::access(ZKLOCK_JAVA, X_OK) != 0) return std::string(ZKLOCK_JAVA) + " is missing: run scripts/setup";
+    return std::nullopt;
+#endif
+}
+
+/// One Curator session on one lock path (see CuratorPeer.java for the protocol).
+/// The commands go through a FIFO the peer reads; its report goes to a file.
+class CuratorPeer {
+public:
+    CuratorPeer(const std::filesystem::path& dir, const std::string& connect, const std::string& path)
+        : fifo_(dir / "curator-peer.commands"), out_(dir / "curator-peer.out"), commands_{open_fifo(fifo_)},
+          child_(argv(connect, path, fifo_), child_options(out_)) {}
+
+    CuratorPeer(const CuratorPeer&) = delete;
+    CuratorPeer& operator=(const CuratorPeer&) = delete;
+
+    /// Asks for InterProcessMutex / InterProcessReadWriteLock's read or write side /
+    /// LeaderSelector / LeaderLatch as contender `id`; returns at once (the peer waits).
+    void mutex(const std::string& id) { send("mutex " + id); }
+    void read(const std::string& id) { send("read " + id); }
+    void write(const std::string& id) { send("write " + id); }
+    void selector(const std::string& id) { send("selector " + id); }
+    void latch(const std::string& id) { send("latch " + id); }
+    /// Ends what `id` holds or waits for (a lock's release, a latch's close(), a
+    /// selector's takeLeadership() returning).
+    void release(const std::string& id) { send("release " + id); }
+
+    /// The words after "<event> <id>" of every such line printed so far, in order.
+    std::vector<std::vector<std::string>> lines(const std::string& event, const std::string& id) const {
+        std::vector<std::vector<std::string>> out;
+        std::istringstream in(output());
+        for (std::string line; std::getline(in, line);) {
+            std::istringstream l(line);
+            std::string e, who;
+            if (!(l >> e >> who) || e != event || who != id) continue;
+            std::vector<std::string> rest;
+            for (std::string w; l >> w;) rest.push_back(w);
+            out.push_back(std::move(rest));
+        }
+        return out;
+    }
+
+    /// True once "<event> <id> ..." was printed.
+    bool printed(const std::string& event, const std::string& id) const { return !lines(event, id).empty(); }
+
+    /// The words after "<event> <id>" of the first such line, once printed (deadline
+    /// 60 s); nullopt (and a failure with the peer's output) when it never comes or
+    /// the peer reports an error for `id` first.
+    std::optional<std::vector<std::string>> wait_for_line(const std::string& event, const std::string& id) {
+        wait_until([&] { return printed(event, id) || printed("error", id) || !child_.running(); }, 60s);
+        const auto found = lines(event, id);
+        if (!found.empty()) return found.front();
+        ADD_FAILURE() << "the Curator peer never printed '" << event << " " << id << "'; its output:\n" << output();
+        return std::nullopt;
+    }
+
+    /// The stamp T of the first "<event> <id> T ..." line, as wait_for_line().
+    std::optional<std::int64_t> wait_for(const std::string& event, const std::string& id) {
+        const auto words = wait_for_line(event, id);
+        if (!words || words->empty()) return std::nullopt;
+        return std::stoll(words->front());
+    }
+
+    /// The node `id` reported with its first "<event> <id> T NODE" line (its last path element).
+    std::string node(const std::string& event, const std::string& id) const {
+        const auto found = lines(event, id);
+        if (found.empty() || found.front().size() < 2) return {};
+        return std::filesystem::path(found.front()[1]).filename().string();
+    }
+
+    /// Sends "quit" (the peer closes its session and exits) and waits for a clean
+    /// exit; false (with its output) on another exit or when it reported an error.
+    bool quit() {
+        send("quit");
+        const auto status = child_.wait_exit(60s);
+        const bool errors = ("\n" + output()).find("\nerror ") != std::string::npos;
+        if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0 && !errors) return true;
+        ADD_FAILURE() << "Curator peer: "
+                      << (status ? testing::describe_wait_status(*status) : std::string("still running")) << "\n"
+                      << output();
+        return false;
+    }
+
+    std::string output() const { return read_file(out_); }
+
+private:
+    struct Fd {
+        int fd = -1;
+        ~Fd() {
+            if (fd >= 0) ::close(fd);
+        }
+    };
+    // O_RDWR: opening a FIFO so does not wait for the reader (Linux), and the
+    // peer never sees end of file while the test holds it open.
+    static int open_fifo(const std::filesystem::path& p) {
+        if (::mkfifo(p.c_str(), 0600) != 0) throw std::system_error(errno, std::generic_category(), "mkfifo");
+        const int fd = ::open(p.c_str(), O_RDWR | O_CLOEXEC);
+        if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + p.string());
+        return fd;
+    }
+
+    void send(const std::string& command) {
+        const std::string line = command + "\n";
+        // Far below PIPE_BUF: one write, never interleaved or cut.
+        EXPECT_EQ(::write(commands_.fd, line.data(), line.size()), static_cast<ssize_t>(line.size()))
+            << "cannot send '" << command << "' to the Curator peer";
+    }
+
+    static std::vector<std::string> argv(const std::string& connect, const std::string& path,
+                                         const std::filesystem::path& fifo) {
+#ifdef ZKLOCK_CURATOR_SKIP
+        (void)connect, (void)path, (void)fifo;
+        return {"false"};
+#else
+        // A small JVM: two cores and little memory are shared by the whole test run.
+        return {ZKLOCK_JAVA,  "-Xmx64m", "-XX:+UseSerialGC", "-Xshare:auto", "-XX:TieredStopAtLevel=1",
+                "-cp",        ZKLOCK_CURATOR_CLASSPATH, "CuratorPeer", "--connect", connect, "--path", path,
+                "--commands", fifo.string()};
+#endif
+    }
+    static testing::ChildProcessOptions child_options(const std::filesystem::path& out) {
+        testing::ChildProcessOptions o;
+        o.output_path = out;
+        return o;
+    }
+
+    std::filesystem::path fifo_;
+    std::filesystem::path out_;
+    Fd commands_;  // before child_: closed after the child is gone
+    testing::ChildProcess child_;
+};
+
+} // namespace zklock::test
