@@ -51,6 +51,8 @@ public:
     void write(const std::string& id) { send("write " + id); }
     void selector(const std::string& id) { send("selector " + id); }
     void latch(const std::string& id) { send("latch " + id); }
+    /// InterProcessSemaphoreV2 with 2 leases: one lease.
+    void semaphore(const std::string& id) { send("semaphore " + id); }
     /// Ends what `id` holds or waits for (a lock's release, a latch's close(), a
     /// selector's takeLeadership() returning).
     void release(const std::string& id) { send("release " + id); }

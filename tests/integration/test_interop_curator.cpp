@@ -13,6 +13,7 @@
 #include "support.hpp"
 
 #include <zklock/leader_election.hpp>
+#include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
 
 #include <map>
@@ -322,6 +323,31 @@ TEST_F(CuratorInteropTest, ALeaderLatchDoesNotWaitForAZklockLeader) {
     EXPECT_LT(*l_enter, zk_leave);
     curator->release("l");
     ASSERT_TRUE(curator->wait_for("released", "l"));
+    EXPECT_TRUE(curator->quit());
+}
+
+// InterProcessSemaphoreV2 keeps leases/ and locks/ under its path and counts
+// only its own leases: zklock's Semaphore beside it would admit its own
+// permits too, so it refuses the path, leaving no node.
+TEST_F(CuratorInteropTest, SemaphoreRefusesAnInterProcessSemaphoreV2sPath) {
+    const auto path = lock_path();
+    auto curator = peer(path);
+    curator->semaphore("s");
+    ASSERT_TRUE(curator->wait_for("acquired", "s"));
+
+    auto session = connect(4000ms);
+    Semaphore sem(*session, path, 2);
+    std::error_code ec;
+    const auto lease = sem.try_acquire_for(30s, ec);
+    EXPECT_FALSE(lease);
+    EXPECT_EQ(ec, errc::foreign_recipe) << ec.message();
+    EXPECT_NE(sem.failure_detail().find("Curator InterProcessSemaphoreV2"), std::string::npos) << sem.failure_detail();
+    const auto listing = list_queue(*session, path, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    EXPECT_TRUE(listing.contenders.empty()) << listing.contenders.front().node;  // none of ours left
+
+    curator->release("s");
+    ASSERT_TRUE(curator->wait_for("released", "s"));
     EXPECT_TRUE(curator->quit());
 }
 

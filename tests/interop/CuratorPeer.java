@@ -14,6 +14,7 @@
 //   write ID     InterProcessReadWriteLock   acquired ID T NODE   (its write side)
 //   selector ID  LeaderSelector (id ID)      leader ID T          takeLeadership() started at T
 //   latch ID     LeaderLatch (id ID)         leader ID T NODE     isLeader() at T
+//   semaphore ID InterProcessSemaphoreV2     acquired ID T NODE   a lease (of 2) is held from T on
 //                                            not-leader ID T      notLeader() at T
 //   release ID   ends what ID holds          releasing ID T       held until T (then released)
 //                                            released ID T        release() / close() returned (a
@@ -50,6 +51,8 @@ import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.PredicateResults;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.retry.RetryOneTime;
@@ -132,6 +135,32 @@ public final class CuratorPeer {
         t.start();
     }
 
+    // InterProcessSemaphoreV2 with 2 leases: its leases/ and locks/ children under the path.
+    private void semaphore(String id) {
+        CountDownLatch release = new CountDownLatch(1);
+        releases.put(id, release::countDown);
+        InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(client, path, 2);
+        Thread t = new Thread(() -> {
+            try {
+                Lease lease = sem.acquire(ACQUIRE_TIMEOUT_S, TimeUnit.SECONDS);
+                if (lease == null) {
+                    emit("error", id, "no_lease_within_" + ACQUIRE_TIMEOUT_S + "_s");
+                    return;
+                }
+                emit("acquired", id, now(), lease.getNodeName());
+                release.await();
+                emit("releasing", id, now());
+                sem.returnLease(lease);
+                count.incrementAndGet();
+                emit("released", id, now());
+            } catch (Exception e) {
+                emit("error", id, word(e));
+            }
+        }, "semaphore-" + id);
+        t.setDaemon(true);
+        t.start();
+    }
+
     private void selector(String id) {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch returned = new CountDownLatch(1);
@@ -207,6 +236,7 @@ public final class CuratorPeer {
                     case "write": lock(id, new InterProcessReadWriteLock(client, path).writeLock()); break;
                     case "selector": selector(id); break;
                     case "latch": latch(id); break;
+                    case "semaphore": semaphore(id); break;
                     case "release": {
                         Runnable r = releases.remove(id);
                         if (r == null) emit("error", id, "holds_nothing");
