@@ -16,7 +16,6 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
-#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -113,7 +112,8 @@ bool postgres_ready(std::uint16_t port, milliseconds timeout) {
     // with pg_isready. libpq marks its socket close-on-exec itself and closes
     // it before PQping returns.
     const std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port) +
-                                 " user=postgres dbname=postgres application_name=zklock-probe sslmode=disable gssencmode=disable connect_timeout=" +
+                                 " user=postgres dbname=postgres application_name=zklock-probe"
+                                 " sslmode=disable gssencmode=disable connect_timeout=" +
                                  std::to_string(seconds);
     return PQping(conninfo.c_str()) == PQPING_OK;
 }

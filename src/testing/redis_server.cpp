@@ -9,8 +9,8 @@
 #include <cctype>
 #include <cerrno>
 #include <functional>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -166,7 +166,8 @@ std::string config_quote(std::string_view arg) {
 }
 
 timeval to_timeval(steady::duration d) {
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::max(d, steady::duration(std::chrono::milliseconds(1))));
+    const auto us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::max(d, steady::duration(std::chrono::milliseconds(1))));
     return timeval{static_cast<time_t>(us.count() / 1000000), static_cast<suseconds_t>(us.count() % 1000000)};
 }
 
@@ -235,7 +236,8 @@ bool answers_ping(std::uint16_t port, const RedisCredentials& as, milliseconds t
     if (c->err != 0 || steady::now() >= deadline) return false;
     if (redisSetTimeout(c.get(), to_timeval(deadline - steady::now())) != REDIS_OK) return false;
     if (!as.password.empty()) {
-        const auto auth = as.user.empty() ? run(c.get(), {"AUTH", as.password}) : run(c.get(), {"AUTH", as.user, as.password});
+        const auto auth =
+            as.user.empty() ? run(c.get(), {"AUTH", as.password}) : run(c.get(), {"AUTH", as.user, as.password});
         if (!auth || auth->type == REDIS_REPLY_ERROR) return false;
     }
     const auto pong = run(c.get(), {"PING"});
