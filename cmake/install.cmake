@@ -46,11 +46,6 @@ install(EXPORT zklockTargets
   FILE zklockTargets.cmake
   DESTINATION ${ZKLOCK_INSTALL_CMAKEDIR})
 
-if(TARGET zklock_postgres)
-  set(ZKLOCK_EXPORTS_POSTGRES TRUE)
-else()
-  set(ZKLOCK_EXPORTS_POSTGRES FALSE)
-endif()
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/zklockConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/zklockConfig.cmake"

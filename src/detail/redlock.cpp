@@ -68,6 +68,18 @@ after_round next_step(const round_tally& t, std::size_t quorum, bool no_wait, bo
     return t.yes > 0 ? after_round::retry_split_vote : after_round::wait;
 }
 
+std::error_code after_release(const std::vector<master_reply>& replies) {
+    std::error_code first_error;
+    bool deleted = false, answered = false;
+    for (const auto& r : replies) {
+        if (r.k == master_reply::kind::yes) deleted = true;
+        if (r.k != master_reply::kind::failed) answered = true;
+        else if (!first_error) first_error = r.error;
+    }
+    if (deleted) return {};
+    return answered ? make_error_code(errc::node_deleted) : first_error;
+}
+
 renewal after_renewal(const std::vector<master_reply>& replies, std::size_t quorum) noexcept {
     std::size_t yes = 0, no = 0;
     for (const auto& r : replies) {

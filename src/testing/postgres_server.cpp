@@ -7,6 +7,8 @@
 
 #include <zklock/detail/secrets.hpp>
 
+#include <libpq-fe.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -14,16 +16,11 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
-#include <string_view>
 #include <system_error>
 #include <thread>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,46 +34,9 @@ using std::chrono::milliseconds;
 constexpr milliseconds stop_grace{10000};
 constexpr milliseconds children_exit_timeout{10000};
 constexpr milliseconds pause_timeout{5000};
-constexpr std::uint32_t protocol_version_3 = 196608;  // 3.0
-constexpr std::uint32_t max_message_length = 1U << 20;
 
-using posix_io::remaining_ms;
-using posix_io::Socket;
 using posix_io::throw_errno;
 using posix_io::until;
-using posix_io::wait_for;
-using posix_io::connect_loopback;
-using posix_io::send_all;
-
-// Reads exactly n bytes; false on EOF.
-bool recv_exact(int fd, char* out, std::size_t n, steady::time_point deadline, const std::string& what) {
-    std::size_t got = 0;
-    while (got < n) {
-        const ssize_t r = ::recv(fd, out + got, n - got, 0);
-        if (r > 0) {
-            got += static_cast<std::size_t>(r);
-        } else if (r == 0) {
-            return false;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            wait_for(fd, POLLIN, deadline, what);
-        } else if (errno != EINTR) {
-            throw_errno(errno, what);
-        }
-    }
-    return true;
-}
-
-void put_u32(std::string& out, std::uint32_t value) {
-    const std::uint32_t be = htonl(value);
-    out.append(reinterpret_cast<const char*>(&be), sizeof be);
-}
-
-std::uint32_t get_u32(const char* p) {
-    std::uint32_t be = 0;
-    std::memcpy(&be, p, sizeof be);
-    return ntohl(be);
-}
-
 
 std::string read_file(const std::filesystem::path& path) { return detail::read_file_cloexec(path); }
 
@@ -146,48 +106,16 @@ bool ancestors_searchable(const std::filesystem::path& dir, uid_t uid) {
 }  // namespace
 
 bool postgres_ready(std::uint16_t port, milliseconds timeout) {
-    const auto deadline = steady::now() + timeout;
-    const std::string what = "PostgreSQL startup to 127.0.0.1:" + std::to_string(port);
-    try {
-        Socket sock = connect_loopback(port, deadline, what);  // throws: caught below, not ready
-        using namespace std::string_view_literals;
-        const auto params = "user\0postgres\0database\0postgres\0application_name\0zklock-probe\0\0"sv;
-        std::string startup;
-        put_u32(startup, static_cast<std::uint32_t>(8 + params.size()));
-        put_u32(startup, protocol_version_3);
-        startup.append(params);
-        send_all(sock.get(), startup, deadline, what);
-        std::array<char, 5> header{};
-        std::string body;
-        while (true) {
-            if (!recv_exact(sock.get(), header.data(), header.size(), deadline, what)) return false;
-            const std::uint32_t length = get_u32(header.data() + 1);
-            if (length < 4 || length > max_message_length) return false;
-            body.resize(length - 4);
-            if (!recv_exact(sock.get(), body.data(), body.size(), deadline, what)) return false;
-            switch (header[0]) {
-            case 'E':  // e.g. 57P03 "the database system is starting up"
-                return false;
-            case 'R':  // 0: AuthenticationOk; anything else asks for credentials: the server is up
-                if (body.size() < 4) return false;
-                if (get_u32(body.data()) != 0) return true;
-                break;
-            case 'Z': {  // ReadyForQuery: say goodbye politely
-                std::string terminate = "X";
-                put_u32(terminate, 4);
-                try {
-                    send_all(sock.get(), terminate, deadline, what);
-                } catch (const std::system_error&) {
-                }
-                return true;
-            }
-            default:  // ParameterStatus, BackendKeyData, NoticeResponse, NegotiateProtocolVersion
-                break;
-            }
-        }
-    } catch (const std::system_error&) {
-        return false;
-    }
+    // libpq's connect_timeout counts whole seconds, at least 2: round up.
+    const long long seconds = std::max<long long>(2, (timeout.count() + 999) / 1000);
+    // No password: a server that asks for one has answered (PQPING_OK), as
+    // with pg_isready. libpq marks its socket close-on-exec itself and closes
+    // it before PQping returns.
+    const std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port) +
+                                 " user=postgres dbname=postgres application_name=zklock-probe"
+                                 " sslmode=disable gssencmode=disable connect_timeout=" +
+                                 std::to_string(seconds);
+    return PQping(conninfo.c_str()) == PQPING_OK;
 }
 
 // --- PostgresServer ----------------------------------------------------------

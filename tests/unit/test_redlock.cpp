@@ -103,6 +103,15 @@ TEST(Redlock, ASplitVoteRetriesAfterAShortDelay) {
     EXPECT_EQ(next_step(split, 3, false, false, false, false), after_round::retry_split_vote);
 }
 
+TEST(Redlock, AReleaseSucceedsWhereverTheKeyWasStillOurs) {
+    EXPECT_EQ(after_release({yes()}), std::error_code());
+    EXPECT_EQ(after_release({lost(), no(), yes()}), std::error_code());  // one master deleted it
+    EXPECT_EQ(after_release({no()}), errc::node_deleted);                // expired or taken over
+    EXPECT_EQ(after_release({no(), lost()}), errc::node_deleted);        // an answer outweighs a failure
+    EXPECT_EQ(after_release({refused(), lost()}), std::errc::connection_refused);  // nobody answered: the first error
+    EXPECT_EQ(after_release({}), std::error_code());
+}
+
 TEST(Redlock, RenewalNeedsAMajorityAndLossNeedsMoreThanAMinority) {
     EXPECT_EQ(after_renewal({yes(), yes(), yes(), no(), no()}, 3), renewal::extended);
     EXPECT_EQ(after_renewal({yes(), yes(), no(), no(), no()}, 3), renewal::lost);  // 3 of 5 no longer ours

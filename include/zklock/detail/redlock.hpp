@@ -67,6 +67,11 @@ enum class after_round {
 after_round next_step(const round_tally& t, std::size_t quorum, bool no_wait, bool has_deadline, bool deadline_passed,
                       bool service_closed) noexcept;
 
+/// What a release (compare-and-delete on every master) reports: {} when some
+/// master deleted our key, errc::node_deleted when a master answered and none
+/// held our key any more, else the first failure's error.
+std::error_code after_release(const std::vector<master_reply>& replies);
+
 /// What a held lock does with the answers to one renewal.
 enum class renewal {
     extended,     ///< a majority extended the lease

@@ -1,0 +1,84 @@
+// The PostgreSQL lock services' decisions, without a server.
+#include <zklock/detail/postgres_steps.hpp>
+
+#include <gtest/gtest.h>
+
+namespace zklock::detail::postgres_steps {
+namespace {
+
+using action = after_attempt_step::action;
+using reason = after_attempt_step::reason;
+
+attempt_result granted() { return {.granted = true}; }
+attempt_result taken() { return {}; }  // no token, no error
+attempt_result failed() { return {.failed = true}; }
+attempt_result canceled() { return {.failed = true, .canceled = true}; }
+attempt_result broken() { return {.failed = true, .connection_lost = true}; }
+attempt_result aborted(attempt_result r) {
+    r.aborted = true;
+    return r;
+}
+attempt_result no_wait(attempt_result r) {
+    r.no_wait = true;
+    return r;
+}
+
+constexpr method all[] = {method::lease, method::advisory, method::row};
+
+TEST(PostgresSteps, AGrantIsKeptUnlessAnAbortCameFirst) {
+    for (const auto m : all) {
+        EXPECT_EQ(after_attempt(m, granted()), (after_attempt_step{action::grant})) << int(m);
+        EXPECT_EQ(after_attempt(m, aborted(granted())), (after_attempt_step{action::undo_grant, reason::abort})) << int(m);
+    }
+}
+
+TEST(PostgresSteps, ABrokenConnectionIsDroppedAndReportsTheAbortIfOneCame) {
+    for (const auto m : all) {
+        EXPECT_EQ(after_attempt(m, broken()), (after_attempt_step{action::finish, reason::error, false, true})) << int(m);
+        EXPECT_EQ(after_attempt(m, aborted(broken())), (after_attempt_step{action::finish, reason::abort, false, true}))
+            << int(m);
+    }
+}
+
+TEST(PostgresSteps, ALeaseHeldByAnotherIsWaitedForUnlessTryLock) {
+    EXPECT_EQ(after_attempt(method::lease, taken()).what, action::wait_for_release);
+    EXPECT_EQ(after_attempt(method::lease, no_wait(taken())), (after_attempt_step{action::finish, reason::not_acquired}));
+    EXPECT_EQ(after_attempt(method::lease, aborted(taken())), (after_attempt_step{action::finish, reason::abort}));
+    // A lease statement is never cancelled on the server: its error is reported, abort or not.
+    EXPECT_EQ(after_attempt(method::lease, aborted(failed())), (after_attempt_step{action::finish, reason::error}));
+}
+
+TEST(PostgresSteps, AnAdvisoryLockReportsOurCancelAsTheAbort) {
+    EXPECT_EQ(after_attempt(method::advisory, aborted(canceled())), (after_attempt_step{action::finish, reason::abort}));
+    EXPECT_EQ(after_attempt(method::advisory, aborted(taken())), (after_attempt_step{action::finish, reason::abort}));
+    EXPECT_EQ(after_attempt(method::advisory, aborted(failed())), (after_attempt_step{action::finish, reason::error}));
+    EXPECT_EQ(after_attempt(method::advisory, canceled()), (after_attempt_step{action::finish, reason::error}));
+    // try_lock found it taken: no token and no error, reported as the (empty) error.
+    EXPECT_EQ(after_attempt(method::advisory, no_wait(taken())), (after_attempt_step{action::finish, reason::error}));
+}
+
+TEST(PostgresSteps, ARowLockRollsBackBeforeEveryOutcomeButAGrant) {
+    EXPECT_EQ(after_attempt(method::row, taken()), (after_attempt_step{action::retry_new_row, reason::not_acquired, true}));
+    EXPECT_EQ(after_attempt(method::row, aborted(canceled())), (after_attempt_step{action::finish, reason::abort, true}));
+    EXPECT_EQ(after_attempt(method::row, aborted(taken())), (after_attempt_step{action::finish, reason::abort, true}));
+    attempt_result nowait_taken{.failed = true, .lock_not_available = true, .no_wait = true};
+    EXPECT_EQ(after_attempt(method::row, nowait_taken), (after_attempt_step{action::finish, reason::not_acquired, true}));
+    nowait_taken.no_wait = false;
+    EXPECT_EQ(after_attempt(method::row, nowait_taken), (after_attempt_step{action::finish, reason::error, true}));
+    EXPECT_EQ(after_attempt(method::row, failed()), (after_attempt_step{action::finish, reason::error, true}));
+}
+
+TEST(PostgresSteps, ARenewalThatUpdatedNoRowLosesTheLease) {
+    EXPECT_EQ(after_renewal(false, "1"), renewal::extended);
+    EXPECT_EQ(after_renewal(false, "0"), renewal::lost);
+    EXPECT_EQ(after_renewal(true, "0"), renewal::retry_soon);
+}
+
+TEST(PostgresSteps, OnlyALeaseLivesByItsTtl) {
+    EXPECT_TRUE(lives_by_ttl(method::lease));
+    EXPECT_FALSE(lives_by_ttl(method::advisory));
+    EXPECT_FALSE(lives_by_ttl(method::row));
+}
+
+} // namespace
+} // namespace zklock::detail::postgres_steps
