@@ -1,6 +1,7 @@
 #include <zklock/local/flock_lock_service.hpp>
 
 #include "../detail/async_support.hpp"
+#include "../detail/acquire_gate.hpp"
 #include "../detail/counter_cells.hpp"
 #include "../detail/loss_reports.hpp"
 
@@ -61,13 +62,17 @@ public:
 
     void acquire(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
                  asio::cancellation_slot slot, acquire_callback callback) override {
-        if (busy_.exchange(true)) {
+        const auto id = gate_.begin();
+        if (id == 0) {
             asio::post(ctx_->strand, [cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
             return;
         }
         if (slot.is_connected()) {
-            slot.assign([weak = weak_from_this()](asio::cancellation_type) {
-                if (auto self = weak.lock()) asio::post(self->ctx_->strand, [self] { self->finish(operation_aborted(), false); });
+            slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
+                if (auto self = weak.lock())
+                    asio::post(self->ctx_->strand, [self, id] {
+                        if (self->gate_.running(id)) self->finish(operation_aborted(), false);
+                    });
             });
         }
         asio::post(ctx_->strand, [self = shared_from_this(), deadline, no_wait, cb = std::move(callback)]() mutable {
@@ -80,9 +85,8 @@ public:
     }
 
     std::error_code release(std::function<void(std::error_code)> done) override {
-        if (!held_.exchange(false)) return make_error_code(errc::not_held);
+        if (!gate_.release()) return make_error_code(errc::not_held);
         token_ = 0;
-        busy_ = false;
         asio::post(ctx_->strand, [self = shared_from_this(), done = std::move(done)] {
             self->unlock_file();
             self->losses_->end_waits({});
@@ -95,7 +99,7 @@ public:
         try {
             asio::post(ctx_->strand, [self = shared_from_this()] {
                 if (self->callback_) self->finish(operation_aborted(), false);
-                self->held_ = false;
+                self->gate_.end_hold();
                 self->unlock_file();
                 self->losses_->end_waits(operation_aborted());
             });
@@ -103,12 +107,12 @@ public:
         }
     }
 
-    bool held() const noexcept override { return held_.load(); }
+    bool held() const noexcept override { return gate_.held(); }
     std::int64_t fencing_token() const noexcept override { return token_.load(); }
     // A flock cannot be taken away: callbacks are kept and never called.
     void on_lost(std::function<void(std::error_code)> callback) override { losses_->add_callback(std::move(callback)); }
     void wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override {
-        losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->held_.load(); });
+        losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->gate_.held(); });
     }
     bool on_backend_thread() const noexcept override { return ctx_->on_thread(); }
     asio::any_io_executor executor() const override { return ctx_->executor; }
@@ -160,15 +164,16 @@ private:
             return finish(ec, false);
         }
         token_ = counter;
-        held_ = true;
         counter_cells::bump(counters_.acquisitions);
         finish({}, true);
     }
 
     void finish(std::error_code ec, bool acquired) {
         timer_.cancel();
-        if (!acquired) busy_ = false;
-        if (auto cb = std::exchange(callback_, nullptr)) cb(ec, acquired);
+        if (auto cb = std::exchange(callback_, nullptr)) {
+            gate_.end(acquired);
+            cb(ec, acquired);
+        }
     }
 
     void unlock_file() {
@@ -188,8 +193,7 @@ private:
     std::chrono::steady_clock::duration backoff_{};
     std::minstd_rand rng_{std::random_device{}()};
     std::uniform_int_distribution<int> jitter_{0, 1000000};
-    std::atomic<bool> held_{false};
-    std::atomic<bool> busy_{false};
+    acquire_gate gate_;
     std::atomic<std::int64_t> token_{0};
     counter_cells counters_;
     std::shared_ptr<detail::loss_reports> losses_;

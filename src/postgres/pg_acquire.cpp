@@ -165,7 +165,6 @@ void pg_backend::undo_then_finish(std::error_code why) {
 
 void pg_backend::grant(std::int64_t token) {
     token_ = token;
-    held_ = true;
     counter_cells::bump(counters_.acquisitions);
     if (postgres_steps::lives_by_ttl(method().kind())) {
         arm_validity(lease_sent_ + ttl_);
@@ -179,8 +178,10 @@ void pg_backend::finish(std::error_code ec, bool acquired) {
     retry_timer_.cancel();
     cancel_timer_.cancel();
     waiting_ = false;
-    if (!acquired) busy_ = false;
-    if (auto cb = std::exchange(callback_, nullptr)) cb(ec, acquired);
+    if (auto cb = std::exchange(callback_, nullptr)) {
+        gate_.end(acquired);
+        cb(ec, acquired);
+    }
     close_if_idle();
 }
 

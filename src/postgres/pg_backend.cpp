@@ -48,14 +48,17 @@ pg_backend::~pg_backend() {
 
 void pg_backend::acquire(std::optional<time_point> deadline, bool no_wait, asio::cancellation_slot slot,
                          acquire_callback callback) {
-    if (busy_.exchange(true)) {
+    const auto id = gate_.begin();
+    if (id == 0) {
         asio::post(ctx_->strand, [cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
         return;
     }
     if (slot.is_connected()) {
-        slot.assign([weak = weak_from_this()](asio::cancellation_type) {
+        slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
             if (auto self = weak.lock())
-                asio::post(self->ctx_->strand, [self] { self->abort_acquire(operation_aborted()); });
+                asio::post(self->ctx_->strand, [self, id] {
+                    if (self->gate_.running(id)) self->abort_acquire(operation_aborted());
+                });
         });
     }
     asio::post(ctx_->strand, [self = shared_from_this(), deadline, no_wait, cb = std::move(callback)]() mutable {
@@ -64,8 +67,8 @@ void pg_backend::acquire(std::optional<time_point> deadline, bool no_wait, asio:
 }
 
 std::error_code pg_backend::release(std::function<void(std::error_code)> done) {
-    if (!held_.exchange(false)) return make_error_code(errc::not_held);
-    busy_ = false;  // a new acquire may start now: it queues behind the release on the connection
+    // A new acquire may start from now on: it queues behind the release on the connection.
+    if (!gate_.release()) return make_error_code(errc::not_held);
     asio::post(ctx_->strand, [self = shared_from_this(), done = std::move(done)]() mutable {
         self->do_release(std::move(done));
     });
@@ -77,10 +80,7 @@ void pg_backend::shutdown() noexcept {
         asio::post(ctx_->strand, [self = shared_from_this()] {
             self->shutting_down_ = true;
             if (self->callback_) self->abort_acquire(operation_aborted());
-            if (self->held_.exchange(false)) {
-                self->busy_ = false;
-                self->do_release(nullptr);
-            }
+            if (self->gate_.end_hold()) self->do_release(nullptr);
             self->losses_->end_waits(operation_aborted());
             self->losses_->forget_callbacks();
             self->close_if_idle();
@@ -90,17 +90,16 @@ void pg_backend::shutdown() noexcept {
 }
 
 void pg_backend::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
-    losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->held_.load(); });
+    losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->gate_.held(); });
 }
 
 void pg_backend::crash() {
     cancel_timers();
     if (conn_) conn_->close();
     conn_.reset();
-    held_ = false;
+    gate_.end_hold();
     if (callback_) finish(make_error_code(errc::session_closed), false);
     losses_->end_waits(make_error_code(errc::session_closed));
-    busy_ = false;
 }
 
 void pg_backend::ensure_connected(std::function<void(std::error_code)> next) {
@@ -150,7 +149,7 @@ std::string pg_backend::setup_sql() const {
 
 void pg_backend::connection_ended() {
     conn_.reset();
-    if (!held_) return;
+    if (!gate_.held()) return;
     if (postgres_steps::lives_by_ttl(method().kind())) {
         // The lease lives on the server until its TTL: reconnect and renew.
         renew_timer_.expires_after(std::chrono::milliseconds(0));

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "../detail/counter_cells.hpp"
+#include "../detail/acquire_gate.hpp"
 #include "../detail/loss_reports.hpp"
 #include "pg_connection.hpp"
 #include "postgres_context.hpp"
@@ -41,7 +42,7 @@ public:
                  acquire_callback callback) override;
     std::error_code release(std::function<void(std::error_code)> done) override;
     void shutdown() noexcept override;
-    bool held() const noexcept override { return held_.load(); }
+    bool held() const noexcept override { return gate_.held(); }
     std::int64_t fencing_token() const noexcept override { return token_.load(); }
     void on_lost(std::function<void(std::error_code)> callback) override { losses_->add_callback(std::move(callback)); }
     void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override;
@@ -109,8 +110,7 @@ private:
     bool releasing_ = false;
     bool shutting_down_ = false;
     bool prepared_ = false;  // the method's prepare() statement succeeded (row: the row exists)
-    std::atomic<bool> held_{false};
-    std::atomic<bool> busy_{false};
+    acquire_gate gate_;
     std::atomic<std::int64_t> token_{0};
     counter_cells counters_;
 };

@@ -5,7 +5,7 @@ namespace zklock::detail::pg {
 void pg_backend::arm_validity(time_point until) {
     valid_timer_.expires_at(until);
     valid_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-        if (!ec && self->held_) self->lost(make_error_code(errc::session_expired));
+        if (!ec && self->gate_.held()) self->lost(make_error_code(errc::session_expired));
     });
 }
 
@@ -17,9 +17,9 @@ void pg_backend::schedule_renew(std::chrono::steady_clock::duration after) {
 }
 
 void pg_backend::renew() {
-    if (!held_ || ctx_->crashed) return;
+    if (!gate_.held() || ctx_->crashed) return;
     ensure_connected([self = shared_from_this()](std::error_code ec) {
-        if (!self->held_) return self->close_if_idle();
+        if (!self->gate_.held()) return self->close_if_idle();
         if (ec) return self->schedule_renew(std::chrono::milliseconds(100));
         const auto sent = std::chrono::steady_clock::now();
         const std::string ttl = self->ttl_interval();
@@ -27,7 +27,7 @@ void pg_backend::renew() {
         if (!st) return;
         self->conn_->query(std::move(st->sql), std::move(st->params), st->simple, no_deadline,
                            [self, sent](std::error_code ec2, std::vector<result> results) {
-                               if (!self->held_) return self->close_if_idle();
+                               if (!self->gate_.held()) return self->close_if_idle();
                                const char* rows = ec2 || results.empty() ? "0" : PQcmdTuples(results.back().get());
                                switch (postgres_steps::after_renewal(static_cast<bool>(ec2), rows)) {
                                case postgres_steps::renewal::retry_soon:
@@ -43,10 +43,9 @@ void pg_backend::renew() {
 }
 
 void pg_backend::lost(std::error_code why) {
-    if (!held_.exchange(false)) return;
+    if (!gate_.end_hold()) return;
     renew_timer_.cancel();
     valid_timer_.cancel();
-    busy_ = false;
     losses_->lost(why);
     close_if_idle();
 }

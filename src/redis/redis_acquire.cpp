@@ -143,7 +143,6 @@ void redis_backend::grant(const std::string& token, long long fence, clock_type:
     valid_until_ = started + ttl_ - ctx_->drift;
     renew_failing_ = false;
     fence_ = fence;
-    held_ = true;
     counter_cells::bump(counters_.acquisitions);
     if (n() > 1) on_all(eval(raise_script, std::to_string(fence), "0"), nullptr);  // see RedlockService
     finish({}, true);
@@ -155,8 +154,10 @@ void redis_backend::finish(std::error_code ec, bool acquired) {
     retry_timer_.cancel();
     unregister_waits();
     op_ = 0;
-    if (!acquired) busy_ = false;
-    if (auto cb = std::exchange(callback_, nullptr)) cb(ec, acquired);
+    if (auto cb = std::exchange(callback_, nullptr)) {
+        gate_.end(acquired);
+        cb(ec, acquired);
+    }
 }
 
 void redis_backend::give_up(std::error_code ec) {

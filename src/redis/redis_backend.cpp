@@ -26,11 +26,11 @@ redis_backend::redis_backend(std::shared_ptr<redis_context> ctx, std::string key
 
 void redis_backend::acquire(std::optional<clock_type::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
                             acquire_callback callback) {
-    if (busy_.exchange(true)) {
+    const std::uint64_t op = gate_.begin();
+    if (op == 0) {
         ctx_->post([cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
         return;
     }
-    const std::uint64_t op = ++op_counter_;
     if (slot.is_connected()) {
         slot.assign([weak = weak_from_this(), op](asio::cancellation_type) {
             if (auto self = weak.lock())
@@ -45,8 +45,7 @@ void redis_backend::acquire(std::optional<clock_type::time_point> deadline, bool
 }
 
 std::error_code redis_backend::release(std::function<void(std::error_code)> done) {
-    if (!held_.exchange(false)) return make_error_code(errc::not_held);
-    busy_ = false;
+    if (!gate_.release()) return make_error_code(errc::not_held);
     ctx_->post([self = shared_from_this(), done = std::move(done)] {
         if (!self->holding_) {  // lost in between: that was reported
             if (done) done({});
@@ -66,8 +65,7 @@ void redis_backend::shutdown() noexcept {
         ctx_->post([self = shared_from_this()] {
             self->give_up(operation_aborted());
             if (self->holding_) {
-                self->held_ = false;
-                self->busy_ = false;
+                self->gate_.end_hold();
                 self->end_hold();
                 self->release_everywhere(self->token_, nullptr);
             }
@@ -97,8 +95,7 @@ void redis_backend::register_closer() {
 void redis_backend::close_for_service() {
     give_up(make_error_code(errc::session_closed));
     if (!holding_) return;
-    held_ = false;
-    busy_ = false;
+    gate_.end_hold();
     end_hold();
     release_everywhere(token_, nullptr);
     losses_->lost(make_error_code(errc::session_closed));

@@ -6,6 +6,7 @@
 // The decisions over the masters' answers are detail/redlock's.
 #pragma once
 
+#include "../detail/acquire_gate.hpp"
 #include "../detail/counter_cells.hpp"
 #include "../detail/loss_reports.hpp"
 #include "redis_context.hpp"
@@ -43,7 +44,7 @@ public:
                  acquire_callback callback) override;
     std::error_code release(std::function<void(std::error_code)> done) override;
     void shutdown() noexcept override;
-    bool held() const noexcept override { return held_.load(); }
+    bool held() const noexcept override { return gate_.held(); }
     std::int64_t fencing_token() const noexcept override { return fence_.load(); }
     void on_lost(std::function<void(std::error_code)> callback) override { losses_->add_callback(std::move(callback)); }
     void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override;
@@ -109,8 +110,7 @@ private:
     clock_type::time_point valid_until_{};
     std::shared_ptr<detail::loss_reports> losses_;
     // any thread
-    std::atomic<std::uint64_t> op_counter_{0};
-    std::atomic<bool> held_{false}, busy_{false};
+    acquire_gate gate_;
     std::atomic<std::int64_t> fence_{0};
     counter_cells counters_;
 };

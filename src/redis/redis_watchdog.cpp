@@ -53,8 +53,7 @@ void redis_backend::end_hold() {
 
 void redis_backend::lose(std::error_code why) {
     if (!holding_) return;
-    held_ = false;
-    busy_ = false;
+    gate_.end_hold();
     end_hold();
     if (!ctx_->abandoned) release_everywhere(token_, nullptr);  // wherever it may still be ours
     losses_->lost(why);

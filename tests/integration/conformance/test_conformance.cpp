@@ -107,6 +107,42 @@ TEST_P(Conformance, CancelledAcquireLeavesNothing) {
     holder.unlock();
 }
 
+// A cancellation signal belongs to the acquire it was bound to: emitted after
+// that acquire ended, it neither frees the hold for a second acquire through
+// the same object nor stops a later acquire.
+TEST_P(Conformance, ASignalOfAnEarlierAcquireLeavesTheHoldAndLaterAcquiresAlone) {
+    const auto lock_name = name();
+    auto a = env_->client();
+    auto b = env_->client();
+    Lock lock = b->make_lock(lock_name);
+    boost::asio::cancellation_signal first;
+    std::promise<std::error_code> granted;
+    lock.async_lock(boost::asio::bind_cancellation_slot(first.slot(), [&](std::error_code ec) { granted.set_value(ec); }));
+    auto g = granted.get_future();
+    ASSERT_EQ(get_within(g, 30s), std::error_code{});
+
+    first.emit(boost::asio::cancellation_type::terminal);
+    std::promise<std::pair<std::error_code, bool>> second;
+    lock.async_try_lock([&](std::error_code ec, bool ok) { second.set_value({ec, ok}); });
+    auto s = second.get_future();
+    const auto [second_ec, second_ok] = get_within(s, 30s);
+    EXPECT_EQ(second_ec, errc::already_acquiring) << second_ec.message();
+    EXPECT_FALSE(second_ok);
+    EXPECT_TRUE(lock.is_held());
+    lock.unlock();
+
+    Lock holder = a->make_lock(lock_name);
+    holder.lock();
+    std::promise<std::error_code> later;
+    lock.async_lock([&](std::error_code ec) { later.set_value(ec); });
+    first.emit(boost::asio::cancellation_type::terminal);
+    holder.unlock();
+    auto l = later.get_future();
+    EXPECT_EQ(get_within(l, 30s), std::error_code{}) << "the earlier acquire's signal stopped a later one";
+    EXPECT_TRUE(lock.is_held());
+    lock.unlock();
+}
+
 TEST_P(Conformance, NonOwnerReleaseIsRefused) {
     const auto lock_name = name();
     auto a = env_->client();

@@ -1,0 +1,59 @@
+// The acquire front half the Redis, PostgreSQL and flock backends share: one
+// acquire per lock object at a time (a second one is errc::already_acquiring),
+// the busy/held snapshot the public API reads from any thread, and the id of
+// the acquire a cancellation slot was given to, so that a signal bound to an
+// earlier acquire can stop neither a later one nor free a hold. (The ZooKeeper
+// engine makes the same decisions on its strand, contender.cpp.)
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace zklock::detail {
+
+class acquire_gate {
+public:
+    /// Any thread: claims the object for a new acquire and returns its id
+    /// (never 0); 0 when the object already acquires or holds.
+    std::uint64_t begin() noexcept {
+        if (busy_.exchange(true)) return 0;
+        const auto id = next_id_.fetch_add(1) + 1;
+        running_ = id;
+        return id;
+    }
+    /// True while acquire `id` has not ended: a cancellation for it applies.
+    bool running(std::uint64_t id) const noexcept { return id != 0 && running_.load() == id; }
+    /// The acquire in progress (0: none).
+    std::uint64_t running() const noexcept { return running_.load(); }
+    /// Backend thread: the running acquire ended, granted or not.
+    void end(bool granted) noexcept {
+        running_ = 0;
+        if (granted) held_ = true;
+        else busy_ = false;
+    }
+    /// Any thread, the user's release: true when it held; the object takes a
+    /// new acquire from now on.
+    bool release() noexcept {
+        if (!held_.exchange(false)) return false;
+        busy_ = false;
+        return true;
+    }
+    /// Backend thread: the hold ended without the user (lost, shut down); true
+    /// when it held. The object takes a new acquire before held() turns false,
+    /// so an acquire made on seeing held() false is never refused.
+    bool end_hold() noexcept {
+        if (!held_.load()) return false;
+        busy_ = false;
+        return held_.exchange(false);
+    }
+    bool held() const noexcept { return held_.load(); }
+    bool busy() const noexcept { return busy_.load(); }
+
+private:
+    std::atomic<bool> busy_{false};
+    std::atomic<bool> held_{false};
+    std::atomic<std::uint64_t> running_{0};
+    std::atomic<std::uint64_t> next_id_{0};
+};
+
+} // namespace zklock::detail
