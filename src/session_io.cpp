@@ -1,0 +1,113 @@
+// Driving the ZooKeeper C client from Asio: the socket and the timer the
+// client asks for (zookeeper_interest), zookeeper_process on each event, and
+// the waiters for a connection.
+#include "session_impl.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+namespace zklock::detail {
+namespace asio = boost::asio;
+
+void session_impl::pump() {
+    if (!zh_ || in_process_ || closing_) return;
+    int fd = -1;
+    int interest = 0;
+    timeval tv{};
+    const int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
+    if (rc != ZOK && rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT) {
+        // ZINVALIDSTATE: the handle is dead; the session watcher handles it.
+        if (rc == ZINVALIDSTATE && state_ != session_state::closed && !closing_) {
+            const int zstate = zoo_state(zh_);
+            if (zstate == ZOO_EXPIRED_SESSION_STATE || zstate == ZOO_AUTH_FAILED_STATE) return;
+        }
+    }
+    // The C client closes its socket on connection loss and opens a new one,
+    // which may get the same number: compare the socket itself, not the number,
+    // or epoll would keep waiting on the closed one.
+    std::uint64_t socket_id = 0;
+    if (fd >= 0) {
+        struct stat st {};
+        if (::fstat(fd, &st) == 0) socket_id = static_cast<std::uint64_t>(st.st_ino);
+        else fd = -1;  // already closed: only the timer drives the client until it reconnects
+    }
+    if (fd != fd_ || socket_id != socket_id_) {
+        socket_id_ = socket_id;
+        ++fd_generation_;
+        read_pending_ = write_pending_ = false;
+        if (desc_.is_open()) {
+            boost::system::error_code ignored;
+            desc_.cancel(ignored);
+            desc_.release();  // the C client owns and closes its socket
+        }
+        fd_ = fd;
+        if (fd_ >= 0) {
+            // Debian's C client opens its socket without SOCK_CLOEXEC: a child the
+            // process execs must not inherit the session's connection.
+            if (const int flags = ::fcntl(fd_, F_GETFD); flags >= 0 && !(flags & FD_CLOEXEC))
+                ::fcntl(fd_, F_SETFD, flags | FD_CLOEXEC);
+            boost::system::error_code ec;
+            desc_.assign(fd_, ec);
+            if (ec) fd_ = -1;
+        }
+    }
+    if (fd_ >= 0) {
+        const auto gen = fd_generation_;
+        if ((interest & ZOOKEEPER_READ) && !read_pending_) {
+            read_pending_ = true;
+            desc_.async_wait(asio::posix::descriptor_base::wait_read,
+                             [self = shared_from_this(), gen](boost::system::error_code ec) {
+                                 if (gen != self->fd_generation_) return;
+                                 self->read_pending_ = false;
+                                 if (!ec) self->process(ZOOKEEPER_READ);
+                             });
+        }
+        if ((interest & ZOOKEEPER_WRITE) && !write_pending_) {
+            write_pending_ = true;
+            desc_.async_wait(asio::posix::descriptor_base::wait_write,
+                             [self = shared_from_this(), gen](boost::system::error_code ec) {
+                                 if (gen != self->fd_generation_) return;
+                                 self->write_pending_ = false;
+                                 if (!ec) self->process(ZOOKEEPER_WRITE);
+                             });
+        }
+    }
+    const auto deadline = asio::steady_timer::clock_type::now() + std::chrono::seconds(tv.tv_sec) +
+                          std::chrono::microseconds(tv.tv_usec);
+    if (!timer_deadline_ || deadline < *timer_deadline_) {
+        timer_deadline_ = deadline;
+        timer_.expires_at(deadline);
+        timer_.async_wait([self = shared_from_this(), deadline](boost::system::error_code ec) {
+            if (ec || self->timer_deadline_ != deadline) return;
+            self->timer_deadline_.reset();
+            self->process(0);
+        });
+    }
+}
+
+void session_impl::process(int events) {
+    if (!zh_ || closing_) return;
+    if (events & ZOOKEEPER_READ) last_receive_ = asio::steady_timer::clock_type::now();
+    in_process_ = true;
+    zookeeper_process(zh_, events);
+    in_process_ = false;
+    pump();
+}
+
+std::uint64_t session_impl::when_connected(std::function<void(std::error_code)> fn) {
+    if (state_ == session_state::closed) {
+        post([fn = std::move(fn), ec = close_reason_ ? close_reason_ : make_error_code(errc::session_closed)] { fn(ec); });
+        return 0;
+    }
+    if (connected()) {
+        fn({});
+        return 0;
+    }
+    const auto id = next_id_++;
+    connect_waiters_.emplace(id, std::move(fn));
+    return id;
+}
+
+void session_impl::cancel_connect_waiter(std::uint64_t id) { connect_waiters_.erase(id); }
+
+} // namespace zklock::detail

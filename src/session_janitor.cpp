@@ -1,0 +1,72 @@
+// The deletes the session owns (a released or abandoned node): retried across
+// connection loss until they commit or the session that owns the node is gone.
+#include "session_impl.hpp"
+
+#include <zklock/detail/lock_node.hpp>
+#include <zklock/detail/reply_kind.hpp>
+
+namespace zklock::detail {
+
+void session_impl::delete_owned(std::string path, std::int64_t owner, std::function<void(std::error_code)> fn) {
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(path), {}, owner, std::move(fn), false});
+    janitor_.push_back(e);
+    if (connected()) janitor_step(e);
+}
+
+void session_impl::delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
+                                        std::function<void(std::error_code)> fn) {
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(dir), std::move(guid), owner, std::move(fn), false});
+    janitor_.push_back(e);
+    if (connected()) janitor_step(e);
+}
+
+void session_impl::run_janitor() {
+    const auto entries = janitor_;
+    for (const auto& e : entries) janitor_step(e);
+}
+
+void session_impl::finish_janitor(const std::shared_ptr<janitor_entry>& e, std::error_code ec) {
+    const auto it = std::find(janitor_.begin(), janitor_.end(), e);
+    if (it != janitor_.end()) janitor_.erase(it);
+    if (e->done) {
+        auto done = std::move(e->done);
+        e->done = nullptr;
+        done(ec);
+    }
+}
+
+void session_impl::janitor_step(std::shared_ptr<janitor_entry> e) {
+    if (e->in_flight || !connected()) return;
+    if (e->owner != session_id_.load()) {
+        // The session that owned the node is gone, and the node with it.
+        finish_janitor(e, make_error_code(errc::session_expired));
+        return;
+    }
+    e->in_flight = true;
+    auto on_delete = [this, e](int rc) {
+        e->in_flight = false;
+        if (rc == ZNONODE) return finish_janitor(e, {});
+        switch (detail::classify_reply(rc)) {
+        case detail::reply_kind::ok: return finish_janitor(e, {});
+        case detail::reply_kind::session_gone: return finish_janitor(e, make_error_code(errc::session_expired));
+        case detail::reply_kind::closed: return finish_janitor(e, make_error_code(errc::session_closed));
+        case detail::reply_kind::retry:
+            if (connected()) janitor_step(e);  // otherwise: retried on reconnect
+            return;
+        case detail::reply_kind::answer: return finish_janitor(e, from_zookeeper(rc));
+        }
+    };
+    if (e->guid.empty()) {
+        remove(e->path, -1, on_delete);
+        return;
+    }
+    get_children(e->path, [this, e, on_delete](int rc, std::vector<std::string> children) {
+        if (rc == ZNONODE) return on_delete(ZNONODE);
+        if (rc != ZOK) return on_delete(rc);
+        const auto name = detail::find_by_guid(children, e->guid);
+        if (!name) return on_delete(ZNONODE);
+        remove(e->path + "/" + *name, -1, on_delete);
+    });
+}
+
+} // namespace zklock::detail
