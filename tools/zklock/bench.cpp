@@ -2,6 +2,7 @@
 // ZooKeeper recipe, with the herd baseline and Apache Curator beside it; and
 // the other recipes on the same engine (--recipe election | semaphore | rwlock).
 #include "bench.hpp"
+#include "bench_floor.hpp"
 #include "bench_safety.hpp"
 #include "commands.hpp"
 
@@ -52,6 +53,7 @@ struct bench_options {
     bool confirm_unlock = false;
     bool json = false;
     bool curator = false;
+    bool floor = true;  ///< the C client's floor loop beside the uncontended mutex run
     std::string curator_script;
     std::string path = "/zklock-bench";
     std::vector<std::string> server_config;
@@ -443,7 +445,9 @@ void print(const nlohmann::json& j, bool json) {
         int precision;
         const char* unit;
     };
-    static const extra_field extras[] = {{"permits", 0, ""},
+    static const extra_field extras[] = {{"p50_vs_floor", 2, "x"},
+                                         {"ops_per_s_vs_floor", 2, "x"},
+                                         {"permits", 0, ""},
                                          {"read_ratio", 2, ""},
                                          {"read_p50_us", 0, " us"},
                                          {"read_p99_us", 0, " us"},
@@ -514,7 +518,26 @@ int bench(bench_options o) {
     if (o.scenario == "all") scenarios = {"uncontended", "contended"};
     else scenarios = {o.scenario};
     for (const auto& s : scenarios) {
-        const auto r = s == "uncontended" ? run_uncontended(o) : run_contended(o);
+        auto r = s == "uncontended" ? run_uncontended(o) : run_contended(o);
+        if (s == "uncontended" && o.floor && !o.naive) {
+            // Right after zklock's run, on the same warm server.
+            floor_options fo;
+            fo.connect = o.connect;
+            fo.dir = unique_path(o, "floor");
+            fo.auth = o.creds.zookeeper;
+            fo.ops = o.ops;
+            fo.warmup = std::min(o.ops / 10, 200);
+            const auto f = run_floor(fo);
+            auto floor = timed_result("uncontended", 1, f.samples_us, f.wall_s);
+            floor.backend = "c-client floor";
+            floor.getchildren_per_acquire = 1.0;  // one listing per cycle, by construction
+            auto fj = to_json(floor);
+            fj["measures"] = "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
+            print(fj, o.json);
+            r.extra["floor_p50_us"] = floor.p50_us;
+            r.extra["p50_vs_floor"] = r.p50_us / floor.p50_us;
+            r.extra["ops_per_s_vs_floor"] = r.ops_per_s / floor.ops_per_s;
+        }
         print(to_json(r), o.json);
         if (o.curator)
             if (auto c = run_curator(o, s)) print(*c, o.json);
@@ -694,6 +717,9 @@ void add_bench(CLI::App& app, int& exit_code) {
     cmd->add_flag("--confirm-unlock", o->confirm_unlock, "unlock waits for the delete to commit (as Curator's release does)");
     cmd->add_flag("--json", o->json, "one JSON object per line");
     cmd->add_flag("--curator", o->curator, "also run Apache Curator's InterProcessMutex on the same server");
+    cmd->add_flag("!--no-floor", o->floor,
+                  "skip the C client's floor loop (delete + create + getChildren pipelined) that runs beside the "
+                  "uncontended mutex scenario and gives zklock's ratio to it");
 #ifdef ZKLOCK_SOURCE_DIR
     o->curator_script = std::string(ZKLOCK_SOURCE_DIR) + "/bench/curator/run.sh";
 #endif
