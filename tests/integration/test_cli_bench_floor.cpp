@@ -1,0 +1,51 @@
+// zklock bench's floor: the C client's leanest lock cycle runs beside the
+// uncontended mutex scenario, and zklock's figures carry their ratio to it.
+#include "test_cli_support.hpp"
+
+#include <nlohmann/json.hpp>
+
+using namespace zklock::test;
+using namespace zklock::test::cli;
+
+namespace {
+
+// The JSON lines of a bench run's output (its notes on stderr are plain text).
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+    std::vector<nlohmann::json> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty() && line.front() == '{') lines.push_back(nlohmann::json::parse(line));
+    return lines;
+}
+
+}  // namespace
+
+TEST(CliBenchFloorTest, TheFloorRunsBesideTheUncontendedMutexAndGivesZklocksRatioToIt) {
+    Cli cli;
+    auto p = cli.start({"bench", "--scenario", "uncontended", "--ops", "20", "--warmup", "0", "--json"}, "bench");
+    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
+    const auto lines = json_lines(cli.output("bench"));
+    ASSERT_EQ(lines.size(), 2u) << cli.output("bench");
+    const auto& floor = lines[0];
+    const auto& zk = lines[1];
+    EXPECT_EQ(floor["backend"], "c-client floor");
+    EXPECT_EQ(floor["ops"], 20);
+    EXPECT_EQ(floor["getchildren_per_acquire"], 1.0);
+    EXPECT_EQ(zk["backend"], "zookeeper");
+    ASSERT_TRUE(zk.contains("p50_vs_floor")) << zk.dump();
+    EXPECT_DOUBLE_EQ(zk["floor_p50_us"].get<double>(), floor["p50_us"].get<double>());
+    EXPECT_DOUBLE_EQ(zk["p50_vs_floor"].get<double>(), zk["p50_us"].get<double>() / floor["p50_us"].get<double>());
+    EXPECT_DOUBLE_EQ(zk["ops_per_s_vs_floor"].get<double>(),
+                     zk["ops_per_s"].get<double>() / floor["ops_per_s"].get<double>());
+}
+
+TEST(CliBenchFloorTest, NoFloorLeavesItOut) {
+    Cli cli;
+    auto p = cli.start({"bench", "--scenario", "uncontended", "--ops", "20", "--warmup", "0", "--json", "--no-floor"},
+                       "bench");
+    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
+    const auto lines = json_lines(cli.output("bench"));
+    ASSERT_EQ(lines.size(), 1u) << cli.output("bench");
+    EXPECT_EQ(lines[0]["backend"], "zookeeper");
+    EXPECT_FALSE(lines[0].contains("p50_vs_floor"));
+}
