@@ -162,7 +162,7 @@ std::string contender_engine::node_path() const {
     return node_path_;
 }
 
-lock_stats contender_engine::stats() const {
+lock_stats contender_engine::stats() const noexcept {
     std::lock_guard lk(mutex_);
     return stats_;
 }
@@ -277,7 +277,7 @@ void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent
     // already holds the node the create above makes. One round trip in all.
     {
         std::lock_guard lk(mutex_);
-        ++stats_.get_children_calls;
+        ++stats_.attempts;
     }
     session_->get_children(dir_, [self, a](int rc, std::vector<std::string> children) {
         if (!self->current(a) || a->node.empty()) return;  // the create failed: its handler acts
@@ -426,7 +426,7 @@ void contender_engine::recover_create(const std::shared_ptr<attempt>& a) {
     }
     {
         std::lock_guard lk(mutex_);
-        ++stats_.get_children_calls;
+        ++stats_.attempts;
     }
     auto self = shared_from_this();
     session_->get_children(dir_, [self, a](int rc, std::vector<std::string> children) {
@@ -457,7 +457,7 @@ void contender_engine::recover_create(const std::shared_ptr<attempt>& a) {
 void contender_engine::list(const std::shared_ptr<attempt>& a) {
     {
         std::lock_guard lk(mutex_);
-        ++stats_.get_children_calls;
+        ++stats_.attempts;
     }
     auto self = shared_from_this();
     auto on_list = [self, a](int rc, std::vector<std::string> children) {
@@ -559,7 +559,7 @@ void contender_engine::wake(const std::shared_ptr<attempt>& a, bool notified) {
 
 void contender_engine::count_notification() {
     std::lock_guard lk(mutex_);
-    ++stats_.watch_notifications;
+    ++stats_.wakeups;
 }
 
 void contender_engine::grant(const std::shared_ptr<attempt>& a) {

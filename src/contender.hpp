@@ -60,13 +60,9 @@ public:
     bool on_backend_thread() const noexcept override { return session_->on_session_thread(); }
     boost::asio::any_io_executor executor() const override { return session_->user_executor(); }
     lock_capabilities capabilities() const noexcept override { return zookeeper_capabilities(); }
-    lock_counters counters() const noexcept override {
-        const auto s = stats();
-        return {s.acquisitions, s.get_children_calls, s.watch_notifications, 0};
-    }
     std::optional<std::size_t> queue_position() const noexcept;
     std::string node_path() const;
-    lock_stats stats() const;
+    lock_stats stats() const noexcept override;
     /// Why the last acquire failed, in words (the path that refused it and the
     /// session's identity, the node that blocks the queue, ...); empty when it did not.
     std::string failure_detail() const;

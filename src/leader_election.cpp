@@ -238,6 +238,14 @@ void LeaderElection::run_as_leader(const std::function<void(std::stop_token, con
         auto [ec, term] = f.get();
         if (ec == std::errc::operation_canceled) return;
         throw_if(ec, ("zklock::LeaderElection::run_as_leader " + path()).c_str());
+        if (!is_leader()) {
+            // The term was lost before this thread got to run the task (a slow
+            // wake-up, the session expired meanwhile; a newer leader may already
+            // lead): a leader-only task never starts on a term already lost.
+            resign();
+            if (!options.rejoin) return;
+            continue;
+        }
 
         std::stop_source stop;
         std::stop_callback forward(outer, [&stop] { stop.request_stop(); });

@@ -92,6 +92,6 @@ bool Lock::is_held() const noexcept { return backend_->held(); }
 std::int64_t Lock::fencing_token() const noexcept { return backend_->fencing_token(); }
 lock_capabilities Lock::capabilities() const noexcept { return backend_->capabilities(); }
 
-lock_counters Lock::counters() const noexcept { return backend_->counters(); }
+lock_stats Lock::stats() const noexcept { return backend_->stats(); }
 
 } // namespace zklock

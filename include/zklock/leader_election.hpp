@@ -134,7 +134,9 @@ public:
     /// without rejoin, after one term. Errors other than loss throw zklock::error,
     /// among them errc::session_closed when the session is closed (it cannot
     /// campaign again) and errc::would_deadlock on the session's own thread. An
-    /// exception from `task` resigns and propagates.
+    /// exception from `task` resigns and propagates. A term lost before the task
+    /// could start (the calling thread woke after the session had expired) does
+    /// not start the task: it counts as a term that ended at once.
     void run_as_leader(const std::function<void(std::stop_token, const Leadership&)>& task,
                        RunAsLeaderOptions options = {}, std::stop_token outer = {});
 

@@ -4,6 +4,7 @@
 
 #include <zklock/detail/limits.hpp>
 #include <zklock/error.hpp>
+#include <zklock/lock_stats.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -42,18 +43,6 @@ struct lock_capabilities {
     std::string_view limits;                   ///< what it does not guarantee, in one sentence
 };
 
-/// Counters of one Lock since it was made, to compare how backends wait
-/// (zklock bench reads them). Safe to read from any thread while the lock runs.
-struct lock_counters {
-    std::uint64_t acquisitions = 0;   ///< grants
-    std::uint64_t attempts = 0;       ///< times the client asked the server whether it may hold the lock
-                                      ///< (ZooKeeper: getChildren listings; Redis: SET NX rounds, one per
-                                      ///< Redlock round; PostgreSQL: lock statements; flock: flock(2) calls)
-    std::uint64_t wakeups = 0;        ///< server pushes that woke this waiter to look again (ZooKeeper watch
-                                      ///< events, Redis pub/sub messages, PostgreSQL NOTIFYs); 0 where the
-                                      ///< server hands the lock over itself (advisory and row locks)
-    std::uint64_t timer_retries = 0;  ///< retries started by the waiter's own backoff timer (polling)
-};
 
 namespace detail {
 
@@ -85,7 +74,7 @@ public:
     virtual boost::asio::any_io_executor executor() const = 0;
     virtual lock_capabilities capabilities() const noexcept = 0;
     /// Callable from any thread.
-    virtual lock_counters counters() const noexcept = 0;
+    virtual lock_stats stats() const noexcept = 0;
 };
 
 } // namespace detail
@@ -170,8 +159,9 @@ public:
     /// for whether it survives server failover).
     std::int64_t fencing_token() const noexcept;
     lock_capabilities capabilities() const noexcept;
-    /// What this lock has done so far: grants, requests, wake-ups, polling retries.
-    lock_counters counters() const noexcept;
+    /// What this lock has done so far: grants, requests, wake-ups, polling
+    /// retries, time waited and held (lock_stats).
+    lock_stats stats() const noexcept;
 
 private:
     bool acquire_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,

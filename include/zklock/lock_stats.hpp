@@ -7,13 +7,20 @@
 
 namespace zklock {
 
-/// Counters of one lock object since it was constructed. The bench reads them.
+/// What one lock object has done since it was constructed, the same for every
+/// backend (Mutex::stats(), Lock::stats(), ...), to compare how they wait; zklock
+/// bench reads them. Safe to read from any thread while the lock runs.
 struct lock_stats {
-    std::uint64_t acquisitions = 0;          ///< successful acquires
-    std::uint64_t watch_notifications = 0;   ///< watch events that woke this contender while waiting
-    std::uint64_t get_children_calls = 0;    ///< getChildren requests sent while acquiring
-    std::chrono::nanoseconds total_wait{0};  ///< time from acquire start to grant, summed
-    std::chrono::nanoseconds total_hold{0};  ///< time from grant to release, summed
+    std::uint64_t acquisitions = 0;   ///< grants
+    std::uint64_t attempts = 0;       ///< times the client asked the server whether it may hold the lock
+                                      ///< (ZooKeeper: getChildren listings; Redis: SET NX rounds, one per
+                                      ///< Redlock round; PostgreSQL: lock statements; flock: flock(2) calls)
+    std::uint64_t wakeups = 0;        ///< server pushes that woke this waiter to look again (ZooKeeper watch
+                                      ///< events, Redis pub/sub messages, PostgreSQL NOTIFYs); 0 where the
+                                      ///< server hands the lock over itself (advisory and row locks)
+    std::uint64_t timer_retries = 0;  ///< retries started by the waiter's own backoff timer (polling)
+    std::chrono::nanoseconds total_wait{0};  ///< from acquire start to grant, summed over the grants
+    std::chrono::nanoseconds total_hold{0};  ///< from grant to release or loss, summed over ended holds
 };
 
 /// One node in a lock's queue (see contenders()).

@@ -6,7 +6,10 @@
 // engine makes the same decisions on its strand, contender.cpp.)
 #pragma once
 
+#include <zklock/lock_stats.hpp>
+
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace zklock::detail {
@@ -17,6 +20,7 @@ public:
     /// (never 0); 0 when the object already acquires or holds.
     std::uint64_t begin() noexcept {
         if (busy_.exchange(true)) return 0;
+        started_ = now();
         const auto id = next_id_.fetch_add(1) + 1;
         running_ = id;
         return id;
@@ -28,13 +32,20 @@ public:
     /// Backend thread: the running acquire ended, granted or not.
     void end(bool granted) noexcept {
         running_ = 0;
-        if (granted) held_ = true;
-        else busy_ = false;
+        if (granted) {
+            const auto t = now();
+            total_wait_ += t - started_.load();
+            held_since_ = t;
+            held_ = true;
+        } else {
+            busy_ = false;
+        }
     }
     /// Any thread, the user's release: true when it held; the object takes a
     /// new acquire from now on.
     bool release() noexcept {
         if (!held_.exchange(false)) return false;
+        total_hold_ += now() - held_since_.load();
         busy_ = false;
         return true;
     }
@@ -44,16 +55,30 @@ public:
     bool end_hold() noexcept {
         if (!held_.load()) return false;
         busy_ = false;
-        return held_.exchange(false);
+        if (!held_.exchange(false)) return false;
+        total_hold_ += now() - held_since_.load();
+        return true;
     }
     bool held() const noexcept { return held_.load(); }
     bool busy() const noexcept { return busy_.load(); }
+    /// `s` with the time waited for grants and the time held, summed.
+    lock_stats with_times(lock_stats s) const noexcept {
+        s.total_wait = std::chrono::nanoseconds(total_wait_.load());
+        s.total_hold = std::chrono::nanoseconds(total_hold_.load());
+        return s;
+    }
 
 private:
     std::atomic<bool> busy_{false};
     std::atomic<bool> held_{false};
     std::atomic<std::uint64_t> running_{0};
     std::atomic<std::uint64_t> next_id_{0};
+    // Steady-clock nanoseconds.
+    static std::int64_t now() noexcept {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+    std::atomic<std::int64_t> started_{0}, held_since_{0}, total_wait_{0}, total_hold_{0};
 };
 
 } // namespace zklock::detail

@@ -1,5 +1,6 @@
-// The counters a backend keeps for Lock::counters(): written on the backend's
-// strand, read from any thread.
+// The counters a backend keeps for Lock::stats(): written on the backend's
+// strand, read from any thread. (The times waited and held are the acquire
+// gate's, detail/acquire_gate.hpp.)
 #pragma once
 
 #include <zklock/lock.hpp>
@@ -14,9 +15,13 @@ struct counter_cells {
 
     static void bump(std::atomic<std::uint64_t>& cell) noexcept { cell.fetch_add(1, std::memory_order_relaxed); }
 
-    lock_counters snapshot() const noexcept {
-        return {acquisitions.load(std::memory_order_relaxed), attempts.load(std::memory_order_relaxed),
-                wakeups.load(std::memory_order_relaxed), timer_retries.load(std::memory_order_relaxed)};
+    lock_stats snapshot() const noexcept {
+        lock_stats s;
+        s.acquisitions = acquisitions.load(std::memory_order_relaxed);
+        s.attempts = attempts.load(std::memory_order_relaxed);
+        s.wakeups = wakeups.load(std::memory_order_relaxed);
+        s.timer_retries = timer_retries.load(std::memory_order_relaxed);
+        return s;
     }
 };
 

@@ -117,7 +117,7 @@ public:
     bool on_backend_thread() const noexcept override { return ctx_->on_thread(); }
     asio::any_io_executor executor() const override { return ctx_->executor; }
     lock_capabilities capabilities() const noexcept override { return flock_capabilities(); }
-    lock_counters counters() const noexcept override { return counters_.snapshot(); }
+    lock_stats stats() const noexcept override { return gate_.with_times(counters_.snapshot()); }
 
 private:
     void attempt() {

@@ -51,7 +51,7 @@ public:
     bool on_backend_thread() const noexcept override { return ctx_->on_thread(); }
     boost::asio::any_io_executor executor() const override { return ctx_->executor; }
     lock_capabilities capabilities() const noexcept override { return capabilities_of(ctx_->backend); }
-    lock_counters counters() const noexcept override { return counters_.snapshot(); }
+    lock_stats stats() const noexcept override { return gate_.with_times(counters_.snapshot()); }
 
     /// Lets the service end this lock when the service ends first.
     void register_closer();

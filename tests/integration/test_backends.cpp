@@ -1,5 +1,5 @@
 // zklock::open_lock_service: every backend opened by name against the real
-// servers it needs, the options it refuses, and Lock::counters() of a waiter.
+// servers it needs, the options it refuses, and Lock::stats() of a waiter.
 #include "support.hpp"
 
 #include <zklock/backends.hpp>
@@ -190,7 +190,7 @@ protected:
             });
         }
         how = "the waiter asked twice while the lock was held";
-        return wait_until([&] { return waiter.counters().attempts >= 2; });
+        return wait_until([&] { return waiter.stats().attempts >= 2; });
     }
 
     std::unique_ptr<BackendServers> servers_;
@@ -308,8 +308,8 @@ TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
     EXPECT_FALSE(get_within(released_again));
 
     // Every operation has completed: the counters are final.
-    const auto h = holder.counters();
-    const auto w = waiter.counters();
+    const auto h = holder.stats();
+    const auto w = waiter.stats();
     SCOPED_TRACE("waiting seen by: " + how);
     SCOPED_TRACE("waiter: acquisitions " + std::to_string(w.acquisitions) + ", attempts " + std::to_string(w.attempts) +
                  ", wakeups " + std::to_string(w.wakeups) + ", timer_retries " + std::to_string(w.timer_retries));

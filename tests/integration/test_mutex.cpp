@@ -134,7 +134,7 @@ TEST_F(MutexTest, GrantsFollowArrivalOrder) {
     auto f = all_granted.get_future();
     get_within(f, 15s);
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
-    for (auto& m : mutexes) EXPECT_EQ(m->stats().watch_notifications, 1u) << "woken more than once";
+    for (auto& m : mutexes) EXPECT_EQ(m->stats().wakeups, 1u) << "woken more than once";
 }
 
 TEST_F(MutexTest, TryLockForTimesOutAndLeavesNoNode) {

@@ -309,7 +309,7 @@ TEST_F(RecipeTest, WriterQueuedBehindReadersIsServedBeforeLaterReaders) {
     writer.unlock();
     EXPECT_FALSE(get_within(rgrant));
     EXPECT_TRUE(late.is_held_shared());
-    EXPECT_EQ(late.stats_shared().watch_notifications, 1u);
+    EXPECT_EQ(late.stats_shared().wakeups, 1u);
     late.unlock_shared();
 }
 

@@ -147,8 +147,8 @@ result run_uncontended(const bench_options& o) {
     r.ops_per_s = o.ops / wall;
     fill_latency(r, us);
     const auto st = m.stats();
-    r.getchildren_per_acquire = static_cast<double>(st.get_children_calls) / static_cast<double>(st.acquisitions);
-    r.notifications_per_acquire = static_cast<double>(st.watch_notifications) / static_cast<double>(st.acquisitions);
+    r.getchildren_per_acquire = static_cast<double>(st.attempts) / static_cast<double>(st.acquisitions);
+    r.notifications_per_acquire = static_cast<double>(st.wakeups) / static_cast<double>(st.acquisitions);
     r.naive = o.naive;
     r.confirm_unlock = o.confirm_unlock;
     return r;
@@ -189,8 +189,8 @@ result run_contended(const bench_options& o) {
         all.insert(all.end(), latencies[i].begin(), latencies[i].end());
         const auto st = mutexes[i]->stats();
         acquisitions += st.acquisitions;
-        notifications += st.watch_notifications;
-        listings += st.get_children_calls;
+        notifications += st.wakeups;
+        listings += st.attempts;
     }
     auto r = timed_result("contended", k, all, wall);
     r.notifications_per_acquire = static_cast<double>(notifications) / static_cast<double>(acquisitions);
@@ -270,8 +270,8 @@ result run_election(const bench_options& o) {
     for (auto& e : elections) {
         const auto st = e->stats();
         acquisitions += st.acquisitions;
-        notifications += st.watch_notifications;
-        listings += st.get_children_calls;
+        notifications += st.wakeups;
+        listings += st.attempts;
     }
     const auto end = last_handoff_at.load() ? clock_type::time_point(clock_type::duration(last_handoff_at.load()))
                                             : clock_type::now();
@@ -313,8 +313,8 @@ result run_semaphore(const bench_options& o) {
             if (!last) mine.push_back(us_between(t0, clock_type::now()));
             const auto st = lease.stats();
             grants += st.acquisitions;
-            notifications += st.watch_notifications;
-            listings += st.get_children_calls;
+            notifications += st.wakeups;
+            listings += st.attempts;
             lease.release();
             if (last) break;
         }
@@ -373,11 +373,11 @@ result run_rwlock(const bench_options& o) {
         const auto ws = l->stats();
         const auto rs = l->stats_shared();
         w.acquisitions += ws.acquisitions;
-        w.watch_notifications += ws.watch_notifications;
-        w.get_children_calls += ws.get_children_calls;
+        w.wakeups += ws.wakeups;
+        w.attempts += ws.attempts;
         rd.acquisitions += rs.acquisitions;
-        rd.watch_notifications += rs.watch_notifications;
-        rd.get_children_calls += rs.get_children_calls;
+        rd.wakeups += rs.wakeups;
+        rd.attempts += rs.attempts;
     }
 
     auto ratio = [](std::uint64_t a, std::uint64_t b) {
@@ -385,8 +385,8 @@ result run_rwlock(const bench_options& o) {
     };
     auto r = timed_result("rwlock", k, all, wall);
     // The existing fields carry the writers' figures (SharedMutex::stats(), not stats_shared()).
-    r.notifications_per_acquire = ratio(w.watch_notifications, w.acquisitions);
-    r.getchildren_per_acquire = ratio(w.get_children_calls, w.acquisitions);
+    r.notifications_per_acquire = ratio(w.wakeups, w.acquisitions);
+    r.getchildren_per_acquire = ratio(w.attempts, w.acquisitions);
     r.extra = {{"recipe", "rwlock"},
                {"read_ratio", o.read_ratio},
                {"reads", all_reads.size()},
@@ -397,8 +397,8 @@ result run_rwlock(const bench_options& o) {
                {"write_p99_us", percentile(all_writes, 0.99)},
                {"writer_notifications_per_acquire", r.notifications_per_acquire},
                {"writer_getchildren_per_acquire", r.getchildren_per_acquire},
-               {"reader_notifications_per_acquire", ratio(rd.watch_notifications, rd.acquisitions)},
-               {"reader_getchildren_per_acquire", ratio(rd.get_children_calls, rd.acquisitions)}};
+               {"reader_notifications_per_acquire", ratio(rd.wakeups, rd.acquisitions)},
+               {"reader_getchildren_per_acquire", ratio(rd.attempts, rd.acquisitions)}};
     return r;
 }
 

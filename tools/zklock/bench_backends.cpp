@@ -234,10 +234,10 @@ struct grant_record {
     clock_type::time_point requested, granted, released;
 };
 
-lock_counters sum(const std::vector<Lock>& locks) {
-    lock_counters total;
+lock_stats sum(const std::vector<Lock>& locks) {
+    lock_stats total;
     for (const auto& l : locks) {
-        const auto c = l.counters();
+        const auto c = l.stats();
         total.acquisitions += c.acquisitions;
         total.attempts += c.attempts;
         total.wakeups += c.wakeups;
@@ -246,7 +246,7 @@ lock_counters sum(const std::vector<Lock>& locks) {
     return total;
 }
 
-void add_counters(nlohmann::json& r, const lock_counters& c, const lock_capabilities& caps) {
+void add_counters(nlohmann::json& r, const lock_stats& c, const lock_capabilities& caps) {
     const double grants = static_cast<double>(std::max<std::uint64_t>(c.acquisitions, 1));
     r["attempts_per_grant"] = static_cast<double>(c.attempts) / grants;
     // Server-queued backends (advisory and row locks) hand the lock over in the

@@ -71,7 +71,7 @@ void fifo_part(const std::string& connect) {
         auto& m = *locks[static_cast<std::size_t>(i)];
         say("worker-", i + 1, " holds the lock: fencing token ", m.fencing_token(),
             m.fencing_token() > last_token ? " (higher than every earlier holder's)" : "",
-            ", woken by ", m.stats().watch_notifications, " notification");
+            ", woken by ", m.stats().wakeups, " notification");
         last_token = m.fencing_token();
         std::this_thread::sleep_for(150ms);  // the work done under the lock
         m.unlock();
