@@ -164,9 +164,10 @@ TEST_F(CuratorInteropTest, CuratorReadersShareWithZklockReaders) {
 
 // Curator's InterProcessReadWriteLock counts only `__WRIT__` nodes as writers
 // and sorts names without its markers after its own: neither side waits for a
-// zklock writer. zklock writes no `__WRIT__` names yet (docs/interop.md, "Not
-// yet done"), so zklock's SharedMutex and Curator's read-write lock exclude one
-// way only. This pins that down with the real client.
+// zklock writer. With zklock's default names (`write-`, `read-`) zklock's
+// SharedMutex and Curator's read-write lock exclude one way only; this pins that
+// down with the real client (node_names::curator makes it both ways:
+// test_interop_curator_names.cpp).
 TEST_F(CuratorInteropTest, CuratorsReadWriteLockDoesNotWaitForAZklockWriter) {
     const auto path = lock_path();
     auto curator = peer(path);
@@ -260,8 +261,8 @@ TEST_F(CuratorInteropTest, ElectionWaitsForALeaderLatch) {
 }
 
 // LeaderLatch sorts names without "latch-" after its own: a latch that joins
-// behind a zklock leader leads at once, beside it. zklock writes no `-latch-`
-// names yet (docs/interop.md, "Not yet done"): one way only.
+// behind a zklock leader leads at once, beside it, with zklock's default names:
+// one way only (node_names::curator writes `-latch-`: test_interop_curator_names.cpp).
 TEST_F(CuratorInteropTest, ALeaderLatchDoesNotWaitForAZklockLeader) {
     const auto path = lock_path();
     auto curator = peer(path);
