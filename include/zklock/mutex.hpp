@@ -57,10 +57,11 @@ struct MutexOptions {
 /// A fair, distributed mutual-exclusion lock on a ZooKeeper path.
 ///
 /// Each acquire creates an EPHEMERAL_SEQUENTIAL node `_c_<guid>-lock-<seq>` (or a
-/// peer's spelling, MutexOptions::names) under `path` (parents are created as CONTAINER nodes), and the lowest node holds the
-/// lock. A waiter watches only its immediate predecessor, so a release wakes one
-/// waiter; grants follow arrival order. An uncontended acquire costs one round trip
-/// (getChildren is pipelined behind the create).
+/// peer's spelling, MutexOptions::names) under `path` (parents are created as
+/// CONTAINER nodes), and the lowest node holds the lock. A waiter watches only its
+/// immediate predecessor, so a release wakes one waiter; grants follow arrival
+/// order. An uncontended acquire costs one round trip (getChildren is pipelined
+/// behind the create).
 ///
 /// Guarantees:
 /// - At most one holder per lock path among all sessions, as long as holders stop

@@ -13,13 +13,13 @@ namespace zklock {
 /// says; this only decides whether a peer sees zklock's node. `<seq>` is the
 /// sequence the server appends; `<uuid>` a random UUID, `<32 hex>` one without dashes.
 ///
-/// | recipe                    | zklock (default)        | curator                   | kazoo                |
-/// |---------------------------|-------------------------|---------------------------|----------------------|
-/// | Mutex, RecursiveMutex     | `_c_<uuid>-lock-<seq>`  | `_c_<uuid>-lock-<seq>`    | `<32 hex>__lock__<seq>`  |
-/// | SharedMutex writer        | `_c_<uuid>-write-<seq>` | `_c_<uuid>-__WRIT__<seq>` | `<32 hex>__lock__<seq>`  |
-/// | SharedMutex reader        | `_c_<uuid>-read-<seq>`  | `_c_<uuid>-__READ__<seq>` | `<32 hex>__rlock__<seq>` |
-/// | LeaderElection            | `_c_<uuid>-lock-<seq>`  | `_c_<uuid>-latch-<seq>`   | `<32 hex>__lock__<seq>`  |
-/// | Semaphore                 | `_c_<uuid>-lock-<seq>`  | refused                   | refused              |
+/// | recipe                | zklock (default)        | curator                   | kazoo                    |
+/// |-----------------------|-------------------------|---------------------------|--------------------------|
+/// | Mutex, RecursiveMutex | `_c_<uuid>-lock-<seq>`  | `_c_<uuid>-lock-<seq>`    | `<32 hex>__lock__<seq>`  |
+/// | SharedMutex writer    | `_c_<uuid>-write-<seq>` | `_c_<uuid>-__WRIT__<seq>` | `<32 hex>__lock__<seq>`  |
+/// | SharedMutex reader    | `_c_<uuid>-read-<seq>`  | `_c_<uuid>-__READ__<seq>` | `<32 hex>__rlock__<seq>` |
+/// | LeaderElection        | `_c_<uuid>-lock-<seq>`  | `_c_<uuid>-latch-<seq>`   | `<32 hex>__lock__<seq>`  |
+/// | Semaphore             | `_c_<uuid>-lock-<seq>`  | refused                   | refused                  |
 ///
 /// - `curator`: what Apache Curator's InterProcessMutex, InterProcessReadWriteLock
 ///   and LeaderLatch create and count (LeaderSelector uses InterProcessMutex's
