@@ -60,6 +60,8 @@ contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::s
     : session_(std::move(session)),
       dir_(std::move(dir)),
       rule_(std::move(rule)),
+      // A naming without this role is refused before the engine is made (Mutex's check_input).
+      form_(form_of(rule_.names, rule_.role).value_or(node_form{})),
       node_data_(std::move(node_data)),
       acl_(acl ? std::move(acl) : session_->acl()),
       losses_(loss_reports::make([s = session_](std::function<void()> fn) { s->post(std::move(fn)); },
@@ -248,7 +250,7 @@ void contender_engine::start(std::optional<clock::time_point> deadline, bool no_
 
 void contender_engine::new_attempt() {
     auto a = std::make_shared<attempt>();
-    a->guid = new_guid();
+    a->guid = new_tag(form_);  // in the node's name: find_by_guid finds it after a lost create reply
     attempt_ = a;
     set_position(-1);
     retry_when_connected(a, [this, a] { send_create(a, 0); });
@@ -268,7 +270,7 @@ void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent
     auto self = shared_from_this();
     if (!rule_.dir_data.empty()) check_dir_data(a);  // its reply comes before the create's
     if (!expanded_acl_.empty()) check_dir_acl(a);     // so does this one
-    session_->create(path_of(node_name_prefix(a->guid, rule_.marker)), node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
+    session_->create(path_of(node_name_prefix(a->guid, form_)), node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
                      [self, a, parent_retries](int rc, std::string name, const node_stat& st) {
                          self->on_created(a, rc, std::move(name), st, parent_retries);
                      });

@@ -82,7 +82,7 @@ public:
 
 private:
     struct attempt {
-        std::string guid;
+        std::string guid;         // the tag in the node's name (node_form: a UUID or 32 hex)
         std::string node;         // child name once created
         std::int64_t owner = 0;   // session that created it
         bool create_in_flight = false;  // a create was sent and its reply has not come
@@ -154,6 +154,7 @@ private:
     std::shared_ptr<session_impl> session_;
     std::string dir_;
     queue_rule rule_;
+    node_form form_;  // how our node's name is spelled
     std::string node_data_;
     std::shared_ptr<const c_acl> acl_;
     acl_list expanded_acl_;  // the policy as the server stores it; empty when the policy is open

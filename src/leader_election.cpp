@@ -135,7 +135,14 @@ MutexOptions participant(std::string id, LeaderElectionOptions options) {
     MutexOptions o;
     o.node_data = std::move(id);
     o.acl = std::move(options.acl);
+    o.names = options.names;
     return o;
+}
+
+detail::queue_rule candidate() {
+    detail::queue_rule rule;
+    rule.role = detail::node_role::leader;  // Curator's naming spells it as LeaderLatch does
+    return rule;
 }
 } // namespace
 
@@ -143,7 +150,9 @@ LeaderElection::LeaderElection(Session& session, std::string path, std::string p
                                LeaderElectionOptions options)
     : session_(session),
       participant_id_(participant_id),
-      mutex_(session, std::move(path), participant(std::move(participant_id), std::move(options))) {}
+      mutex_(detail::internal_access::make_mutex(session, std::move(path),
+                                                 participant(std::move(participant_id), std::move(options)),
+                                                 candidate())) {}
 
 LeaderElection::~LeaderElection() = default;
 

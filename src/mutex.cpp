@@ -22,9 +22,13 @@ detail::check_result check_input(const Session& session, const std::string& path
     const acl_list& acl = options.acl ? *options.acl : so.acl;
     std::string reason;
     if (const auto ec = validate_acl(acl, !so.auth.empty(), &reason)) return {ec, reason};
+    const auto form = detail::form_of(rule.names, rule.role);
+    if (!form)
+        return {make_error_code(errc::invalid_argument),
+                "a Semaphore writes only zklock's node names, not " + std::string(to_string(rule.names)) + "'s"};
     // The request path: chroot, lock path, the name prefix (the server appends the sequence).
-    const auto server_path = detail::chroot_of(so.connect).size() + path.size() + 1 +
-                             detail::node_name_prefix(std::string(36, '0'), rule.marker).size();
+    const auto server_path =
+        detail::chroot_of(so.connect).size() + path.size() + 1 + detail::node_name_prefix_size(*form);
     return detail::check_node_data(data.size(), server_path, acl, so.max_request_bytes);
 }
 
@@ -33,6 +37,7 @@ detail::check_result check_input(const Session& session, const std::string& path
 Mutex::Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule, std::error_code* ec)
     : path_(std::move(path)) {
     rule.watch_parent = rule.watch_parent || options.watch_all_children;
+    rule.names = options.names;
     std::string data = options.node_data.empty() ? detail::default_node_data() : std::move(options.node_data);
     const auto check = check_input(session, path_, options, rule, data);
     if (check.error && !ec) throw error(check.error, "zklock: " + check.reason + ": '" + path_ + "'");

@@ -38,11 +38,13 @@ Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, Se
 
 std::unique_ptr<Mutex> Semaphore::make_waiter() const {
     detail::queue_rule rule;
+    rule.role = detail::node_role::permit;
     rule.permits = permits_;
     rule.dir_data = "permits=" + std::to_string(permits_);
     MutexOptions mo;
     mo.node_data = options_.node_data;
     mo.acl = options_.acl;
+    mo.names = options_.names;  // anything but zklock's: errc::invalid_argument
     auto m = detail::internal_access::new_mutex(session_, path_, std::move(mo), std::move(rule));
     if (options_.on_position) m->on_queue_position(options_.on_position);
     return m;

@@ -4,18 +4,18 @@
 
 namespace zklock {
 namespace {
-detail::queue_rule read_write_rule(std::string_view marker) {
+detail::queue_rule read_write_rule(detail::node_role role) {
     detail::queue_rule rule;
     rule.read_write = true;
-    rule.marker = marker;
+    rule.role = role;
     return rule;
 }
 } // namespace
 
 SharedMutex::SharedMutex(Session& session, std::string path, MutexOptions options)
-    : writer_(detail::internal_access::make_mutex(session, path, options, read_write_rule(detail::write_marker))),
+    : writer_(detail::internal_access::make_mutex(session, path, options, read_write_rule(detail::node_role::writer))),
       reader_(detail::internal_access::make_mutex(session, std::move(path), std::move(options),
-                                                  read_write_rule(detail::read_marker))) {}
+                                                  read_write_rule(detail::node_role::reader))) {}
 
 void SharedMutex::on_lost(std::function<void(std::error_code)> callback) {
     auto shared = std::make_shared<std::function<void(std::error_code)>>(std::move(callback));

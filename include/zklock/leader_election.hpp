@@ -40,6 +40,14 @@ struct LeaderElectionOptions {
     /// ACL of the election's nodes, its directory and the container parents.
     /// Default (none): the session's policy, SessionOptions::acl.
     std::optional<acl_list> acl;
+    /// How our election node is named, so that a peer library's election on the
+    /// same path waits for it (zklock/node_names.hpp). Default node_names::zklock:
+    /// `_c_<uuid>-lock-<seq>`, which Apache Curator's LeaderSelector counts;
+    /// node_names::curator: `_c_<uuid>-latch-<seq>`, counted by Curator's
+    /// LeaderLatch (and not by LeaderSelector); node_names::kazoo:
+    /// `<32 hex>__lock__<seq>`, counted by kazoo's Election. zklock counts every
+    /// peer's nodes whatever this says.
+    node_names names = node_names::zklock;
 };
 
 /// Options of run_as_leader().

@@ -6,6 +6,7 @@
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/error.hpp>
 #include <zklock/lock_stats.hpp>
+#include <zklock/node_names.hpp>
 #include <zklock/session.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -43,15 +44,24 @@ struct MutexOptions {
     /// list instead of its predecessor, so every release wakes every waiter.
     /// Default off.
     bool watch_all_children = false;
+    /// How the lock's node is named, so that a peer library's lock on the same
+    /// path waits for it (zklock/node_names.hpp has the table). zklock queues
+    /// behind every peer's nodes whatever this says. Default node_names::zklock:
+    /// `_c_<uuid>-lock-<seq>`, which Apache Curator's InterProcessMutex already
+    /// counts; node_names::kazoo: `<32 hex>__lock__<seq>`, counted by kazoo's Lock
+    /// without extra_lock_patterns. A SharedMutex names its writer and reader
+    /// nodes in the same naming.
+    node_names names = node_names::zklock;
 };
 
 /// A fair, distributed mutual-exclusion lock on a ZooKeeper path.
 ///
-/// Each acquire creates an EPHEMERAL_SEQUENTIAL node `_c_<guid>-lock-<seq>` under
-/// `path` (parents are created as CONTAINER nodes), and the lowest node holds the
-/// lock. A waiter watches only its immediate predecessor, so a release wakes one
-/// waiter; grants follow arrival order. An uncontended acquire costs one round trip
-/// (getChildren is pipelined behind the create).
+/// Each acquire creates an EPHEMERAL_SEQUENTIAL node `_c_<guid>-lock-<seq>` (or a
+/// peer's spelling, MutexOptions::names) under `path` (parents are created as
+/// CONTAINER nodes), and the lowest node holds the lock. A waiter watches only its
+/// immediate predecessor, so a release wakes one waiter; grants follow arrival
+/// order. An uncontended acquire costs one round trip (getChildren is pipelined
+/// behind the create).
 ///
 /// Guarantees:
 /// - At most one holder per lock path among all sessions, as long as holders stop

@@ -25,6 +25,10 @@ struct SemaphoreOptions {
     /// Called on the session's executor with the waiter's place in line
     /// (0-based; below the permit count means granted) whenever it changes.
     std::function<void(std::size_t position)> on_position;
+    /// Only node_names::zklock: no peer library's semaphore queues on lock nodes
+    /// (docs/interop.md). Any other naming is refused at construction with
+    /// errc::invalid_argument.
+    node_names names = node_names::zklock;
 };
 
 /// One granted permit of a Semaphore. Movable; releasing (or destroying) it
@@ -93,7 +97,8 @@ private:
 class Semaphore {
 public:
     /// Throws zklock::error: errc::invalid_path, or errc::invalid_argument for 0
-    /// permits, more than 2^31-1 permits, node data too large or an invalid ACL.
+    /// permits, more than 2^31-1 permits, node data too large, an invalid ACL or
+    /// SemaphoreOptions::names other than node_names::zklock.
     Semaphore(Session& session, std::string path, std::size_t permits, SemaphoreOptions options = {});
 
     /// Blocks until a permit is granted. Throws zklock::error on failure.

@@ -6,7 +6,8 @@
 namespace zklock {
 
 /// A fair read-write lock on a ZooKeeper path. Writers create `_c_<guid>-write-<seq>`,
-/// readers `_c_<guid>-read-<seq>`, in one queue:
+/// readers `_c_<guid>-read-<seq>` (with MutexOptions::names, Curator's
+/// `__WRIT__` / `__READ__` or kazoo's `__lock__` / `__rlock__`), in one queue:
 /// - a writer holds the lock when it is first in the queue, and watches its
 ///   immediate predecessor;
 /// - a reader holds it when no writer is ahead of it, and watches the nearest
@@ -21,7 +22,7 @@ namespace zklock {
 /// cancellation and clean-up behave as for Mutex.
 class SharedMutex {
 public:
-    /// Throws zklock::error (errc::invalid_path) for a bad path.
+    /// Throws zklock::error as Mutex's constructor does (errc::invalid_path for a bad path).
     SharedMutex(Session& session, std::string path, MutexOptions options = {});
 
     // Exclusive (writer): every form of Mutex's, with the same semantics.
@@ -104,6 +105,10 @@ public:
     std::int64_t fencing_token() const noexcept { return writer_.fencing_token(); }
     /// The fencing token of the shared hold (0 when not held).
     std::int64_t shared_fencing_token() const noexcept { return reader_.fencing_token(); }
+    /// The full path of the node of the exclusive (the shared) side; empty when
+    /// that side holds nothing and waits for nothing.
+    std::string node_path() const { return writer_.node_path(); }
+    std::string node_path_shared() const { return reader_.node_path(); }
     /// Called with the reason when either hold is lost.
     void on_lost(std::function<void(std::error_code)> callback);
     /// Our place in the queue as of the last listing (0 = first), of the

@@ -7,6 +7,7 @@
 #include <zklock/leader_election.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/mutex.hpp>
+#include <zklock/node_names.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 #include <zklock/shared_mutex.hpp>

@@ -8,7 +8,7 @@
 // Holders are ordered by CLOCK_MONOTONIC stamps (System.nanoTime() reads the same
 // clock): a hold runs from the moment the acquire returned to the moment the
 // release was asked for, so the checks compare stamps, never durations.
-#include "curator_peer.hpp"
+#include "curator_fixture.hpp"
 #include "grant_support.hpp"
 #include "support.hpp"
 
@@ -20,52 +20,6 @@
 
 namespace zklock::test {
 namespace {
-
-class CuratorInteropTest : public ServerTest {
-protected:
-    void SetUp() override {
-        if (const auto why = curator_peer_unavailable()) GTEST_SKIP() << "Curator interop: " << *why;
-        ServerTest::SetUp();
-    }
-
-    /// The Curator peer on `path`, once connected.
-    std::unique_ptr<CuratorPeer> peer(const std::string& path) {
-        auto p = std::make_unique<CuratorPeer>(dir_.path(), server_->connect_string(), path);
-        EXPECT_TRUE(p->wait_for("ready", "peer"));
-        return p;
-    }
-
-    /// Waits until the queue at `path` holds `n` contenders; returns who made each,
-    /// in order: the name given in `who` for a zklock session, "curator" otherwise.
-    std::vector<std::string> wait_for_queue(Session& observer, const std::string& path, std::size_t n,
-                                            const std::map<std::int64_t, std::string>& who = {}) {
-        std::vector<contender> queue;
-        EXPECT_TRUE(wait_until(
-            [&] {
-                std::error_code ec;
-                queue = list_contenders(observer, path, ec);
-                return !ec && queue.size() == n;
-            },
-            60s))
-            << queue.size() << " contenders, not " << n;
-        std::vector<std::string> out;
-        for (const auto& c : queue) {
-            const auto it = who.find(c.owner_session);
-            out.push_back(it == who.end() ? "curator" : it->second);
-        }
-        return out;
-    }
-
-    /// Waits until `position()` has a value (the waiter listed the queue and decided) and returns it.
-    template <class F> std::optional<std::size_t> decided_position(F position) {
-        EXPECT_TRUE(wait_until([&] { return position().has_value(); }, 60s)) << "the zklock waiter never listed the queue";
-        return position();
-    }
-
-    static bool pending(const std::shared_ptr<grant>& g) { return g->result.wait_for(0s) != std::future_status::ready; }
-
-    testing::TempDir dir_{"zklock-curator-"};
-};
 
 using names = std::vector<std::string>;
 
@@ -210,9 +164,10 @@ TEST_F(CuratorInteropTest, CuratorReadersShareWithZklockReaders) {
 
 // Curator's InterProcessReadWriteLock counts only `__WRIT__` nodes as writers
 // and sorts names without its markers after its own: neither side waits for a
-// zklock writer. zklock writes no `__WRIT__` names yet (docs/interop.md, "Not
-// yet done"), so zklock's SharedMutex and Curator's read-write lock exclude one
-// way only. This pins that down with the real client.
+// zklock writer. With zklock's default names (`write-`, `read-`) zklock's
+// SharedMutex and Curator's read-write lock exclude one way only; this pins that
+// down with the real client (node_names::curator makes it both ways:
+// test_interop_curator_names.cpp).
 TEST_F(CuratorInteropTest, CuratorsReadWriteLockDoesNotWaitForAZklockWriter) {
     const auto path = lock_path();
     auto curator = peer(path);
@@ -306,8 +261,8 @@ TEST_F(CuratorInteropTest, ElectionWaitsForALeaderLatch) {
 }
 
 // LeaderLatch sorts names without "latch-" after its own: a latch that joins
-// behind a zklock leader leads at once, beside it. zklock writes no `-latch-`
-// names yet (docs/interop.md, "Not yet done"): one way only.
+// behind a zklock leader leads at once, beside it, with zklock's default names:
+// one way only (node_names::curator writes `-latch-`: test_interop_curator_names.cpp).
 TEST_F(CuratorInteropTest, ALeaderLatchDoesNotWaitForAZklockLeader) {
     const auto path = lock_path();
     auto curator = peer(path);

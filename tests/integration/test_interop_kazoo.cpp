@@ -8,7 +8,7 @@
 // returned to the moment the release was asked for, so two correct holders'
 // sections never overlap, and the checks compare stamps, never durations.
 #include "grant_support.hpp"
-#include "kazoo_peer.hpp"
+#include "kazoo_fixture.hpp"
 #include "support.hpp"
 
 #include <zklock/leader_election.hpp>
@@ -27,41 +27,6 @@
 
 namespace zklock::test {
 namespace {
-
-// Sessions of 4 s (the server's most): the machine may be busy with other tests.
-class KazooInteropTest : public ServerTest {
-protected:
-    void SetUp() override {
-        ServerTest::SetUp();
-        ASSERT_EQ(::access(python, X_OK), 0) << python << " is missing: run scripts/setup";
-        testing::ChildProcess probe({python, "-c", "import kazoo.recipe.lock"});
-        const auto status = probe.wait_exit(60s);
-        ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-            << "python3-kazoo is missing: run scripts/setup";
-    }
-
-    std::unique_ptr<KazooPeer> peer(const std::string& path, const std::string& name, std::vector<std::string> args) {
-        return std::make_unique<KazooPeer>(dir_.path(), server_->connect_string(), path, name, std::move(args));
-    }
-
-    /// Waits until the queue at `path` holds `n` contenders; returns their dialects in order.
-    std::vector<std::string> wait_for_queue(Session& s, const std::string& path, std::size_t n) {
-        std::vector<contender> queue;
-        EXPECT_TRUE(wait_until(
-            [&] {
-                std::error_code ec;
-                queue = list_contenders(s, path, ec);
-                return !ec && queue.size() == n;
-            },
-            60s))
-            << queue.size() << " contenders, not " << n;
-        std::vector<std::string> out;
-        for (const auto& c : queue) out.push_back(c.dialect);
-        return out;
-    }
-
-    testing::TempDir dir_{"zklock-interop-"};
-};
 
 TEST_F(KazooInteropTest, MutualExclusionUnderChurnWithKazooLocks) {
     const auto path = lock_path();

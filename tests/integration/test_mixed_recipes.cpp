@@ -1,6 +1,6 @@
 // zklock's own recipes on one path: every recipe sees every other one's nodes
 // (detail/dialect.hpp), so a Mutex, a SharedMutex and a Semaphore that share a
-// path by mistake still never hold beside one another.
+// path by mistake still never hold beside one another, in any naming they write.
 #include "grant_support.hpp"
 #include "support.hpp"
 
@@ -64,4 +64,52 @@ TEST_F(MixedRecipesTest, ASemaphoreWaitsForAReaderAhead) {
     reader.unlock_shared();
     auto lease = semaphore.try_acquire();
     EXPECT_TRUE(lease);
+}
+
+// Each naming (MutexOptions::names) is read back with its kind: zklock clients
+// writing different namings on one path still queue together.
+TEST_F(MixedRecipesTest, ClientsWritingDifferentNamingsTakeTurns) {
+    const auto path = lock_path();
+    const auto reader_granted = grant::make();
+    const auto writer_granted = grant::make();
+    auto s1 = connect();
+    auto s2 = connect();
+    auto s3 = connect();
+    MutexOptions kazoo, curator;
+    kazoo.names = node_names::kazoo;
+    curator.names = node_names::curator;
+    Mutex first(*s1, path, kazoo);
+    SharedMutex reader(*s2, path, curator);
+    SharedMutex writer(*s3, path, kazoo);
+
+    first.lock();
+    reader.async_lock_shared(on_grant(reader_granted));
+    wait_for_queue(path, 2);
+    writer.async_lock(on_grant(writer_granted));
+    wait_for_queue(path, 3);
+
+    const auto first_leave = monotonic_ns();
+    first.unlock();
+    ASSERT_FALSE(get_within(reader_granted->result));
+    const auto reader_leave = monotonic_ns();
+    reader.unlock_shared();
+    ASSERT_FALSE(get_within(writer_granted->result));
+    writer.unlock();
+    EXPECT_LT(first_leave, reader_granted->at.load()) << "a __READ__ reader held beside a __lock__ Mutex";
+    EXPECT_LT(reader_leave, writer_granted->at.load()) << "a __lock__ writer held beside a __READ__ reader";
+}
+
+// No peer semaphore queues on lock nodes: a Semaphore writes only zklock's names.
+TEST_F(MixedRecipesTest, ASemaphoreRefusesAPeersNaming) {
+    auto s = connect();
+    for (const auto names : {node_names::curator, node_names::kazoo}) {
+        SemaphoreOptions options;
+        options.names = names;
+        try {
+            Semaphore semaphore(*s, lock_path(), 2, options);
+            ADD_FAILURE() << "a Semaphore accepted " << to_string(names) << "'s names";
+        } catch (const error& e) {
+            EXPECT_EQ(e.code(), errc::invalid_argument) << e.what();
+        }
+    }
 }

@@ -215,6 +215,31 @@ TEST_F(NetworkFaultTest, LostCreateReplyDuringAnAcquireLeavesExactlyOneNodeAndTh
     EXPECT_FALSE(get_within(released));
 }
 
+// The same in kazoo's naming (MutexOptions::names): the node's tag is 32 hex
+// digits and no `_c_` precedes it, and the attempt still finds its node by it.
+TEST_F(NetworkFaultTest, LostCreateReplyInKazoosNamesLeavesExactlyOneNodeAndTheAcquireSucceeds) {
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    auto s = connect_through(link, 2000ms);
+    auto observer = connect();
+    zt::create_node(*observer, "/zklock-tests");
+    zt::create_node(*observer, "/zklock-tests/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    zt::create_node(*observer, path);
+    link.drop_next_reply(path + "/");  // the lock node's create: the first request under the path
+
+    MutexOptions kazoo;
+    kazoo.names = node_names::kazoo;
+    Mutex m(*s, path, kazoo);
+    ASSERT_TRUE(m.try_lock_for(20s));
+    EXPECT_EQ(link.replies_dropped(), 1u);
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_EQ(queue.size(), 1u) << "a second node would block the queue forever";
+    EXPECT_EQ(queue[0].dialect, "kazoo") << queue[0].node;
+    EXPECT_EQ(path + "/" + queue[0].node, m.node_path());
+    auto released = m.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+}
+
 TEST_F(NetworkFaultTest, GarbledCreateReplyDuringAnAcquireLeavesExactlyOneNodeAndTheAcquireSucceeds) {
     // Found by the chaos suite: a ZooKeeper server that shuts down mid-request
     // (its leader cut off) answered out of order; the C client then fails every

@@ -23,6 +23,10 @@
 //   quit         closes the session and exits with status 0       done peer COUNT
 //
 //   ready peer T        connected, before the first command
+//   watching peer NODE  a recipe read NODE (a child of the path) with a data
+//                       watch: some contender decided to wait for NODE. Every
+//                       recipe waits so (InterProcessMutex, the read-write
+//                       lock's sides, LeaderLatch), hence "peer", not an ID
 //   error ID TEXT       a command failed (exit status stays 0; the test reads it)
 //
 // Each lock and selector runs on a thread of its own (Curator releases a lock
@@ -43,6 +47,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.apache.curator.drivers.AdvancedTracerDriver;
+import org.apache.curator.drivers.EventTrace;
+import org.apache.curator.drivers.OperationTrace;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
@@ -109,6 +116,24 @@ public final class CuratorPeer {
                 emit("predecessor", id, r.getsTheLock() ? "-" : r.getPathToWatch());
                 return r;
             }
+        };
+    }
+
+    // Reports each data watch a recipe sets on a child of `path` once the server
+    // answered the read: the decision to wait, for recipes without a driver to
+    // wrap (the read-write lock's sides, LeaderLatch).
+    private static AdvancedTracerDriver watches(String path) {
+        return new AdvancedTracerDriver() {
+            @Override
+            public void addTrace(OperationTrace t) {
+                String p = t.getPath();
+                if (t.getName().startsWith("GetDataBuilderImpl") && t.isWithWatcher() && t.getReturnCode() == 0
+                        && p != null && p.startsWith(path + "/"))
+                    emit("watching", "peer", p.substring(path.length() + 1));
+            }
+
+            @Override
+            public void addEvent(EventTrace t) {}
         };
     }
 
@@ -267,6 +292,7 @@ public final class CuratorPeer {
         }
         // The test server allows sessions of 4 s at most.
         CuratorFramework client = CuratorFrameworkFactory.newClient(connect, 4000, 15000, new RetryOneTime(500));
+        client.getZookeeperClient().setTracerDriver(watches(path));
         client.start();
         if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) {
             System.err.println("CuratorPeer: not connected to " + connect + " within 30 s");

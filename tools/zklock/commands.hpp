@@ -23,6 +23,9 @@ inline constexpr int exit_config = 78;        ///< EX_CONFIG: the connect string
 
 /// Adds `-c/--connect HOSTS` (default $ZKLOCK_CONNECT, else 127.0.0.1:2181) to `cmd`.
 void add_connect_option(CLI::App& cmd, std::string& connect);
+/// --names zklock|curator|kazoo: how the `what` zklock creates is named
+/// (zklock::node_names); `names` keeps the text, checked by CLI11.
+void add_names_option(CLI::App& cmd, std::string& names, const std::string& what);
 /// The default connect string: $ZKLOCK_CONNECT, else 127.0.0.1:2181.
 std::string default_connect();
 

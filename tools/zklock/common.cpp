@@ -21,6 +21,15 @@ void add_connect_option(CLI::App& cmd, std::string& connect) {
         ->capture_default_str();
 }
 
+void add_names_option(CLI::App& cmd, std::string& names, const std::string& what) {
+    cmd.add_option("--names", names,
+                   "Name the " + what + " as zklock, Curator or kazoo does, so that the peer's recipe on the path "
+                   "waits for it (zklock waits for every peer's nodes whatever this says)")
+        ->type_name("NAMING")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"zklock", "curator", "kazoo"}));
+}
+
 void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl) {
     cmd.add_option("--auth-file", o.file,
                    "Credentials, one per line: digest:USER:PASSWORD (ZooKeeper), redis:USER:PASSWORD (Redis); "

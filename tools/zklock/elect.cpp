@@ -42,6 +42,7 @@ struct elect_options {
     bool verbose = false;
     bool observe = false;
     bool json = false;
+    std::string names = "zklock";  // --names: how our election node is named
     auth_options auth;
     std::string path;
     std::string id;
@@ -54,13 +55,19 @@ constexpr milliseconds connect_timeout{15000};
 // the session on exit deletes the node all the same.
 constexpr milliseconds resign_timeout{3000};
 
+LeaderElectionOptions candidate_options(const std::string& names) {
+    LeaderElectionOptions o;
+    o.names = parse_node_names(names).value_or(node_names::zklock);
+    return o;
+}
+
 // One `zklock elect ... -- CMD`.
 class elector final : public supervisor {
 public:
     elector(elect_options o, SessionOptions so)
         : supervisor(std::move(so), milliseconds(o.grace_ms), o.verbose),
           o_(std::move(o)),
-          election_(session_, o_.path, o_.id),
+          election_(session_, o_.path, o_.id, candidate_options(o_.names)),
           timer_(io_) {}
 
 private:
@@ -347,6 +354,9 @@ void add_elect(CLI::App& app, int& exit_code) {
         "blocks the queue (the message says how to remove it); 77 not authorized, authentication refused, or an\n"
         "election directory with a more open ACL than --acl; 78 the connect string's chroot does not exist;\n"
         "126/127 CMD not executable / not found.\n"
+        "--names curator names the election node as Curator's LeaderLatch does (kazoo: as kazoo's Election), so\n"
+        "that those peers on ELECTION_PATH wait for zklock's leader; the default is what Curator's LeaderSelector\n"
+        "counts. zklock waits for every peer's nodes anyway.\n"
         "--observe prints the leader and every change (`leader ID epoch N node NODE` or `no leader`, control\n"
         "characters escaped; --json: one object per line, invalid UTF-8 replaced) until SIGINT/SIGTERM, then exits 0.");
     add_connect_option(*cmd, o->connect);
@@ -366,6 +376,8 @@ void add_elect(CLI::App& app, int& exit_code) {
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber)
         ->excludes(observe);
+    add_names_option(*cmd, o->names, "election node");
+    cmd->get_option("--names")->excludes(observe);
     cmd->add_flag("--once", o->once, "Lead at most once: exit with CMD's status (76 if leadership was lost)")
         ->excludes(observe);
     cmd->add_flag("-v,--verbose", o->verbose, "Report campaigning, resigning and CMD's exit on stderr");

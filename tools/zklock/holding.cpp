@@ -14,9 +14,16 @@ namespace {
 namespace asio = boost::asio;
 using std::chrono::milliseconds;
 
+MutexOptions options(node_names names) {
+    MutexOptions o;
+    o.names = names;
+    return o;
+}
+
 class lock_holding final : public holding {
 public:
-    lock_holding(asio::io_context& io, Session& session, const std::string& path) : io_(io), mutex_(session, path) {}
+    lock_holding(asio::io_context& io, Session& session, const std::string& path, node_names names)
+        : io_(io), mutex_(session, path, options(names)) {}
 
     void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
         const auto bind = [this](auto handler) {
@@ -93,9 +100,9 @@ private:
 } // namespace
 
 std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, const std::string& path,
-                                      std::optional<std::size_t> permits) {
+                                      std::optional<std::size_t> permits, node_names names) {
     if (permits) return std::make_unique<lease_holding>(io, session, path, *permits);
-    return std::make_unique<lock_holding>(io, session, path);
+    return std::make_unique<lock_holding>(io, session, path, names);
 }
 
 } // namespace zklock::cli

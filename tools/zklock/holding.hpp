@@ -2,6 +2,7 @@
 // semaphore (a Lease).
 #pragma once
 
+#include <zklock/node_names.hpp>
 #include <zklock/session.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -40,8 +41,9 @@ public:
     virtual std::string failure_detail() const = 0;
 };
 
-/// The lock at `path`; with `permits`, one of that many permits of the semaphore at `path`.
+/// The lock at `path`, its node named in `names`; with `permits`, one of that
+/// many permits of the semaphore at `path` (zklock's names only).
 std::unique_ptr<holding> make_holding(boost::asio::io_context& io, Session& session, const std::string& path,
-                                      std::optional<std::size_t> permits);
+                                      std::optional<std::size_t> permits, node_names names);
 
 } // namespace zklock::cli

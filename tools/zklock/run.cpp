@@ -33,6 +33,7 @@ struct run_options {
     std::optional<milliseconds> wait;  // -w: give up after this long (never zero: that is no_wait)
     bool no_wait = false;              // -n, -w 0
     std::optional<int> permits;        // --permits K: a semaphore lease instead of the lock
+    std::string names = "zklock";      // --names: how the lock's node is named
     int grace_ms = 5000;
     bool verbose = false;
     auth_options auth;
@@ -58,7 +59,8 @@ public:
           o_(std::move(o)),
           hold_(make_holding(io_, session_, o_.path,
                              o_.permits ? std::optional<std::size_t>(static_cast<std::size_t>(*o_.permits))
-                                        : std::nullopt)),
+                                        : std::nullopt,
+                             parse_node_names(o_.names).value_or(node_names::zklock))),
           release_timer_(io_),
           started_(clock_type::now()) {}
 
@@ -218,6 +220,10 @@ int run_command(run_options o) {
         notice(check.reason + ": '" + o.path + "'");
         return exit_usage;
     }
+    if (o.permits && o.names != to_string(node_names::zklock)) {
+        notice("--names " + o.names + ": a semaphore (--permits) writes only zklock's names");
+        return exit_usage;
+    }
     if (!o.wait_text.empty()) {
         const auto wait = parse_wait_duration(o.wait_text);
         if (!wait) {  // checked by CLI11 already
@@ -247,6 +253,9 @@ void add_run(CLI::App& app, int& exit_code) {
         "in its environment (and not ZKLOCK_AUTH_FILE), descriptors 0-2 and those zklock inherited, nothing else.\n"
         "CMD can fence its writes with the token: zklock fence write RESOURCE < data (see zklock fence --help).\n"
         "With --permits K, LOCK_PATH is a semaphore: up to K holders at once (every participant must use the same K).\n"
+        "--names kazoo names the lock node as kazoo's Lock does, so that kazoo clients on LOCK_PATH wait for it\n"
+        "(curator: as Curator's InterProcessMutex, the same as zklock's); zklock waits for every peer's nodes anyway.\n"
+        "Not with --permits: a semaphore writes only zklock's names.\n"
         "Exit status: CMD's (128+N if killed by signal N); 75 lock not acquired (-n, -w), CMD not run, or a\n"
         "persistent node blocks the queue (the message says how to remove it);\n"
         "76 lock lost while CMD ran (CMD was stopped: SIGTERM, then SIGKILL after --grace);\n"
@@ -276,6 +285,7 @@ void add_run(CLI::App& app, int& exit_code) {
            "Semaphore mode: hold one of K permits of LOCK_PATH instead of the lock (as consul lock -n K)")
         ->type_name("K")
         ->check(CLI::PositiveNumber);
+    add_names_option(*cmd, o->names, "lock node");
     cmd->add_option("--grace", o->grace_ms, "After SIGTERM to CMD, wait this long before SIGKILL (ms)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);

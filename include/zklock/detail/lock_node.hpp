@@ -9,10 +9,12 @@
 //
 // The queue is made of every contender a peer library's recipe would count
 // (detail/dialect.hpp): Curator's, kazoo's, go-zookeeper's and the C recipe's
-// nodes queue with zklock's, ordered by sequence. zklock's own names stay as above.
+// nodes queue with zklock's, ordered by sequence. zklock writes the names above
+// unless told to write a peer's (zklock::node_names, detail/node_form.hpp).
 #pragma once
 
 #include <zklock/detail/dialect.hpp>
+#include <zklock/detail/node_form.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -102,7 +104,8 @@ queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::stri
 
 /// How a recipe queues: which nodes take part and which rule decides.
 struct queue_rule {
-    std::string marker{lock_marker};  ///< text before the sequence in the name of the node we create
+    node_role role = node_role::lock;        ///< what our node stands for in the recipe
+    node_names names = node_names::zklock;   ///< how its name is spelled (form_of(names, role))
     bool read_write = false;          ///< writer/reader nodes under decide_read_write
     std::size_t permits = 1;          ///< holders at once under decide (1 = mutex)
     bool watch_parent = false;        ///< herd baseline: every waiter watches the child list

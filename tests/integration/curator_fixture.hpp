@@ -1,0 +1,64 @@
+// The fixture of the Curator interop tests (test_interop_curator.cpp,
+// test_interop_curator_names.cpp): a ZooKeeper server and one Curator peer
+// process on it, or a skip that says why the peer cannot run here.
+#pragma once
+
+#include "curator_peer.hpp"
+#include "grant_support.hpp"
+#include "support.hpp"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zklock::test {
+
+class CuratorInteropTest : public ServerTest {
+protected:
+    void SetUp() override {
+        if (const auto why = curator_peer_unavailable()) GTEST_SKIP() << "Curator interop: " << *why;
+        ServerTest::SetUp();
+    }
+
+    /// The Curator peer on `path`, once connected.
+    std::unique_ptr<CuratorPeer> peer(const std::string& path) {
+        auto p = std::make_unique<CuratorPeer>(dir_.path(), server_->connect_string(), path);
+        EXPECT_TRUE(p->wait_for("ready", "peer"));
+        return p;
+    }
+
+    /// Waits until the queue at `path` holds `n` contenders; returns who made each,
+    /// in order: the name given in `who` for a zklock session, "curator" otherwise.
+    std::vector<std::string> wait_for_queue(Session& observer, const std::string& path, std::size_t n,
+                                            const std::map<std::int64_t, std::string>& who = {}) {
+        std::vector<contender> queue;
+        EXPECT_TRUE(wait_until(
+            [&] {
+                std::error_code ec;
+                queue = list_contenders(observer, path, ec);
+                return !ec && queue.size() == n;
+            },
+            60s))
+            << queue.size() << " contenders, not " << n;
+        std::vector<std::string> out;
+        for (const auto& c : queue) {
+            const auto it = who.find(c.owner_session);
+            out.push_back(it == who.end() ? "curator" : it->second);
+        }
+        return out;
+    }
+
+    /// Waits until `position()` has a value (the waiter listed the queue and decided) and returns it.
+    template <class F> std::optional<std::size_t> decided_position(F position) {
+        EXPECT_TRUE(wait_until([&] { return position().has_value(); }, 60s)) << "the zklock waiter never listed the queue";
+        return position();
+    }
+
+    static bool pending(const std::shared_ptr<grant>& g) { return g->result.wait_for(0s) != std::future_status::ready; }
+
+    testing::TempDir dir_{"zklock-curator-"};
+};
+
+} // namespace zklock::test
