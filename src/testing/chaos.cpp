@@ -347,7 +347,9 @@ void ChaosClient::freeze(bool with_session) {
 
 bool ChaosClient::worker_frozen(bool* in_section) const {
     std::lock_guard lk(m_);
-    if (in_section) *in_section = held_in_section_;
+    // Only a worker held at its gate is anywhere: one that stopped (hung, done)
+    // is in no section, whatever its last gate said.
+    if (in_section) *in_section = worker_held_ && held_in_section_;
     return worker_held_;
 }
 
