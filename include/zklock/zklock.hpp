@@ -10,3 +10,4 @@
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 #include <zklock/shared_mutex.hpp>
+#include <zklock/version.hpp>
