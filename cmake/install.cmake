@@ -1,5 +1,6 @@
-# Installation and the CMake package config: after `cmake --install`, a consumer
-# does `find_package(zklock)` and links zklock::zklock (and zklock::testing).
+# Installation: libraries, headers, the zklock tool, the CMake package config,
+# pkg-config files and the documentation. After `cmake --install`, a consumer
+# does `find_package(zklock COMPONENTS ...)` or `pkg-config zklock-...`.
 # Included at the end of the top-level CMakeLists.txt, so every target exists.
 
 include(GNUInstallDirs)
@@ -9,58 +10,148 @@ set(ZKLOCK_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/zklock"
   CACHE STRING "Where the zklock CMake package files are installed (relative to the prefix)")
 mark_as_advanced(ZKLOCK_INSTALL_CMAKEDIR)
 
-# Libraries: the two that always exist, then any backend library that has been
-# added to the build (they join the same export set, so one config finds all).
-set(_zklock_export_targets zklock zklock_testing)
-foreach(_zklock_optional IN ITEMS zklock_redis zklock_postgres zklock_local zklock_backends)
-  if(TARGET ${_zklock_optional})
-    list(APPEND _zklock_export_targets ${_zklock_optional})
+# Components: one library and one export set each, so that the package config
+# loads (and finds the dependencies of) only the components asked for.
+#   component  target           pkg-config module
+#   zklock     zklock           zklock            (always loaded; holds the flock backend too)
+#   testing    zklock_testing   zklock-testing
+#   redis      zklock_redis     zklock-redis      (ZKLOCK_BUILD_REDIS)
+#   postgres   zklock_postgres  zklock-postgres   (ZKLOCK_BUILD_POSTGRES)
+#   backends   zklock_backends  zklock-backends
+set(ZKLOCK_INSTALLED_COMPONENTS)
+foreach(_zklock_component IN ITEMS zklock testing redis postgres backends)
+  if(_zklock_component STREQUAL "zklock")
+    set(_zklock_target zklock)
+  else()
+    set(_zklock_target zklock_${_zklock_component})
+  endif()
+  if(NOT TARGET ${_zklock_target})
+    continue()
+  endif()
+  list(APPEND ZKLOCK_INSTALLED_COMPONENTS ${_zklock_component})
+  install(TARGETS ${_zklock_target}
+    EXPORT zklock-${_zklock_component}-targets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(EXPORT zklock-${_zklock_component}-targets
+    NAMESPACE zklock::
+    FILE zklock-${_zklock_component}-targets.cmake
+    DESTINATION ${ZKLOCK_INSTALL_CMAKEDIR})
+endforeach()
+unset(_zklock_component)
+unset(_zklock_target)
+
+# zklock::backends links every backend library that was built: the config
+# loads those components before it.
+set(ZKLOCK_BACKENDS_NEEDS)
+foreach(_zklock_backend IN ITEMS redis postgres)
+  if(TARGET zklock_${_zklock_backend})
+    list(APPEND ZKLOCK_BACKENDS_NEEDS ${_zklock_backend})
   endif()
 endforeach()
+unset(_zklock_backend)
 
-install(TARGETS ${_zklock_export_targets}
-  EXPORT zklockTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-unset(_zklock_export_targets)
-unset(_zklock_optional)
+# A static library's export names its private dependencies ($<LINK_ONLY:...>),
+# so the config must find them too; a shared library's does not.
+get_target_property(_zklock_type zklock TYPE)
+if(_zklock_type STREQUAL "STATIC_LIBRARY")
+  set(ZKLOCK_STATIC_LIBRARIES TRUE)
+else()
+  set(ZKLOCK_STATIC_LIBRARIES FALSE)
+endif()
+unset(_zklock_type)
 
 # The command-line tool (its target cannot be called `zklock`: the library is).
-foreach(_zklock_cli IN ITEMS zklock_cli zklock_tool)
-  if(TARGET ${_zklock_cli})
-    install(TARGETS ${_zklock_cli} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-  endif()
-endforeach()
-unset(_zklock_cli)
+if(TARGET zklock_cli)
+  install(TARGETS zklock_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 
 # Public headers: the whole include/zklock tree (detail/ included: the public
-# headers include it).
+# headers include it), then the generated version and export headers.
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/zklock"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" PATTERN "*.ipp")
-
-install(EXPORT zklockTargets
-  NAMESPACE zklock::
-  FILE zklockTargets.cmake
-  DESTINATION ${ZKLOCK_INSTALL_CMAKEDIR})
+install(DIRECTORY "${ZKLOCK_GENERATED_INCLUDE_DIR}/zklock"
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/zklockConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/zklockConfig.cmake"
   INSTALL_DESTINATION ${ZKLOCK_INSTALL_CMAKEDIR})
 
+# Before 1.0 a minor release may break the API, so 0.1 accepts 0.1.x only.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(_zklock_compatibility SameMinorVersion)
+else()
+  set(_zklock_compatibility SameMajorVersion)
+endif()
 write_basic_package_version_file(
   "${PROJECT_BINARY_DIR}/zklockConfigVersion.cmake"
   VERSION ${PROJECT_VERSION}
-  COMPATIBILITY SameMajorVersion)
+  COMPATIBILITY ${_zklock_compatibility})
+unset(_zklock_compatibility)
 
-# FindZooKeeperSt.cmake goes next to the config: zklock links the ZooKeeper C
-# client PRIVATE, but the export still names ZooKeeperSt::ZooKeeperSt (as
-# $<LINK_ONLY:...> for a static zklock), so a consumer must be able to find it.
+# FindZooKeeperSt.cmake goes next to the config: a static zklock's export names
+# ZooKeeperSt::ZooKeeperSt (as $<LINK_ONLY:...>), so a consumer must find it.
 install(FILES
   "${PROJECT_BINARY_DIR}/zklockConfig.cmake"
   "${PROJECT_BINARY_DIR}/zklockConfigVersion.cmake"
   "${PROJECT_SOURCE_DIR}/cmake/FindZooKeeperSt.cmake"
   DESTINATION ${ZKLOCK_INSTALL_CMAKEDIR})
+
+# pkg-config files, one per library. `prefix` is found from the file's own
+# place (${pcfiledir}), so the files stay right under `cmake --install --prefix`.
+set(ZKLOCK_PKGCONFIG_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  message(FATAL_ERROR "zklock's pkg-config files need a relative CMAKE_INSTALL_LIBDIR and CMAKE_INSTALL_INCLUDEDIR")
+endif()
+file(RELATIVE_PATH ZKLOCK_PC_PREFIX_FROM_PCFILEDIR "/prefix/${ZKLOCK_PKGCONFIG_DIR}" "/prefix")
+string(REGEX REPLACE "/$" "" ZKLOCK_PC_PREFIX_FROM_PCFILEDIR "${ZKLOCK_PC_PREFIX_FROM_PCFILEDIR}")
+
+# zklock_pkgconfig(COMPONENT DESCRIPTION REQUIRES STATIC_REQUIRES STATIC_LIBS)
+# STATIC_*: what a static library's users also link (a shared one records it
+# in its own DT_NEEDED entries).
+function(zklock_pkgconfig component description requires static_requires static_libs)
+  if(component STREQUAL "zklock")
+    set(ZKLOCK_PC_NAME zklock)
+    set(ZKLOCK_PC_LIBRARY zklock)
+  else()
+    set(ZKLOCK_PC_NAME zklock-${component})
+    set(ZKLOCK_PC_LIBRARY zklock_${component})
+  endif()
+  if(NOT TARGET ${ZKLOCK_PC_LIBRARY})
+    return()
+  endif()
+  set(ZKLOCK_PC_DESCRIPTION "${description}")
+  set(ZKLOCK_PC_REQUIRES "${requires}")
+  if(ZKLOCK_STATIC_LIBRARIES)
+    set(ZKLOCK_PC_REQUIRES_PRIVATE "${static_requires}")
+    set(ZKLOCK_PC_LIBS_PRIVATE "${static_libs}")
+  else()
+    set(ZKLOCK_PC_REQUIRES_PRIVATE "")
+    set(ZKLOCK_PC_LIBS_PRIVATE "")
+  endif()
+  configure_file("${PROJECT_SOURCE_DIR}/cmake/zklock.pc.in"
+    "${PROJECT_BINARY_DIR}/pkgconfig/${ZKLOCK_PC_NAME}.pc" @ONLY)
+  install(FILES "${PROJECT_BINARY_DIR}/pkgconfig/${ZKLOCK_PC_NAME}.pc" DESTINATION ${ZKLOCK_PKGCONFIG_DIR})
+endfunction()
+
+# Boost and Threads have no pkg-config module: the core's Cflags and Libs say
+# -pthread, and the Boost headers are expected on the include path.
+zklock_pkgconfig(zklock "Distributed locks on ZooKeeper" "" "libcrypto" "-lzookeeper_st")
+zklock_pkgconfig(testing "zklock's real-server test fixtures (ZooKeeper, Redis, PostgreSQL)"
+  "zklock = ${PROJECT_VERSION}" "hiredis libpq" "-lzookeeper_st")
+zklock_pkgconfig(redis "zklock's Redis and Redlock lock backends" "zklock = ${PROJECT_VERSION}" "hiredis" "")
+zklock_pkgconfig(postgres "zklock's PostgreSQL lock backends" "zklock = ${PROJECT_VERSION}" "libpq" "")
+set(_zklock_backends_requires "zklock = ${PROJECT_VERSION}")
+foreach(_zklock_backend IN LISTS ZKLOCK_BACKENDS_NEEDS)
+  string(APPEND _zklock_backends_requires ", zklock-${_zklock_backend} = ${PROJECT_VERSION}")
+endforeach()
+zklock_pkgconfig(backends "zklock's open_lock_service(name) over every backend built" "${_zklock_backends_requires}" "" "")
+unset(_zklock_backends_requires)
+unset(_zklock_backend)
+
+# The documentation directory: the license and the README.
+install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" "${PROJECT_SOURCE_DIR}/README.md"
+  DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -31,7 +31,7 @@ lock_capabilities zookeeper_capabilities() noexcept;
 std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
                                                std::error_code& ec);
 
-class contender_engine : public lock_backend, public std::enable_shared_from_this<contender_engine> {
+class ZKLOCK_EXPORT contender_engine : public lock_backend, public std::enable_shared_from_this<contender_engine> {
 public:
     using clock = std::chrono::steady_clock;
 

@@ -54,7 +54,7 @@ struct node_stat {
 
 /// An ACL in the C client's form, owning its strings. The C client serializes
 /// it while a create is submitted, so it only has to outlive that call.
-class c_acl {
+class ZKLOCK_EXPORT c_acl {
 public:
     explicit c_acl(acl_list acl);
     c_acl(const c_acl&) = delete;
@@ -104,7 +104,7 @@ public:
         return std::chrono::milliseconds(negotiated_timeout_ms_.load());
     }
     /// True on a thread that runs the session's I/O: blocking calls there would deadlock.
-    bool on_session_thread() const noexcept;
+    ZKLOCK_EXPORT bool on_session_thread() const noexcept;
     std::uint64_t add_listener(listener l);
     void remove_listener(std::uint64_t id) noexcept;
     /// Posts fn to the strand, keeping this alive. Once a Session's own thread has
@@ -128,7 +128,7 @@ public:
     bool connected() const noexcept { return state_.load() == session_state::connected; }
     /// Runs fn(error) once connected (now, if connected) or with session_closed.
     /// Returns an id for cancel_connect_waiter.
-    std::uint64_t when_connected(std::function<void(std::error_code)> fn);
+    ZKLOCK_EXPORT std::uint64_t when_connected(std::function<void(std::error_code)> fn);
     void cancel_connect_waiter(std::uint64_t id);
     /// Why the session closed: errc::auth_failed when the server refused an
     /// authentication, otherwise errc::session_closed.
@@ -150,21 +150,21 @@ public:
     using acl_fn = std::function<void(int rc, acl_list acl)>;
 
     /// create2 (the reply carries the created node's Stat), with `acl`.
-    void create(const std::string& path, const std::string& data, int flags, const c_acl& acl, string_stat_fn fn);
+    ZKLOCK_EXPORT void create(const std::string& path, const std::string& data, int flags, const c_acl& acl, string_stat_fn fn);
     void get_children(const std::string& path, children_fn fn);
     /// getChildren that leaves a child watch (the herd baseline only).
     void get_children_watch(const std::string& path, watch_fn on_watch, children_fn fn);
     /// getData; with on_watch set, leaves a data watch that fires once (deletion or change).
     void get_data(const std::string& path, watch_fn on_watch, data_fn fn);
-    void remove(const std::string& path, int version, void_fn fn);
+    ZKLOCK_EXPORT void remove(const std::string& path, int version, void_fn fn);
     void set_data(const std::string& path, const std::string& data, int version, void_fn fn);
     /// exists; with on_watch set, leaves a watch that fires when the node is
     /// created, changed or deleted.
     void exists(const std::string& path, watch_fn on_watch, stat_fn fn);
     /// getACL.
-    void get_acl(const std::string& path, acl_fn fn);
+    ZKLOCK_EXPORT void get_acl(const std::string& path, acl_fn fn);
     /// setACL (`version` -1: any).
-    void set_acl(const std::string& path, int version, const c_acl& acl, void_fn fn);
+    ZKLOCK_EXPORT void set_acl(const std::string& path, int version, const c_acl& acl, void_fn fn);
     /// Creates `path` and its missing ancestors as CONTAINER nodes with `acl`;
     /// `path` gets `data`. fn gets ZOK (or the first error and the path that
     /// failed with it).
@@ -184,7 +184,7 @@ public:
     /// What the session is doing, in words (its state, the C client's, the
     /// socket and timer it waits on, the deletes it still owes): for
     /// diagnosing a hung run (zklock::testing::describe_internals).
-    std::string describe() const;
+    ZKLOCK_EXPORT std::string describe() const;
 
 
 private:

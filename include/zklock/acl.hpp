@@ -14,6 +14,8 @@
 // has neither TLS nor SASL): run ZooKeeper on a network you trust.
 #pragma once
 
+#include <zklock/export.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -58,61 +60,61 @@ struct auth_entry {
 namespace acls {
 /// world:anyone:cdrwa: anyone may do anything (ZooKeeper's OPEN_ACL_UNSAFE).
 /// The default policy: locks are not protected from other clients.
-acl_list open_unsafe();
+ZKLOCK_EXPORT acl_list open_unsafe();
 /// auth::cdrwa: every identity the creating session authenticated as may do
 /// everything, nobody else anything (ZooKeeper's CREATOR_ALL_ACL). Needs
 /// SessionOptions::auth. `zklock status` then needs the same identity.
-acl_list creator_all();
+ZKLOCK_EXPORT acl_list creator_all();
 /// auth::cdrwa plus world:anyone:r: only the creator's identities may take,
 /// release or change the lock; anyone may read the queue (`zklock status`).
-acl_list creator_all_world_read();
+ZKLOCK_EXPORT acl_list creator_all_world_read();
 } // namespace acls
 
 /// The digest id of `user` with `password`, as the server computes it:
 /// "user:" + base64(sha1("user:password")).
-std::string digest_id(std::string_view user, std::string_view password);
+ZKLOCK_EXPORT std::string digest_id(std::string_view user, std::string_view password);
 /// An entry for one digest identity: digest:user:BASE64(SHA1):perms.
-acl_entry digest_acl(std::string_view user, std::string_view password, std::uint32_t perms = perms::all);
+ZKLOCK_EXPORT acl_entry digest_acl(std::string_view user, std::string_view password, std::uint32_t perms = perms::all);
 /// world:anyone with `perms`.
-acl_entry world_acl(std::uint32_t perms);
+ZKLOCK_EXPORT acl_entry world_acl(std::uint32_t perms);
 
 /// "cdrwa"-style text of a permission mask (letters in ZooKeeper's order c d r w a).
-std::string perms_to_string(std::uint32_t mask);
+ZKLOCK_EXPORT std::string perms_to_string(std::uint32_t mask);
 /// An entry in ZooKeeper's (zkCli's) syntax: "scheme:id:perms", e.g. "auth::cdrwa".
-std::string to_string(const acl_entry& entry);
+ZKLOCK_EXPORT std::string to_string(const acl_entry& entry);
 /// A list as comma-separated entries.
-std::string to_string(const acl_list& acl);
+ZKLOCK_EXPORT std::string to_string(const acl_list& acl);
 
 /// Parses an ACL in zkCli's syntax: entries "scheme:id:perms" separated by ','
 /// (e.g. "auth::cdrwa,world:anyone:r", "digest:alice:X/Y1z=:cdrwa",
 /// "ip:10.0.0.0/8:r"). The id may contain ':' (the permissions follow the last
 /// one). Errors: errc::invalid_argument with a reason in `reason`.
-acl_list parse_acl(std::string_view text, std::error_code& ec, std::string* reason = nullptr);
+ZKLOCK_EXPORT acl_list parse_acl(std::string_view text, std::error_code& ec, std::string* reason = nullptr);
 /// Same; throws zklock::error.
-acl_list parse_acl(std::string_view text);
+ZKLOCK_EXPORT acl_list parse_acl(std::string_view text);
 
 /// Parses "scheme:credentials", e.g. "digest:alice:secret" (a line of an auth
 /// file). Errors: errc::invalid_argument with a reason that never quotes the secret.
-auth_entry parse_auth(std::string_view text, std::error_code& ec, std::string* reason = nullptr);
+ZKLOCK_EXPORT auth_entry parse_auth(std::string_view text, std::error_code& ec, std::string* reason = nullptr);
 
 /// The identity an auth entry names, without its secret: "digest:alice", or the
 /// scheme alone for other schemes.
-std::string identity(const auth_entry& entry);
+ZKLOCK_EXPORT std::string identity(const auth_entry& entry);
 /// The identities of a list, comma-separated; "anyone (no authentication)" when empty.
-std::string identity(const std::vector<auth_entry>& auth);
+ZKLOCK_EXPORT std::string identity(const std::vector<auth_entry>& auth);
 
 /// Reads an auth file: one `scheme:credentials` per line (`digest:user:password`;
 /// blank lines and lines starting with '#' are skipped). Refuses, with
 /// errc::invalid_argument, a file that group or others may read or write (as ssh
 /// does with private keys): a secret in a readable file is no secret.
-std::vector<auth_entry> read_auth_file(const std::string& path, std::error_code& ec, std::string* reason = nullptr);
+ZKLOCK_EXPORT std::vector<auth_entry> read_auth_file(const std::string& path, std::error_code& ec, std::string* reason = nullptr);
 
 /// Checks an auth list: known shape of every entry (digest needs "user:password").
 /// Errors: errc::invalid_argument with a reason.
-std::error_code validate_auth(const std::vector<auth_entry>& auth, std::string* reason = nullptr);
+ZKLOCK_EXPORT std::error_code validate_auth(const std::vector<auth_entry>& auth, std::string* reason = nullptr);
 /// Checks an ACL policy: not empty, known permission bits, and an `auth` entry
 /// only when the session authenticates (`has_auth`), since the server refuses
 /// such an ACL otherwise (errc::invalid_acl at create). Errors: errc::invalid_argument.
-std::error_code validate_acl(const acl_list& acl, bool has_auth, std::string* reason = nullptr);
+ZKLOCK_EXPORT std::error_code validate_acl(const acl_list& acl, bool has_auth, std::string* reason = nullptr);
 
 } // namespace zklock

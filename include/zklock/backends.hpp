@@ -6,6 +6,7 @@
 #pragma once
 
 #include <zklock/acl.hpp>
+#include <zklock/backends_export.hpp>
 #include <zklock/lock.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -62,11 +63,11 @@ struct BackendOptions {
 };
 
 /// Every backend name zklock knows, in a stable order (built or not).
-const std::vector<std::string_view>& lock_backend_names();
+ZKLOCK_BACKENDS_EXPORT const std::vector<std::string_view>& lock_backend_names();
 
 /// True when `backend` is known and its library was built into this zklock
 /// (ZKLOCK_BUILD_REDIS and ZKLOCK_BUILD_POSTGRES select the optional ones).
-bool lock_backend_available(std::string_view backend) noexcept;
+ZKLOCK_BACKENDS_EXPORT bool lock_backend_available(std::string_view backend) noexcept;
 
 /// A LockService for `backend`. Throws zklock::error(errc::invalid_argument)
 /// for an unknown name, a backend this build leaves out, or options the backend
@@ -74,6 +75,6 @@ bool lock_backend_available(std::string_view backend) noexcept;
 /// The zookeeper service connects before returning (zklock::error when no server
 /// answers within the session's connect timeout); the others connect at their
 /// first acquire, so an unreachable server shows there.
-std::unique_ptr<LockService> open_lock_service(std::string_view backend, const BackendOptions& options = {});
+ZKLOCK_BACKENDS_EXPORT std::unique_ptr<LockService> open_lock_service(std::string_view backend, const BackendOptions& options = {});
 
 } // namespace zklock

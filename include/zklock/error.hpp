@@ -7,6 +7,8 @@
 // std::errc::operation_canceled.
 #pragma once
 
+#include <zklock/export.hpp>
+
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -67,7 +69,7 @@ enum class errc {
 };
 
 /// The single category of every zklock::errc value ("zklock").
-const std::error_category& error_category() noexcept;
+ZKLOCK_EXPORT const std::error_category& error_category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};
@@ -76,7 +78,7 @@ inline std::error_code make_error_code(errc e) noexcept {
 /// Maps a ZooKeeper C client return code (ZOK, ZNONODE, ...) to an error_code.
 /// ZOK maps to the empty error_code. Every code of ZOO_ERRORS has its own errc;
 /// ZSESSIONEXPIRED maps to errc::session_expired.
-std::error_code from_zookeeper(int zoo_rc) noexcept;
+ZKLOCK_EXPORT std::error_code from_zookeeper(int zoo_rc) noexcept;
 
 /// True for transient errors after which the same operation may succeed when
 /// retried: connection loss, operation timeout, throttling, session moved, and
@@ -84,15 +86,15 @@ std::error_code from_zookeeper(int zoo_rc) noexcept;
 /// fails pending requests with them when it drops a connection).
 /// False for everything else, permissions included (errc::no_auth,
 /// errc::auth_failed, errc::insecure_acl).
-bool is_retryable(const std::error_code& ec) noexcept;
+ZKLOCK_EXPORT bool is_retryable(const std::error_code& ec) noexcept;
 
 /// True for the errors that tell a holder its lock (or leadership) is gone:
 /// session expired, connection suspended past the session timeout, node deleted,
 /// session closed.
-bool is_lock_lost(const std::error_code& ec) noexcept;
+ZKLOCK_EXPORT bool is_lock_lost(const std::error_code& ec) noexcept;
 
 /// Exception thrown by the throwing overloads. Carries the error_code.
-class error : public std::system_error {
+class ZKLOCK_EXPORT error : public std::system_error {
 public:
     using std::system_error::system_error;
 };

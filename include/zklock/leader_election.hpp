@@ -1,6 +1,7 @@
 // zklock::LeaderElection: one leader among many participants, for leader-only work.
 #pragma once
 
+#include <zklock/export.hpp>
 #include <zklock/mutex.hpp>
 
 #include <boost/asio/async_result.hpp>
@@ -70,7 +71,7 @@ struct RunAsLeaderOptions {
 /// expired session never makes us leader by mistake.
 ///
 /// Thread-safety: members may be called from any thread.
-class LeaderElection {
+class ZKLOCK_EXPORT LeaderElection {
 public:
     /// `participant_id` is stored as our node's data: leader() and observers see it.
     /// Throws zklock::error: errc::invalid_path for a bad path, errc::invalid_argument

@@ -4,6 +4,7 @@
 
 #include <zklock/detail/limits.hpp>
 #include <zklock/error.hpp>
+#include <zklock/export.hpp>
 #include <zklock/lock_stats.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -29,7 +30,7 @@ enum class dead_holder_release {
     process_exit,    ///< when the holder's process exits (flock)
 };
 
-const char* to_string(dead_holder_release r) noexcept;
+ZKLOCK_EXPORT const char* to_string(dead_holder_release r) noexcept;
 
 /// What a backend guarantees, so users and tests can tell them apart.
 struct lock_capabilities {
@@ -48,7 +49,7 @@ namespace detail {
 
 /// What a backend implements: one contender for one lock. Callbacks run on the
 /// backend's own thread or strand; Lock turns them into user completions.
-class lock_backend {
+class ZKLOCK_EXPORT lock_backend {
 public:
     using acquire_callback = std::function<void(std::error_code, bool acquired)>;
     virtual ~lock_backend() = default;
@@ -86,7 +87,7 @@ public:
 ///
 /// Thread-safety: members may be called from any thread. Blocking members fail
 /// with errc::would_deadlock on the backend's own I/O thread.
-class Lock {
+class ZKLOCK_EXPORT Lock {
 public:
     explicit Lock(std::shared_ptr<detail::lock_backend> backend);
     Lock(Lock&&) noexcept = default;
@@ -176,7 +177,7 @@ private:
 };
 
 /// A connection to one lock service that makes locks by name.
-class LockService {
+class ZKLOCK_EXPORT LockService {
 public:
     virtual ~LockService() = default;
     /// A lock named `name`: 1-200 characters from [A-Za-z0-9._-]. Other names
@@ -186,6 +187,6 @@ public:
 };
 
 /// Checks a backend-neutral lock name: errc::invalid_path with a reason, or {}.
-std::error_code validate_lock_name(std::string_view name, std::string* reason = nullptr);
+ZKLOCK_EXPORT std::error_code validate_lock_name(std::string_view name, std::string* reason = nullptr);
 
 } // namespace zklock

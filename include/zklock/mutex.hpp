@@ -5,6 +5,7 @@
 #include <zklock/detail/limits.hpp>
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/error.hpp>
+#include <zklock/export.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/session.hpp>
@@ -103,7 +104,7 @@ struct MutexOptions {
 ///
 /// Satisfies Lockable and TimedLockable: std::unique_lock, std::scoped_lock and
 /// std::lock_guard work.
-class Mutex {
+class ZKLOCK_EXPORT Mutex {
 public:
     /// `path` is the lock's znode, e.g. "/locks/orders-42". Bad input is refused
     /// here, before any server call: throws zklock::error with a reason and
@@ -263,7 +264,7 @@ private:
 /// refused: lock() and the try_ forms throw zklock::error with the loss reason
 /// (the count is not raised; the levels already taken still need their unlock()).
 /// Blocking API only. Lockable and TimedLockable.
-class RecursiveMutex {
+class ZKLOCK_EXPORT RecursiveMutex {
 public:
     RecursiveMutex(Session& session, std::string path, MutexOptions options = {});
 
@@ -308,8 +309,8 @@ private:
 /// reads, in order), read from the server: one getChildren and one getData per
 /// node, pipelined. Blocking; an absent path gives an empty queue, and
 /// errc::no_node says that the connect string's chroot does not exist.
-std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec);
-std::vector<contender> list_contenders(Session& session, const std::string& path);
+ZKLOCK_EXPORT std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec);
+ZKLOCK_EXPORT std::vector<contender> list_contenders(Session& session, const std::string& path);
 
 /// A lock's children as a status query sees them.
 struct queue_listing {
@@ -318,6 +319,6 @@ struct queue_listing {
 };
 
 /// list_contenders, plus the children that are not contenders.
-queue_listing list_queue(Session& session, const std::string& path, std::error_code& ec);
+ZKLOCK_EXPORT queue_listing list_queue(Session& session, const std::string& path, std::error_code& ec);
 
 } // namespace zklock

@@ -1,6 +1,7 @@
 // zklock::Semaphore: at most K holders at once, granted in arrival order.
 #pragma once
 
+#include <zklock/export.hpp>
 #include <zklock/mutex.hpp>
 
 #include <boost/asio/async_result.hpp>
@@ -94,7 +95,7 @@ private:
 ///
 /// Loss, cancellation and clean-up behave as for Mutex. Thread-safety: members
 /// may be called from any thread; each acquire is its own place in the queue.
-class Semaphore {
+class ZKLOCK_EXPORT Semaphore {
 public:
     /// Throws zklock::error: errc::invalid_path, or errc::invalid_argument for 0
     /// permits, more than 2^31-1 permits, node data too large, an invalid ACL or

@@ -3,6 +3,7 @@
 
 #include <zklock/acl.hpp>
 #include <zklock/error.hpp>
+#include <zklock/export.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -81,11 +82,11 @@ enum class session_event {
     closed,             ///< the session was closed
 };
 
-const char* to_string(session_state s) noexcept;
-const char* to_string(session_event e) noexcept;
+ZKLOCK_EXPORT const char* to_string(session_state s) noexcept;
+ZKLOCK_EXPORT const char* to_string(session_event e) noexcept;
 
 /// Keeps a subscribe() callback registered; unregisters it when destroyed.
-class Subscription {
+class ZKLOCK_EXPORT Subscription {
 public:
     Subscription() = default;
     Subscription(Subscription&&) noexcept = default;
@@ -113,7 +114,7 @@ private:
 /// Thread-safety: every member may be called from any thread. Destroying a Session
 /// closes it: the server deletes its ephemeral nodes at once, so locks still held
 /// through it are released (and reported lost to their holders).
-class Session {
+class ZKLOCK_EXPORT Session {
 public:
     using executor_type = boost::asio::any_io_executor;
 

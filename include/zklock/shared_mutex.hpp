@@ -1,6 +1,7 @@
 // zklock::SharedMutex: a fair distributed read-write lock.
 #pragma once
 
+#include <zklock/export.hpp>
 #include <zklock/mutex.hpp>
 
 namespace zklock {
@@ -20,7 +21,7 @@ namespace zklock {
 /// std::unique_lock work. One object can hold one exclusive and one shared place
 /// at a time (through its two internal queue places); fencing tokens, loss,
 /// cancellation and clean-up behave as for Mutex.
-class SharedMutex {
+class ZKLOCK_EXPORT SharedMutex {
 public:
     /// Throws zklock::error as Mutex's constructor does (errc::invalid_path for a bad path).
     SharedMutex(Session& session, std::string path, MutexOptions options = {});

@@ -11,3 +11,4 @@
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 #include <zklock/shared_mutex.hpp>
+#include <zklock/version.hpp>

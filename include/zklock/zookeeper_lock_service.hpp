@@ -1,6 +1,7 @@
 // zklock::ZooKeeperLockService: the ZooKeeper recipe behind the backend-neutral interface.
 #pragma once
 
+#include <zklock/export.hpp>
 #include <zklock/lock.hpp>
 #include <zklock/session.hpp>
 
@@ -12,7 +13,7 @@ namespace zklock {
 /// (the same queue a zklock::Mutex on that path joins). Capabilities: FIFO, one
 /// waiter woken per release, release at session end, fencing tokens (czxid)
 /// monotonic across server failover, loss reported.
-class ZooKeeperLockService : public LockService {
+class ZKLOCK_EXPORT ZooKeeperLockService : public LockService {
 public:
     /// `root` must be a valid lock path (errc::invalid_path otherwise).
     explicit ZooKeeperLockService(Session& session, std::string root = "/zklock/locks");

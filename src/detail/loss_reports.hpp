@@ -15,6 +15,8 @@
 // `post` function the backend gives.
 #pragma once
 
+#include <zklock/export.hpp>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 
@@ -29,7 +31,7 @@
 
 namespace zklock::detail {
 
-class loss_reports : public std::enable_shared_from_this<loss_reports> {
+class ZKLOCK_EXPORT loss_reports : public std::enable_shared_from_this<loss_reports> {
 public:
     using report = std::function<void(std::error_code)>;
     using post_function = std::function<void(std::function<void()>)>;

@@ -24,7 +24,7 @@ struct NodePorts {
 /// port, matched by both ports in both directions. ZooKeeper keeps its
 /// election connections open, so those are all the node's links to its peers;
 /// traffic to node.client is left alone. Duplicates are removed.
-std::vector<TcpPacketMatch> partition_rules(const NodePorts& node, const std::vector<NodePorts>& peers,
+ZKLOCK_TESTING_EXPORT std::vector<TcpPacketMatch> partition_rules(const NodePorts& node, const std::vector<NodePorts>& peers,
                                             const std::vector<TcpSocket>& node_sockets);
 
 }  // namespace zklock::testing::detail

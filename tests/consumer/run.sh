@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # Proves that an installed zklock is usable: installs BUILD_DIR into PREFIX,
-# configures the consumer project next to this script against PREFIX, builds
-# it and runs it.
+# then configures, builds and runs the consumer project next to this script
+# against PREFIX once per case:
+#   core      find_package(zklock) alone, with CMAKE_DISABLE_FIND_PACKAGE_PostgreSQL
+#             and no pkg-config module (a machine without libpq-dev or libhiredis-dev)
+#   redis     COMPONENTS redis, without PostgreSQL
+#   postgres  COMPONENTS postgres, with no pkg-config module (so without hiredis)
+#   all       COMPONENTS testing backends (backends loads redis and postgres)
+#   local     COMPONENTS local must fail to configure, saying why
+#   pkgconfig the same program compiled with `pkg-config --cflags --libs zklock`
 #
 #   tests/consumer/run.sh BUILD_DIR PREFIX [CONSUMER_BUILD_DIR]
 #
-# PREFIX and CONSUMER_BUILD_DIR (default: PREFIX-build) are wiped first, but
-# only if they are empty or were made by an earlier run (marker file).
-# The consumer uses the build's C++ compiler and build type; if the build has
-# ZKLOCK_SANITIZE=ON, the consumer is compiled and linked with the same
-# sanitizers (an ASan/UBSan static library needs their runtimes at link time).
-# Set CMAKE to use a cmake other than the one on PATH.
+# PREFIX and CONSUMER_BUILD_DIR (default: PREFIX-build; one subdirectory per
+# case) are wiped first, but only if they are empty or were made by an earlier
+# run (marker file).
+# The consumer uses the build's C++ compiler, compiler launcher and build type;
+# if the build has ZKLOCK_SANITIZE=ON, the consumer is compiled and linked with
+# the same sanitizers (an ASan/UBSan static library needs their runtimes at link
+# time). A shared build (BUILD_SHARED_LIBS=ON) is checked for its soname and for
+# the symbols it exports. Set CMAKE to use a cmake other than the one on PATH.
 set -euo pipefail
 
 if [[ $# -lt 2 || $# -gt 3 ]]; then
@@ -56,32 +65,101 @@ prefix=$(cd "$prefix" && pwd)
 echo "install_consumer: installing $build_dir into $prefix"
 "$cmake_cmd" --install "$build_dir" --prefix "$prefix"
 
-configure_args=(-S "$source_dir" -B "$consumer_build" "-DCMAKE_PREFIX_PATH=$prefix")
+common_args=("-DCMAKE_PREFIX_PATH=$prefix")
 cxx=$(cache_value CMAKE_CXX_COMPILER)
-[[ -n $cxx ]] && configure_args+=("-DCMAKE_CXX_COMPILER=$cxx")
+[[ -n $cxx ]] && common_args+=("-DCMAKE_CXX_COMPILER=$cxx")
+launcher=$(cache_value CMAKE_CXX_COMPILER_LAUNCHER)
+[[ -n $launcher ]] && common_args+=("-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher")
 build_type=$(cache_value CMAKE_BUILD_TYPE)
-[[ -n $build_type ]] && configure_args+=("-DCMAKE_BUILD_TYPE=$build_type")
+[[ -n $build_type ]] && common_args+=("-DCMAKE_BUILD_TYPE=$build_type")
+sanitize_flags=()
 case $(cache_value ZKLOCK_SANITIZE) in
   ON | on | TRUE | true | 1 | YES | yes)
-    configure_args+=(
-      "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-omit-frame-pointer"
+    sanitize_flags=(-fsanitize=address,undefined -fno-omit-frame-pointer)
+    common_args+=(
+      "-DCMAKE_CXX_FLAGS=${sanitize_flags[*]}"
       "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
     ;;
 esac
+libdir=$(cache_value CMAKE_INSTALL_LIBDIR)
+libdir=${libdir:-lib}
 
-echo "install_consumer: configuring the consumer project against $prefix"
-"$cmake_cmd" "${configure_args[@]}"
+# An empty pkg-config search path: no module is found, as on a machine
+# without the -dev packages that install them (libhiredis-dev, libpq-dev, ...).
+no_modules=$consumer_build/no-pkgconfig-modules
+mkdir -p -- "$no_modules"
 
-# find_package must have found the copy we just installed, not another one.
-found=$(sed -n 's/^zklock_DIR:[A-Z]*=//p' "$consumer_build/CMakeCache.txt")
-if [[ $found != "$prefix"/* ]]; then
-  echo "install_consumer: find_package(zklock) used '$found', not the install in $prefix" >&2
+# consumer CASE COMPONENTS PKG_CONFIG_LIBDIR [CMAKE_ARGS...]: configure (with
+# PKG_CONFIG_LIBDIR when not empty), build and run one case.
+consumer() {
+  local name=$1 components=$2 pc_libdir=$3
+  shift 3
+  local dir=$consumer_build/$name
+  local with_env=()
+  [[ -n $pc_libdir ]] && with_env=(env "PKG_CONFIG_LIBDIR=$pc_libdir")
+  echo "install_consumer: [$name] find_package(zklock${components:+ COMPONENTS $components}) ${with_env[*]} $*"
+  "${with_env[@]}" "$cmake_cmd" -S "$source_dir" -B "$dir" "${common_args[@]}" \
+    "-DZKLOCK_CONSUMER_COMPONENTS=${components// /;}" "$@" >"$dir.log" 2>&1 || {
+    cat "$dir.log"
+    echo "install_consumer: [$name] configuring failed" >&2
+    exit 1
+  }
+  # find_package must have found the copy we just installed, not another one.
+  local found
+  found=$(sed -n 's/^zklock_DIR:[A-Z]*=//p' "$dir/CMakeCache.txt")
+  if [[ $found != "$prefix"/* ]]; then
+    echo "install_consumer: [$name] find_package(zklock) used '$found', not the install in $prefix" >&2
+    exit 1
+  fi
+  "$cmake_cmd" --build "$dir" >>"$dir.log" 2>&1 || {
+    cat "$dir.log"
+    echo "install_consumer: [$name] building failed" >&2
+    exit 1
+  }
+  "$dir/zklock_consumer"
+}
+
+consumer core "" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
+consumer redis "redis" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
+consumer postgres "postgres" "$no_modules"
+consumer all "testing backends" ""
+
+echo "install_consumer: [local] find_package(zklock COMPONENTS local) must fail"
+if "$cmake_cmd" -S "$source_dir" -B "$consumer_build/local" "${common_args[@]}" \
+    -DZKLOCK_CONSUMER_COMPONENTS=local >"$consumer_build/local.log" 2>&1; then
+  echo "install_consumer: [local] COMPONENTS local configured; it names no library" >&2
+  exit 1
+fi
+if ! tr -s ' \n' '  ' <"$consumer_build/local.log" | grep -q "zklock has no component 'local'"; then
+  cat "$consumer_build/local.log"
+  echo "install_consumer: [local] the failure does not say why" >&2
   exit 1
 fi
 
-echo "install_consumer: building the consumer"
-"$cmake_cmd" --build "$consumer_build"
+echo "install_consumer: [pkgconfig] $cxx main.cpp \$(pkg-config --cflags --libs zklock)"
+static=()
+shared_library=$(find "$prefix/$libdir" -maxdepth 1 -name 'libzklock.so*' -print -quit)
+[[ -z $shared_library ]] && static=(--static)
+read -r -a pc_flags <<<"$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config "${static[@]}" --cflags --libs zklock)"
+"${cxx:-c++}" -std=c++20 "${sanitize_flags[@]}" "$source_dir/main.cpp" -o "$consumer_build/pkgconfig-consumer" "${pc_flags[@]}"
+LD_LIBRARY_PATH=$prefix/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$consumer_build/pkgconfig-consumer"
 
-echo "install_consumer: running the consumer"
-"$consumer_build/zklock_consumer"
+if [[ -n $shared_library ]]; then
+  echo "install_consumer: [shared] soname and exported symbols of $shared_library"
+  soname=$(readelf -d "$shared_library" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+  if [[ $soname != libzklock.so.* ]]; then
+    echo "install_consumer: [shared] libzklock has soname '$soname', not libzklock.so.VERSION" >&2
+    exit 1
+  fi
+  symbols=$(nm -DC --defined-only "$prefix/$libdir/$soname")
+  if ! grep -q 'zklock::Mutex::Mutex(' <<<"$symbols"; then
+    echo "install_consumer: [shared] $soname does not export zklock::Mutex" >&2
+    exit 1
+  fi
+  if grep -q 'zklock::detail::percent_decode' <<<"$symbols"; then
+    echo "install_consumer: [shared] $soname exports zklock::detail::percent_decode, which only it uses" >&2
+    exit 1
+  fi
+  echo "install_consumer: [shared] $soname exports $(grep -c 'zklock::detail::' <<<"$symbols") zklock::detail symbols"
+fi
 echo "install_consumer: OK"

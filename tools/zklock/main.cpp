@@ -3,6 +3,7 @@
 
 #include <zklock/detail/secrets.hpp>
 #include <zklock/error.hpp>
+#include <zklock/version.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
     for (const auto& a : arguments) args.push_back(a.c_str());
     CLI::App app{"zklock: distributed locks on ZooKeeper"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "zklock 0.1.0");
+    app.set_version_flag("--version", "zklock " ZKLOCK_VERSION_STRING);
     int exit_code = 0;
     zklock::cli::add_run(app, exit_code);
     zklock::cli::add_status(app, exit_code);

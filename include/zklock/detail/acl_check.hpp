@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zklock/acl.hpp>
+#include <zklock/export.hpp>
 
 #include <optional>
 #include <vector>
@@ -10,17 +11,17 @@ namespace zklock::detail {
 
 /// True for a policy that grants everything to world:anyone: nothing to protect,
 /// nothing to check.
-bool is_open(const acl_list& policy);
+ZKLOCK_EXPORT bool is_open(const acl_list& policy);
 
 /// The policy as the server stores it on a node created by a session with
 /// `auth`: each `auth` entry becomes one digest entry per digest identity of the
 /// session (the server expands it the same way). Identities of other schemes
 /// cannot be computed here and are left out.
-acl_list expand_policy(const acl_list& policy, const std::vector<auth_entry>& auth);
+ZKLOCK_EXPORT acl_list expand_policy(const acl_list& policy, const std::vector<auth_entry>& auth);
 
 /// The first entry of `actual` that grants some identity a permission the
 /// (expanded) policy does not grant it: the reason `actual` is more open than
 /// the policy. nullopt when every permission `actual` grants, the policy grants too.
-std::optional<acl_entry> first_excess(const acl_list& actual, const acl_list& expanded_policy);
+ZKLOCK_EXPORT std::optional<acl_entry> first_excess(const acl_list& actual, const acl_list& expanded_policy);
 
 } // namespace zklock::detail

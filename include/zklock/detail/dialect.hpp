@@ -22,6 +22,8 @@
 // so a name recognised here is one some peer's recipe would count.
 #pragma once
 
+#include <zklock/export.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,13 +52,13 @@ struct recognised_node {
 
 /// The contender a child's name denotes, or nullopt for a child no dialect
 /// recognises (a foreign child: the queue rule ignores it).
-std::optional<recognised_node> recognise(std::string_view child);
+ZKLOCK_EXPORT std::optional<recognised_node> recognise(std::string_view child);
 
 /// "zklock", "curator", "kazoo", "go-zookeeper", "c-recipe", "lock-suffix".
-std::string_view dialect_name(dialect d) noexcept;
+ZKLOCK_EXPORT std::string_view dialect_name(dialect d) noexcept;
 
 /// "exclusive" or "shared".
-std::string_view kind_name(contender_kind k) noexcept;
+ZKLOCK_EXPORT std::string_view kind_name(contender_kind k) noexcept;
 
 /// Peer semaphores keep another layout under their path, which zklock's
 /// Semaphore cannot share (each side would admit its own permits):
@@ -64,8 +66,8 @@ std::string_view kind_name(contender_kind k) noexcept;
 ///   kazoo Semaphore: lease children named by a bare 32-hex uuid (no sequence),
 ///   and the permit count as bare decimal digits in the path's data.
 /// What the listing `children` shows of such a peer, in words; nullopt when nothing.
-std::optional<std::string> foreign_semaphore_children(const std::vector<std::string>& children);
+ZKLOCK_EXPORT std::optional<std::string> foreign_semaphore_children(const std::vector<std::string>& children);
 /// The same for the path's data (zklock stores "permits=<n>").
-std::optional<std::string> foreign_semaphore_data(std::string_view data);
+ZKLOCK_EXPORT std::optional<std::string> foreign_semaphore_data(std::string_view data);
 
 } // namespace zklock::detail

@@ -4,6 +4,7 @@
 
 #include <zklock/acl.hpp>
 #include <zklock/detail/check_result.hpp>
+#include <zklock/export.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -25,22 +26,22 @@ inline constexpr std::size_t default_max_request_bytes = 0xfffff;
 inline constexpr std::size_t max_permits = 0x7fffffff;
 
 /// The chroot suffix of a connect string ("/app" of "h1:2181,h2:2181/app"), or "".
-std::string_view chroot_of(std::string_view connect);
+ZKLOCK_EXPORT std::string_view chroot_of(std::string_view connect);
 
 /// Bytes a create request takes on the wire besides its data: header, the path
 /// the server sees (chroot included), the ACL and the flags.
-std::size_t create_request_overhead(std::size_t server_path_bytes, const acl_list& acl);
+ZKLOCK_EXPORT std::size_t create_request_overhead(std::size_t server_path_bytes, const acl_list& acl);
 
 /// Checks that node data of `data_bytes` fits a create of a node whose path on
 /// the server (chroot included) has `server_path_bytes` bytes, with `acl`, in a
 /// request of at most `max_request_bytes`. errc::invalid_argument with a reason.
-check_result check_node_data(std::size_t data_bytes, std::size_t server_path_bytes, const acl_list& acl,
+ZKLOCK_EXPORT check_result check_node_data(std::size_t data_bytes, std::size_t server_path_bytes, const acl_list& acl,
                              std::size_t max_request_bytes);
 
 /// Checks the values of SessionOptions: session_timeout in [1 ms, INT_MAX ms],
 /// connect_timeout not negative, the auth list and the ACL policy
 /// (validate_auth, validate_acl). errc::invalid_argument with a reason.
-check_result validate_session_options(const SessionOptions& options);
+ZKLOCK_EXPORT check_result validate_session_options(const SessionOptions& options);
 
 /// The steady-clock deadline `timeout` from now. A timeout of zero or less is
 /// now (already passed: "do not wait"); one later than the clock can represent

@@ -15,6 +15,7 @@
 
 #include <zklock/detail/dialect.hpp>
 #include <zklock/detail/node_form.hpp>
+#include <zklock/export.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -34,16 +35,16 @@ inline constexpr std::string_view read_marker = "read-";
 inline constexpr std::string_view protected_tag = "_c_";
 
 /// A random (version 4) UUID in its 36-character text form.
-std::string new_guid();
+ZKLOCK_EXPORT std::string new_guid();
 
 /// The name zklock asks the server to create, without the sequence:
 /// `_c_<guid>-<marker>`.
-std::string node_name_prefix(std::string_view guid, std::string_view marker = lock_marker);
+ZKLOCK_EXPORT std::string node_name_prefix(std::string_view guid, std::string_view marker = lock_marker);
 
 /// The sequence number of a child named `...<marker><sequence>`, where the
 /// sequence is what the server appends: ten digits, or a '-' and ten digits
 /// after the counter wrapped. nullopt for a child that is not a lock node.
-std::optional<std::int32_t> parse_sequence(std::string_view child, std::string_view marker = lock_marker);
+ZKLOCK_EXPORT std::optional<std::int32_t> parse_sequence(std::string_view child, std::string_view marker = lock_marker);
 
 /// Serial-number order on the parent's 32-bit counter: true when `a` was
 /// issued before `b`, also across the wrap from 2147483647 to -2147483648.
@@ -66,11 +67,11 @@ struct lock_node {
 /// Every contender of a getChildren listing, of every dialect zklock reads, in
 /// queue order (serial-number order of their sequences). Children no dialect
 /// recognises are left out: they are not in the queue.
-std::vector<lock_node> sorted_contenders(const std::vector<std::string>& children);
+ZKLOCK_EXPORT std::vector<lock_node> sorted_contenders(const std::vector<std::string>& children);
 
 /// The child whose name carries `guid` (the node a protected create made),
 /// if the listing holds one.
-std::optional<std::string> find_by_guid(const std::vector<std::string>& children, std::string_view guid);
+ZKLOCK_EXPORT std::optional<std::string> find_by_guid(const std::vector<std::string>& children, std::string_view guid);
 
 /// What a contender does after a listing.
 struct queue_decision {
@@ -92,7 +93,7 @@ struct queue_decision {
 /// released out of order, leaving a permit idle). For a mutex that is the one
 /// predecessor; when holders release in arrival order each release still wakes
 /// one waiter.
-queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_name, std::size_t permits = 1);
+ZKLOCK_EXPORT queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_name, std::size_t permits = 1);
 
 /// The read-write rule: a writer holds when it is first and watches its
 /// immediate predecessor; a reader holds when no writer is ahead of it and
@@ -100,7 +101,7 @@ queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_
 /// (a mutex's node too) is a writer; shared ones (zklock's read-, kazoo's
 /// __rlock__, Curator's __READ__) are readers. Readers after a queued writer wait for it,
 /// so writers do not starve.
-queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::string_view my_name);
+ZKLOCK_EXPORT queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::string_view my_name);
 
 /// How a recipe queues: which nodes take part and which rule decides.
 struct queue_rule {
@@ -116,6 +117,6 @@ struct queue_rule {
 };
 
 /// Sorts a listing and applies the rule to our node `my_name`.
-queue_decision decide(const queue_rule& rule, const std::vector<std::string>& children, std::string_view my_name);
+ZKLOCK_EXPORT queue_decision decide(const queue_rule& rule, const std::vector<std::string>& children, std::string_view my_name);
 
 } // namespace zklock::detail

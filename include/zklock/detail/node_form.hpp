@@ -9,6 +9,7 @@
 // every form is one detail::recognise() reads with the role's kind.
 #pragma once
 
+#include <zklock/export.hpp>
 #include <zklock/node_names.hpp>
 
 #include <cstddef>
@@ -33,17 +34,17 @@ struct node_form {
 
 /// The form of a `role` node in `names`; nullopt when that naming has no such
 /// node (a semaphore's permit in any naming but zklock's).
-std::optional<node_form> form_of(node_names names, node_role role) noexcept;
+ZKLOCK_EXPORT std::optional<node_form> form_of(node_names names, node_role role) noexcept;
 
 /// A new attempt's tag in `form`: a random UUID (36 characters), or for a bare
 /// hex tag the same 128 random bits as 32 lowercase hex digits.
-std::string new_tag(const node_form& form);
+ZKLOCK_EXPORT std::string new_tag(const node_form& form);
 
 /// The name to create (the server appends the sequence): `_c_<tag>-<marker>`
 /// or `<tag><marker>`.
-std::string node_name_prefix(std::string_view tag, const node_form& form);
+ZKLOCK_EXPORT std::string node_name_prefix(std::string_view tag, const node_form& form);
 
 /// The length of node_name_prefix() for any tag new_tag(form) makes.
-std::size_t node_name_prefix_size(const node_form& form) noexcept;
+ZKLOCK_EXPORT std::size_t node_name_prefix_size(const node_form& form) noexcept;
 
 } // namespace zklock::detail

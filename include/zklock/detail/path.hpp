@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zklock/detail/check_result.hpp>
+#include <zklock/export.hpp>
 
 #include <cstddef>
 #include <string>
@@ -23,10 +24,10 @@ inline constexpr std::size_t max_lock_path_length = 1024;
 /// control characters (U+0000-U+001F, U+007F-U+009F) or the code points the
 /// server refuses (U+D800-U+F8FF, U+FFF0-U+FFFF, and everything beyond U+FFFF,
 /// which the server sees as a surrogate pair), at most max_lock_path_length bytes.
-check_result validate_lock_path(std::string_view path);
+ZKLOCK_EXPORT check_result validate_lock_path(std::string_view path);
 
 /// The ancestors of `path` from the top down, excluding the root and the path
 /// itself: "/a/b/c" gives {"/a", "/a/b"}.
-std::vector<std::string> ancestors(std::string_view path);
+ZKLOCK_EXPORT std::vector<std::string> ancestors(std::string_view path);
 
 } // namespace zklock::detail

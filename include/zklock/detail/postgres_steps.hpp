@@ -3,6 +3,8 @@
 // involved. The backend (src/postgres) runs them and does what they say.
 #pragma once
 
+#include <zklock/postgres/export.hpp>
+
 #include <string_view>
 
 namespace zklock::detail::postgres_steps {
@@ -39,7 +41,7 @@ struct after_attempt_step {
 
     friend bool operator==(const after_attempt_step&, const after_attempt_step&) = default;
 };
-after_attempt_step after_attempt(method m, const attempt_result& r) noexcept;
+ZKLOCK_POSTGRES_EXPORT after_attempt_step after_attempt(method m, const attempt_result& r) noexcept;
 
 /// What a held lease does with the answer to one renewal (an UPDATE of its row).
 enum class renewal {
@@ -48,7 +50,7 @@ enum class renewal {
     retry_soon,   ///< the statement failed or the connection is down: retry until the lease runs out
 };
 /// `rows`: the UPDATE's count of rows (PQcmdTuples; "0" when no result came).
-renewal after_renewal(bool failed, std::string_view rows) noexcept;
+ZKLOCK_POSTGRES_EXPORT renewal after_renewal(bool failed, std::string_view rows) noexcept;
 
 /// Whether the lock is a lease that lives on the server until its TTL: it
 /// outlives its connection (the holder reconnects and renews it), while
@@ -56,6 +58,6 @@ renewal after_renewal(bool failed, std::string_view rows) noexcept;
 /// connection means for a holder, whether the holder renews, whether an
 /// acquire in flight is cancelled on the server, and whether a failed release
 /// closes the connection to end the lock.
-bool lives_by_ttl(method m) noexcept;
+ZKLOCK_POSTGRES_EXPORT bool lives_by_ttl(method m) noexcept;
 
 } // namespace zklock::detail::postgres_steps

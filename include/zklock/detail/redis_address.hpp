@@ -5,6 +5,8 @@
 // and by `zklock bench`.
 #pragma once
 
+#include <zklock/export.hpp>
+
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -35,19 +37,19 @@ struct redis_address {
 /// missing host or port, a port outside 1..65535, a db that is not a number in
 /// 0..2147483647, userinfo without ':' (a user with no password), a bad
 /// percent escape, "rediss://" (TLS: hiredis 0.14 has none), or a query string.
-redis_address parse_redis_address(std::string_view text, std::error_code& ec, std::string* reason = nullptr);
+ZKLOCK_EXPORT redis_address parse_redis_address(std::string_view text, std::error_code& ec, std::string* reason = nullptr);
 
 /// parse_redis_address(text), completed from the service's options where the
 /// text names nothing: `user` and `password` when it has no credentials, `db`
 /// when it names no database (a URL's "/N" wins, even "/0"). Errors as
 /// parse_redis_address.
-redis_address resolve_redis_address(std::string_view text, const std::string& user, const std::string& password,
+ZKLOCK_EXPORT redis_address resolve_redis_address(std::string_view text, const std::string& user, const std::string& password,
                                      int db, std::error_code& ec, std::string* reason = nullptr);
 
 /// The commands a new connection sends before anything else: AUTH (with the
 /// user when there is one: "AUTH user password", Redis 6+; else "AUTH password")
 /// when there is a password, then SELECT when db is not 0. Empty when neither.
-std::vector<std::vector<std::string>> redis_setup_commands(const redis_address& a);
+ZKLOCK_EXPORT std::vector<std::vector<std::string>> redis_setup_commands(const redis_address& a);
 
 /// What an error reply means (`reply` is its text, e.g. "WRONGPASS invalid
 /// username-password pair or user is disabled."):
@@ -57,6 +59,6 @@ std::vector<std::vector<std::string>> redis_setup_commands(const redis_address& 
 ///   run the command or touch the key)                     errc::no_auth
 ///   "ERR DB index is out of range" (SELECT)               errc::invalid_argument
 ///   anything else (a script error, ...)                   std::errc::protocol_error
-std::error_code redis_error_code(std::string_view reply);
+ZKLOCK_EXPORT std::error_code redis_error_code(std::string_view reply);
 
 } // namespace zklock::detail

@@ -3,6 +3,8 @@
 // observation, the listings) and by zklock::is_retryable. Pure.
 #pragma once
 
+#include <zklock/export.hpp>
+
 #include <system_error>
 
 namespace zklock::detail {
@@ -21,11 +23,11 @@ enum class reply_kind {
 /// socket error: system error), or the server refused to run it now
 /// (throttled, session moved). `session_gone`: session expired, invalid state.
 /// `closed`: the handle is closing (zklock::errc::closing or session_closed).
-reply_kind classify_reply(const std::error_code& ec) noexcept;
+ZKLOCK_EXPORT reply_kind classify_reply(const std::error_code& ec) noexcept;
 /// The same for a ZooKeeper C client return code (ZOK, ZNONODE, ...).
-reply_kind classify_reply(int zoo_rc) noexcept;
+ZKLOCK_EXPORT reply_kind classify_reply(int zoo_rc) noexcept;
 /// The error to give up with after `zoo_rc`: errc::session_closed when the
 /// handle was closing, from_zookeeper(zoo_rc) otherwise.
-std::error_code reply_error(int zoo_rc) noexcept;
+ZKLOCK_EXPORT std::error_code reply_error(int zoo_rc) noexcept;
 
 } // namespace zklock::detail

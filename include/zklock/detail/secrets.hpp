@@ -3,6 +3,8 @@
 // Pure functions, no I/O.
 #pragma once
 
+#include <zklock/export.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,7 +30,7 @@ inline constexpr std::string_view redacted = "***";
 /// Everything else is unchanged. Meant for text that may hold a connection
 /// string: a command line (redact each argument before quoting it), a server
 /// address, an error message.
-std::string redact_secrets(std::string_view text);
+ZKLOCK_EXPORT std::string redact_secrets(std::string_view text);
 
 /// A libpq connection string split for a child process: the string without its
 /// password (for the child's argv), and the password (for its environment or a
@@ -46,12 +48,12 @@ struct conninfo_split {
 /// unterminated quote, a bad percent escape) or holds another secret this split
 /// cannot move out of the argv (`sslpassword`): the caller must then not put it
 /// on any argv.
-std::optional<conninfo_split> split_conninfo_password(std::string_view conninfo);
+ZKLOCK_EXPORT std::optional<conninfo_split> split_conninfo_password(std::string_view conninfo);
 
 /// A line of a PostgreSQL password file (PGPASSFILE) that gives `password` for
 /// every host, port, database and user: "*:*:*:*:" + password with '\' and ':'
 /// escaped by a backslash, and a newline. nullopt for a password with a line
 /// break (a password file cannot hold one).
-std::optional<std::string> pgpass_line(std::string_view password);
+ZKLOCK_EXPORT std::optional<std::string> pgpass_line(std::string_view password);
 
 } // namespace zklock::detail

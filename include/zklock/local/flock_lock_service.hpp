@@ -1,6 +1,7 @@
 // zklock::FlockLockService: flock(2) on local files, the single-machine baseline.
 #pragma once
 
+#include <zklock/export.hpp>
 #include <zklock/lock.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -22,7 +23,7 @@ struct flock_context;
 /// so there is no loss to report. A lock file deleted while held would let a second
 /// holder in on a new file: acquire checks that the locked descriptor still names
 /// the file on disk, and retries otherwise.
-class FlockLockService : public LockService {
+class ZKLOCK_EXPORT FlockLockService : public LockService {
 public:
     /// `directory` must exist. Without an executor the service runs its own
     /// io_context on one thread for its timers.

@@ -50,6 +50,7 @@
 
 #include <zklock/error.hpp>
 #include <zklock/fencing.hpp>
+#include <zklock/postgres/export.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -84,7 +85,7 @@ struct PostgresFenceOptions {
 };
 
 /// Writes values that only the current lock holder may change (see the top of this file).
-class PostgresFence {
+class ZKLOCK_POSTGRES_EXPORT PostgresFence {
 public:
     /// `conninfo`: a libpq connection string or URI ("host=... dbname=...",
     /// "postgresql://user@host/db"); the password as libpq finds it. Connects

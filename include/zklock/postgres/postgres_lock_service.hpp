@@ -3,6 +3,7 @@
 #pragma once
 
 #include <zklock/lock.hpp>
+#include <zklock/postgres/export.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -32,7 +33,7 @@ struct PostgresOptions {
 
 /// What the three services share: the connection string, the options, the
 /// thread. Not used directly.
-class PostgresLockServiceBase : public LockService {
+class ZKLOCK_POSTGRES_EXPORT PostgresLockServiceBase : public LockService {
 public:
     ~PostgresLockServiceBase() override;
     Lock make_lock(const std::string& name) override;
@@ -71,7 +72,7 @@ private:
 /// sends no notification. Grants are not FIFO.
 /// Each Lock object has its own connection (for its LISTEN); a dead holder's
 /// lease is freed when its TTL runs out.
-class PostgresLeaseLockService : public PostgresLockServiceBase {
+class ZKLOCK_POSTGRES_EXPORT PostgresLeaseLockService : public PostgresLockServiceBase {
 public:
     PostgresLeaseLockService(std::string conninfo, PostgresOptions options = {});
 };
@@ -91,7 +92,7 @@ public:
 /// token is nextval('zklock_fence') taken after the grant. The holder is told
 /// errc::session_expired when its connection ends (terminated by an operator,
 /// server restart, network failure): the server has released the lock by then.
-class PostgresAdvisoryLockService : public PostgresLockServiceBase {
+class ZKLOCK_POSTGRES_EXPORT PostgresAdvisoryLockService : public PostgresLockServiceBase {
 public:
     PostgresAdvisoryLockService(std::string conninfo, PostgresOptions options = {});
 };
@@ -108,7 +109,7 @@ public:
 /// when its connection ends; the holder is told errc::session_expired. Waiters
 /// queue in the server; a newcomer can occasionally overtake the first waiter at
 /// the moment of release, so grants are not strictly FIFO.
-class PostgresRowLockService : public PostgresLockServiceBase {
+class ZKLOCK_POSTGRES_EXPORT PostgresRowLockService : public PostgresLockServiceBase {
 public:
     PostgresRowLockService(std::string conninfo, PostgresOptions options = {});
 };

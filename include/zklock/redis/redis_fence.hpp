@@ -58,6 +58,7 @@
 
 #include <zklock/error.hpp>
 #include <zklock/fencing.hpp>
+#include <zklock/redis/export.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -93,7 +94,7 @@ struct RedisFenceOptions {
 };
 
 /// Writes Redis keys that only the current lock holder may change (see the top of this file).
-class RedisFence {
+class ZKLOCK_REDIS_EXPORT RedisFence {
 public:
     /// Throws zklock::error(errc::invalid_argument) for a malformed address
     /// (the message never quotes its credentials), a user without a password,

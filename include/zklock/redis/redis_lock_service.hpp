@@ -67,6 +67,7 @@
 #pragma once
 
 #include <zklock/lock.hpp>
+#include <zklock/redis/export.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -110,7 +111,7 @@ struct RedisOptions {
 /// capabilities(): backend "redis", not FIFO, dead holder released at ttl expiry,
 /// fencing not monotonic across restart/failover, pub/sub wakes every waiter,
 /// reports loss.
-class RedisLockService : public LockService {
+class ZKLOCK_REDIS_EXPORT RedisLockService : public LockService {
 public:
     /// `address` is "host:port" or a redis:// URL (see the top of this file),
     /// e.g. "127.0.0.1:6379", "redis://alice:secret@10.0.0.5:6379/2". Throws
@@ -151,7 +152,7 @@ private:
 /// tokens grow from grant to grant while the masters keep their counters; it is
 /// NOT monotonic across a master restart without persistence or a failover.
 /// capabilities().backend is "redlock".
-class RedlockService : public LockService {
+class ZKLOCK_REDIS_EXPORT RedlockService : public LockService {
 public:
     /// `addresses` as RedisLockService's, one per master (each may carry its own
     /// credentials). Throws zklock::error(errc::invalid_argument) for no address

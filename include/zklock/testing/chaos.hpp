@@ -39,6 +39,7 @@
 #include <zklock/mutex.hpp>
 #include <zklock/session.hpp>
 #include <zklock/testing/ensemble.hpp>
+#include <zklock/testing/export.hpp>
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/faulty_link.hpp>
 #include <zklock/testing/safety_ledger.hpp>
@@ -66,12 +67,12 @@ namespace zklock::testing {
 /// The environment variable that replays a chaos run: its decimal seed.
 inline constexpr const char* chaos_seed_variable = "ZKLOCK_CHAOS_SEED";
 /// A seed's text: decimal digits only, 0 to 2^64-1. nullopt otherwise.
-std::optional<std::uint64_t> parse_chaos_seed(std::string_view text);
+ZKLOCK_TESTING_EXPORT std::optional<std::uint64_t> parse_chaos_seed(std::string_view text);
 /// $ZKLOCK_CHAOS_SEED when set (std::invalid_argument when it is not a
 /// seed), else a fresh one from std::random_device.
-std::uint64_t chaos_seed();
+ZKLOCK_TESTING_EXPORT std::uint64_t chaos_seed();
 /// "chaos seed N (replay: ZKLOCK_CHAOS_SEED=N)".
-std::string describe_seed(std::uint64_t seed);
+ZKLOCK_TESTING_EXPORT std::string describe_seed(std::uint64_t seed);
 
 // ---- fault schedules (pure) -----------------------------------------------------
 
@@ -89,9 +90,9 @@ enum class chaos_fault {
     freeze_holder,      ///< a client in its critical section (else `target`) frozen for the duration
     garble_create_reply,  ///< the reply to client `target`'s next create garbled (the C client drops the connection)
 };
-std::string_view to_string(chaos_fault f) noexcept;
+ZKLOCK_TESTING_EXPORT std::string_view to_string(chaos_fault f) noexcept;
 /// Every fault, in declaration order.
-std::vector<chaos_fault> all_chaos_faults();
+ZKLOCK_TESTING_EXPORT std::vector<chaos_fault> all_chaos_faults();
 
 /// One fault of a schedule.
 struct chaos_step {
@@ -102,10 +103,10 @@ struct chaos_step {
     friend bool operator==(const chaos_step&, const chaos_step&) = default;
 };
 /// "kill_leader for 1200 ms, then 800 ms quiet" and the like.
-std::string describe(const chaos_step& step);
+ZKLOCK_TESTING_EXPORT std::string describe(const chaos_step& step);
 
 /// What a schedule draws from.
-struct chaos_schedule_options {
+struct ZKLOCK_TESTING_EXPORT chaos_schedule_options {
     std::vector<chaos_fault> faults = all_chaos_faults();
     std::size_t clients = 6;  ///< targets of client faults: [0, clients)
     std::size_t nodes = 3;    ///< targets of server faults: [0, nodes); node faults need nodes > 1, except pause_server
@@ -117,16 +118,16 @@ struct chaos_schedule_options {
 /// The next step drawn from `rng`. Instant faults (reset_client,
 /// drop_create_reply, expire_session) get duration 0. Throws
 /// std::invalid_argument when no fault fits the options.
-chaos_step next_chaos_step(std::mt19937_64& rng, const chaos_schedule_options& options);
+ZKLOCK_TESTING_EXPORT chaos_step next_chaos_step(std::mt19937_64& rng, const chaos_schedule_options& options);
 /// `count` steps drawn from a generator seeded with `seed`.
-std::vector<chaos_step> chaos_schedule(std::uint64_t seed, const chaos_schedule_options& options, std::size_t count);
+ZKLOCK_TESTING_EXPORT std::vector<chaos_step> chaos_schedule(std::uint64_t seed, const chaos_schedule_options& options, std::size_t count);
 
 /// A FaultyLink::drop_next_reply() needle that only a lock node's create
 /// request holds: its path ends with the marker "-lock-" (the server appends the
 /// sequence number) followed by the high bytes of the node data's length, where
 /// a getData, exists or delete of a queue node has the sequence digits. (A
 /// needle of the lock path would catch a waiter's getData of its predecessor.)
-std::string lock_create_needle();
+ZKLOCK_TESTING_EXPORT std::string lock_create_needle();
 
 // ---- verdicts (pure) ------------------------------------------------------------
 
@@ -142,11 +143,11 @@ struct chaos_outcome {
     std::uint64_t faults = 0;                 ///< faults applied
 };
 /// Every pass condition the outcome breaks, in words; empty when it passes.
-std::vector<std::string> chaos_violations(const chaos_outcome& outcome);
+ZKLOCK_TESTING_EXPORT std::vector<std::string> chaos_violations(const chaos_outcome& outcome);
 /// One line: "faults=N grants=N accepted=N refused=N overlaps=N
 /// unexplained_overlaps=N lost=N stale_unfenced=N duplicate_tokens=N
 /// longest_gap_ms=N leftovers=N hung=N stalled=N".
-std::string chaos_line(const chaos_outcome& outcome);
+ZKLOCK_TESTING_EXPORT std::string chaos_line(const chaos_outcome& outcome);
 
 // ---- clients ----------------------------------------------------------------------
 
@@ -156,7 +157,7 @@ enum class chaos_recipe {
     leader_election,  ///< LeaderElection: campaign, write with the epoch, async_resign
     semaphore,        ///< Semaphore (permits): acquire a lease, release it; no writes
 };
-std::string_view to_string(chaos_recipe r) noexcept;
+ZKLOCK_TESTING_EXPORT std::string_view to_string(chaos_recipe r) noexcept;
 
 struct ChaosClientOptions {
     std::string path = "/zklock-chaos/lock";
@@ -186,7 +187,7 @@ struct ChaosClientOptions {
 /// freeze() stops both the session (SessionFreeze) and the worker (at its next
 /// step), as SIGSTOP would stop a process holding them; thaw() lets the worker
 /// take its next step first (a holder's late write) and then the session.
-class ChaosClient {
+class ZKLOCK_TESTING_EXPORT ChaosClient {
 public:
     /// Connects (throws as Session::connect) but does not start the worker.
     ChaosClient(std::string name, SessionOptions session, ChaosClientOptions options, SafetyLedger& ledger,
@@ -352,7 +353,7 @@ struct ChaosOptions {
 /// the clients (workers not started yet). Destruction stops the clients
 /// (bounded), closes their sessions, heals and stops everything: no process,
 /// iptables rule, link or directory is left.
-class ChaosCluster {
+class ZKLOCK_TESTING_EXPORT ChaosCluster {
 public:
     ChaosCluster(ChaosOptions options, std::uint64_t seed);
     ~ChaosCluster();

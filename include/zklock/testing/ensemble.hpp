@@ -11,6 +11,8 @@
 // created on a thread that outlives it (see ChildProcess).
 #pragma once
 
+#include <zklock/testing/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -75,7 +77,7 @@ struct EnsembleOptions {
 /// node and removes all directories.
 ///
 /// Thread-safety: not thread-safe; use from one thread.
-class Ensemble {
+class ZKLOCK_TESTING_EXPORT Ensemble {
 public:
     explicit Ensemble(EnsembleOptions options = {});
     ~Ensemble();

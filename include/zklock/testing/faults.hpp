@@ -9,6 +9,7 @@
 
 #include <zklock/acl.hpp>
 #include <zklock/session.hpp>
+#include <zklock/testing/export.hpp>
 
 #include <chrono>
 #include <future>
@@ -24,7 +25,7 @@ namespace zklock::testing {
 /// its process were paused), so it cannot take the session back first. `session`
 /// then sees `expired` when it next talks to the server and opens a new session.
 /// Throws zklock::error (errc::timeout) when that does not happen within `timeout`.
-void expire_session(Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+ZKLOCK_TESTING_EXPORT void expire_session(Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 /// Freezes a Session as SIGSTOP freezes the process it lives in: the thread
 /// that runs the session (its strand) is held, so the session reads nothing,
@@ -40,7 +41,7 @@ void expire_session(Session& session, std::chrono::milliseconds timeout = std::c
 /// Needs a Session on its own thread (SessionOptions without an executor) or on
 /// an executor that some other thread runs. Not thread-safe: use from one
 /// thread (never the session's own).
-class SessionFreeze {
+class ZKLOCK_TESTING_EXPORT SessionFreeze {
 public:
     /// Holds the session's strand; returns once the hold has taken effect (a
     /// handler running on the strand finishes first). Throws zklock::error
@@ -71,7 +72,7 @@ private:
 
 /// Deletes the node at `path` through `session` (as an operator or another client
 /// would), waiting for the server's answer. Throws zklock::error on failure.
-void delete_node(Session& session, const std::string& path);
+ZKLOCK_TESTING_EXPORT void delete_node(Session& session, const std::string& path);
 
 // What another client on the same ZooKeeper can do to a lock: each waits for
 // the server's answer and throws zklock::error with its code (errc::no_auth
@@ -79,10 +80,10 @@ void delete_node(Session& session, const std::string& path);
 
 /// Creates `path` with `data` through `session`, persistent unless `ephemeral`,
 /// with the session's ACL policy (SessionOptions::acl). Its parent must exist.
-void create_node(Session& session, const std::string& path, const std::string& data = {}, bool ephemeral = false);
+ZKLOCK_TESTING_EXPORT void create_node(Session& session, const std::string& path, const std::string& data = {}, bool ephemeral = false);
 /// Sets the ACL of `path` (any version) through `session`.
-void set_acl(Session& session, const std::string& path, const acl_list& acl);
+ZKLOCK_TESTING_EXPORT void set_acl(Session& session, const std::string& path, const acl_list& acl);
 /// The ACL of `path`, read through `session`.
-acl_list get_acl(Session& session, const std::string& path);
+ZKLOCK_TESTING_EXPORT acl_list get_acl(Session& session, const std::string& path);
 
 } // namespace zklock::testing

@@ -35,6 +35,8 @@
 // concurrently; none may be called from the link's own thread.
 #pragma once
 
+#include <zklock/testing/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -44,7 +46,7 @@
 namespace zklock::testing {
 
 /// A loopback TCP proxy with faults. See the file comment.
-class FaultyLink {
+class ZKLOCK_TESTING_EXPORT FaultyLink {
 public:
     /// Listens on a free port of 127.0.0.1 (port()) and forwards every
     /// connection to 127.0.0.1:target_port. The target need not listen yet: a

@@ -6,6 +6,8 @@
 // Thread-safety: every function here is safe to call concurrently.
 #pragma once
 
+#include <zklock/testing/export.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -21,12 +23,12 @@ namespace zklock::testing {
 /// paused server accepts the connection but never answers),
 /// errc::connection_refused when nothing listens, other errno values for other
 /// failures.
-std::string four_letter_word(std::uint16_t port, std::string_view command, std::chrono::milliseconds timeout);
+ZKLOCK_TESTING_EXPORT std::string four_letter_word(std::uint16_t port, std::string_view command, std::chrono::milliseconds timeout);
 
 /// The value of the "Mode:" line of a `srvr` answer ("standalone", "leader",
 /// "follower", "observer"), or nullopt when there is none (the server is not
 /// serving, e.g. while it looks for a leader).
-std::optional<std::string> server_mode(std::string_view srvr_answer);
+ZKLOCK_TESTING_EXPORT std::optional<std::string> server_mode(std::string_view srvr_answer);
 
 /// One client connection as a `cons` answer lists it.
 struct ServedConnection {
@@ -40,6 +42,6 @@ struct ServedConnection {
 /// The connections of a `cons` answer, one per line of the form
 /// ` /127.0.0.1:54321[1](queued=0,recved=5,sent=5,sid=0x100000a2b3c0000,...)`.
 /// Lines that do not have that shape are skipped.
-std::vector<ServedConnection> served_connections(std::string_view cons_answer);
+ZKLOCK_TESTING_EXPORT std::vector<ServedConnection> served_connections(std::string_view cons_answer);
 
 }  // namespace zklock::testing

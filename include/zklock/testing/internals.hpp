@@ -7,6 +7,7 @@
 
 #include <zklock/mutex.hpp>
 #include <zklock/session.hpp>
+#include <zklock/testing/export.hpp>
 
 #include <chrono>
 #include <string>
@@ -16,8 +17,8 @@ namespace zklock::testing {
 /// Reads the state on the session's strand, waiting at most `timeout` for it;
 /// when a handler holds the strand longer (a blocked call, a SessionFreeze),
 /// says so instead. Thread-safe; never call it from the session's own thread.
-std::string describe_internals(const Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(2));
+ZKLOCK_TESTING_EXPORT std::string describe_internals(const Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(2));
 /// The same for a Mutex's place in its queue.
-std::string describe_internals(const Mutex& mutex, std::chrono::milliseconds timeout = std::chrono::seconds(2));
+ZKLOCK_TESTING_EXPORT std::string describe_internals(const Mutex& mutex, std::chrono::milliseconds timeout = std::chrono::seconds(2));
 
 }  // namespace zklock::testing

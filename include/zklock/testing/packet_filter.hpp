@@ -25,6 +25,8 @@
 // thread. The free functions are safe to call concurrently.
 #pragma once
 
+#include <zklock/testing/export.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,7 +46,7 @@ struct TcpPacketMatch {
 };
 
 /// A set of iptables DROP rules that lives as long as the object.
-class PacketFilter {
+class ZKLOCK_TESTING_EXPORT PacketFilter {
 public:
     /// An empty filter; `label` goes into every rule's comment (e.g.
     /// "link 127.0.0.1:40123"; letters, digits, spaces and ".:-_/" only).
@@ -87,20 +89,20 @@ private:
 /// The rules of INPUT (as `iptables -S INPUT` prints them) that carry a
 /// zklock-testing comment; only those of process `owner` when it is not 0.
 /// Throws std::runtime_error when iptables cannot list them.
-std::vector<std::string> zklock_packet_rules(pid_t owner = 0);
+ZKLOCK_TESTING_EXPORT std::vector<std::string> zklock_packet_rules(pid_t owner = 0);
 
 /// Pure helpers (exposed for unit tests).
 /// "zklock-testing pid=PID LABEL". Throws std::invalid_argument for a label
 /// with other characters than letters, digits, spaces and ".:-_/".
-std::string packet_rule_comment(pid_t pid, std::string_view label);
+ZKLOCK_TESTING_EXPORT std::string packet_rule_comment(pid_t pid, std::string_view label);
 /// The iptables arguments after "-I INPUT 1" / "-D INPUT" for one rule:
 /// "-i lo -p tcp [--sport S] [--dport D] -m comment --comment C -j DROP".
-std::vector<std::string> packet_rule_spec(const TcpPacketMatch& match, const std::string& comment);
+ZKLOCK_TESTING_EXPORT std::vector<std::string> packet_rule_spec(const TcpPacketMatch& match, const std::string& comment);
 /// The sum of the packet counters ("-c PACKETS BYTES") of the rules in
 /// `iptables -v -S` output whose comment is exactly `comment`.
-std::uint64_t dropped_packets_in(std::string_view iptables_v_s_output, std::string_view comment);
+ZKLOCK_TESTING_EXPORT std::uint64_t dropped_packets_in(std::string_view iptables_v_s_output, std::string_view comment);
 /// The lines of `iptables -S` output that carry a zklock-testing comment
 /// (of process `owner` only, when not 0).
-std::vector<std::string> zklock_rules_in(std::string_view iptables_s_output, pid_t owner);
+ZKLOCK_TESTING_EXPORT std::vector<std::string> zklock_rules_in(std::string_view iptables_s_output, pid_t owner);
 
 }  // namespace zklock::testing

@@ -33,6 +33,8 @@
 // thread. Create it on a thread that outlives it (see ChildProcess).
 #pragma once
 
+#include <zklock/testing/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -74,7 +76,7 @@ struct PostgresServerOptions {
 /// shutting down, or it does not answer in time. Like pg_isready, a server
 /// that asks for a password also counts as ready (no password is sent).
 /// libpq counts the timeout in whole seconds, at least 2: it is rounded up.
-[[nodiscard]] bool postgres_ready(std::uint16_t port, std::chrono::milliseconds timeout);
+[[nodiscard]] ZKLOCK_TESTING_EXPORT bool postgres_ready(std::uint16_t port, std::chrono::milliseconds timeout);
 
 /// One PostgreSQL cluster (initdb'ed data directory) and its server.
 ///
@@ -87,7 +89,7 @@ struct PostgresServerOptions {
 /// the server after 10 s) and removes the temp dir with the data directory.
 ///
 /// Thread-safety: not thread-safe; use from one thread.
-class PostgresServer : public ServerProcess {
+class ZKLOCK_TESTING_EXPORT PostgresServer : public ServerProcess {
 public:
     explicit PostgresServer(PostgresServerOptions options = {});
     ~PostgresServer() override;

@@ -7,6 +7,8 @@
 // thread at a time. The free functions are safe to call concurrently.
 #pragma once
 
+#include <zklock/testing/export.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -60,7 +62,7 @@ struct ChildProcessOptions {
 /// restarted with the same command line and options (restart()).
 ///
 /// Thread-safety: not thread-safe; use from one thread.
-class ChildProcess : public FaultableProcess {
+class ZKLOCK_TESTING_EXPORT ChildProcess : public FaultableProcess {
 public:
     /// Starts argv[0] with arguments argv[1..]. argv[0] is looked up in PATH
     /// when it contains no '/'.
@@ -149,25 +151,25 @@ private:
 };
 
 /// Renders a waitpid(2) status as text: "exited with 0", "killed by signal 9".
-std::string describe_wait_status(int status);
+ZKLOCK_TESTING_EXPORT std::string describe_wait_status(int status);
 
 /// A TCP port on 127.0.0.1 that was free a moment ago: binds 127.0.0.1:0,
 /// reads the port the kernel chose, closes the socket. Another process may
 /// take the port before the caller binds it; the window is small.
 /// Throws std::system_error if no socket can be bound.
-std::uint16_t free_loopback_port();
+ZKLOCK_TESTING_EXPORT std::uint16_t free_loopback_port();
 
 /// n distinct free loopback ports (all sockets are held open until every
 /// port is chosen, so no port repeats). Same caveat and errors as
 /// free_loopback_port().
-std::vector<std::uint16_t> free_loopback_ports(std::size_t n);
+ZKLOCK_TESTING_EXPORT std::vector<std::uint16_t> free_loopback_ports(std::size_t n);
 
 /// A fresh directory made with mkdtemp under $TMPDIR (or /tmp when unset or
 /// empty), removed with everything in it on destruction unless keep() was
 /// called.
 ///
 /// Thread-safety: not thread-safe; use from one thread.
-class TempDir {
+class ZKLOCK_TESTING_EXPORT TempDir {
 public:
     /// Creates "<tmp>/<prefix>XXXXXX". Throws std::system_error on failure.
     explicit TempDir(const std::string& prefix = "zklock-");

@@ -23,6 +23,8 @@
 // to call concurrently.
 #pragma once
 
+#include <zklock/testing/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -86,18 +88,18 @@ struct RedisServerOptions {
 /// answers), errc::connection_refused when nothing listens,
 /// errc::connection_reset when the server closes before a full reply, other
 /// errno values for other failures; std::invalid_argument for empty args.
-std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
+ZKLOCK_TESTING_EXPORT std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
                           std::chrono::milliseconds timeout);
 /// Same, on a connection that first authenticates `as` (nothing when its
 /// password is empty); a refused AUTH returns the AUTH's error reply (e.g.
 /// "-WRONGPASS ...\r\n") without sending `args`.
-std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
+ZKLOCK_TESTING_EXPORT std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
                           std::chrono::milliseconds timeout, const RedisCredentials& as);
 
 /// Length of the first complete RESP2/RESP3 reply at the start of data, or
 /// nullopt when data holds only part of one. Throws std::runtime_error for
 /// bytes that are not RESP.
-std::optional<std::size_t> resp_reply_length(std::string_view data);
+ZKLOCK_TESTING_EXPORT std::optional<std::size_t> resp_reply_length(std::string_view data);
 
 /// One redis-server process.
 ///
@@ -109,7 +111,7 @@ std::optional<std::size_t> resp_reply_length(std::string_view data);
 /// Destruction stops the server (as stop()) and removes its temp dir.
 ///
 /// Thread-safety: not thread-safe; use from one thread.
-class RedisServer : public ServerProcess {
+class ZKLOCK_TESTING_EXPORT RedisServer : public ServerProcess {
 public:
     explicit RedisServer(RedisServerOptions options = {});
     ~RedisServer() override;

@@ -19,6 +19,8 @@
 // threads share one ledger.
 #pragma once
 
+#include <zklock/testing/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +33,7 @@
 namespace zklock::testing {
 
 /// What a run did, and the violations in it.
-struct safety_summary {
+struct ZKLOCK_TESTING_EXPORT safety_summary {
     std::uint64_t grants = 0;            ///< critical sections entered
     std::uint64_t writes = 0;            ///< writes attempted
     std::uint64_t accepted = 0;          ///< writes the fenced resource accepted
@@ -78,7 +80,7 @@ struct safety_summary {
     std::string line() const;
 };
 
-class SafetyLedger {
+class ZKLOCK_TESTING_EXPORT SafetyLedger {
 public:
     using clock = std::chrono::steady_clock;
     using section_id = std::uint64_t;

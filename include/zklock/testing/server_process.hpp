@@ -5,6 +5,8 @@
 // (when the default does not fit) how to stop or signal it.
 #pragma once
 
+#include <zklock/testing/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -43,7 +45,7 @@ class TimedResume;
 /// Thread-safety: not thread-safe; use from one thread. Create it on a thread
 /// that outlives it (see ChildProcess: the kernel kills the server when the
 /// creating thread exits).
-class ServerProcess : public FaultableProcess {
+class ZKLOCK_TESTING_EXPORT ServerProcess : public FaultableProcess {
 public:
     /// Does not stop the server: each fixture's destructor does (the stop hooks
     /// are virtual). Never throws.

@@ -18,6 +18,8 @@
 // ChildProcess: the kernel kills the server when the creating thread exits).
 #pragma once
 
+#include <zklock/testing/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -92,7 +94,7 @@ class Ensemble;
 /// its temp dir (and the data dir when it lives there).
 ///
 /// Thread-safety: not thread-safe; use from one thread.
-class ZooKeeperServer : public ServerProcess {
+class ZKLOCK_TESTING_EXPORT ZooKeeperServer : public ServerProcess {
 public:
     explicit ZooKeeperServer(ZooKeeperServerOptions options = {});
     ~ZooKeeperServer() override;

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Builds zklock's libraries shared (BUILD_SHARED_LIBS=ON; no tests, tool or
+# examples, no optimisation) in WORK_DIR/zklock-build, then runs run.sh on that
+# build: the installed shared libraries, their soname and exported symbols, and
+# every consumer case.
+#
+#   tests/consumer/shared.sh PARENT_BUILD_DIR WORK_DIR
+#
+# The shared build uses the C++ compiler and compiler launcher (e.g. ccache) of
+# PARENT_BUILD_DIR and is kept between runs, so a later run rebuilds only what
+# changed. Set CMAKE to use a cmake other than the one on PATH.
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 PARENT_BUILD_DIR WORK_DIR" >&2
+  exit 2
+fi
+
+cmake_cmd=${CMAKE:-cmake}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+project_dir=$(cd "$here/../.." && pwd)
+parent=$(cd "$1" && pwd)
+work=$2
+mkdir -p -- "$work"
+work=$(cd "$work" && pwd)
+
+cache_value() {
+  sed -n "s/^$1:[A-Z]*=//p" "$parent/CMakeCache.txt" | head -n 1
+}
+
+args=(-S "$project_dir" -B "$work/zklock-build" -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_TYPE=
+  -DZKLOCK_BUILD_TESTS=OFF -DZKLOCK_BUILD_TOOLS=OFF -DZKLOCK_BUILD_EXAMPLES=OFF -DZKLOCK_SANITIZE=OFF)
+cxx=$(cache_value CMAKE_CXX_COMPILER)
+[[ -n $cxx ]] && args+=("-DCMAKE_CXX_COMPILER=$cxx")
+launcher=$(cache_value CMAKE_CXX_COMPILER_LAUNCHER)
+[[ -n $launcher ]] && args+=("-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher")
+
+echo "install_consumer_shared: building zklock's shared libraries in $work/zklock-build"
+"$cmake_cmd" "${args[@]}" >"$work/zklock-build.log" 2>&1 || {
+  cat "$work/zklock-build.log"
+  exit 1
+}
+"$cmake_cmd" --build "$work/zklock-build" -j 2 >>"$work/zklock-build.log" 2>&1 || {
+  tail -n 100 "$work/zklock-build.log"
+  exit 1
+}
+exec "$here/run.sh" "$work/zklock-build" "$work/prefix" "$work/consumers"
