@@ -6,11 +6,17 @@
 // engine makes the same decisions on its strand, contender.cpp.)
 #pragma once
 
+#include <zklock/error.hpp>
 #include <zklock/lock_stats.hpp>
+
+#include <boost/asio/cancellation_signal.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <system_error>
 
 namespace zklock::detail {
 
@@ -80,5 +86,29 @@ private:
     }
     std::atomic<std::int64_t> started_{0}, held_since_{0}, total_wait_{0}, total_hold_{0};
 };
+
+/// The start of every backend's acquire(): claims `self`'s gate (the member
+/// `gate`); when the object already acquires or holds, `post`s the refusal to
+/// `callback`; otherwise gives `slot` a handler that `post`s `abort(*self)` as
+/// long as this acquire still runs. Returns the acquire's id, or 0 when refused.
+template <class Backend, class Post, class Abort>
+std::uint64_t begin_acquire(const std::shared_ptr<Backend>& self, acquire_gate Backend::*gate, const Post& post,
+                            boost::asio::cancellation_slot slot,
+                            std::function<void(std::error_code, bool)>& callback, Abort abort) {
+    const auto id = ((*self).*gate).begin();
+    if (id == 0) {
+        post([cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
+        return 0;
+    }
+    if (slot.is_connected()) {
+        slot.assign([weak = std::weak_ptr<Backend>(self), gate, post, abort, id](boost::asio::cancellation_type) {
+            if (auto s = weak.lock())
+                post([s, gate, abort, id] {
+                    if (((*s).*gate).running(id)) abort(*s);
+                });
+        });
+    }
+    return id;
+}
 
 } // namespace zklock::detail

@@ -62,19 +62,10 @@ public:
 
     void acquire(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
                  asio::cancellation_slot slot, acquire_callback callback) override {
-        const auto id = gate_.begin();
-        if (id == 0) {
-            asio::post(ctx_->strand, [cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
+        const auto post = [c = ctx_](std::function<void()> fn) { asio::post(c->strand, std::move(fn)); };
+        if (begin_acquire(shared_from_this(), &flock_backend::gate_, post, slot, callback,
+                          [](flock_backend& b) { b.finish(operation_aborted(), false); }) == 0)
             return;
-        }
-        if (slot.is_connected()) {
-            slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
-                if (auto self = weak.lock())
-                    asio::post(self->ctx_->strand, [self, id] {
-                        if (self->gate_.running(id)) self->finish(operation_aborted(), false);
-                    });
-            });
-        }
         asio::post(ctx_->strand, [self = shared_from_this(), deadline, no_wait, cb = std::move(callback)]() mutable {
             self->callback_ = std::move(cb);
             self->deadline_ = deadline;

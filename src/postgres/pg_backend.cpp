@@ -48,19 +48,10 @@ pg_backend::~pg_backend() {
 
 void pg_backend::acquire(std::optional<time_point> deadline, bool no_wait, asio::cancellation_slot slot,
                          acquire_callback callback) {
-    const auto id = gate_.begin();
-    if (id == 0) {
-        asio::post(ctx_->strand, [cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
+    const auto post = [c = ctx_](std::function<void()> fn) { asio::post(c->strand, std::move(fn)); };
+    if (begin_acquire(shared_from_this(), &pg_backend::gate_, post, slot, callback,
+                      [](pg_backend& b) { b.abort_acquire(operation_aborted()); }) == 0)
         return;
-    }
-    if (slot.is_connected()) {
-        slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
-            if (auto self = weak.lock())
-                asio::post(self->ctx_->strand, [self, id] {
-                    if (self->gate_.running(id)) self->abort_acquire(operation_aborted());
-                });
-        });
-    }
     asio::post(ctx_->strand, [self = shared_from_this(), deadline, no_wait, cb = std::move(callback)]() mutable {
         self->start_acquire(deadline, no_wait, std::move(cb));
     });

@@ -26,19 +26,10 @@ redis_backend::redis_backend(std::shared_ptr<redis_context> ctx, std::string key
 
 void redis_backend::acquire(std::optional<clock_type::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
                             acquire_callback callback) {
-    const std::uint64_t op = gate_.begin();
-    if (op == 0) {
-        ctx_->post([cb = std::move(callback)] { cb(make_error_code(errc::already_acquiring), false); });
-        return;
-    }
-    if (slot.is_connected()) {
-        slot.assign([weak = weak_from_this(), op](asio::cancellation_type) {
-            if (auto self = weak.lock())
-                self->ctx_->post([self, op] {
-                    if (self->op_ == op) self->give_up(operation_aborted());
-                });
-        });
-    }
+    const auto post = [c = ctx_](std::function<void()> fn) { c->post(std::move(fn)); };
+    const std::uint64_t op = begin_acquire(shared_from_this(), &redis_backend::gate_, post, slot, callback,
+                                           [](redis_backend& b) { b.give_up(operation_aborted()); });
+    if (op == 0) return;
     ctx_->post([self = shared_from_this(), op, deadline, no_wait, cb = std::move(callback)]() mutable {
         self->start(op, deadline, no_wait, std::move(cb));
     });
