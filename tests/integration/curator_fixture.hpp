@@ -33,17 +33,8 @@ protected:
     /// in order: the name given in `who` for a zklock session, "curator" otherwise.
     std::vector<std::string> wait_for_queue(Session& observer, const std::string& path, std::size_t n,
                                             const std::map<std::int64_t, std::string>& who = {}) {
-        std::vector<contender> queue;
-        EXPECT_TRUE(wait_until(
-            [&] {
-                std::error_code ec;
-                queue = list_contenders(observer, path, ec);
-                return !ec && queue.size() == n;
-            },
-            60s))
-            << queue.size() << " contenders, not " << n;
         std::vector<std::string> out;
-        for (const auto& c : queue) {
+        for (const auto& c : wait_for_contenders(observer, path, n, 60s)) {
             const auto it = who.find(c.owner_session);
             out.push_back(it == who.end() ? "curator" : it->second);
         }

@@ -32,17 +32,8 @@ protected:
 
     /// Waits until the queue at `path` holds `n` contenders; returns their dialects in order.
     std::vector<std::string> wait_for_queue(Session& s, const std::string& path, std::size_t n) {
-        std::vector<contender> queue;
-        EXPECT_TRUE(wait_until(
-            [&] {
-                std::error_code ec;
-                queue = list_contenders(s, path, ec);
-                return !ec && queue.size() == n;
-            },
-            60s))
-            << queue.size() << " contenders, not " << n;
         std::vector<std::string> out;
-        for (const auto& c : queue) out.push_back(c.dialect);
+        for (const auto& c : wait_for_contenders(s, path, n, 60s)) out.push_back(c.dialect);
         return out;
     }
 

@@ -47,6 +47,23 @@ inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseco
     return true;
 }
 
+/// Waits until the queue at `path`, as `observer` lists it, holds `n`
+/// contenders (fails the test when it does not within `timeout`); returns the
+/// last listing, holder first.
+inline std::vector<contender> wait_for_contenders(Session& observer, const std::string& path, std::size_t n,
+                                                  std::chrono::milliseconds timeout) {
+    std::vector<contender> queue;
+    EXPECT_TRUE(wait_until(
+        [&] {
+            std::error_code ec;
+            queue = list_contenders(observer, path, ec);
+            return !ec && queue.size() == n;
+        },
+        timeout))
+        << queue.size() << " contenders, not " << n;
+    return queue;
+}
+
 /// Waits for a future with a deadline; fails the test when it does not become ready.
 template <class T> T get_within(std::future<T>& f, std::chrono::milliseconds timeout = 10s) {
     if (f.wait_for(timeout) != std::future_status::ready) {

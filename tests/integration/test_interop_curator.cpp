@@ -9,11 +9,11 @@
 // clock): a hold runs from the moment the acquire returned to the moment the
 // release was asked for, so the checks compare stamps, never durations.
 #include "curator_fixture.hpp"
+#include "foreign_semaphore.hpp"
 #include "grant_support.hpp"
 #include "support.hpp"
 
 #include <zklock/leader_election.hpp>
-#include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
 
 #include <map>
@@ -291,16 +291,7 @@ TEST_F(CuratorInteropTest, SemaphoreRefusesAnInterProcessSemaphoreV2sPath) {
     ASSERT_TRUE(curator->wait_for("acquired", "s"));
 
     auto session = connect(4000ms);
-    Semaphore sem(*session, path, 2);
-    std::error_code ec;
-    const auto lease = sem.try_acquire_for(30s, ec);
-    EXPECT_FALSE(lease);
-    EXPECT_EQ(ec, errc::foreign_recipe) << ec.message();
-    EXPECT_NE(sem.failure_detail().find("Curator InterProcessSemaphoreV2"), std::string::npos) << sem.failure_detail();
-    const auto listing = list_queue(*session, path, ec);
-    ASSERT_FALSE(ec) << ec.message();
-    EXPECT_TRUE(listing.contenders.empty()) << listing.contenders.front().node;  // none of ours left
-
+    expect_refused_beside_a_peer_semaphore(*session, path, "Curator InterProcessSemaphoreV2");
     curator->release("s");
     ASSERT_TRUE(curator->wait_for("released", "s"));
     EXPECT_TRUE(curator->quit());

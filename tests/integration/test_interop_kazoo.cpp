@@ -7,12 +7,12 @@
 // every process on this machine): a section runs from the moment the acquire
 // returned to the moment the release was asked for, so two correct holders'
 // sections never overlap, and the checks compare stamps, never durations.
+#include "foreign_semaphore.hpp"
 #include "grant_support.hpp"
 #include "kazoo_fixture.hpp"
 #include "support.hpp"
 
 #include <zklock/leader_election.hpp>
-#include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
 #include <zklock/testing/faults.hpp>
 
@@ -215,17 +215,8 @@ TEST_F(KazooInteropTest, SemaphoreRefusesAKazooSemaphoresPath) {
     ASSERT_TRUE(kazoo->wait_for("acquired"));
 
     auto session = connect(4000ms);
-    Semaphore sem(*session, path, 2);
-    std::error_code ec;
-    const auto lease = sem.try_acquire_for(30s, ec);
-    EXPECT_FALSE(lease);
-    EXPECT_EQ(ec, errc::foreign_recipe) << ec.message();
-    EXPECT_NE(sem.failure_detail().find("kazoo Semaphore"), std::string::npos) << sem.failure_detail();
-
-    // Nothing of ours is left: the kazoo lease is the only child.
-    const auto listing = list_queue(*session, path, ec);
-    ASSERT_FALSE(ec) << ec.message();
-    EXPECT_TRUE(listing.contenders.empty()) << listing.contenders.front().node;
+    // The kazoo lease is the only child.
+    const auto listing = expect_refused_beside_a_peer_semaphore(*session, path, "kazoo Semaphore");
     ASSERT_EQ(listing.foreign.size(), 1u);
     EXPECT_EQ(listing.foreign.front().size(), 32u) << listing.foreign.front();
     kazoo->release();

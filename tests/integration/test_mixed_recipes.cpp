@@ -16,9 +16,31 @@ class MixedRecipesTest : public ServerTest {
 protected:
     void wait_for_queue(const std::string& path, std::size_t n) {
         auto observer = connect();
-        std::size_t seen = 0;
-        EXPECT_TRUE(wait_until([&] { return (seen = list_contenders(*observer, path).size()) == n; }))
-            << seen << " contenders, not " << n;
+        wait_for_contenders(*observer, path, n, 10s);
+    }
+
+    // `first` holds; `reader` queues for the shared side, then `last` for the
+    // exclusive one: each is granted only after the one ahead of it has left.
+    template <class Last>
+    void expect_turns(const std::string& path, Mutex& first, SharedMutex& reader, Last& last,
+                      const char* reader_beside_first, const char* last_beside_reader) {
+        const auto reader_granted = grant::make();
+        const auto last_granted = grant::make();
+        first.lock();
+        reader.async_lock_shared(on_grant(reader_granted));
+        wait_for_queue(path, 2);
+        last.async_lock(on_grant(last_granted));
+        wait_for_queue(path, 3);
+
+        const auto first_leave = monotonic_ns();
+        first.unlock();
+        ASSERT_FALSE(get_within(reader_granted->result));
+        const auto reader_leave = monotonic_ns();
+        reader.unlock_shared();
+        ASSERT_FALSE(get_within(last_granted->result));
+        last.unlock();
+        EXPECT_LT(first_leave, reader_granted->at.load()) << reader_beside_first;
+        EXPECT_LT(reader_leave, last_granted->at.load()) << last_beside_reader;
     }
 };
 
@@ -26,30 +48,13 @@ protected:
 
 TEST_F(MixedRecipesTest, AMutexAndASharedMutexReaderOnOnePathTakeTurns) {
     const auto path = lock_path();
-    const auto reader_granted = grant::make();
-    const auto mutex_granted = grant::make();
     auto s1 = connect();
     auto s2 = connect();
     auto s3 = connect();
     Mutex first(*s1, path);
     SharedMutex reader(*s2, path);
     Mutex last(*s3, path);
-
-    first.lock();
-    reader.async_lock_shared(on_grant(reader_granted));
-    wait_for_queue(path, 2);
-    last.async_lock(on_grant(mutex_granted));
-    wait_for_queue(path, 3);
-
-    const auto first_leave = monotonic_ns();
-    first.unlock();
-    ASSERT_FALSE(get_within(reader_granted->result));
-    const auto reader_leave = monotonic_ns();
-    reader.unlock_shared();
-    ASSERT_FALSE(get_within(mutex_granted->result));
-    last.unlock();
-    EXPECT_LT(first_leave, reader_granted->at.load()) << "a reader held beside a Mutex holder";
-    EXPECT_LT(reader_leave, mutex_granted->at.load()) << "a Mutex held beside a reader";
+    expect_turns(path, first, reader, last, "a reader held beside a Mutex holder", "a Mutex held beside a reader");
 }
 
 TEST_F(MixedRecipesTest, ASemaphoreWaitsForAReaderAhead) {
@@ -70,8 +75,6 @@ TEST_F(MixedRecipesTest, ASemaphoreWaitsForAReaderAhead) {
 // writing different namings on one path still queue together.
 TEST_F(MixedRecipesTest, ClientsWritingDifferentNamingsTakeTurns) {
     const auto path = lock_path();
-    const auto reader_granted = grant::make();
-    const auto writer_granted = grant::make();
     auto s1 = connect();
     auto s2 = connect();
     auto s3 = connect();
@@ -81,22 +84,8 @@ TEST_F(MixedRecipesTest, ClientsWritingDifferentNamingsTakeTurns) {
     Mutex first(*s1, path, kazoo);
     SharedMutex reader(*s2, path, curator);
     SharedMutex writer(*s3, path, kazoo);
-
-    first.lock();
-    reader.async_lock_shared(on_grant(reader_granted));
-    wait_for_queue(path, 2);
-    writer.async_lock(on_grant(writer_granted));
-    wait_for_queue(path, 3);
-
-    const auto first_leave = monotonic_ns();
-    first.unlock();
-    ASSERT_FALSE(get_within(reader_granted->result));
-    const auto reader_leave = monotonic_ns();
-    reader.unlock_shared();
-    ASSERT_FALSE(get_within(writer_granted->result));
-    writer.unlock();
-    EXPECT_LT(first_leave, reader_granted->at.load()) << "a __READ__ reader held beside a __lock__ Mutex";
-    EXPECT_LT(reader_leave, writer_granted->at.load()) << "a __lock__ writer held beside a __READ__ reader";
+    expect_turns(path, first, reader, writer, "a __READ__ reader held beside a __lock__ Mutex",
+                 "a __lock__ writer held beside a __READ__ reader");
 }
 
 // No peer semaphore queues on lock nodes: a Semaphore writes only zklock's names.

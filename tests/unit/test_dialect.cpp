@@ -3,21 +3,18 @@
 #include <zklock/detail/dialect.hpp>
 #include <zklock/detail/lock_node.hpp>
 
+#include "node_name_samples.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 using namespace zklock::detail;
+using zklock::test::hex32;
+using zklock::test::seq;
+using zklock::test::uuid;
 
 namespace {
-// What the server appends: "%010d" of the parent's counter.
-std::string seq(std::int32_t s) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%010d", s);
-    return buf;
-}
-const std::string uuid = "4f1c2b7e-9a3d-4e5f-8a6b-0c1d2e3f4a5b";
-const std::string hex32 = "4f1c2b7e9a3d4e5f8a6b0c1d2e3f4a5b";
 // The names each peer creates (checked against their sources: kazoo 2.8
 // recipe/lock.py, Curator's LockInternals / LeaderLatch / InterProcessReadWriteLock
 // with protection, go-zookeeper's CreateProtectedEphemeralSequential, the C

@@ -6,22 +6,19 @@
 #include <zklock/detail/node_form.hpp>
 #include <zklock/node_names.hpp>
 
+#include "node_name_samples.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 
 using namespace zklock::detail;
 using zklock::node_names;
+using zklock::test::hex32;
+using zklock::test::seq;
+using zklock::test::uuid;
 
 namespace {
-std::string seq(std::int32_t s) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%010d", s);
-    return buf;
-}
-const std::string uuid = "4f1c2b7e-9a3d-4e5f-8a6b-0c1d2e3f4a5b";
-const std::string hex32 = "4f1c2b7e9a3d4e5f8a6b0c1d2e3f4a5b";
 
 constexpr node_names every_naming[] = {node_names::zklock, node_names::curator, node_names::kazoo};
 constexpr node_role every_role[] = {node_role::lock, node_role::writer, node_role::reader, node_role::leader,
