@@ -576,9 +576,16 @@ TEST_F(DockerCompose, ReadmeBenchCommandUsesTheTablesPorts) {
         if (starts_with(row.image, "postgres:")) pg_port = row.host_port;
     EXPECT_EQ(conninfo["host"], loopback) << "--postgres '" << *postgres << "'";
     EXPECT_EQ(conninfo["port"], pg_port) << "--postgres '" << *postgres << "' against the table's PostgreSQL host port";
-    for (const char* key : {"user", "password", "dbname"})
+    for (const char* key : {"user", "dbname"})
         EXPECT_EQ(conninfo[key], "zklock") << "--postgres '" << *postgres << "': " << key
                                            << " must be the compose file's POSTGRES_* value";
+    // The password stays off zklock's command line: the README puts it in a
+    // libpq password file (host:port:database:user:password), where it must be
+    // the compose file's POSTGRES_PASSWORD for that host port.
+    EXPECT_FALSE(conninfo.contains("password")) << "--postgres '" << *postgres << "' puts a password on argv";
+    const auto pgpass_line = std::string(loopback) + ":" + pg_port + ":zklock:zklock:zklock";
+    EXPECT_NE(section_.find("echo '" + pgpass_line + "' >> ~/.pgpass"), std::string::npos)
+        << "the README section should add " << pgpass_line << " to ~/.pgpass";
 }
 
 }  // namespace
