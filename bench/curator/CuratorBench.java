@@ -14,9 +14,23 @@
 //              start together and loop until N acquisitions have been claimed in
 //              all. Latency = time from acquire() call to its return.
 //
-// Output: exactly one JSON line on stdout; errors go to stderr with exit code 1.
+// mixed:       K clients beside the zklock and kazoo clients that `zklock bench
+//              --scenario mixed` runs on the same path at the same time (--go-fifo
+//              FILE, --ops ignored). Each client takes the lock once, then it
+//              prints "ready", reads the end of the run (CLOCK_MONOTONIC ns, as
+//              System.nanoTime()) as one line from FILE, takes and releases the
+//              lock until then, holding it for --hold-us microseconds each time
+//              (default 0), and prints "s ENTER_NS LEAVE_NS" for each hold and
+//              "done COUNT" last.
+//
+// Output: exactly one JSON line on stdout (mixed: the lines above); errors go
+// to stderr with exit code 1.
 // Run with slf4j-nop (or no slf4j binding) on the classpath to keep stdout clean.
 
+import java.io.BufferedReader;
+import java.io.FileInputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -49,8 +63,9 @@ public final class CuratorBench {
     }
 
     public static void main(String[] args) {
-        String connect = null, scenario = null, path = null;
+        String connect = null, scenario = null, path = null, goFifo = null;
         int clients = 1, ops = -1;
+        long holdUs = 0;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (a.equals("-h") || a.equals("--help")) usage(null);
@@ -63,6 +78,8 @@ public final class CuratorBench {
                     case "--clients": clients = Integer.parseInt(v); break;
                     case "--ops": ops = Integer.parseInt(v); break;
                     case "--path": path = v; break;
+                    case "--go-fifo": goFifo = v; break;
+                    case "--hold-us": holdUs = Long.parseLong(v); break;
                     default: usage("unknown option " + a);
                 }
             } catch (NumberFormatException e) {
@@ -81,6 +98,11 @@ public final class CuratorBench {
             switch (scenario) {
                 case "uncontended": json = uncontended(connect, ops, path); break;
                 case "contended": json = contended(connect, clients, ops, path); break;
+                case "mixed":
+                    if (goFifo == null) usage("--scenario mixed needs --go-fifo");
+                    mixed(connect, clients, path, goFifo, holdUs);
+                    System.exit(0);
+                    return;
                 default: usage("unknown scenario " + scenario); return;
             }
             System.out.println(json);
@@ -194,6 +216,72 @@ public final class CuratorBench {
                 off += count[i];
             }
             return result("contended", k, ops, all, wall);
+        } finally {
+            for (CuratorFramework c : cs) {
+                try { c.close(); } catch (Throwable ignored) { }
+            }
+        }
+    }
+
+    private static void mixed(String connect, int k, String path, String goFifo, long holdUs) throws Exception {
+        List<CuratorFramework> cs = new ArrayList<>(k);
+        try {
+            InterProcessMutex[] ms = new InterProcessMutex[k];
+            for (int i = 0; i < k; i++) {
+                CuratorFramework c = newClient(connect);
+                cs.add(c);
+                ms[i] = new InterProcessMutex(c, path);
+                acquire(ms[i]);  // uncounted: loads and compiles the code path
+                ms[i].release();
+            }
+            System.out.println("ready");
+            System.out.flush();
+            long end;
+            try (BufferedReader in = new BufferedReader(
+                    new InputStreamReader(new FileInputStream(goFifo), StandardCharsets.US_ASCII))) {
+                end = Long.parseLong(in.readLine().trim());
+            }
+            long[][] holds = new long[k][];
+            int[] count = new int[k];
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            Thread[] ts = new Thread[k];
+            for (int i = 0; i < k; i++) {
+                final int id = i;
+                ts[i] = new Thread(() -> {
+                    long[] mine = new long[1 << 16];
+                    int n = 0;
+                    try {
+                        InterProcessMutex m = ms[id];
+                        while (err.get() == null && System.nanoTime() < end) {
+                            acquire(m);
+                            long enter = System.nanoTime();
+                            if (holdUs > 0) Thread.sleep(holdUs / 1000, (int) (holdUs % 1000) * 1000);
+                            long leave = System.nanoTime();
+                            m.release();
+                            if (n + 2 > mine.length) mine = Arrays.copyOf(mine, mine.length * 2);
+                            mine[n++] = enter;
+                            mine[n++] = leave;
+                        }
+                    } catch (Throwable t) {
+                        err.compareAndSet(null, t);
+                    }
+                    holds[id] = mine;
+                    count[id] = n / 2;
+                }, "mixed-" + i);
+                ts[i].start();
+            }
+            for (Thread t : ts) t.join();
+            if (err.get() != null) throw new Exception("worker failed", err.get());
+            StringBuilder out = new StringBuilder();
+            int total = 0;
+            for (int i = 0; i < k; i++) {
+                for (int j = 0; j < count[i]; j++)
+                    out.append("s ").append(holds[i][2 * j]).append(' ').append(holds[i][2 * j + 1]).append('\n');
+                total += count[i];
+            }
+            out.append("done ").append(total).append('\n');
+            System.out.print(out);
+            System.out.flush();
         } finally {
             for (CuratorFramework c : cs) {
                 try { c.close(); } catch (Throwable ignored) { }

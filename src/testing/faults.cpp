@@ -127,6 +127,20 @@ void create_node(Session& session, const std::string& path, const std::string& d
     throw_if(from_zookeeper(rc), "zklock::testing::create_node " + path);
 }
 
+std::string create_sequential_node(Session& session, const std::string& prefix, const std::string& data,
+                                   bool ephemeral) {
+    auto made = std::make_shared<std::string>();
+    const int rc = on_session(session, [prefix, data, ephemeral, made](detail::session_impl& s, std::function<void(int)> done) {
+        s.create(prefix, data, ZOO_SEQUENCE | (ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT), *s.acl(),
+                 [made, done = std::move(done)](int rc, std::string path, const detail::node_stat&) {
+                     *made = std::move(path);
+                     done(rc);
+                 });
+    });
+    throw_if(from_zookeeper(rc), "zklock::testing::create_sequential_node " + prefix);
+    return *made;
+}
+
 void set_acl(Session& session, const std::string& path, const acl_list& acl) {
     auto c = std::make_shared<const detail::c_acl>(acl);
     const int rc = on_session(session, [path, c](detail::session_impl& s, std::function<void(int)> done) {

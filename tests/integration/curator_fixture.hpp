@@ -41,14 +41,6 @@ protected:
         return out;
     }
 
-    /// Waits until `position()` has a value (the waiter listed the queue and decided) and returns it.
-    template <class F> std::optional<std::size_t> decided_position(F position) {
-        EXPECT_TRUE(wait_until([&] { return position().has_value(); }, 60s)) << "the zklock waiter never listed the queue";
-        return position();
-    }
-
-    static bool pending(const std::shared_ptr<grant>& g) { return g->result.wait_for(0s) != std::future_status::ready; }
-
     testing::TempDir dir_{"zklock-curator-"};
 };
 

@@ -5,6 +5,7 @@
 // One JVM per test, reused for every step: a JVM is slow to start and large.
 #pragma once
 
+#include "sections.hpp"
 #include "support.hpp"
 
 #include <zklock/testing/process.hpp>
@@ -53,6 +54,9 @@ public:
     void latch(const std::string& id) { send("latch " + id); }
     /// InterProcessSemaphoreV2 with 2 leases: one lease.
     void semaphore(const std::string& id) { send("semaphore " + id); }
+    /// InterProcessMutex as contender `id`, taken and released `n` times in a row
+    /// (listing the path while it holds); "churned ID N" when done.
+    void churn(const std::string& id, int n) { send("churn " + id + " " + std::to_string(n)); }
     /// Ends what `id` holds or waits for (a lock's release, a latch's close(), a
     /// selector's takeLeadership() returning).
     void release(const std::string& id) { send("release " + id); }
@@ -69,6 +73,15 @@ public:
             for (std::string w; l >> w;) rest.push_back(w);
             out.push_back(std::move(rest));
         }
+        return out;
+    }
+
+    /// Every "acquired"/"releasing" pair `id` printed, as sections of "curator ID".
+    std::vector<section> sections(const std::string& id) const {
+        std::vector<section> out;
+        for (const auto& words : lines("acquired", id)) out.push_back({"curator " + id, std::stoll(words.at(0)), 0});
+        const auto leaves = lines("releasing", id);
+        for (std::size_t i = 0; i < out.size() && i < leaves.size(); ++i) out[i].leave = std::stoll(leaves[i].at(0));
         return out;
     }
 

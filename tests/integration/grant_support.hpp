@@ -4,10 +4,14 @@
 // with its stamp.
 #pragma once
 
+#include "support.hpp"
+
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 #include <time.h>
@@ -38,6 +42,19 @@ inline auto on_grant(std::shared_ptr<grant> g) {
         g->at = monotonic_ns();
         g->done.set_value(ec);
     };
+}
+
+/// True while the acquire behind `g` has not completed.
+inline bool pending(const std::shared_ptr<grant>& g) {
+    return g->result.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+}
+
+/// Waits (deadline 60 s) until `position()` has a value, i.e. a zklock waiter
+/// listed the queue and decided, and returns it.
+template <class F> std::optional<std::size_t> decided_position(F position) {
+    EXPECT_TRUE(wait_until([&] { return position().has_value(); }, std::chrono::seconds(60)))
+        << "the zklock waiter never listed the queue";
+    return position();
 }
 
 } // namespace zklock::test

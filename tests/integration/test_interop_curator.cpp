@@ -1,6 +1,6 @@
 // zklock and the real Apache Curator client (Debian's libcurator-recipes-java,
 // driven through tests/interop/CuratorPeer.java) on one lock path: Mutex with
-// InterProcessMutex both ways and FIFO across kinds, SharedMutex with
+// InterProcessMutex both ways, under churn and FIFO across kinds, SharedMutex with
 // InterProcessReadWriteLock, LeaderElection with LeaderSelector and LeaderLatch.
 // Where a Curator recipe does not see zklock's nodes, a test shows that too,
 // so docs/interop.md's "one way" cells rest on the real client.
@@ -61,6 +61,31 @@ TEST_F(CuratorInteropTest, MutexAndInterProcessMutexWaitForEachOther) {
     curator->release("c2");
     ASSERT_TRUE(curator->wait_for("released", "c2"));
     EXPECT_TRUE(curator->quit());
+}
+
+TEST_F(CuratorInteropTest, MutualExclusionUnderChurnWithInterProcessMutexes) {
+    const auto path = lock_path();
+    constexpr int rounds = 25;
+    // Two InterProcessMutex contenders and two zklock Mutex clients take turns on one path.
+    auto curator = peer(path);
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (int c = 0; c < 2; ++c) sessions.push_back(connect(4000ms));
+    curator->churn("c1", rounds);
+    curator->churn("c2", rounds);
+    // zklock starts once Curator holds, so both kinds are queued together from the first turn on.
+    ASSERT_TRUE(wait_until([&] { return curator->printed("acquired", "c1") || curator->printed("acquired", "c2"); },
+                           60s))
+        << curator->output();
+    auto all = zklock_churn(sessions, path, rounds);
+    EXPECT_EQ(all.size(), static_cast<std::size_t>(2 * rounds)) << "zklock made no full progress";
+    for (const auto* id : {"c1", "c2"}) {
+        ASSERT_TRUE(curator->wait_for_line("churned", id));
+        const auto s = curator->sections(id);
+        EXPECT_EQ(s.size(), static_cast<std::size_t>(rounds)) << id << " made no full progress";
+        all.insert(all.end(), s.begin(), s.end());
+    }
+    ASSERT_TRUE(curator->quit());
+    expect_turns_without_overlap(all, "curator");
 }
 
 TEST_F(CuratorInteropTest, FifoAcrossKinds) {

@@ -42,55 +42,15 @@ TEST_F(KazooInteropTest, MutualExclusionUnderChurnWithKazooLocks) {
     std::vector<std::unique_ptr<Session>> sessions;
     for (int c = 0; c < 2; ++c) sessions.push_back(connect(4000ms));
     for (auto& k : kazoo) k->go();
-
-    std::mutex m;
-    std::vector<section> zk_sections;
-    std::vector<std::string> zk_errors;
-    {
-        std::vector<std::jthread> clients;
-        for (int c = 0; c < 2; ++c) {
-            clients.emplace_back([&, c] {
-                try {
-                    Mutex mutex(*sessions[static_cast<std::size_t>(c)], path);
-                    for (int i = 0; i < rounds; ++i) {
-                        if (!mutex.try_lock_for(60s)) throw std::runtime_error("no lock within 60 s");
-                        const auto enter = monotonic_ns();
-                        (void)mutex.contenders();  // a server round trip while holding
-                        const auto leave = monotonic_ns();
-                        mutex.unlock();
-                        std::lock_guard lk(m);
-                        zk_sections.push_back({"zklock " + std::to_string(c), enter, leave});
-                    }
-                } catch (const std::exception& e) {
-                    std::lock_guard lk(m);
-                    zk_errors.push_back(e.what());
-                }
-            });
-        }
-    }  // joins the zklock clients
-    EXPECT_TRUE(zk_errors.empty()) << zk_errors.front();
-
-    std::vector<section> all = zk_sections;
+    auto all = zklock_churn(sessions, path, rounds);
+    EXPECT_EQ(all.size(), static_cast<std::size_t>(2 * rounds)) << "zklock made no full progress";
     for (auto& k : kazoo) {
         ASSERT_TRUE(k->exited_cleanly());
         const auto s = k->sections();
         EXPECT_EQ(s.size(), static_cast<std::size_t>(rounds)) << k->name() << " made no full progress";
         all.insert(all.end(), s.begin(), s.end());
     }
-    EXPECT_EQ(zk_sections.size(), static_cast<std::size_t>(2 * rounds)) << "zklock made no full progress";
-    // The kinds took turns (each followed the other at least once), so they did contend.
-    std::sort(all.begin(), all.end(), [](const section& a, const section& b) { return a.enter < b.enter; });
-    int kazoo_then_zklock = 0, zklock_then_kazoo = 0;
-    for (std::size_t i = 1; i < all.size(); ++i) {
-        const bool was_kazoo = all[i - 1].who.starts_with("kazoo"), is_kazoo = all[i].who.starts_with("kazoo");
-        kazoo_then_zklock += was_kazoo && !is_kazoo;
-        zklock_then_kazoo += !was_kazoo && is_kazoo;
-    }
-    EXPECT_GT(kazoo_then_zklock, 0);
-    EXPECT_GT(zklock_then_kazoo, 0);
-    const auto overlapping = overlaps(all);
-    EXPECT_TRUE(overlapping.empty()) << overlapping.size() << " overlapping critical sections among " << all.size()
-                                     << ", e.g. " << overlapping.front();
+    expect_turns_without_overlap(all, "kazoo");
 }
 
 TEST_F(KazooInteropTest, FifoAcrossKinds) {

@@ -16,6 +16,10 @@
 //   latch ID     LeaderLatch (id ID)         leader ID T NODE     isLeader() at T
 //   semaphore ID InterProcessSemaphoreV2     acquired ID T NODE   a lease (of 2) is held from T on
 //                                            not-leader ID T      notLeader() at T
+//   churn ID N   InterProcessMutex, taken    acquired ID T NODE   each time it is held, then it lists the
+//                and released N times                             path (a server round trip while holding)
+//                                            releasing ID T       and releases
+//                                            churned ID N         all N done
 //   release ID   ends what ID holds          releasing ID T       held until T (then released)
 //                                            released ID T        release() / close() returned (a
 //                                                                 selector: closed once takeLeadership
@@ -160,6 +164,30 @@ public final class CuratorPeer {
         t.start();
     }
 
+    private void churn(String id, int n) {
+        InterProcessMutex m = new InterProcessMutex(client, path);
+        Thread t = new Thread(() -> {
+            try {
+                for (int i = 0; i < n; ++i) {
+                    if (!m.acquire(ACQUIRE_TIMEOUT_S, TimeUnit.SECONDS)) {
+                        emit("error", id, "no_lock_within_" + ACQUIRE_TIMEOUT_S + "_s");
+                        return;
+                    }
+                    emit("acquired", id, now(), heldNode(m));
+                    client.getChildren().forPath(path);
+                    emit("releasing", id, now());
+                    m.release();
+                    count.incrementAndGet();
+                }
+                emit("churned", id, Integer.toString(n));
+            } catch (Exception e) {
+                emit("error", id, word(e));
+            }
+        }, "churn-" + id);
+        t.setDaemon(true);
+        t.start();
+    }
+
     // InterProcessSemaphoreV2 with 2 leases: its leases/ and locks/ children under the path.
     private void semaphore(String id) {
         CountDownLatch release = new CountDownLatch(1);
@@ -249,6 +277,10 @@ public final class CuratorPeer {
         for (String line; (line = in.readLine()) != null;) {
             String[] w = line.trim().split("\\s+");
             if (w.length == 1 && w[0].equals("quit")) return;
+            if (w.length == 3 && w[0].equals("churn")) {
+                churn(w[1], Integer.parseInt(w[2]));
+                continue;
+            }
             if (w.length != 2) {
                 emit("error", "-", "bad_command:" + line.replace(' ', '_'));
                 continue;

@@ -1,6 +1,7 @@
 // zklock bench: acquire/release latency and contended throughput of the
 // ZooKeeper recipe, with the herd baseline and Apache Curator beside it; and
 // the other recipes on the same engine (--recipe election | semaphore | rwlock).
+#include "arguments.hpp"
 #include "bench.hpp"
 #include "bench_floor.hpp"
 #include "bench_safety.hpp"
@@ -55,6 +56,9 @@ struct bench_options {
     bool curator = false;
     bool floor = true;  ///< the C client's floor loop beside the uncontended mutex run
     std::string curator_script;
+    std::string kazoo_script;
+    std::string duration_text = "10s";  ///< --scenario mixed
+    std::string hold_text = "0";        ///< --scenario mixed
     std::string path = "/zklock-bench";
     std::vector<std::string> server_config;
     int warmup = 20000;
@@ -506,6 +510,19 @@ int bench(bench_options o) {
         run_uncontended(w);
         std::cerr << "zklock bench: warmed up the server with " << o.warmup << " acquire/release cycles\n";
     }
+    if (o.scenario == "mixed") {
+        mixed_bench_options m;
+        m.connect = o.connect;
+        m.session = session_options(o);
+        m.path = unique_path(o, "mixed");
+        m.clients = o.clients;
+        m.duration = parse_wait_duration(o.duration_text).value;
+        m.hold = parse_wait_duration(o.hold_text).value;
+        m.curator_script = o.curator_script;
+        m.kazoo_script = o.kazoo_script;
+        m.json = o.json;
+        return bench_mixed(m);
+    }
     if (o.recipe != "mutex") {
         if (o.curator) std::cerr << "zklock bench: --curator compares the mutex recipe only; ignored\n";
         const auto r = o.recipe == "election"    ? run_election(o)
@@ -682,6 +699,24 @@ int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::Ap
     return bench_safety(o);
 }
 
+/// Why the options do not go together with --scenario mixed (or --duration
+/// without it), or nullopt.
+std::optional<std::string> mixed_refusal(const bench_options& o, const CLI::App& cmd) {
+    if (o.scenario != "mixed")
+        return cmd.count("--duration") || cmd.count("--hold")
+                   ? std::optional<std::string>("--duration and --hold need --scenario mixed")
+                   : std::nullopt;
+    if (o.recipe != "mutex" || o.naive || o.confirm_unlock)
+        return "--scenario mixed runs plain mutexes: no --recipe, --naive or --confirm-unlock";
+    if (cmd.count("--auth-file") || cmd.count("--acl"))
+        return "--scenario mixed: the Curator and kazoo clients take no credentials; run it on a server without auth";
+    const auto d = parse_wait_duration(o.duration_text);
+    if (!d) return "--duration: " + d.error;
+    if (d.value.count() == 0) return "--duration must be more than 0";
+    if (const auto h = parse_wait_duration(o.hold_text); !h) return "--hold: " + h.error;
+    return std::nullopt;
+}
+
 } // namespace
 
 void add_bench(CLI::App& app, int& exit_code) {
@@ -697,8 +732,9 @@ void add_bench(CLI::App& app, int& exit_code) {
         ->check(CLI::IsMember({"mutex", "election", "semaphore", "rwlock"}))
         ->capture_default_str();
     cmd->add_option("--scenario", o->scenario,
-                    "uncontended | contended | all (recipe mutex); with --backend also separate (K clients on K locks)")
-        ->check(CLI::IsMember({"uncontended", "contended", "separate", "all"}))
+                    "uncontended | contended | all (recipe mutex); mixed (K zklock, K Curator and K kazoo clients on "
+                    "one lock for --duration); with --backend also separate (K clients on K locks)")
+        ->check(CLI::IsMember({"uncontended", "contended", "separate", "mixed", "all"}))
         ->capture_default_str();
     cmd->add_option("--clients", o->clients,
                     "sessions contending on one lock (contended; election participants; semaphore and rwlock clients)")
@@ -724,6 +760,16 @@ void add_bench(CLI::App& app, int& exit_code) {
     o->curator_script = std::string(ZKLOCK_SOURCE_DIR) + "/bench/curator/run.sh";
 #endif
     cmd->add_option("--curator-script", o->curator_script, "the Curator harness")->capture_default_str();
+#ifdef ZKLOCK_SOURCE_DIR
+    o->kazoo_script = std::string(ZKLOCK_SOURCE_DIR) + "/bench/kazoo/kazoo_bench.py";
+#endif
+    cmd->add_option("--kazoo-script", o->kazoo_script, "the kazoo client of --scenario mixed")->capture_default_str();
+    cmd->add_option("--duration", o->duration_text, "--scenario mixed: how long the clients contend (10s, 1m, ...)")
+        ->capture_default_str();
+    cmd->add_option("--hold", o->hold_text,
+                    "--scenario mixed: how long every client holds the lock each time (0, 1ms, ...: a sleep, so that "
+                    "holds of clients that do not wait for each other are seen to overlap)")
+        ->capture_default_str();
     cmd->add_option("--path", o->path, "parent of the bench's lock paths")->capture_default_str();
     cmd->add_option("--warmup", o->warmup, "unmeasured acquire/release cycles that warm the server up first")
         ->check(CLI::Range(0, 10000000))
@@ -834,6 +880,11 @@ void add_bench(CLI::App& app, int& exit_code) {
         }
         if (o->scenario == "separate") {
             std::cerr << "zklock bench: --scenario separate needs --backend\n";
+            exit_code = exit_usage;
+            return;
+        }
+        if (const auto why = mixed_refusal(*o, *cmd)) {
+            std::cerr << "zklock bench: " << *why << "\n";
             exit_code = exit_usage;
             return;
         }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <zklock/acl.hpp>
+#include <zklock/session.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,21 @@ struct backend_bench_options {
 };
 
 int bench_backends(const backend_bench_options& options);
+
+/// --scenario mixed: zklock, Curator and kazoo clients on one lock at once.
+struct mixed_bench_options {
+    std::string connect;
+    SessionOptions session;                  ///< of zklock's clients
+    std::string path;                        ///< the one lock path
+    int clients = 2;                         ///< clients of each kind
+    std::chrono::milliseconds duration{10000};
+    std::chrono::microseconds hold{0};       ///< each hold lasts this long (a sleep), in every kind
+    bool curator = true, kazoo = true;       ///< run these peers (when they can run here)
+    std::string curator_script, kazoo_script;
+    bool json = false;
+};
+
+int bench_mixed(const mixed_bench_options& options);
 
 /// Writes results.json, results.md, the gnuplot data and script and the SVG
 /// charts into `dir` (created if missing). Returns false, after saying why on

@@ -81,6 +81,11 @@ ZKLOCK_TESTING_EXPORT void delete_node(Session& session, const std::string& path
 /// Creates `path` with `data` through `session`, persistent unless `ephemeral`,
 /// with the session's ACL policy (SessionOptions::acl). Its parent must exist.
 ZKLOCK_TESTING_EXPORT void create_node(Session& session, const std::string& path, const std::string& data = {}, bool ephemeral = false);
+/// Creates a sequential node: `prefix` with the server's sequence appended (as a
+/// recipe creates its queue node), ephemeral unless `ephemeral` is false; returns
+/// the path the server made. Its parent must exist.
+ZKLOCK_TESTING_EXPORT std::string create_sequential_node(Session& session, const std::string& prefix,
+                                                         const std::string& data = {}, bool ephemeral = true);
 /// Sets the ACL of `path` (any version) through `session`.
 ZKLOCK_TESTING_EXPORT void set_acl(Session& session, const std::string& path, const acl_list& acl);
 /// The ACL of `path`, read through `session`.

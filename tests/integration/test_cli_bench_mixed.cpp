@@ -1,0 +1,42 @@
+// zklock bench --scenario mixed: zklock, Apache Curator and kazoo clients on one
+// lock at once, each kind's grants counted over one window and every hold
+// stamped, so that holds which overlapped are counted per pair of kinds.
+#include "test_cli_support.hpp"
+
+#include <nlohmann/json.hpp>
+
+using namespace zklock::test;
+using namespace zklock::test::cli;
+
+namespace {
+
+class CliBenchMixedTest : public CliTest {};
+
+TEST_F(CliBenchMixedTest, EveryKindTakesTurnsAndNoZklockHoldOverlapsAnother) {
+    Cli cli;
+    // One client of each kind, each hold 1 ms long, so that holds of clients that
+    // did not wait for each other would be seen to overlap.
+    auto p = cli.start({"bench", "-c", server_->connect_string(), "--scenario", "mixed", "--clients", "1", "--duration",
+                        "2s", "--hold", "1ms", "--warmup", "0", "--json"},
+                       "bench", {{"XDG_CACHE_HOME", cli.dir().string()}});
+    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
+    const auto out = cli.output("bench");
+    nlohmann::json j;  // the one JSON line (notes on stderr are plain text)
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with("{")) j = nlohmann::json::parse(line);
+    ASSERT_TRUE(j.is_object()) << out;
+    EXPECT_EQ(j.at("scenario"), "mixed");
+    EXPECT_EQ(j.at("clients_per_kind"), 1);
+    for (const auto* kind : {"zklock", "curator", "kazoo"}) {
+        ASSERT_TRUE(j.at("kinds").contains(kind)) << kind << " did not run: " << out;
+        EXPECT_GT(j.at("kinds").at(kind).at("grants").get<int>(), 0) << kind << " made no progress: " << out;
+    }
+    // zklock waits for Curator's and kazoo's nodes and both wait for zklock's
+    // (kazoo with extra_lock_patterns=["-lock-"]), so no zklock hold overlaps
+    // another. Curator does not wait for kazoo's names: those two may overlap.
+    for (const auto& [pair, n] : j.at("overlaps_by_pair").items())
+        EXPECT_EQ(pair.find("zklock"), std::string::npos) << n << " overlapping holds of " << pair << ": " << out;
+}
+
+}  // namespace
