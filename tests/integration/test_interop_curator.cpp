@@ -269,6 +269,11 @@ TEST_F(CuratorInteropTest, ElectionWaitsForALeaderLatch) {
     const auto led = grant::make();
     election.async_campaign(on_grant(led));
     EXPECT_EQ(wait_for_queue(*observer, path, 2, {{session->session_id(), "zklock"}}), (names{"curator", "zklock"}));
+    // What `zklock status` shows: the latch's node in Curator's dialect.
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_EQ(queue.size(), 2u);
+    EXPECT_EQ(queue[0].dialect, "curator");
+    EXPECT_EQ(queue[1].dialect, "zklock");
     const auto info = election.leader();
     ASSERT_TRUE(info);
     EXPECT_EQ(info->participant_id, "l");  // LeaderLatch's id is its node's data
