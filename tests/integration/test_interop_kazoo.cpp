@@ -23,6 +23,7 @@
 #endif
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 
 namespace zklock::test {
@@ -164,6 +165,58 @@ TEST_F(KazooInteropTest, ElectionDefersToAKazooLeader) {
     ASSERT_TRUE(kazoo->exited_cleanly());
     EXPECT_LT(kazoo->sections().at(0).leave, led->at.load()) << "zklock led while the kazoo leader led";
     election.resign();
+}
+
+// The one-way cells of docs/interop.md: kazoo recipes without
+// extra_lock_patterns (kazoo's Election takes none) count only their own
+// `__lock__`/`__rlock__` names, so one that joins behind a zklock holder in
+// zklock's default names holds beside it. Each test shows the overlap with the
+// real client; node_names::kazoo is the cure (test_interop_kazoo_names.cpp).
+class KazooOneWayTest : public KazooInteropTest {
+protected:
+    /// `zk_holds` holds from before `kazoo` starts until after it acquired:
+    /// kazoo's predecessor is nobody and its hold began while zklock's did.
+    void expect_kazoo_holds_beside_zklock(KazooPeer& kazoo, std::int64_t zk_enter, const std::function<void()>& zk_leave) {
+        EXPECT_EQ(kazoo.wait_for_value("predecessor"), "-") << "kazoo counted zklock's node";
+        const auto kazoo_enter = kazoo.wait_for("acquired");
+        const auto leave = monotonic_ns();
+        zk_leave();
+        ASSERT_TRUE(kazoo_enter);
+        EXPECT_LT(zk_enter, *kazoo_enter);
+        EXPECT_LT(*kazoo_enter, leave) << "kazoo did not hold beside zklock";
+        kazoo.release();
+        ASSERT_TRUE(kazoo.exited_cleanly());
+    }
+};
+
+TEST_F(KazooOneWayTest, AKazooLockWithoutPatternsHoldsBesideAZklockMutex) {
+    const auto path = lock_path();
+    auto session = connect(4000ms);
+    Mutex holder(*session, path);
+    holder.lock();
+    const auto enter = monotonic_ns();
+    auto kazoo = peer(path, "k", {});
+    expect_kazoo_holds_beside_zklock(*kazoo, enter, [&] { holder.unlock(); });
+}
+
+TEST_F(KazooOneWayTest, AKazooWriteLockWithoutPatternsHoldsBesideAZklockWriter) {
+    const auto path = lock_path();
+    auto session = connect(4000ms);
+    SharedMutex writer(*session, path);
+    writer.lock();
+    const auto enter = monotonic_ns();
+    auto kazoo = peer(path, "kw", {"--recipe", "write"});
+    expect_kazoo_holds_beside_zklock(*kazoo, enter, [&] { writer.unlock(); });
+}
+
+TEST_F(KazooOneWayTest, AKazooElectionLeadsBesideAZklockLeader) {
+    const auto path = lock_path();
+    auto session = connect(4000ms);
+    LeaderElection election(*session, path, "zklock-leader");
+    const auto term = election.campaign();
+    const auto enter = monotonic_ns();
+    auto kazoo = peer(path, "ke", {"--recipe", "election"});
+    expect_kazoo_holds_beside_zklock(*kazoo, enter, [&] { election.resign(); });
 }
 
 // A kazoo Semaphore keeps its own layout under the path (a lease node per
