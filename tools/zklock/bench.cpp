@@ -59,6 +59,9 @@ struct bench_options {
     std::string kazoo_script;
     std::string duration_text = "10s";  ///< --scenario mixed
     std::string hold_text = "0";        ///< --scenario mixed
+    int waiters = 1000;                 ///< --scenario waiters
+    int sessions = 20;                  ///< --scenario waiters
+    int locks = 10000;                  ///< --scenario locks
     std::string path = "/zklock-bench";
     std::vector<std::string> server_config;
     int warmup = 20000;
@@ -510,6 +513,16 @@ int bench(bench_options o) {
         run_uncontended(w);
         std::cerr << "zklock bench: warmed up the server with " << o.warmup << " acquire/release cycles\n";
     }
+    if (o.scenario == "waiters" || o.scenario == "locks") {
+        scale_bench_options s;
+        s.session = session_options(o);
+        s.path = unique_path(o, o.scenario);
+        s.waiters = o.waiters;
+        s.sessions = o.sessions;
+        s.locks = o.locks;
+        s.json = o.json;
+        return o.scenario == "waiters" ? bench_waiters(s) : bench_locks(s);
+    }
     if (o.scenario == "mixed") {
         mixed_bench_options m;
         m.connect = o.connect;
@@ -733,8 +746,9 @@ void add_bench(CLI::App& app, int& exit_code) {
         ->capture_default_str();
     cmd->add_option("--scenario", o->scenario,
                     "uncontended | contended | all (recipe mutex); mixed (K zklock, K Curator and K kazoo clients on "
-                    "one lock for --duration); with --backend also separate (K clients on K locks)")
-        ->check(CLI::IsMember({"uncontended", "contended", "separate", "mixed", "all"}))
+                    "one lock for --duration); waiters (--waiters queued on one lock, then drained); locks (--locks held at once "
+                    "through one Session); with --backend also separate (K clients on K locks)")
+        ->check(CLI::IsMember({"uncontended", "contended", "separate", "mixed", "waiters", "locks", "all"}))
         ->capture_default_str();
     cmd->add_option("--clients", o->clients,
                     "sessions contending on one lock (contended; election participants; semaphore and rwlock clients)")
@@ -769,6 +783,15 @@ void add_bench(CLI::App& app, int& exit_code) {
     cmd->add_option("--hold", o->hold_text,
                     "--scenario mixed: how long every client holds the lock each time (0, 1ms, ...: a sleep, so that "
                     "holds of clients that do not wait for each other are seen to overlap)")
+        ->capture_default_str();
+    cmd->add_option("--waiters", o->waiters, "--scenario waiters: waiters queued on one lock")
+        ->check(CLI::Range(2, 1000000))
+        ->capture_default_str();
+    cmd->add_option("--sessions", o->sessions, "--scenario waiters: sessions the waiters are spread over")
+        ->check(CLI::Range(1, 10000))
+        ->capture_default_str();
+    cmd->add_option("--locks", o->locks, "--scenario locks: locks held at once through one Session")
+        ->check(CLI::Range(1, 10000000))
         ->capture_default_str();
     cmd->add_option("--path", o->path, "parent of the bench's lock paths")->capture_default_str();
     cmd->add_option("--warmup", o->warmup, "unmeasured acquire/release cycles that warm the server up first")

@@ -54,6 +54,19 @@ struct mixed_bench_options {
 
 int bench_mixed(const mixed_bench_options& options);
 
+/// --scenario waiters (one long queue) and --scenario locks (many locks, one Session).
+struct scale_bench_options {
+    SessionOptions session;
+    std::string path;   ///< waiters: the lock; locks: the parent of the locks
+    int waiters = 1000; ///< waiters on the one lock
+    int sessions = 20;  ///< sessions the waiters are spread over
+    int locks = 10000;  ///< locks held at once through one Session
+    bool json = false;
+};
+
+int bench_waiters(const scale_bench_options& options);
+int bench_locks(const scale_bench_options& options);
+
 /// Writes results.json, results.md, the gnuplot data and script and the SVG
 /// charts into `dir` (created if missing). Returns false, after saying why on
 /// stderr, when gnuplot is missing or fails (the JSON and Markdown are written).

@@ -1,0 +1,83 @@
+// zklock bench's scenarios beyond the latency runs: mixed (zklock, Apache
+// Curator and kazoo clients on one lock at once, each kind's grants counted over
+// one window and every hold stamped, so that holds which overlapped are counted
+// per pair of kinds), waiters (one long queue, filled then drained) and locks
+// (many locks held at once through one Session).
+#include "test_cli_support.hpp"
+
+#include <nlohmann/json.hpp>
+
+using namespace zklock::test;
+using namespace zklock::test::cli;
+
+namespace {
+
+class CliBenchMixedTest : public CliTest {};
+class CliBenchScaleTest : public CliTest {};
+
+// The one JSON line of a bench run (its notes on stderr are plain text).
+nlohmann::json json_line(const std::string& out) {
+    nlohmann::json j;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with("{")) j = nlohmann::json::parse(line);
+    return j;
+}
+
+TEST_F(CliBenchMixedTest, EveryKindTakesTurnsAndNoZklockHoldOverlapsAnother) {
+    Cli cli;
+    // One client of each kind, each hold 1 ms long, so that holds of clients that
+    // did not wait for each other would be seen to overlap.
+    auto p = cli.start({"bench", "-c", server_->connect_string(), "--scenario", "mixed", "--clients", "1", "--duration",
+                        "2s", "--hold", "1ms", "--warmup", "0", "--json"},
+                       "bench", {{"XDG_CACHE_HOME", cli.dir().string()}});
+    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
+    const auto out = cli.output("bench");
+    const auto j = json_line(out);
+    ASSERT_TRUE(j.is_object()) << out;
+    EXPECT_EQ(j.at("scenario"), "mixed");
+    EXPECT_EQ(j.at("clients_per_kind"), 1);
+    for (const auto* kind : {"zklock", "curator", "kazoo"}) {
+        ASSERT_TRUE(j.at("kinds").contains(kind)) << kind << " did not run: " << out;
+        EXPECT_GT(j.at("kinds").at(kind).at("grants").get<int>(), 0) << kind << " made no progress: " << out;
+    }
+    // zklock waits for Curator's and kazoo's nodes and both wait for zklock's
+    // (kazoo with extra_lock_patterns=["-lock-"]), so no zklock hold overlaps
+    // another. Curator does not wait for kazoo's names: those two may overlap.
+    for (const auto& [pair, n] : j.at("overlaps_by_pair").items())
+        EXPECT_EQ(pair.find("zklock"), std::string::npos) << n << " overlapping holds of " << pair << ": " << out;
+}
+
+// Every waiter is queued before the drain starts, and each is granted in the
+// order of its node's sequence; the full queue's listing is the sum of the
+// names (zklock's are 55 bytes: "_c_" + a 36-character UUID + "-lock-" + ten
+// digits) with their 4-byte lengths.
+TEST_F(CliBenchScaleTest, WaitersAreQueuedThenGrantedInFifoOrder) {
+    Cli cli;
+    auto p = cli.start({"bench", "-c", server_->connect_string(), "--scenario", "waiters", "--waiters", "60",
+                        "--sessions", "4", "--warmup", "0", "--json"},
+                       "bench");
+    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
+    const auto j = json_line(cli.output("bench"));
+    ASSERT_TRUE(j.is_object()) << cli.output("bench");
+    EXPECT_EQ(j.at("waiters"), 60);
+    EXPECT_EQ(j.at("sessions"), 4);
+    EXPECT_EQ(j.at("errors"), 0);
+    EXPECT_EQ(j.at("grants_out_of_fifo_order"), 0);
+    EXPECT_EQ(j.at("full_listing_bytes"), 60 * (55 + 4));
+    EXPECT_GE(j.at("listings_per_acquire").get<double>(), 1.0);
+}
+
+TEST_F(CliBenchScaleTest, OneSessionHoldsManyLocksAtOnce) {
+    Cli cli;
+    auto p = cli.start({"bench", "-c", server_->connect_string(), "--scenario", "locks", "--locks", "200", "--warmup",
+                        "0", "--json"},
+                       "bench");
+    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
+    const auto j = json_line(cli.output("bench"));
+    ASSERT_TRUE(j.is_object()) << cli.output("bench");
+    EXPECT_EQ(j.at("locks"), 200);
+    EXPECT_EQ(j.at("errors"), 0);
+}
+
+}  // namespace

@@ -1,0 +1,241 @@
+// zklock bench --scenario waiters | locks: how zklock scales with the length of
+// one queue and with the number of locks one Session holds.
+//
+// waiters: N waiters on one lock, spread round-robin over S sessions, all
+// queued first (enqueue phase: every waiter created its node and listed the
+// queue once), then drained (each grant releases at once, so the lock passes
+// down the whole queue). Grants must come in node-sequence order (FIFO).
+// locks: one Session takes N distinct locks at once (all acquires in flight
+// together), holds them all, then releases them all.
+// Both report the client's resident memory per waiter / held lock (VmRSS
+// before and after, divided by N).
+#include "bench.hpp"
+
+#include <zklock/mutex.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace zklock::cli {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t) {
+    return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+
+/// This process's resident set, in bytes (VmRSS of /proc/self/status).
+long long resident_bytes() {
+    std::istringstream in(read_text_file("/proc/self/status"));
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with("VmRSS:")) return std::stoll(line.substr(6)) * 1024;
+    return 0;
+}
+
+/// The sequence at the end of a node path ("…-lock-0000000042" -> 42).
+long long sequence_of(const std::string& node_path) {
+    const auto digits = node_path.find_last_not_of("0123456789");
+    return std::stoll(node_path.substr(digits == std::string::npos ? 0 : digits + 1));
+}
+
+/// Counts events and lets one thread wait for a number of them.
+class tally {
+public:
+    void add() {
+        {
+            std::lock_guard lk(m_);
+            ++n_;
+        }
+        cv_.notify_all();
+    }
+    std::size_t wait_for(std::size_t n) {
+        std::unique_lock lk(m_);
+        cv_.wait(lk, [&] { return n_ >= n; });
+        return n_;
+    }
+
+private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::size_t n_ = 0;
+};
+
+std::vector<std::unique_ptr<Session>> open_sessions(const SessionOptions& options, int n) {
+    std::vector<std::unique_ptr<Session>> out;
+    for (int i = 0; i < n; ++i) {
+        out.push_back(std::make_unique<Session>(options));
+        out.back()->connect();
+    }
+    return out;
+}
+
+void print_result(const nlohmann::json& j, bool json) {
+    if (json) {
+        std::cout << j.dump() << std::endl;
+        return;
+    }
+    std::cout << std::fixed << std::setprecision(2) << j.at("scenario").get<std::string>();
+    for (const auto& [key, value] : j.items()) {
+        if (key == "scenario" || key == "backend") continue;
+        std::cout << "  " << key << " ";
+        if (value.is_number_float()) std::cout << value.get<double>();
+        else std::cout << value;
+    }
+    std::cout << std::endl;
+}
+
+} // namespace
+
+int bench_waiters(const scale_bench_options& o) {
+    const int n = std::max(2, o.waiters);
+    const int s = std::clamp(o.sessions, 1, n);
+    auto sessions = open_sessions(o.session, s);
+    const auto rss_before = resident_bytes();
+
+    std::vector<std::unique_ptr<Mutex>> waiters;
+    waiters.reserve(static_cast<std::size_t>(n));
+    tally decided, granted;
+    std::mutex m;
+    bool draining = false;
+    int parked = -1;  // a waiter granted before the drain started: released when it starts
+    std::vector<long long> grant_order;
+    std::vector<std::string> errors;
+    const auto release = [&](int i) { waiters[static_cast<std::size_t>(i)]->async_unlock([](std::error_code) {}); };
+
+    const auto enqueue_start = clock_type::now();
+    for (int i = 0; i < n; ++i) {
+        waiters.push_back(std::make_unique<Mutex>(*sessions[static_cast<std::size_t>(i % s)], o.path));
+        auto& w = *waiters.back();
+        auto first = std::make_shared<std::atomic<bool>>(true);
+        w.on_queue_position([&decided, first](std::size_t) {
+            if (first->exchange(false)) decided.add();
+        });
+        w.async_lock([&, i](std::error_code ec) {
+            {
+                std::lock_guard lk(m);
+                if (ec) {
+                    errors.push_back(ec.message());
+                } else {
+                    grant_order.push_back(sequence_of(waiters[static_cast<std::size_t>(i)]->node_path()));
+                    if (!draining) parked = i;
+                }
+            }
+            if (!ec && draining) release(i);
+            granted.add();
+        });
+    }
+    decided.wait_for(static_cast<std::size_t>(n));
+    const double enqueue_s = seconds_since(enqueue_start);
+    const auto rss_queued = resident_bytes();
+    // A listing of the full queue on the wire: every child's name with its 4-byte length.
+    std::size_t listing_bytes = 0;
+    for (const auto& w : waiters) {
+        const auto node = w->node_path();
+        listing_bytes += node.size() - node.rfind('/') - 1 + 4;
+    }
+
+    const auto drain_start = clock_type::now();
+    {
+        std::lock_guard lk(m);
+        draining = true;
+        if (parked >= 0) release(parked);
+    }
+    granted.wait_for(static_cast<std::size_t>(n));
+    const double drain_s = seconds_since(drain_start);
+
+    std::uint64_t listings = 0, acquisitions = 0;
+    for (const auto& w : waiters) {
+        const auto st = w->stats();
+        listings += st.attempts;
+        acquisitions += st.acquisitions;
+    }
+    std::size_t out_of_order = 0;
+    for (std::size_t i = 1; i < grant_order.size(); ++i) out_of_order += grant_order[i] < grant_order[i - 1];
+
+    nlohmann::json j;
+    j["backend"] = "zookeeper";
+    j["scenario"] = "waiters";
+    j["waiters"] = n;
+    j["sessions"] = s;
+    j["enqueue_s"] = enqueue_s;
+    j["enqueue_per_s"] = n / enqueue_s;
+    j["drain_s"] = drain_s;
+    j["handoffs_per_s"] = (n - 1) / drain_s;
+    j["listings_per_acquire"] = acquisitions ? static_cast<double>(listings) / static_cast<double>(acquisitions) : 0.0;
+    j["full_listing_bytes"] = listing_bytes;
+    j["rss_per_waiter_bytes"] = static_cast<double>(rss_queued - rss_before) / n;
+    j["grants_out_of_fifo_order"] = out_of_order;
+    j["errors"] = errors.size();
+    print_result(j, o.json);
+    if (!errors.empty()) std::cerr << "zklock bench: " << errors.size() << " acquires failed, e.g. " << errors.front() << "\n";
+    return errors.empty() && out_of_order == 0 ? 0 : 1;
+}
+
+int bench_locks(const scale_bench_options& o) {
+    const int n = std::max(1, o.locks);
+    auto sessions = open_sessions(o.session, 1);
+    auto& session = *sessions.front();
+    const auto rss_before = resident_bytes();
+    std::vector<std::unique_ptr<Mutex>> locks;
+    locks.reserve(static_cast<std::size_t>(n));
+    tally granted, released;
+    std::mutex m;
+    std::vector<std::string> errors;
+    const auto note = [&](std::error_code ec) {
+        if (!ec) return;
+        std::lock_guard lk(m);
+        errors.push_back(ec.message());
+    };
+
+    const auto acquire_start = clock_type::now();
+    for (int i = 0; i < n; ++i) {
+        locks.push_back(std::make_unique<Mutex>(session, o.path + "/lock-" + std::to_string(i)));
+        locks.back()->async_lock([&](std::error_code ec) {
+            note(ec);
+            granted.add();
+        });
+    }
+    granted.wait_for(static_cast<std::size_t>(n));
+    const double acquire_s = seconds_since(acquire_start);
+    const auto rss_held = resident_bytes();
+
+    const auto release_start = clock_type::now();
+    for (auto& l : locks)
+        l->async_unlock([&](std::error_code ec) {
+            note(ec);
+            released.add();
+        });
+    released.wait_for(static_cast<std::size_t>(n));
+    const double release_s = seconds_since(release_start);
+
+    nlohmann::json j;
+    j["backend"] = "zookeeper";
+    j["scenario"] = "locks";
+    j["locks"] = n;
+    j["sessions"] = 1;
+    j["acquire_all_s"] = acquire_s;
+    j["acquires_per_s"] = n / acquire_s;
+    j["release_all_s"] = release_s;
+    j["releases_per_s"] = n / release_s;
+    j["rss_per_lock_bytes"] = static_cast<double>(rss_held - rss_before) / n;
+    j["errors"] = errors.size();
+    print_result(j, o.json);
+    if (!errors.empty()) std::cerr << "zklock bench: " << errors.size() << " operations failed, e.g. " << errors.front() << "\n";
+    return errors.empty() ? 0 : 1;
+}
+
+} // namespace zklock::cli
