@@ -734,6 +734,7 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
 
 void contender_engine::lose(std::error_code ec) {
     if (phase_ != phase::held) return;
+    session_->log(log_level::error, "lock " + dir_ + " lost: " + ec.message());
     auto a = std::exchange(attempt_, nullptr);
     phase_ = phase::idle;
     held_ = false;

@@ -4,11 +4,15 @@
 // requests), session_janitor.cpp (the deletes the session owns).
 #include "session_impl.hpp"
 
+#include <zklock/detail/client_log.hpp>
+
+#include <zookeeper_log.h>
 #include <zklock/detail/limits.hpp>
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 
+#include <cstdio>
 #include <future>
 
 namespace zklock {
@@ -53,6 +57,7 @@ session_impl::~session_impl() {
     // concurrently, so the handle can be closed from here.
     closing_ = true;
     if (desc_.is_open()) desc_.release();
+    const log_scope scope(this);
     if (zh_) zookeeper_close(zh_);
 }
 
@@ -75,7 +80,71 @@ void session_impl::remove_listener(std::uint64_t id) noexcept {
     listeners_.erase(id);
 }
 
+namespace {
+
+std::string hex_id(std::int64_t id) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(id));
+    return buf;
+}
+
+/// A C-client line on stderr, as the C client prints it without a callback
+/// (the callback gets it without the newline).
+void print_client_line(const char* line) {
+    if (!line) return;
+    const std::string_view text(line);
+    std::fprintf(stderr, text.ends_with('\n') ? "%s" : "%s\n", line);
+}
+
+} // namespace
+
+thread_local session_impl* session_impl::log_scope::current_ = nullptr;
+
+void session_impl::on_client_log(const char* line) {
+    const auto* self = log_scope::current();
+    const auto parsed = parse_client_log(line ? line : "");
+    if (!self || !parsed) {
+        // Not a line of a call of ours (none is expected): where the C client puts it.
+        print_client_line(line);
+        return;
+    }
+    if (self->options_.log.callback) {
+        if (parsed->level > self->options_.log.level) return;
+        try {
+            self->options_.log.callback(log_record{parsed->level, "zookeeper", parsed->message, self->session_id_.load()});
+        } catch (...) {
+            // A sink must not throw; the C client cannot take an exception.
+        }
+        return;
+    }
+    if (static_cast<int>(parsed->level) <= self->options_.client_log_level) print_client_line(line);
+}
+
+void session_impl::log(log_level level, std::string_view message) const {
+    if (!options_.log.callback || level > options_.log.level) return;
+    try {
+        options_.log.callback(log_record{level, "zklock", message, session_id_.load()});
+    } catch (...) {
+    }
+}
+
 void session_impl::notify(session_event e) {
+    const auto sid = hex_id(session_id_.load());
+    switch (e) {
+    case session_event::connected:
+        log(log_level::info, "session " + sid + " established (timeout " + std::to_string(negotiated_timeout_ms_) + " ms)");
+        break;
+    case session_event::suspended: log(log_level::warn, "connection lost; session " + sid + " suspended, reconnecting"); break;
+    case session_event::reconnected: log(log_level::info, "reconnected; session " + sid + " kept"); break;
+    case session_event::suspended_too_long:
+        log(log_level::warn, "session " + sid + " suspended for longer than its timeout: the server may have expired it" +
+                                 (options_.lose_locks_on_suspension ? "; its locks are reported lost" : ""));
+        break;
+    case session_event::expired: log(log_level::error, "session " + sid + " expired; opening a new one"); break;
+    case session_event::closed:
+        log(log_level::info, "session " + sid + " closed" + (close_reason_ ? ": " + close_reason_.message() : ""));
+        break;
+    }
     std::vector<std::shared_ptr<listener>> copy;
     {
         std::lock_guard lk(listeners_mutex_);
@@ -88,14 +157,19 @@ void session_impl::notify(session_event e) {
 // ---- handle lifecycle --------------------------------------------------------
 
 void session_impl::start() {
-    zoo_set_debug_level(static_cast<ZooLogLevel>(options_.client_log_level));
+    // The C client formats a line only up to its process-wide level: raise it to
+    // what this session wants, never lower it (other code may rely on it).
+    const int wanted = options_.log.callback ? static_cast<int>(options_.log.level) : options_.client_log_level;
+    if (wanted > static_cast<int>(logLevel)) zoo_set_debug_level(static_cast<ZooLogLevel>(wanted));
     open_handle();
 }
 
 void session_impl::open_handle() {
     state_ = session_state::connecting;
     const int timeout = static_cast<int>(options_.session_timeout.count());
-    zh_ = zookeeper_init(options_.connect.c_str(), &session_impl::on_session_watch, timeout, nullptr, this, 0);
+    const log_scope scope(this);
+    zh_ = zookeeper_init2(options_.connect.c_str(), &session_impl::on_session_watch, timeout, nullptr, this, 0,
+                          &session_impl::on_client_log);
     if (!zh_) {
         state_ = session_state::closed;
         close_reason_ = make_error_code(errc::invalid_argument);
@@ -140,6 +214,7 @@ void session_impl::drop_handle() {
     if (zh_) {
         zhandle_t* zh = zh_;
         closing_ = true;  // completions called from zookeeper_close must not submit
+        const log_scope scope(this);
         zookeeper_close(zh);
         closing_ = false;
         zh_ = nullptr;

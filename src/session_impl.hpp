@@ -94,6 +94,9 @@ public:
 
     // ---- thread-safe -------------------------------------------------------
     const SessionOptions& options() const noexcept { return options_; }
+    /// A record of zklock's own to the session's log sink (or, without one, to
+    /// stderr when SessionOptions::client_log_level asks for its level). Strand.
+    ZKLOCK_EXPORT void log(log_level level, std::string_view message) const;
     /// The session's ACL policy in the C client's form.
     const std::shared_ptr<const c_acl>& acl() const noexcept { return acl_; }
     const boost::asio::any_io_executor& user_executor() const noexcept { return user_ex_; }
@@ -200,6 +203,23 @@ private:
     static void on_node_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
     static void on_auth_reply(int rc, const void* data);
 
+    /// While it lives, the C client's log lines on this thread are this
+    /// session's (the C client's log callback takes no context): set around
+    /// every call into the C client.
+    class log_scope {
+    public:
+        explicit log_scope(session_impl* s) noexcept : previous_(current_) { current_ = s; }
+        ~log_scope() { current_ = previous_; }
+        log_scope(const log_scope&) = delete;
+        log_scope& operator=(const log_scope&) = delete;
+        static session_impl* current() noexcept { return current_; }
+
+    private:
+        session_impl* previous_;
+        static thread_local session_impl* current_;
+    };
+    static void on_client_log(const char* line);
+
     void open_handle();
     void drop_handle();
     void handle_state(int zstate);
@@ -220,6 +240,7 @@ private:
             return;
         }
         const void* ctx = request<Fn>::make(std::move(fn));
+        const log_scope scope(this);
         if (const int rc = call(ctx); rc != ZOK) {
             auto r = request<Fn>::take(ctx);
             post([f = std::move(r->fn), rc] { refuse_request<Fn>::call(f, rc); });

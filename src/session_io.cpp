@@ -11,6 +11,7 @@ namespace asio = boost::asio;
 
 void session_impl::pump() {
     if (!zh_ || in_process_ || closing_) return;
+    const log_scope scope(this);
     int fd = -1;
     int interest = 0;
     timeval tv{};
@@ -89,6 +90,7 @@ void session_impl::process(int events) {
     if (!zh_ || closing_) return;
     if (events & ZOOKEEPER_READ) last_receive_ = asio::steady_timer::clock_type::now();
     in_process_ = true;
+    const log_scope scope(this);
     zookeeper_process(zh_, events);
     in_process_ = false;
     pump();

@@ -4,6 +4,7 @@
 #include <zklock/acl.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
+#include <zklock/log.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -40,9 +41,16 @@ struct SessionOptions {
     /// someone else. Default on; turn off only if the protected resource checks
     /// fencing tokens.
     bool lose_locks_on_suspension = true;
-    /// Log level of the ZooKeeper C client (0 = silent, 1 = error ... 4 = debug).
-    /// The C client's level is process-wide: the last Session constructed sets it.
-    /// zklock reports every failure as an error_code, so the default is silent.
+    /// The session's log: the C client's messages about this session's connection
+    /// and zklock's own events (connected, suspended, reconnected, expired,
+    /// closed, a lock lost), each up to `log.level`, to `log.callback` (see
+    /// log_sink for its threading). Default: no callback.
+    log_sink log;
+    /// Without a log callback: the C client's messages about this session up to
+    /// this level (0 = none, 1 = error ... 4 = debug) go to stderr, as the C
+    /// client prints them. zklock reports every failure as an error_code, so the
+    /// default is none. Like a sink's level, it raises the C client's
+    /// process-wide level when it asks for more, never lowers it.
     int client_log_level = 0;
     /// Authentications added to every connection of the session, before its first
     /// request, and again on the new handle after an expiry (zoo_add_auth).

@@ -1,0 +1,40 @@
+// The C client's log lines taken apart for a Session's log sink.
+#include <zklock/detail/client_log.hpp>
+
+#include <gtest/gtest.h>
+
+using zklock::log_level;
+using zklock::detail::parse_client_log;
+
+TEST(ClientLog, LevelAndMessageComeOutOfTheCClientsFormat) {
+    // As the C client prints them (log_message in zk_log.c): Debian's 3.8 without
+    // the thread id, other builds with "(0xTID)" after the pid.
+    const auto info = parse_client_log(
+        "2026-11-23 21:40:00,123:4242(0x7f3a1c2b3700):ZOO_INFO@log_env@1250: Client environment:host.name=box\n");
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->level, log_level::info);
+    EXPECT_EQ(info->message, "Client environment:host.name=box");
+
+    const auto error = parse_client_log(
+        "2026-11-23 21:40:00,123:4242(0x7f3a1c2b3700):ZOO_ERROR@handle_socket_error_msg@1290: Socket "
+        "[127.0.0.1:2181] zk retcode=-4, errno=111(Connection refused): server refused to accept the client");
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->level, log_level::error);
+    EXPECT_EQ(error->message, "Socket [127.0.0.1:2181] zk retcode=-4, errno=111(Connection refused): server refused "
+                              "to accept the client");
+
+    const auto warn =
+        parse_client_log("2026-11-23 21:25:52,577:867:ZOO_WARN@zookeeper_interest@2200: Delaying connection\n");
+    ASSERT_TRUE(warn);
+    EXPECT_EQ(warn->level, log_level::warn);
+    EXPECT_EQ(warn->message, "Delaying connection");
+
+    const auto debug = parse_client_log("t:1(0x1):ZOO_DEBUG@zoo_awget@3900: Sending request xid=0x1 for path [/x]");
+    ASSERT_TRUE(debug);
+    EXPECT_EQ(debug->level, log_level::debug);
+}
+
+TEST(ClientLog, ALineWithoutALevelIsNotALogLine) {
+    EXPECT_FALSE(parse_client_log(""));
+    EXPECT_FALSE(parse_client_log("no level here: ZOO_ but no tag\n"));
+}
