@@ -3,7 +3,7 @@
 // Redis server is Redlock with one master).
 #pragma once
 
-#include <zklock/export.hpp>
+#include <zklock/redis/export.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -27,15 +27,15 @@ struct master_reply {
 };
 
 /// A majority of `masters`: masters / 2 + 1.
-ZKLOCK_EXPORT std::size_t quorum(std::size_t masters) noexcept;
+ZKLOCK_REDIS_EXPORT std::size_t quorum(std::size_t masters) noexcept;
 
 /// The clock drift allowed for a lease of `ttl`: ttl / 100 + 2 ms (the Redlock
 /// algorithm's allowance for clocks running at different rates).
-ZKLOCK_EXPORT std::chrono::milliseconds drift(std::chrono::milliseconds ttl) noexcept;
+ZKLOCK_REDIS_EXPORT std::chrono::milliseconds drift(std::chrono::milliseconds ttl) noexcept;
 
 /// What is left of a lease set during a round that took `elapsed`:
 /// ttl - elapsed - drift (may be negative).
-ZKLOCK_EXPORT duration validity(std::chrono::milliseconds ttl, duration elapsed, std::chrono::milliseconds drift) noexcept;
+ZKLOCK_REDIS_EXPORT duration validity(std::chrono::milliseconds ttl, duration elapsed, std::chrono::milliseconds drift) noexcept;
 
 /// Whether the acquire script may have run on a master that did not answer yes:
 /// a failure after the command was sent (lost connection, reply timeout) may
@@ -43,7 +43,7 @@ ZKLOCK_EXPORT duration validity(std::chrono::milliseconds ttl, duration elapsed,
 /// timeout or refused credentials (errc::auth_failed, errc::no_auth,
 /// errc::invalid_argument for a refused SELECT: the connection sends nothing
 /// before its AUTH and SELECT succeed) did not.
-ZKLOCK_EXPORT bool may_have_run(const master_reply& reply) noexcept;
+ZKLOCK_REDIS_EXPORT bool may_have_run(const master_reply& reply) noexcept;
 
 /// An acquire round's answers counted.
 struct round_tally {
@@ -52,10 +52,10 @@ struct round_tally {
     bool undo = false;          ///< some master may hold our key: delete it unless the round wins
     std::error_code first_error;  ///< of the failures; refused credentials ahead of any other
 };
-ZKLOCK_EXPORT round_tally tally(const std::vector<master_reply>& replies);
+ZKLOCK_REDIS_EXPORT round_tally tally(const std::vector<master_reply>& replies);
 
 /// The round holds the lock: a majority set the key and time is left on the lease.
-ZKLOCK_EXPORT bool won(const round_tally& t, std::size_t quorum, duration validity) noexcept;
+ZKLOCK_REDIS_EXPORT bool won(const round_tally& t, std::size_t quorum, duration validity) noexcept;
 
 /// What a waiter does after a round that did not win (its keys already deleted).
 enum class after_round {
@@ -66,13 +66,13 @@ enum class after_round {
     wait,              ///< a holder has it: wait for its release (pub/sub) with backoff as the fallback
     retry_split_vote,  ///< no holder has a majority either (contenders split the masters): retry after a short random delay
 };
-ZKLOCK_EXPORT after_round next_step(const round_tally& t, std::size_t quorum, bool no_wait, bool has_deadline, bool deadline_passed,
+ZKLOCK_REDIS_EXPORT after_round next_step(const round_tally& t, std::size_t quorum, bool no_wait, bool has_deadline, bool deadline_passed,
                       bool service_closed) noexcept;
 
 /// What a release (compare-and-delete on every master) reports: {} when some
 /// master deleted our key, errc::node_deleted when a master answered and none
 /// held our key any more, else the first failure's error.
-ZKLOCK_EXPORT std::error_code after_release(const std::vector<master_reply>& replies);
+ZKLOCK_REDIS_EXPORT std::error_code after_release(const std::vector<master_reply>& replies);
 
 /// What a held lock does with the answers to one renewal.
 enum class renewal {
@@ -80,6 +80,6 @@ enum class renewal {
     lost,         ///< more masters than a minority say the key is no longer ours: the lock is gone
     retry_sooner, ///< too few answers either way: retry soon, until the lease runs out
 };
-ZKLOCK_EXPORT renewal after_renewal(const std::vector<master_reply>& replies, std::size_t quorum) noexcept;
+ZKLOCK_REDIS_EXPORT renewal after_renewal(const std::vector<master_reply>& replies, std::size_t quorum) noexcept;
 
 } // namespace zklock::detail::redlock
