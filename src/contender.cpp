@@ -187,6 +187,27 @@ void contender_engine::on_position(std::function<void(std::size_t)> callback) {
     session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable { self->position_callback_ = std::move(cb); });
 }
 
+void contender_engine::on_event(std::function<void(lock_event)> callback) {
+    session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable { self->event_callback_ = std::move(cb); });
+}
+
+void contender_engine::emit(lock_event e) {
+    if (!event_callback_) return;
+    e.path = dir_;
+    event_callback_(std::move(e));
+}
+
+void contender_engine::report_position(std::size_t position) {
+    const auto p = static_cast<std::int64_t>(position);
+    if (queued_reported_ && p == reported_position_) return;
+    lock_event e;
+    e.kind = queued_reported_ ? lock_event_kind::moved : lock_event_kind::queued;
+    e.position = position;
+    queued_reported_ = true;
+    reported_position_ = p;
+    emit(std::move(e));
+}
+
 void contender_engine::set_position(std::int64_t position) {
     if (position_.exchange(position) == position || position < 0 || !position_callback_) return;
     position_callback_(static_cast<std::size_t>(position));
@@ -233,6 +254,8 @@ void contender_engine::start(std::optional<clock::time_point> deadline, bool no_
         failure_detail_.clear();
     }
     wait_started_ = clock::now();
+    queued_reported_ = false;
+    reported_position_ = -1;
     if (deadline) {
         deadline_timer_.emplace(session_->strand());
         deadline_timer_->expires_at(*deadline);
@@ -497,6 +520,7 @@ void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const
         return;
     }
     set_position(static_cast<std::int64_t>(d.position));
+    report_position(d.position);
     if (d.acquired) return grant(a);
     if (no_wait_) return abandon({});
     if (rule_.watch_parent) return;  // the child watch set by the listing wakes us
@@ -583,6 +607,13 @@ void contender_engine::grant(const std::shared_ptr<attempt>& a) {
     }
     if (deadline_timer_) deadline_timer_->cancel();
     watch_own_node(a);
+    {
+        lock_event e;
+        e.kind = lock_event_kind::granted;
+        e.waited = held_since_ - wait_started_;
+        e.fencing_token = token_;
+        emit(std::move(e));
+    }
     complete_grant();
 }
 
@@ -678,6 +709,12 @@ void contender_engine::abandon(std::error_code ec) {
         std::lock_guard lk(mutex_);
         node_path_.clear();
     }
+    if (queued_reported_) {
+        lock_event e;
+        e.kind = lock_event_kind::left;
+        e.reason = ec ? ec : make_error_code(errc::timeout);  // a try that found the lock busy
+        emit(std::move(e));
+    }
     if (ec == errc::timeout) ec.clear();  // "not acquired", not an error
     // busy_ stays set until the callback runs: the node goes before the acquire
     // completes, unless no server answers within the session timeout (the
@@ -724,6 +761,12 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
         stats_.total_hold += clock::now() - held_since_;
         node_path_.clear();
     }
+    {
+        lock_event e;
+        e.kind = lock_event_kind::released;
+        e.held = clock::now() - held_since_;
+        emit(std::move(e));
+    }
     losses_->end_waits({});
     // A server that takes the delete and never answers: after the session
     // timeout the release completes with errc::timeout (not confirmed; the
@@ -745,6 +788,13 @@ void contender_engine::lose(std::error_code ec) {
         std::lock_guard lk(mutex_);
         stats_.total_hold += clock::now() - held_since_;
         node_path_.clear();
+    }
+    {
+        lock_event e;
+        e.kind = lock_event_kind::lost;
+        e.reason = ec;
+        e.held = clock::now() - held_since_;
+        emit(std::move(e));
     }
     // If the session survives (suspension policy), the node must not block others.
     if (ec == errc::connection_suspended) session_->delete_owned(path_of(a->node), a->owner);

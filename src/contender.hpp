@@ -10,6 +10,7 @@
 
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/lock.hpp>
+#include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
@@ -75,6 +76,8 @@ public:
     void on_lost(std::function<void(std::error_code)> callback) override;
     /// Calls `callback(position)` on the strand whenever our place in the queue changes.
     void on_position(std::function<void(std::size_t)> callback);
+    /// Called on the strand with each lock_event of this object (Mutex::on_event).
+    void on_event(std::function<void(lock_event)> callback);
     /// Calls `callback` once: with the loss reason when the current hold is lost,
     /// {} when it is released first, errc::not_held when nothing is held,
     /// operation_aborted when `slot` is signalled.
@@ -178,6 +181,11 @@ private:
     };
     std::optional<deferred_start> deferred_start_;
     std::function<void(std::size_t)> position_callback_;
+    std::function<void(lock_event)> event_callback_;
+    bool queued_reported_ = false;        // this acquire's "queued" event went out
+    std::int64_t reported_position_ = -1; // the position its last event carried
+    void emit(lock_event e);
+    void report_position(std::size_t position);
     std::atomic<std::uint64_t> next_waiter_id_{1};  // acquires' ids, for their cancellation slots
     std::uint64_t acquire_id_ = 0;                   // the acquire in progress (phase acquiring)
     std::shared_ptr<loss_reports> losses_;

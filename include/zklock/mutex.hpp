@@ -6,6 +6,7 @@
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
+#include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/session.hpp>
@@ -209,6 +210,16 @@ public:
     /// again. Nodes leaving further ahead do not wake a waiter, so between two
     /// listings the real place may be lower than the last one reported.
     void on_queue_position(std::function<void(std::size_t)> callback);
+
+    /// Calls `callback(event)` on the session's executor for each event of this
+    /// object: queued (with its position), moved (a new position), granted (the
+    /// wait, the fencing token), released and lost (the hold's length, the
+    /// loss reason), left (an acquire that queued and ended without a grant).
+    /// For metrics: lock_metrics::handler() counts them per path and renders the
+    /// Prometheus text format (include/zklock/lock_events.hpp). Register before
+    /// acquiring; what the callback refers to must outlive the Session (a
+    /// destroyed Mutex that held reports its release too).
+    void on_event(std::function<void(const lock_event&)> callback);
 
     /// True while this object holds the lock; turns false at unlock() or loss.
     bool is_held() const noexcept;

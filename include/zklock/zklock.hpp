@@ -5,7 +5,9 @@
 #include <zklock/error.hpp>
 #include <zklock/fencing.hpp>
 #include <zklock/leader_election.hpp>
+#include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>
+#include <zklock/log.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/semaphore.hpp>

@@ -1,0 +1,106 @@
+// Mutex::on_event: the events of one lock object, in order, on a real server.
+#include "support.hpp"
+
+#include <zklock/testing/faults.hpp>
+
+#include <mutex>
+
+using namespace zklock;
+using namespace zklock::test;
+
+namespace {
+
+/// The events a Mutex reported, copied as they came.
+struct recorder {
+    mutable std::mutex m;
+    std::vector<lock_event> events;
+
+    std::function<void(const lock_event&)> handler() {
+        return [this](const lock_event& e) {
+            std::lock_guard lk(m);
+            events.push_back(e);
+        };
+    }
+    std::vector<lock_event_kind> kinds() const {
+        std::lock_guard lk(m);
+        std::vector<lock_event_kind> out;
+        for (const auto& e : events) out.push_back(e.kind);
+        return out;
+    }
+    lock_event at(std::size_t i) const {
+        std::lock_guard lk(m);
+        return events.at(i);
+    }
+    bool wait_for(std::size_t n) const {
+        return wait_until([&] { return kinds().size() >= n; });
+    }
+};
+
+using kinds = std::vector<lock_event_kind>;
+constexpr auto queued = lock_event_kind::queued;
+constexpr auto granted = lock_event_kind::granted;
+constexpr auto released = lock_event_kind::released;
+constexpr auto lost = lock_event_kind::lost;
+constexpr auto left = lock_event_kind::left;
+
+class LockEventsTest : public ServerTest {};
+
+TEST_F(LockEventsTest, AWaiterIsQueuedBehindTheHolderAndGrantedWhenItLeaves) {
+    const auto path = lock_path();
+    recorder r1, r2;  // before the sessions: events are posted to their threads until they close
+    auto s1 = connect();
+    auto s2 = connect();
+    Mutex first(*s1, path), second(*s2, path);
+    first.on_event(r1.handler());
+    second.on_event(r2.handler());
+
+    first.lock();
+    ASSERT_TRUE(r1.wait_for(2));
+    EXPECT_EQ(r1.kinds(), (kinds{queued, granted}));
+    EXPECT_EQ(r1.at(0).position, 0u);
+    EXPECT_EQ(r1.at(0).path, path);
+    EXPECT_EQ(r1.at(1).fencing_token, first.fencing_token());
+
+    std::promise<std::error_code> p;
+    second.async_lock([&](std::error_code ec) { p.set_value(ec); });
+    ASSERT_TRUE(r2.wait_for(1));
+    EXPECT_EQ(r2.at(0).kind, queued);
+    EXPECT_EQ(r2.at(0).position, 1u);
+
+    first.unlock();
+    auto f = p.get_future();
+    ASSERT_FALSE(get_within(f, 10s));
+    ASSERT_TRUE(r2.wait_for(2));
+    EXPECT_EQ(r2.kinds(), (kinds{queued, granted}));
+    EXPECT_EQ(r2.at(1).fencing_token, second.fencing_token());
+    EXPECT_GT(r2.at(1).waited.count(), 0);
+    ASSERT_TRUE(r1.wait_for(3));
+    EXPECT_EQ(r1.kinds(), (kinds{queued, granted, released}));
+    EXPECT_GT(r1.at(2).held.count(), 0);
+    second.unlock();
+    ASSERT_TRUE(r2.wait_for(3));
+    EXPECT_EQ(r2.kinds(), (kinds{queued, granted, released}));
+}
+
+TEST_F(LockEventsTest, AnAcquireThatTimesOutLeavesTheQueueAndALossIsReported) {
+    const auto path = lock_path();
+    recorder rh, rw;
+    auto s1 = connect();
+    auto s2 = connect();
+    Mutex holder(*s1, path), waiter(*s2, path);
+    holder.on_event(rh.handler());
+    waiter.on_event(rw.handler());
+    holder.lock();
+    EXPECT_FALSE(waiter.try_lock_for(200ms));
+    ASSERT_TRUE(rw.wait_for(2));
+    EXPECT_EQ(rw.kinds(), (kinds{queued, left}));
+    EXPECT_EQ(rw.at(1).reason, errc::timeout);
+
+    auto other = connect();
+    zklock::testing::delete_node(*other, holder.node_path());  // someone else deletes the holder's node
+    ASSERT_TRUE(rh.wait_for(3));
+    EXPECT_EQ(rh.kinds(), (kinds{queued, granted, lost}));
+    EXPECT_EQ(rh.at(2).reason, errc::node_deleted);
+}
+
+}  // namespace
