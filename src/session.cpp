@@ -103,11 +103,7 @@ thread_local session_impl* session_impl::log_scope::current_ = nullptr;
 void session_impl::on_client_log(const char* line) {
     const auto* self = log_scope::current();
     const auto parsed = parse_client_log(line ? line : "");
-    if (!self || !parsed) {
-        // Not a line of a call of ours (none is expected): where the C client puts it.
-        print_client_line(line);
-        return;
-    }
+    if (!self || !parsed) return;  // not a line of a call of ours (none is expected): dropped, as by default
     if (self->options_.log.callback) {
         if (parsed->level > self->options_.log.level) return;
         try {
