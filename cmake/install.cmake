@@ -63,8 +63,14 @@ endif()
 unset(_zklock_type)
 
 # The command-line tool (its target cannot be called `zklock`: the library is).
+# Its Curator harness (bench --curator) goes to share/zklock, where the
+# installed tool looks for it.
 if(TARGET zklock_cli)
   install(TARGETS zklock_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/curator/run.sh"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
+  install(FILES "${PROJECT_SOURCE_DIR}/bench/curator/CuratorBench.java"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
 endif()
 
 # Public headers: the whole include/zklock tree (detail/ included: the public

@@ -59,6 +59,8 @@ struct bench_options {
     std::vector<std::string> server_config;
     int warmup = 20000;
     credentials creds;  ///< --auth-file, --acl (ZooKeeper part used here)
+    std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
+    bool connect_timeout_given = false;
 };
 
 struct result {
@@ -95,6 +97,8 @@ SessionOptions session_options(const bench_options& o) {
     SessionOptions s;
     s.connect = o.connect;
     s.session_timeout = std::chrono::seconds(10);
+    // Throwaway servers on a loaded machine keep the library's longer default.
+    if (o.connect_given || o.connect_timeout_given) s.connect_timeout = o.connect_timeout;
     apply(o.creds, s);
     return s;
 }
@@ -627,6 +631,8 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     if (!b.flock_dir.empty()) o.flock_dir = b.flock_dir;
     o.server_config = z.server_config;
     o.ttl = std::chrono::milliseconds(b.ttl_ms);
+    if (z.connect_timeout_given || z.connect_given || !b.redis.empty() || !b.redlock.empty() || !b.postgres.empty())
+        o.connect_timeout = z.connect_timeout;
     o.zookeeper_auth = z.creds.zookeeper;
     o.zookeeper_acl = z.creds.acl;
     o.redis_user = z.creds.redis_user;
@@ -642,7 +648,7 @@ int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::Ap
     };
     // The safety bench kills, restarts and partitions its servers: it starts its
     // own, without credentials, and measures no speed.
-    for (const char* option : {"--connect", "--redis", "--redlock", "--postgres", "--flock-dir", "--auth-file", "--acl",
+    for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--flock-dir", "--auth-file", "--acl",
                                "--scenario", "--sweep", "--baselines", "--recipe", "--naive", "--curator",
                                "--confirm-unlock", "--server-config", "--warmup", "--permits", "--read-ratio", "--path"})
         if (cmd.count(option))
@@ -684,6 +690,18 @@ int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::Ap
 
 } // namespace
 
+// The Curator harness: in the installed share/ directory when this binary is the
+// installed one, else in the source tree (the build tree's binary).
+std::string default_curator_script() {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const auto installed = (exe.parent_path() / ZKLOCK_BIN_TO_DATA / "bench/curator/run.sh").lexically_normal();
+        if (std::filesystem::exists(installed, ec)) return installed.string();
+    }
+    return std::string(ZKLOCK_SOURCE_DIR) + "/bench/curator/run.sh";
+}
+
 void add_bench(CLI::App& app, int& exit_code) {
     add_safety_client(app, exit_code);  // the client processes of --safety (hidden)
     auto o = std::make_shared<bench_options>();
@@ -691,6 +709,11 @@ void add_bench(CLI::App& app, int& exit_code) {
     auto auth = std::make_shared<auth_options>();
     auto* cmd = app.add_subcommand("bench", "Measure acquire/release latency and contended throughput");
     add_connect_option(*cmd, o->connect);
+    add_connect_timeout_option(*cmd, o->connect_timeout);
+    cmd->get_option("--connect-timeout")
+        ->description("Give up when a server named by -c, --redis, --redlock or --postgres does not answer within "
+                      "TIME: milliseconds (500) or with a unit (500ms, 2s); the throwaway servers the bench starts "
+                      "get the library's longer default unless this is given");
     add_auth_options(*cmd, *auth);
     cmd->add_option("--recipe", o->recipe,
                     "mutex (the --scenario runs) | election (failover after resign) | semaphore | rwlock")
@@ -720,9 +743,7 @@ void add_bench(CLI::App& app, int& exit_code) {
     cmd->add_flag("!--no-floor", o->floor,
                   "skip the C client's floor loop (delete + create + getChildren pipelined) that runs beside the "
                   "uncontended mutex scenario and gives zklock's ratio to it");
-#ifdef ZKLOCK_SOURCE_DIR
-    o->curator_script = std::string(ZKLOCK_SOURCE_DIR) + "/bench/curator/run.sh";
-#endif
+    o->curator_script = default_curator_script();
     cmd->add_option("--curator-script", o->curator_script, "the Curator harness")->capture_default_str();
     cmd->add_option("--path", o->path, "parent of the bench's lock paths")->capture_default_str();
     cmd->add_option("--warmup", o->warmup, "unmeasured acquire/release cycles that warm the server up first")
@@ -793,6 +814,7 @@ void add_bench(CLI::App& app, int& exit_code) {
         ->needs(safety_flag);
     cmd->callback([o, b, auth, cmd, &exit_code] {
         o->connect_given = cmd->count("--connect") > 0 || std::getenv("ZKLOCK_CONNECT") != nullptr;
+        o->connect_timeout_given = cmd->count("--connect-timeout") > 0;
         if (b->safety) {
             try {
                 exit_code = run_safety_bench(*o, *b, *cmd);
