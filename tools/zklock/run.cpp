@@ -268,7 +268,7 @@ int run_command(run_options o) {
     return r.run();
 }
 
-// The options run and lock share, up to LOCK_PATH.
+// The options and the LOCK_PATH run and lock share.
 void add_hold_options(CLI::App& cmd, run_options& o) {
     add_connect_option(cmd, o.connect);
     add_connect_timeout_option(cmd, o.connect_timeout);
@@ -301,6 +301,7 @@ void add_hold_options(CLI::App& cmd, run_options& o) {
         ->check(CLI::Validator([](std::string& t) { return t.empty() ? std::string("must not be empty") : ""; }, ""));
     add_names_option(cmd, o.names, "lock node");
     cmd.add_flag("-v,--verbose", o.verbose, "Report waiting, acquiring and releasing on stderr");
+    cmd.add_option("LOCK_PATH", o.path, "Lock znode, e.g. /locks/nightly-report")->required();
 }
 
 // The exit statuses run and lock share.
@@ -334,7 +335,6 @@ void add_run(CLI::App& app, int& exit_code) {
     cmd->add_option("--grace", o->grace_ms, "After SIGTERM to CMD, wait this long before SIGKILL (ms)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
-    cmd->add_option("LOCK_PATH", o->path, "Lock znode, e.g. /locks/nightly-report")->required();
     cmd->add_option("CMD", o->words, "Command and arguments (after --)")->required();
     cmd->positionals_at_end();
     cmd->callback([o, &exit_code] { exit_code = run_command(*o); });
@@ -352,7 +352,6 @@ void add_lock(CLI::App& app, int& exit_code) {
         "waiting (nothing is left behind);\n") +
         shared_exit_statuses + ".");
     add_hold_options(*cmd, *o);
-    cmd->add_option("LOCK_PATH", o->path, "Lock znode, e.g. /locks/nightly-report")->required();
     cmd->callback([o, &exit_code] { exit_code = run_command(*o); });
 }
 
