@@ -70,7 +70,8 @@ echo "install_consumer: installing $build_dir into $prefix"
 if [[ -x $prefix/bin/zklock ]]; then
   script=$prefix/share/zklock/bench/curator/run.sh
   [[ -x $script ]] || { echo "install_consumer: $script is not installed" >&2; exit 1; }
-  if ! "$prefix/bin/zklock" bench --help | grep -qF -- "--curator-script TEXT=$script"; then
+  bench_help=$("$prefix/bin/zklock" bench --help)  # whole: grep -q would close the pipe early (pipefail)
+  if ! grep -qF -- "--curator-script TEXT=$script" <<<"$bench_help"; then
     echo "install_consumer: the installed zklock's bench --curator-script default is not $script" >&2
     exit 1
   fi

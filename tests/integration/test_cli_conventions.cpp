@@ -58,6 +58,7 @@ TEST(CliConnectTest, RefusedAndSilentServersAreCalledSoByEveryCommand) {
         {"lock", "-c", refused, "--connect-timeout", "300ms", "/x"},
         {"elect", "-c", refused, "--connect-timeout", "300ms", "/e", "id", "--", "touch", marker.string()},
         {"status", "-c", refused, "--connect-timeout", "300", "/x"},
+        {"bench", "-c", refused, "--connect-timeout", "300ms", "--scenario", "uncontended", "--ops", "5", "--no-floor"},
     };
     for (const auto& args : commands) {
         auto p = cli.start(args, args[0]);

@@ -103,6 +103,14 @@ SessionOptions session_options(const bench_options& o) {
     return s;
 }
 
+// Connects, or throws saying what each server gave when none answered in time.
+void connect(Session& session) {
+    std::error_code ec;
+    session.connect(ec);
+    if (ec == errc::timeout) throw error(ec, connect_timeout_text(session.options()));
+    throw_if(ec, "connect to " + session.options().connect);
+}
+
 MutexOptions mutex_options(const bench_options& o) {
     MutexOptions m;
     m.watch_all_children = o.naive;
@@ -124,7 +132,7 @@ void unlock(Mutex& m, bool confirm) {
 
 result run_uncontended(const bench_options& o) {
     Session session(session_options(o));
-    session.connect();
+    connect(session);
     Mutex m(session, unique_path(o, "uncontended"), mutex_options(o));
     const int warmup = std::min(o.ops / 10, 200);
     for (int i = 0; i < warmup; ++i) {
@@ -165,7 +173,7 @@ result run_contended(const bench_options& o) {
     std::vector<std::unique_ptr<Mutex>> mutexes;
     for (int i = 0; i < k; ++i) {
         sessions.push_back(std::make_unique<Session>(session_options(o)));
-        sessions.back()->connect();
+        connect(*sessions.back());
         mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
     }
     std::atomic<int> remaining{o.ops};
@@ -210,7 +218,7 @@ std::vector<std::unique_ptr<Session>> connect_sessions(const bench_options& o, i
     std::vector<std::unique_ptr<Session>> sessions;
     for (int i = 0; i < k; ++i) {
         sessions.push_back(std::make_unique<Session>(session_options(o)));
-        sessions.back()->connect();
+        connect(*sessions.back());
     }
     return sessions;
 }

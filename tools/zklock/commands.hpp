@@ -79,6 +79,10 @@ int exit_status_for(const std::error_code& ec);
 /// (escape_control()): notices quote node data, ids, paths and failure details.
 void notice(const std::string& what);
 
+/// "could not connect to HOSTS within N ms: " and what each server gave
+/// (probe_servers()): what a connect that timed out says.
+std::string connect_timeout_text(const SessionOptions& o);
+
 /// Tells why connecting `session` failed and returns the exit status: the
 /// server refused the authentication (exit_noperm, naming the identity), a bad
 /// connect string (exit_usage), no server reachable (exit_unavailable, saying

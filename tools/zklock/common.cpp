@@ -137,13 +137,17 @@ int exit_status_for(const std::error_code& ec) {
 
 void notice(const std::string& what) { std::cerr << "zklock: " << escape_control(what) << std::endl; }
 
+std::string connect_timeout_text(const SessionOptions& o) {
+    // The C client retries quietly: a connect of our own says what is wrong.
+    constexpr std::chrono::milliseconds probe_budget{1000};
+    return "could not connect to " + o.connect + " within " + std::to_string(o.connect_timeout.count()) +
+           " ms: " + probe_servers(o.connect, std::min(probe_budget, o.connect_timeout));
+}
+
 int report_connect_failure(const Session& session, const std::error_code& ec) {
     const auto& o = session.options();
     if (ec == errc::timeout) {
-        // The C client retries quietly: a connect of our own says what is wrong.
-        constexpr std::chrono::milliseconds probe_budget{1000};
-        notice("could not connect to " + o.connect + " within " + std::to_string(o.connect_timeout.count()) +
-               " ms: " + probe_servers(o.connect, std::min(probe_budget, o.connect_timeout)));
+        notice(connect_timeout_text(o));
         return exit_unavailable;
     }
     if (ec == errc::invalid_argument) {
