@@ -304,19 +304,28 @@ void add_hold_options(CLI::App& cmd, run_options& o) {
     cmd.add_option("LOCK_PATH", o.path, "Lock znode, e.g. /locks/nightly-report")->required();
 }
 
-// The exit statuses run and lock share.
-constexpr const char* shared_exit_statuses =
-    "64 bad arguments, lock path or auth file, or a semaphore with a different number of permits;\n"
-    "69 no server reachable (the message says what each server gave: connection refused, unreachable, no answer);\n"
-    "77 not authorized, authentication refused, or a lock directory with a more open ACL than --acl;\n"
-    "78 the connect string's chroot does not exist";
+// Registers run or lock: `footer`, then the exit statuses both give; the
+// options both take; the callback. The caller adds what is its own.
+CLI::App* add_hold_command(CLI::App& app, int& exit_code, const std::shared_ptr<run_options>& o, const char* name,
+                           const char* description, const std::string& footer) {
+    auto* cmd = app.add_subcommand(name, description);
+    cmd->footer(footer +
+                "64 bad arguments, lock path or auth file, or a semaphore with a different number of permits;\n"
+                "69 no server reachable (the message says what each server gave: connection refused, unreachable, "
+                "no answer);\n"
+                "77 not authorized, authentication refused, or a lock directory with a more open ACL than --acl;\n"
+                "78 the connect string's chroot does not exist.");
+    add_hold_options(*cmd, *o);
+    cmd->callback([o, &exit_code] { exit_code = run_command(*o); });
+    return cmd;
+}
 
 } // namespace
 
 void add_run(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<run_options>();
-    auto* cmd = app.add_subcommand("run", "Hold LOCK_PATH while CMD runs; exit with CMD's status");
-    cmd->footer(std::string(
+    auto* cmd = add_hold_command(
+        app, exit_code, o, "run", "Hold LOCK_PATH while CMD runs; exit with CMD's status",
         "Options go before LOCK_PATH; everything after -- is CMD. CMD gets ZKLOCK_LOCK_NODE and ZKLOCK_FENCING_TOKEN\n"
         "in its environment (and not ZKLOCK_AUTH_FILE), descriptors 0-2 and those zklock inherited, nothing else.\n"
         "CMD can fence its writes with the token: zklock fence write RESOURCE < data (see zklock fence --help).\n"
@@ -326,33 +335,27 @@ void add_run(CLI::App& app, int& exit_code) {
         "Not with --permits: a semaphore writes only zklock's names.\n"
         "Exit status: CMD's (128+N if killed by signal N); 75 (or -E N) lock not acquired (-n, -w), CMD not run;\n"
         "75 a persistent node blocks the queue (the message says how to remove it);\n"
-        "76 lock lost while CMD ran (CMD was stopped: SIGTERM, then SIGKILL after --grace);\n") +
-        shared_exit_statuses +
-        ";\n126/127 CMD not executable / not found;\n"
+        "76 lock lost while CMD ran (CMD was stopped: SIGTERM, then SIGKILL after --grace);\n"
+        "126/127 CMD not executable / not found;\n"
         "128+N zklock got signal N (forwarded to CMD while it runs, unless the terminal sent it to both, as Ctrl-C\n"
-        "does). If zklock dies, the kernel kills CMD.");
-    add_hold_options(*cmd, *o);
+        "does). If zklock dies, the kernel kills CMD;\n");
     cmd->add_option("--grace", o->grace_ms, "After SIGTERM to CMD, wait this long before SIGKILL (ms)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("CMD", o->words, "Command and arguments (after --)")->required();
     cmd->positionals_at_end();
-    cmd->callback([o, &exit_code] { exit_code = run_command(*o); });
 }
 
 void add_lock(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<run_options>();
     o->hold_only = true;
-    auto* cmd = app.add_subcommand("lock", "Hold LOCK_PATH until SIGINT or SIGTERM (as etcdctl lock NAME)");
-    cmd->footer(std::string(
+    add_hold_command(
+        app, exit_code, o, "lock", "Hold LOCK_PATH until SIGINT or SIGTERM (as etcdctl lock NAME)",
         "Once granted, prints ZKLOCK_LOCK_NODE=NODE and ZKLOCK_FENCING_TOKEN=TOKEN on stdout (one line each) and\n"
         "holds the lock until SIGINT, SIGTERM or SIGHUP; then releases it and exits 0. The same options as run.\n"
         "Exit status: 0 released after a signal; 75 (or -E N) not acquired (-n, -w), or a persistent node blocks\n"
         "the queue; 76 the lock was lost while held (session expired, node deleted); 128+N signal N came while\n"
-        "waiting (nothing is left behind);\n") +
-        shared_exit_statuses + ".");
-    add_hold_options(*cmd, *o);
-    cmd->callback([o, &exit_code] { exit_code = run_command(*o); });
+        "waiting (nothing is left behind);\n");
 }
 
 } // namespace zklock::cli
