@@ -656,8 +656,8 @@ int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::Ap
     };
     // The safety bench kills, restarts and partitions its servers: it starts its
     // own, without credentials, and measures no speed.
-    for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--flock-dir", "--auth-file", "--acl",
-                               "--scenario", "--sweep", "--baselines", "--recipe", "--naive", "--curator",
+    for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--flock-dir",
+                               "--auth-file", "--acl", "--scenario", "--sweep", "--baselines", "--recipe", "--naive", "--curator",
                                "--confirm-unlock", "--server-config", "--warmup", "--permits", "--read-ratio", "--path"})
         if (cmd.count(option))
             return refuse(std::string(option) + " does not apply with --safety (it starts, kills and restarts its own "
@@ -696,8 +696,6 @@ int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::Ap
     return bench_safety(o);
 }
 
-} // namespace
-
 // The Curator harness: in the installed share/ directory when this binary is the
 // installed one, else in the source tree (the build tree's binary).
 std::string default_curator_script() {
@@ -709,6 +707,8 @@ std::string default_curator_script() {
     }
     return std::string(ZKLOCK_SOURCE_DIR) + "/bench/curator/run.sh";
 }
+
+} // namespace
 
 void add_bench(CLI::App& app, int& exit_code) {
     add_safety_client(app, exit_code);  // the client processes of --safety (hidden)

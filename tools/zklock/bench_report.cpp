@@ -209,15 +209,15 @@ void write_script(const std::filesystem::path& path, std::size_t backends, const
        << "set key top left\n";
     if (drawn.latency)
         gp << "\n"
-       << "set output 'latency.svg'\n"
-       << "set title 'Uncontended acquire + release, one client (lower is better)'\n"
-       << "set ylabel 'microseconds'\n"
-       << "set style data histograms\n"
-       << "set style histogram clustered gap 1\n"
-       << "set style fill solid 0.8 border -1\n"
-       << "set yrange [0:*]\n"
-       << "set xtics noenhanced rotate by -25\n"
-       << "plot 'latency.dat' using 2:xtic(1) title 'p50', '' using 3 title 'p99'\n";
+           << "set output 'latency.svg'\n"
+           << "set title 'Uncontended acquire + release, one client (lower is better)'\n"
+           << "set ylabel 'microseconds'\n"
+           << "set style data histograms\n"
+           << "set style histogram clustered gap 1\n"
+           << "set style fill solid 0.8 border -1\n"
+           << "set yrange [0:*]\n"
+           << "set xtics noenhanced rotate by -25\n"
+           << "plot 'latency.dat' using 2:xtic(1) title 'p50', '' using 3 title 'p99'\n";
     if (!drawn.contended && !drawn.separate) return;
     gp << "\n"
        << "set style data linespoints\n"
