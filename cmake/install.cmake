@@ -63,8 +63,22 @@ endif()
 unset(_zklock_type)
 
 # The command-line tool (its target cannot be called `zklock`: the library is).
+# Its bench harnesses (Curator's for bench --curator, Curator's and kazoo's for
+# --scenario mixed) go to share/zklock, where the installed tool looks for them; its man page and bash completion where man and
+# bash-completion look.
 if(TARGET zklock_cli)
   install(TARGETS zklock_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/curator/run.sh"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
+  install(FILES "${PROJECT_SOURCE_DIR}/bench/curator/CuratorBench.java"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
+  install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/kazoo/kazoo_bench.py"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/kazoo)
+  install(FILES "${PROJECT_SOURCE_DIR}/tools/zklock/zklock.bash"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME zklock)
+  if(ZKLOCK_MAN_PAGE)
+    install(FILES "${ZKLOCK_MAN_PAGE}" DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  endif()
 endif()
 
 # Public headers: the whole include/zklock tree (detail/ included: the public

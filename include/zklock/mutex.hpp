@@ -192,9 +192,11 @@ public:
     }
 
     /// Completes when the current hold ends. Signature: void(std::error_code): the
-    /// loss reason (see is_lock_lost()), an empty code when unlock() came first,
-    /// errc::not_held when not held. Cancellation: terminal, partial, total
-    /// (std::errc::operation_canceled).
+    /// loss reason (see is_lock_lost()), or an empty code when unlock() ends the
+    /// hold first (a wait started while holding completes as unlock() is called).
+    /// Started when nothing is held (before the grant, or after unlock()), it
+    /// completes at once with errc::not_held. Cancellation: terminal, partial,
+    /// total (std::errc::operation_canceled).
     template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
             [this](auto handler) { async_wait_lost_impl(std::move(handler)); }, token);

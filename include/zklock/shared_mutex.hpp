@@ -110,6 +110,10 @@ public:
     /// that side holds nothing and waits for nothing.
     std::string node_path() const { return writer_.node_path(); }
     std::string node_path_shared() const { return reader_.node_path(); }
+    /// Why the last acquire of the exclusive (the shared) side failed, in words
+    /// (as Mutex::failure_detail()); empty when there is nothing to add to the code.
+    std::string failure_detail() const { return writer_.failure_detail(); }
+    std::string failure_detail_shared() const { return reader_.failure_detail(); }
     /// Called with the reason when either hold is lost.
     void on_lost(std::function<void(std::error_code)> callback);
     /// Our place in the queue as of the last listing (0 = first), of the

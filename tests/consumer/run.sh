@@ -65,6 +65,23 @@ prefix=$(cd "$prefix" && pwd)
 echo "install_consumer: installing $build_dir into $prefix"
 "$cmake_cmd" --install "$build_dir" --prefix "$prefix"
 
+# The installed tool finds its Curator harness in the prefix's share/zklock, and
+# its man page and bash completion are where man and bash-completion look.
+if [[ -x $prefix/bin/zklock ]]; then
+  script=$prefix/share/zklock/bench/curator/run.sh
+  [[ -x $script ]] || { echo "install_consumer: $script is not installed" >&2; exit 1; }
+  bench_help=$("$prefix/bin/zklock" bench --help)  # whole: grep -q would close the pipe early (pipefail)
+  if ! grep -qF -- "--curator-script TEXT=$script" <<<"$bench_help"; then
+    echo "install_consumer: the installed zklock's bench --curator-script default is not $script" >&2
+    exit 1
+  fi
+  [[ -s $prefix/share/bash-completion/completions/zklock ]] ||
+    { echo "install_consumer: no bash completion in $prefix/share/bash-completion/completions" >&2; exit 1; }
+  if [[ -n $(cache_value ZKLOCK_HELP2MAN) && $(cache_value ZKLOCK_HELP2MAN) != *NOTFOUND ]]; then
+    [[ -s $prefix/share/man/man1/zklock.1 ]] || { echo "install_consumer: no zklock.1 in $prefix/share/man/man1" >&2; exit 1; }
+  fi
+fi
+
 common_args=("-DCMAKE_PREFIX_PATH=$prefix")
 cxx=$(cache_value CMAKE_CXX_COMPILER)
 [[ -n $cxx ]] && common_args+=("-DCMAKE_CXX_COMPILER=$cxx")

@@ -66,6 +66,8 @@ struct bench_options {
     std::vector<std::string> server_config;
     int warmup = 20000;
     credentials creds;  ///< --auth-file, --acl (ZooKeeper part used here)
+    std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
+    bool connect_timeout_given = false;
 };
 
 struct result {
@@ -102,8 +104,18 @@ SessionOptions session_options(const bench_options& o) {
     SessionOptions s;
     s.connect = o.connect;
     s.session_timeout = std::chrono::seconds(10);
+    // Throwaway servers on a loaded machine keep the library's longer default.
+    if (o.connect_given || o.connect_timeout_given) s.connect_timeout = o.connect_timeout;
     apply(o.creds, s);
     return s;
+}
+
+// Connects, or throws saying what each server gave when none answered in time.
+void connect(Session& session) {
+    std::error_code ec;
+    session.connect(ec);
+    if (ec == errc::timeout) throw error(ec, connect_timeout_text(session.options()));
+    throw_if(ec, "connect to " + session.options().connect);
 }
 
 MutexOptions mutex_options(const bench_options& o) {
@@ -127,7 +139,7 @@ void unlock(Mutex& m, bool confirm) {
 
 result run_uncontended(const bench_options& o) {
     Session session(session_options(o));
-    session.connect();
+    connect(session);
     Mutex m(session, unique_path(o, "uncontended"), mutex_options(o));
     const int warmup = std::min(o.ops / 10, 200);
     for (int i = 0; i < warmup; ++i) {
@@ -168,7 +180,7 @@ result run_contended(const bench_options& o) {
     std::vector<std::unique_ptr<Mutex>> mutexes;
     for (int i = 0; i < k; ++i) {
         sessions.push_back(std::make_unique<Session>(session_options(o)));
-        sessions.back()->connect();
+        connect(*sessions.back());
         mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
     }
     std::atomic<int> remaining{o.ops};
@@ -213,7 +225,7 @@ std::vector<std::unique_ptr<Session>> connect_sessions(const bench_options& o, i
     std::vector<std::unique_ptr<Session>> sessions;
     for (int i = 0; i < k; ++i) {
         sessions.push_back(std::make_unique<Session>(session_options(o)));
-        sessions.back()->connect();
+        connect(*sessions.back());
     }
     return sessions;
 }
@@ -657,6 +669,8 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     if (!b.flock_dir.empty()) o.flock_dir = b.flock_dir;
     o.server_config = z.server_config;
     o.ttl = std::chrono::milliseconds(b.ttl_ms);
+    if (z.connect_timeout_given || z.connect_given || !b.redis.empty() || !b.redlock.empty() || !b.postgres.empty())
+        o.connect_timeout = z.connect_timeout;
     o.zookeeper_auth = z.creds.zookeeper;
     o.zookeeper_acl = z.creds.acl;
     o.redis_user = z.creds.redis_user;
@@ -672,8 +686,8 @@ int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::Ap
     };
     // The safety bench kills, restarts and partitions its servers: it starts its
     // own, without credentials, and measures no speed.
-    for (const char* option : {"--connect", "--redis", "--redlock", "--postgres", "--flock-dir", "--auth-file", "--acl",
-                               "--scenario", "--sweep", "--baselines", "--recipe", "--naive", "--curator",
+    for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--flock-dir",
+                               "--auth-file", "--acl", "--scenario", "--sweep", "--baselines", "--recipe", "--naive", "--curator",
                                "--confirm-unlock", "--server-config", "--warmup", "--permits", "--read-ratio", "--path"})
         if (cmd.count(option))
             return refuse(std::string(option) + " does not apply with --safety (it starts, kills and restarts its own "
@@ -730,6 +744,19 @@ std::optional<std::string> mixed_refusal(const bench_options& o, const CLI::App&
     return std::nullopt;
 }
 
+// A bench harness (bench/curator/run.sh, bench/kazoo/kazoo_bench.py): in the
+// installed share/ directory when this binary is the installed one, else in the
+// source tree (the build tree's binary).
+std::string default_bench_script(const std::string& relative) {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const auto installed = (exe.parent_path() / ZKLOCK_BIN_TO_DATA / relative).lexically_normal();
+        if (std::filesystem::exists(installed, ec)) return installed.string();
+    }
+    return std::string(ZKLOCK_SOURCE_DIR) + "/" + relative;
+}
+
 } // namespace
 
 void add_bench(CLI::App& app, int& exit_code) {
@@ -739,6 +766,11 @@ void add_bench(CLI::App& app, int& exit_code) {
     auto auth = std::make_shared<auth_options>();
     auto* cmd = app.add_subcommand("bench", "Measure acquire/release latency and contended throughput");
     add_connect_option(*cmd, o->connect);
+    add_connect_timeout_option(*cmd, o->connect_timeout);
+    cmd->get_option("--connect-timeout")
+        ->description("Give up when a server named by -c, --redis, --redlock or --postgres does not answer within "
+                      "TIME: milliseconds (500) or with a unit (500ms, 2s); the throwaway servers the bench starts "
+                      "get the library's longer default unless this is given");
     add_auth_options(*cmd, *auth);
     cmd->add_option("--recipe", o->recipe,
                     "mutex (the --scenario runs) | election (failover after resign) | semaphore | rwlock")
@@ -770,13 +802,9 @@ void add_bench(CLI::App& app, int& exit_code) {
     cmd->add_flag("!--no-floor", o->floor,
                   "skip the C client's floor loop (delete + create + getChildren pipelined) that runs beside the "
                   "uncontended mutex scenario and gives zklock's ratio to it");
-#ifdef ZKLOCK_SOURCE_DIR
-    o->curator_script = std::string(ZKLOCK_SOURCE_DIR) + "/bench/curator/run.sh";
-#endif
+    o->curator_script = default_bench_script("bench/curator/run.sh");
     cmd->add_option("--curator-script", o->curator_script, "the Curator harness")->capture_default_str();
-#ifdef ZKLOCK_SOURCE_DIR
-    o->kazoo_script = std::string(ZKLOCK_SOURCE_DIR) + "/bench/kazoo/kazoo_bench.py";
-#endif
+    o->kazoo_script = default_bench_script("bench/kazoo/kazoo_bench.py");
     cmd->add_option("--kazoo-script", o->kazoo_script, "the kazoo client of --scenario mixed")->capture_default_str();
     cmd->add_option("--duration", o->duration_text, "--scenario mixed: how long the clients contend (10s, 1m, ...)")
         ->capture_default_str();
@@ -862,6 +890,7 @@ void add_bench(CLI::App& app, int& exit_code) {
         ->needs(safety_flag);
     cmd->callback([o, b, auth, cmd, &exit_code] {
         o->connect_given = cmd->count("--connect") > 0 || std::getenv("ZKLOCK_CONNECT") != nullptr;
+        o->connect_timeout_given = cmd->count("--connect-timeout") > 0;
         if (b->safety) {
             try {
                 exit_code = run_safety_bench(*o, *b, *cmd);

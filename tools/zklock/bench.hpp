@@ -31,6 +31,9 @@ struct backend_bench_options {
     std::optional<std::vector<std::string>> redlock;
     std::vector<std::string> server_config;  ///< extra zoo.cfg lines of the throwaway ZooKeeper
     std::chrono::milliseconds ttl{10000};
+    /// --connect-timeout, or its default when a server of the user's is named;
+    /// none: the library's default (throwaway servers on a loaded machine).
+    std::optional<std::chrono::milliseconds> connect_timeout;
     // Credentials (--auth-file, --acl). Secrets stay in here: nothing prints them.
     std::vector<auth_entry> zookeeper_auth;
     std::optional<acl_list> zookeeper_acl;

@@ -75,6 +75,7 @@ class servers {
 public:
     explicit servers(const backend_bench_options& o) : o_(o) {
         options_.ttl = o.ttl;
+        if (o.connect_timeout) options_.connect_timeout = *o.connect_timeout;
         options_.zookeeper_session_timeout = std::chrono::seconds(10);
         options_.zookeeper_auth = o.zookeeper_auth;
         options_.zookeeper_acl = o.zookeeper_acl;

@@ -53,7 +53,28 @@ int table_clients(const json& counts) {
     return most;
 }
 
-void write_markdown(const std::filesystem::path& path, const json& report) {
+/// The charts a report can draw: those whose scenario has a figure (gnuplot
+/// refuses a chart without one: "x range is invalid").
+struct charts {
+    bool latency = false;    // uncontended
+    bool contended = false;  // K clients on one lock
+    bool separate = false;   // K clients on K locks
+    bool any() const { return latency || contended || separate; }
+};
+
+charts charts_of(const json& results) {
+    charts c;
+    for (const auto& r : results) {
+        if (!r["ops_per_s"].is_number()) continue;
+        const auto scenario = r["scenario"].get<std::string>();
+        c.latency = c.latency || (scenario == "uncontended" && r["clients"] == 1);
+        c.contended = c.contended || scenario == "contended";
+        c.separate = c.separate || scenario == "separate";
+    }
+    return c;
+}
+
+void write_markdown(const std::filesystem::path& path, const json& report, const charts& drawn) {
     const auto& results = report["results"];
     const auto names = backends_in(results);
     std::ofstream md(path);
@@ -145,11 +166,12 @@ void write_markdown(const std::filesystem::path& path, const json& report) {
             md << "- " << b["tool"].get<std::string>() << ": " << b["reason"].get<std::string>() << "\n";
     }
 
-    md << "\n## Charts\n\n"
-       << "![Uncontended latency by backend](latency.svg)\n\n"
-       << "![Acquisitions/s against clients, one lock](contended.svg)\n\n"
-       << "![Acquisitions/s against clients, separate locks](separate.svg)\n\n"
-       << "results.json holds every figure; charts.gp redraws the charts from the .dat files (`gnuplot charts.gp`).\n";
+    if (!drawn.any()) return;
+    md << "\n## Charts\n\n";
+    if (drawn.latency) md << "![Uncontended latency by backend](latency.svg)\n\n";
+    if (drawn.contended) md << "![Acquisitions/s against clients, one lock](contended.svg)\n\n";
+    if (drawn.separate) md << "![Acquisitions/s against clients, separate locks](separate.svg)\n\n";
+    md << "results.json holds every figure; charts.gp redraws the charts from the .dat files (`gnuplot charts.gp`).\n";
 }
 
 void write_data(const std::filesystem::path& dir, const json& report) {
@@ -178,24 +200,26 @@ void write_data(const std::filesystem::path& dir, const json& report) {
     }
 }
 
-void write_script(const std::filesystem::path& path, std::size_t backends) {
+void write_script(const std::filesystem::path& path, std::size_t backends, const charts& drawn) {
     std::ofstream gp(path);
     gp << "# Draws the bench report's charts from its .dat files: gnuplot charts.gp\n"
        << "set terminal svg size 860,480 dynamic font 'sans,12' background rgb 'white'\n"
        << "set datafile missing '?'\n"
        << "set grid ytics\n"
-       << "set key top left\n"
-       << "\n"
-       << "set output 'latency.svg'\n"
-       << "set title 'Uncontended acquire + release, one client (lower is better)'\n"
-       << "set ylabel 'microseconds'\n"
-       << "set style data histograms\n"
-       << "set style histogram clustered gap 1\n"
-       << "set style fill solid 0.8 border -1\n"
-       << "set yrange [0:*]\n"
-       << "set xtics noenhanced rotate by -25\n"
-       << "plot 'latency.dat' using 2:xtic(1) title 'p50', '' using 3 title 'p99'\n"
-       << "\n"
+       << "set key top left\n";
+    if (drawn.latency)
+        gp << "\n"
+           << "set output 'latency.svg'\n"
+           << "set title 'Uncontended acquire + release, one client (lower is better)'\n"
+           << "set ylabel 'microseconds'\n"
+           << "set style data histograms\n"
+           << "set style histogram clustered gap 1\n"
+           << "set style fill solid 0.8 border -1\n"
+           << "set yrange [0:*]\n"
+           << "set xtics noenhanced rotate by -25\n"
+           << "plot 'latency.dat' using 2:xtic(1) title 'p50', '' using 3 title 'p99'\n";
+    if (!drawn.contended && !drawn.separate) return;
+    gp << "\n"
        << "set style data linespoints\n"
        << "set xlabel 'clients'\n"
        << "set ylabel 'acquisitions/s'\n"
@@ -203,13 +227,26 @@ void write_script(const std::filesystem::path& path, std::size_t backends) {
        << "set logscale x 2\n"
        << "set logscale y 10\n"
        << "set yrange [*:*]\n"
-       << "set key outside right noenhanced\n"
-       << "set output 'contended.svg'\n"
-       << "set title 'K clients on one lock (higher is better)'\n"
-       << "plot for [i=2:" << backends + 1 << "] 'contended.dat' using 1:i title columnheader(i) lw 2 pt 7\n"
-       << "set output 'separate.svg'\n"
-       << "set title 'K clients on K separate locks (higher is better)'\n"
-       << "plot for [i=2:" << backends + 1 << "] 'separate.dat' using 1:i title columnheader(i) lw 2 pt 7\n";
+       << "set key outside right noenhanced\n";
+    if (drawn.contended)
+        gp << "set output 'contended.svg'\n"
+           << "set title 'K clients on one lock (higher is better)'\n"
+           << "plot for [i=2:" << backends + 1 << "] 'contended.dat' using 1:i title columnheader(i) lw 2 pt 7\n";
+    if (drawn.separate)
+        gp << "set output 'separate.svg'\n"
+           << "set title 'K clients on K separate locks (higher is better)'\n"
+           << "plot for [i=2:" << backends + 1 << "] 'separate.dat' using 1:i title columnheader(i) lw 2 pt 7\n";
+}
+
+std::string drawn_names(const charts& drawn) {
+    std::vector<std::string> names;
+    if (drawn.latency) names.push_back("latency.svg");
+    if (drawn.contended) names.push_back("contended.svg");
+    if (drawn.separate) names.push_back("separate.svg");
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    return text;
 }
 
 } // namespace
@@ -218,11 +255,16 @@ bool write_report(const std::string& dir_name, const json& report) {
     const std::filesystem::path dir(dir_name);
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "results.json") << report.dump(2) << "\n";
-    write_markdown(dir / "results.md", report);
+    const auto drawn = charts_of(report["results"]);
+    write_markdown(dir / "results.md", report, drawn);
     write_data(dir, report);
-    write_script(dir / "charts.gp", backends_in(report["results"]).size());
+    write_script(dir / "charts.gp", backends_in(report["results"]).size(), drawn);
     std::cerr << "zklock bench: wrote " << (dir / "results.json").string() << " and " << (dir / "results.md").string()
               << "\n";
+    if (!drawn.any()) {
+        std::cerr << "zklock bench: no figures to chart\n";
+        return true;
+    }
     if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
         std::cerr << "zklock bench: gnuplot not found (Debian gnuplot-nox): no charts\n";
         return false;
@@ -232,7 +274,7 @@ bool write_report(const std::string& dir_name, const json& report) {
         std::cerr << "zklock bench: gnuplot failed on " << (dir / "charts.gp").string() << "\n";
         return false;
     }
-    std::cerr << "zklock bench: drew latency.svg, contended.svg and separate.svg\n";
+    std::cerr << "zklock bench: drew " << drawn_names(drawn) << "\n";
     return true;
 }
 

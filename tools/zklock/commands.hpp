@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -23,6 +24,14 @@ inline constexpr int exit_config = 78;        ///< EX_CONFIG: the connect string
 
 /// Adds `-c/--connect HOSTS` (default $ZKLOCK_CONNECT, else 127.0.0.1:2181) to `cmd`.
 void add_connect_option(CLI::App& cmd, std::string& connect);
+/// How long a command tries to reach a server unless told (etcdctl's --dial-timeout).
+inline constexpr std::chrono::milliseconds default_connect_timeout{2000};
+/// Adds `--connect-timeout TIME` (milliseconds, or with a unit: 500ms, 2s; more
+/// than 0) to `cmd`; `timeout` starts at default_connect_timeout.
+void add_connect_timeout_option(CLI::App& cmd, std::chrono::milliseconds& timeout);
+/// A CLI11 check of a duration as parse_wait_duration() reads it; with
+/// `allow_zero` false, 0 is refused too.
+CLI::Validator duration_check(bool allow_zero);
 /// --names zklock|curator|kazoo: how the `what` zklock creates is named
 /// (zklock::node_names); `names` keeps the text, checked by CLI11.
 void add_names_option(CLI::App& cmd, std::string& names, const std::string& what);
@@ -70,9 +79,15 @@ int exit_status_for(const std::error_code& ec);
 /// (escape_control()): notices quote node data, ids, paths and failure details.
 void notice(const std::string& what);
 
+/// "could not connect to HOSTS within N ms: " and what each server gave
+/// (probe_servers()): what a connect that timed out says.
+std::string connect_timeout_text(const SessionOptions& o);
+
 /// Tells why connecting `session` failed and returns the exit status: the
 /// server refused the authentication (exit_noperm, naming the identity), a bad
-/// connect string (exit_usage), no server reachable (exit_unavailable).
+/// connect string (exit_usage), no server reachable (exit_unavailable, saying
+/// what each server gave: connection refused, unreachable, no answer, or a
+/// listener that is no serving ZooKeeper; probe_servers()).
 int report_connect_failure(const Session& session, const std::error_code& ec);
 
 /// Tells why `doing` ("acquire lock /x", "campaign in /x", "list /x") failed
@@ -96,5 +111,9 @@ void add_demo(CLI::App& app, int& exit_code);
 void add_elect(CLI::App& app, int& exit_code);
 void add_fence(CLI::App& app, int& exit_code);
 void add_chaos(CLI::App& app, int& exit_code);
+/// `zklock lock LOCK_PATH`: hold it until SIGINT/SIGTERM (run.cpp).
+void add_lock(CLI::App& app, int& exit_code);
+/// `zklock help [COMMAND]`; registered last, so that it knows every command.
+void add_help(CLI::App& app, int& exit_code);
 
 } // namespace zklock::cli

@@ -1,10 +1,13 @@
 #include "commands.hpp"
 
+#include "arguments.hpp"
+#include "reachability.hpp"
 #include "terminal_text.hpp"
 
 #include <zklock/detail/limits.hpp>
 #include <zklock/error.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -19,6 +22,26 @@ void add_connect_option(CLI::App& cmd, std::string& connect) {
     connect = default_connect();
     cmd.add_option("-c,--connect", connect, "ZooKeeper hosts, host:port[,host:port...][/chroot] ($ZKLOCK_CONNECT)")
         ->capture_default_str();
+}
+
+CLI::Validator duration_check(bool allow_zero) {
+    return CLI::Validator(
+        [allow_zero](std::string& text) {
+            const auto r = parse_wait_duration(text);
+            if (!r) return r.error;
+            return r.value.count() == 0 && !allow_zero ? std::string("must be more than 0") : std::string();
+        },
+        "");
+}
+
+void add_connect_timeout_option(CLI::App& cmd, std::chrono::milliseconds& timeout) {
+    timeout = default_connect_timeout;
+    cmd.add_option_function<std::string>(
+           "--connect-timeout", [&timeout](const std::string& text) { timeout = parse_wait_duration(text).value; },
+           "Give up when no server gives a session within TIME: milliseconds (500) or with a unit (500ms, 2s)")
+        ->type_name("TIME")
+        ->default_str(std::to_string(default_connect_timeout.count()) + "ms")
+        ->check(duration_check(false));
 }
 
 void add_names_option(CLI::App& cmd, std::string& names, const std::string& what) {
@@ -114,10 +137,17 @@ int exit_status_for(const std::error_code& ec) {
 
 void notice(const std::string& what) { std::cerr << "zklock: " << escape_control(what) << std::endl; }
 
+std::string connect_timeout_text(const SessionOptions& o) {
+    // The C client retries quietly: a connect of our own says what is wrong.
+    constexpr std::chrono::milliseconds probe_budget{1000};
+    return "could not connect to " + o.connect + " within " + std::to_string(o.connect_timeout.count()) +
+           " ms: " + probe_servers(o.connect, std::min(probe_budget, o.connect_timeout));
+}
+
 int report_connect_failure(const Session& session, const std::error_code& ec) {
     const auto& o = session.options();
     if (ec == errc::timeout) {
-        notice("could not connect to " + o.connect + " within " + std::to_string(o.connect_timeout.count()) + " ms");
+        notice(connect_timeout_text(o));
         return exit_unavailable;
     }
     if (ec == errc::invalid_argument) {

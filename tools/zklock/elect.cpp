@@ -43,6 +43,7 @@ struct elect_options {
     bool observe = false;
     bool json = false;
     std::string names = "zklock";  // --names: how our election node is named
+    milliseconds connect_timeout = default_connect_timeout;
     auth_options auth;
     std::string path;
     std::string id;
@@ -50,7 +51,6 @@ struct elect_options {
     std::vector<std::string> command;
 };
 
-constexpr milliseconds connect_timeout{15000};
 // How long the resignation may take to commit before zklock exits anyway; closing
 // the session on exit deletes the node all the same.
 constexpr milliseconds resign_timeout{3000};
@@ -328,7 +328,7 @@ int elect_command(elect_options o) {
     SessionOptions so;
     so.connect = o.connect;
     so.session_timeout = milliseconds(o.session_timeout_ms);
-    so.connect_timeout = connect_timeout;
+    so.connect_timeout = o.connect_timeout;
     if (!load_into(o.auth, so)) return exit_usage;
     if (o.observe) {
         observer obs(std::move(o), std::move(so));
@@ -350,7 +350,8 @@ void add_elect(CLI::App& app, int& exit_code) {
         "(SIGTERM, then SIGKILL after --grace) and zklock campaigns again; when CMD exits, zklock resigns and\n"
         "campaigns again. With --once: one term only; exit with CMD's status, or 76 if leadership was lost.\n"
         "Exit status otherwise: 128+N zklock got signal N (forwarded to CMD unless the terminal sent it to both, as\n"
-        "Ctrl-C does; then it resigns); 64 bad arguments or auth file; 69 no server reachable; 75 a persistent node\n"
+        "Ctrl-C does; then it resigns); 64 bad arguments or auth file; 69 no server reachable (connection refused,\n"
+        "unreachable or no answer, as the message says); 75 a persistent node\n"
         "blocks the queue (the message says how to remove it); 77 not authorized, authentication refused, or an\n"
         "election directory with a more open ACL than --acl; 78 the connect string's chroot does not exist;\n"
         "126/127 CMD not executable / not found.\n"
@@ -361,6 +362,7 @@ void add_elect(CLI::App& app, int& exit_code) {
         "characters escaped; --json: one object per line, invalid UTF-8 replaced) until SIGINT/SIGTERM, then exits 0.");
     add_connect_option(*cmd, o->connect);
     add_auth_options(*cmd, o->auth);
+    add_connect_timeout_option(*cmd, o->connect_timeout);
     cmd->add_option("--session-timeout", o->session_timeout_ms, "Requested ZooKeeper session timeout in ms")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);

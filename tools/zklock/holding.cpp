@@ -3,6 +3,7 @@
 #include <zklock/error.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/semaphore.hpp>
+#include <zklock/shared_mutex.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -14,44 +15,84 @@ namespace {
 namespace asio = boost::asio;
 using std::chrono::milliseconds;
 
-MutexOptions options(node_names names) {
+MutexOptions options(const holding_kind& kind) {
     MutexOptions o;
-    o.names = names;
+    o.names = kind.names;
+    o.node_data = kind.node_data;
     return o;
 }
 
-class lock_holding final : public holding {
+// The calls of an exclusive hold (Mutex) and of a shared one (SharedMutex's
+// reader side), so that one class drives both.
+struct exclusive_side {
+    using lock_type = Mutex;
+    template <class H> static void lock(Mutex& m, H h) { m.async_lock(std::move(h)); }
+    template <class H> static void try_lock(Mutex& m, H h) { m.async_try_lock(std::move(h)); }
+    template <class H> static void try_lock_for(Mutex& m, milliseconds d, H h) { m.async_try_lock_for(d, std::move(h)); }
+    template <class H> static void unlock(Mutex& m, H h) { m.async_unlock(std::move(h)); }
+    template <class H> static void wait_lost(Mutex& m, H h) { m.async_wait_lost(std::move(h)); }
+    static std::string node_path(const Mutex& m) { return m.node_path(); }
+    static std::int64_t fencing_token(const Mutex& m) { return m.fencing_token(); }
+    static std::string failure_detail(const Mutex& m) { return m.failure_detail(); }
+    static std::string busy(const std::string& path) { return "lock " + path + " is held by someone else"; }
+};
+
+struct shared_side {
+    using lock_type = SharedMutex;
+    template <class H> static void lock(SharedMutex& m, H h) { m.async_lock_shared(std::move(h)); }
+    template <class H> static void try_lock(SharedMutex& m, H h) { m.async_try_lock_shared(std::move(h)); }
+    template <class H> static void try_lock_for(SharedMutex& m, milliseconds d, H h) {
+        m.async_try_lock_shared_for(d, std::move(h));
+    }
+    template <class H> static void unlock(SharedMutex& m, H h) { m.async_unlock_shared(std::move(h)); }
+    template <class H> static void wait_lost(SharedMutex& m, H h) { m.async_wait_lost_shared(std::move(h)); }
+    static std::string node_path(const SharedMutex& m) { return m.node_path_shared(); }
+    static std::int64_t fencing_token(const SharedMutex& m) { return m.shared_fencing_token(); }
+    static std::string failure_detail(const SharedMutex& m) { return m.failure_detail_shared(); }
+    static std::string busy(const std::string& path) {
+        return "lock " + path + " is held, or waited for, by a writer (an exclusive holder)";
+    }
+};
+
+template <class Side> class lock_holding final : public holding {
 public:
-    lock_holding(asio::io_context& io, Session& session, const std::string& path, node_names names)
-        : io_(io), mutex_(session, path, options(names)) {}
+    lock_holding(asio::io_context& io, Session& session, const std::string& path, const holding_kind& kind)
+        : io_(io), path_(path), lock_(session, path, options(kind)) {}
 
     void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
         const auto bind = [this](auto handler) {
             return asio::bind_cancellation_slot(cancel_.slot(), asio::bind_executor(io_, std::move(handler)));
         };
-        if (no_wait) return mutex_.async_try_lock(bind(std::move(done)));
-        if (wait) return mutex_.async_try_lock_for(*wait, bind(std::move(done)));
-        mutex_.async_lock(bind([done = std::move(done)](std::error_code e) { done(e, !e); }));
+        if (no_wait) return Side::try_lock(lock_, bind(std::move(done)));
+        if (wait) return Side::try_lock_for(lock_, *wait, bind(std::move(done)));
+        Side::lock(lock_, bind([done = std::move(done)](std::error_code e) { done(e, !e); }));
     }
-    // Mutex completes on io_ and detaches the cancellation handler there: emit here.
+    // The lock completes on io_ and detaches the cancellation handler there: emit here.
     void cancel() override { cancel_.emit(asio::cancellation_type::terminal); }
-    std::string node_path() const override { return mutex_.node_path(); }
-    std::int64_t fencing_token() const override { return mutex_.fencing_token(); }
-    void wait_lost(done_handler done) override { mutex_.async_wait_lost(asio::bind_executor(io_, std::move(done))); }
-    void release(done_handler done) override { mutex_.async_unlock(asio::bind_executor(io_, std::move(done))); }
-    std::string busy_message() const override { return "lock " + mutex_.path() + " is held by someone else"; }
-    std::string failure_detail() const override { return mutex_.failure_detail(); }
+    std::string node_path() const override { return Side::node_path(lock_); }
+    std::int64_t fencing_token() const override { return Side::fencing_token(lock_); }
+    void wait_lost(done_handler done) override { Side::wait_lost(lock_, asio::bind_executor(io_, std::move(done))); }
+    void release(done_handler done) override { Side::unlock(lock_, asio::bind_executor(io_, std::move(done))); }
+    std::string busy_message() const override { return Side::busy(path_); }
+    std::string failure_detail() const override { return Side::failure_detail(lock_); }
 
 private:
     asio::io_context& io_;
-    Mutex mutex_;
+    std::string path_;
+    typename Side::lock_type lock_;
     asio::cancellation_signal cancel_;
 };
 
+SemaphoreOptions semaphore_options(const holding_kind& kind) {
+    SemaphoreOptions o;
+    o.node_data = kind.node_data;
+    return o;
+}
+
 class lease_holding final : public holding {
 public:
-    lease_holding(asio::io_context& io, Session& session, const std::string& path, std::size_t permits)
-        : io_(io), session_(session), semaphore_(session, path, permits) {}
+    lease_holding(asio::io_context& io, Session& session, const std::string& path, const holding_kind& kind)
+        : io_(io), session_(session), semaphore_(session, path, *kind.permits, semaphore_options(kind)) {}
 
     void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
         pending_ = true;
@@ -100,9 +141,10 @@ private:
 } // namespace
 
 std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, const std::string& path,
-                                      std::optional<std::size_t> permits, node_names names) {
-    if (permits) return std::make_unique<lease_holding>(io, session, path, *permits);
-    return std::make_unique<lock_holding>(io, session, path, names);
+                                      const holding_kind& kind) {
+    if (kind.permits) return std::make_unique<lease_holding>(io, session, path, kind);
+    if (kind.shared) return std::make_unique<lock_holding<shared_side>>(io, session, path, kind);
+    return std::make_unique<lock_holding<exclusive_side>>(io, session, path, kind);
 }
 
 } // namespace zklock::cli

@@ -1,5 +1,5 @@
-// What `zklock run` holds while CMD runs: the lock (a Mutex) or one permit of a
-// semaphore (a Lease).
+// What `zklock run` holds while CMD runs: the lock (a Mutex), a shared hold of
+// a read-write lock (a SharedMutex reader) or one permit of a semaphore (a Lease).
 #pragma once
 
 #include <zklock/node_names.hpp>
@@ -41,9 +41,16 @@ public:
     virtual std::string failure_detail() const = 0;
 };
 
-/// The lock at `path`, its node named in `names`; with `permits`, one of that
-/// many permits of the semaphore at `path` (zklock's names only).
+/// What to hold at a path.
+struct holding_kind {
+    std::optional<std::size_t> permits;  ///< one of that many permits of a semaphore (zklock's names only)
+    bool shared = false;                 ///< a reader of the read-write lock (not with permits)
+    node_names names = node_names::zklock;
+    std::string node_data;               ///< stored in the node; empty: "<host>:<pid>"
+};
+
+/// The lock at `path` (exclusive, or shared), or a permit of the semaphore there.
 std::unique_ptr<holding> make_holding(boost::asio::io_context& io, Session& session, const std::string& path,
-                                      std::optional<std::size_t> permits, node_names names);
+                                      const holding_kind& kind);
 
 } // namespace zklock::cli

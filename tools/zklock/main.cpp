@@ -38,10 +38,13 @@ int main(int argc, char** argv) {
     std::vector<const char*> args;
     for (const auto& a : arguments) args.push_back(a.c_str());
     CLI::App app{"zklock: distributed locks on ZooKeeper"};
+    app.name("zklock");  // in usage lines and in the man page, whatever path ran it
     app.require_subcommand(1);
-    app.set_version_flag("--version", "zklock " ZKLOCK_VERSION_STRING);
+    app.set_version_flag("-V,--version", "zklock " ZKLOCK_VERSION_STRING, "Print zklock's version and exit");
+    app.footer("zklock help COMMAND (or zklock COMMAND --help) describes one command.");
     int exit_code = 0;
     zklock::cli::add_run(app, exit_code);
+    zklock::cli::add_lock(app, exit_code);
     zklock::cli::add_status(app, exit_code);
     zklock::cli::add_server(app, exit_code);
     zklock::cli::add_bench(app, exit_code);
@@ -49,6 +52,7 @@ int main(int argc, char** argv) {
     zklock::cli::add_elect(app, exit_code);
     zklock::cli::add_fence(app, exit_code);
     zklock::cli::add_chaos(app, exit_code);
+    zklock::cli::add_help(app, exit_code);
     try {
         app.parse(argc, args.data());
     } catch (const CLI::ParseError& e) {

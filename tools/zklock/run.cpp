@@ -1,5 +1,6 @@
-// zklock run: hold a lock (or, with --permits, one permit of a semaphore) while a
-// command runs (flock(1), `etcdctl lock`, `consul lock [-n K]`).
+// zklock run: hold a lock (or, with --permits, one permit of a semaphore; with
+// --shared, a reader's hold) while a command runs (flock(1), `etcdctl lock`,
+// `consul lock [-n K]`); zklock lock: hold it until a stop signal.
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "holding.hpp"
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +36,11 @@ struct run_options {
     bool no_wait = false;              // -n, -w 0
     std::optional<int> permits;        // --permits K: a semaphore lease instead of the lock
     std::string names = "zklock";      // --names: how the lock's node is named
+    bool shared = false;               // --shared: a reader of the read-write lock at LOCK_PATH
+    std::string name;                  // --name: the node's data, status's OWNER
+    int conflict_exit_code = exit_not_acquired;  // -E: when -n or -w found the lock busy
+    milliseconds connect_timeout = default_connect_timeout;
+    bool hold_only = false;            // zklock lock: no command, hold until SIGINT/SIGTERM
     int grace_ms = 5000;
     bool verbose = false;
     auth_options auth;
@@ -42,7 +49,6 @@ struct run_options {
     std::vector<std::string> command;
 };
 
-constexpr milliseconds default_connect_timeout{15000};
 // How long the release may take to commit before zklock exits anyway; closing the
 // session on exit deletes the node all the same.
 constexpr milliseconds release_timeout{3000};
@@ -57,19 +63,25 @@ public:
     runner(run_options o, SessionOptions so)
         : supervisor(std::move(so), milliseconds(o.grace_ms), o.verbose),
           o_(std::move(o)),
-          hold_(make_holding(io_, session_, o_.path,
-                             o_.permits ? std::optional<std::size_t>(static_cast<std::size_t>(*o_.permits))
-                                        : std::nullopt,
-                             parse_node_names(o_.names).value_or(node_names::zklock))),
+          hold_(make_holding(io_, session_, o_.path, kind_of(o_))),
           release_timer_(io_),
           started_(clock_type::now()) {}
 
 private:
     enum class phase { acquiring, running, releasing };
 
+    static holding_kind kind_of(const run_options& o) {
+        holding_kind k;
+        if (o.permits) k.permits = static_cast<std::size_t>(*o.permits);
+        k.shared = o.shared;
+        k.names = parse_node_names(o.names).value_or(node_names::zklock);
+        k.node_data = o.name;
+        return k;
+    }
+
     std::string what() const {
-        return o_.permits ? "a permit of " + o_.path + " (" + std::to_string(*o_.permits) + " permits)"
-                          : "lock " + o_.path;
+        if (o_.permits) return "a permit of " + o_.path + " (" + std::to_string(*o_.permits) + " permits)";
+        return (o_.shared ? "a shared hold of lock " : "lock ") + o_.path;
     }
 
     void on_stop(const stop_request& r) override {
@@ -81,6 +93,7 @@ private:
             hold_->cancel();
             break;
         case phase::running:
+            if (o_.hold_only) return release(0);  // zklock lock: the signal is the way to let go
             if (!stop_signal_) stop_signal_ = r.signal;
             // A signal the kernel sent to the whole group (Ctrl-C) reached CMD already.
             child_.stop(r.signal, !r.whole_group);
@@ -109,7 +122,7 @@ private:
         if (!acquired) {
             if (o_.no_wait) notice(hold_->busy_message());
             else notice(what() + " not acquired within " + std::to_string(o_.wait->count()) + " ms");
-            return finish(exit_not_acquired);
+            return finish(o_.conflict_exit_code);
         }
         if (stop_signal_) return release(128 + stop_signal_);  // signalled as the grant arrived
         node_ = hold_->node_path();
@@ -123,6 +136,11 @@ private:
     }
 
     void start_command() {
+        if (o_.hold_only) {
+            // What CMD would get in its environment, so that `eval` can use it.
+            std::cout << "ZKLOCK_LOCK_NODE=" << node_ << "\nZKLOCK_FENCING_TOKEN=" << token_ << std::endl;
+            return;
+        }
         const int err = child_.start(o_.command,
                                      {{"ZKLOCK_LOCK_NODE", node_}, {"ZKLOCK_FENCING_TOKEN", std::to_string(token_)}},
                                      [this](int status) { on_child_exit(status); });
@@ -140,9 +158,11 @@ private:
         if (phase_ == phase::releasing && waiting_for_loss_reason_) return lost_before_the_end(lost_reason_);
         if (phase_ != phase::running) return;
         lost_ = true;
-        notice((o_.permits ? "permit lost (" : "lock lost (") +
-               (ec == errc::not_held ? std::string("before the command started") : ec.message()) +
-               "); stopping command");
+        const std::string why = ec != errc::not_held ? ec.message()
+                                : o_.hold_only       ? std::string("as it was granted")
+                                                     : std::string("before the command started");
+        notice((o_.permits ? "permit lost (" : "lock lost (") + why + (o_.hold_only ? ")" : "); stopping command"));
+        if (o_.hold_only) return finish(exit_lock_lost);
         child_.stop(SIGTERM);
     }
 
@@ -212,8 +232,9 @@ int run_command(run_options o) {
         return exit_usage;
     }
     o.command = std::move(words.command);
-    if (o.command.empty()) {
-        notice("run: no command given (zklock run LOCK_PATH -- CMD [ARGS...])");
+    if (o.command.empty() && !o.hold_only) {
+        notice("run: no command given (zklock run LOCK_PATH -- CMD [ARGS...]; zklock lock LOCK_PATH holds it "
+               "without one)");
         return exit_usage;
     }
     if (const auto check = detail::validate_lock_path(o.path); !check) {
@@ -222,6 +243,10 @@ int run_command(run_options o) {
     }
     if (o.permits && o.names != to_string(node_names::zklock)) {
         notice("--names " + o.names + ": a semaphore (--permits) writes only zklock's names");
+        return exit_usage;
+    }
+    if (o.permits && o.shared) {
+        notice("--shared: a semaphore (--permits) has no shared holds");
         return exit_usage;
     }
     if (!o.wait_text.empty()) {
@@ -237,18 +262,70 @@ int run_command(run_options o) {
     SessionOptions so;
     so.connect = o.connect;
     so.session_timeout = milliseconds(o.session_timeout_ms);
-    so.connect_timeout = o.wait ? *o.wait : default_connect_timeout;
+    so.connect_timeout = o.wait ? std::min(*o.wait, o.connect_timeout) : o.connect_timeout;
     if (!load_into(o.auth, so)) return exit_usage;
     runner r(std::move(o), std::move(so));
     return r.run();
+}
+
+// The options and the LOCK_PATH run and lock share.
+void add_hold_options(CLI::App& cmd, run_options& o) {
+    add_connect_option(cmd, o.connect);
+    add_connect_timeout_option(cmd, o.connect_timeout);
+    add_auth_options(cmd, o.auth);
+    cmd.add_option("--session-timeout", o.session_timeout_ms, "Requested ZooKeeper session timeout in ms")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    auto* wait = cmd.add_option("-w,--timeout", o.wait_text,
+                                "Give up (exit 75, or -E's) if the lock is not acquired within TIME (also bounds the "
+                                "connect): milliseconds (300) or with a unit (1.5s, 500ms, 2m); 0: do not wait, as -n")
+                     ->type_name("TIME")
+                     ->check(duration_check(true));
+    cmd.add_flag("-n,--nonblock", o.no_wait, "Fail at once (exit 75, or -E's) if the lock is held")->excludes(wait);
+    cmd.add_option("-E,--conflict-exit-code", o.conflict_exit_code,
+                   "Exit status when -n or -w finds the lock busy (as flock -E)")
+        ->type_name("N")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 255));
+    cmd.add_option_function<int>(
+           "--permits", [&o](int k) { o.permits = k; },
+           "Semaphore mode: hold one of K permits of LOCK_PATH instead of the lock (as consul lock -n K)")
+        ->type_name("K")
+        ->check(CLI::PositiveNumber);
+    cmd.add_flag("-s,--shared", o.shared,
+                 "Hold LOCK_PATH shared, as a reader of its read-write lock (as flock -s): readers hold it together, "
+                 "a writer (zklock run without --shared, or SharedMutex::lock()) alone; not with --permits");
+    cmd.add_option("--name", o.name,
+                   "Store NAME in the lock node: zklock status shows it as the owner (default HOSTNAME:PID)")
+        ->type_name("NAME")
+        ->check(CLI::Validator([](std::string& t) { return t.empty() ? std::string("must not be empty") : ""; }, ""));
+    add_names_option(cmd, o.names, "lock node");
+    cmd.add_flag("-v,--verbose", o.verbose, "Report waiting, acquiring and releasing on stderr");
+    cmd.add_option("LOCK_PATH", o.path, "Lock znode, e.g. /locks/nightly-report")->required();
+}
+
+// Registers run or lock: `footer`, then the exit statuses both give; the
+// options both take; the callback. The caller adds what is its own.
+CLI::App* add_hold_command(CLI::App& app, int& exit_code, const std::shared_ptr<run_options>& o, const char* name,
+                           const char* description, const std::string& footer) {
+    auto* cmd = app.add_subcommand(name, description);
+    cmd->footer(footer +
+                "64 bad arguments, lock path or auth file, or a semaphore with a different number of permits;\n"
+                "69 no server reachable (the message says what each server gave: connection refused, unreachable, "
+                "no answer);\n"
+                "77 not authorized, authentication refused, or a lock directory with a more open ACL than --acl;\n"
+                "78 the connect string's chroot does not exist.");
+    add_hold_options(*cmd, *o);
+    cmd->callback([o, &exit_code] { exit_code = run_command(*o); });
+    return cmd;
 }
 
 } // namespace
 
 void add_run(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<run_options>();
-    auto* cmd = app.add_subcommand("run", "Hold LOCK_PATH while CMD runs; exit with CMD's status");
-    cmd->footer(
+    auto* cmd = add_hold_command(
+        app, exit_code, o, "run", "Hold LOCK_PATH while CMD runs; exit with CMD's status",
         "Options go before LOCK_PATH; everything after -- is CMD. CMD gets ZKLOCK_LOCK_NODE and ZKLOCK_FENCING_TOKEN\n"
         "in its environment (and not ZKLOCK_AUTH_FILE), descriptors 0-2 and those zklock inherited, nothing else.\n"
         "CMD can fence its writes with the token: zklock fence write RESOURCE < data (see zklock fence --help).\n"
@@ -256,44 +333,29 @@ void add_run(CLI::App& app, int& exit_code) {
         "--names kazoo names the lock node as kazoo's Lock does, so that kazoo clients on LOCK_PATH wait for it\n"
         "(curator: as Curator's InterProcessMutex, the same as zklock's); zklock waits for every peer's nodes anyway.\n"
         "Not with --permits: a semaphore writes only zklock's names.\n"
-        "Exit status: CMD's (128+N if killed by signal N); 75 lock not acquired (-n, -w), CMD not run, or a\n"
-        "persistent node blocks the queue (the message says how to remove it);\n"
+        "Exit status: CMD's (128+N if killed by signal N); 75 (or -E N) lock not acquired (-n, -w), CMD not run;\n"
+        "75 a persistent node blocks the queue (the message says how to remove it);\n"
         "76 lock lost while CMD ran (CMD was stopped: SIGTERM, then SIGKILL after --grace);\n"
-        "64 bad arguments, lock path or auth file, or a semaphore with a different number of permits;\n"
-        "69 no server reachable; 77 not authorized, authentication refused, or a lock directory with a more\n"
-        "open ACL than --acl; 78 the connect string's chroot does not exist; 126/127 CMD not executable / not found;\n"
+        "126/127 CMD not executable / not found;\n"
         "128+N zklock got signal N (forwarded to CMD while it runs, unless the terminal sent it to both, as Ctrl-C\n"
-        "does). If zklock dies, the kernel kills CMD.");
-    add_connect_option(*cmd, o->connect);
-    add_auth_options(*cmd, o->auth);
-    cmd->add_option("--session-timeout", o->session_timeout_ms, "Requested ZooKeeper session timeout in ms")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber);
-    auto* wait = cmd->add_option("-w,--timeout", o->wait_text,
-                                 "Give up (exit 75) if the lock is not acquired within TIME (also the connect "
-                                 "deadline): milliseconds (300) or with a unit (1.5s, 500ms, 2m); 0: do not wait, as -n")
-                     ->type_name("TIME")
-                     ->check(CLI::Validator(
-                         [](std::string& text) {
-                             const auto r = parse_wait_duration(text);
-                             return r ? std::string() : r.error;
-                         },
-                         ""));
-    cmd->add_flag("-n,--nonblock", o->no_wait, "Fail at once (exit 75) if the lock is held")->excludes(wait);
-    cmd->add_option_function<int>(
-           "--permits", [o](int k) { o->permits = k; },
-           "Semaphore mode: hold one of K permits of LOCK_PATH instead of the lock (as consul lock -n K)")
-        ->type_name("K")
-        ->check(CLI::PositiveNumber);
-    add_names_option(*cmd, o->names, "lock node");
+        "does). If zklock dies, the kernel kills CMD;\n");
     cmd->add_option("--grace", o->grace_ms, "After SIGTERM to CMD, wait this long before SIGKILL (ms)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
-    cmd->add_flag("-v,--verbose", o->verbose, "Report waiting, acquiring and releasing on stderr");
-    cmd->add_option("LOCK_PATH", o->path, "Lock znode, e.g. /locks/nightly-report")->required();
     cmd->add_option("CMD", o->words, "Command and arguments (after --)")->required();
     cmd->positionals_at_end();
-    cmd->callback([o, &exit_code] { exit_code = run_command(*o); });
+}
+
+void add_lock(CLI::App& app, int& exit_code) {
+    auto o = std::make_shared<run_options>();
+    o->hold_only = true;
+    add_hold_command(
+        app, exit_code, o, "lock", "Hold LOCK_PATH until SIGINT or SIGTERM (as etcdctl lock NAME)",
+        "Once granted, prints ZKLOCK_LOCK_NODE=NODE and ZKLOCK_FENCING_TOKEN=TOKEN on stdout (one line each) and\n"
+        "holds the lock until SIGINT, SIGTERM or SIGHUP; then releases it and exits 0. The same options as run.\n"
+        "Exit status: 0 released after a signal; 75 (or -E N) not acquired (-n, -w), or a persistent node blocks\n"
+        "the queue; 76 the lock was lost while held (session expired, node deleted); 128+N signal N came while\n"
+        "waiting (nothing is left behind);\n");
 }
 
 } // namespace zklock::cli

@@ -19,7 +19,7 @@ namespace {
 
 struct status_options {
     std::string connect;
-    int connect_timeout_ms = 15000;
+    std::chrono::milliseconds connect_timeout = default_connect_timeout;
     bool json = false;
     auth_options auth;
     std::string path;
@@ -75,7 +75,7 @@ int status_command(const status_options& o) {
     }
     SessionOptions so;
     so.connect = o.connect;
-    so.connect_timeout = std::chrono::milliseconds(o.connect_timeout_ms);
+    so.connect_timeout = o.connect_timeout;
     if (!load_into(o.auth, so)) return exit_usage;
     Session session(so);
     std::error_code ec;
@@ -106,6 +106,7 @@ int status_command(const status_options& o) {
                                          {"dialect", c.dialect},
                                          {"kind", kind_of(c)},
                                          {"fencing_token", c.fencing_token},
+                                         {"owner", c.data},
                                          {"owner_session", hex_session(c.owner_session)},
                                          {"persistent", c.persistent},
                                          {"created_ms", c.created_ms},
@@ -143,7 +144,7 @@ int status_command(const status_options& o) {
         std::cout << "mixed dialects: " << joined(dialects) << " (every one of them queues in this order for zklock)\n";
     std::cout << std::left << std::setw(5) << "POS" << std::setw(static_cast<int>(node_width) + 2) << "NODE"
               << std::setw(14) << "DIALECT" << std::setw(11) << "KIND" << std::setw(14) << "TOKEN" << std::setw(20)
-              << "OWNER" << std::setw(10) << "AGE" << "DATA\n";
+              << "SESSION" << std::setw(10) << "AGE" << "OWNER\n";
     for (std::size_t i = 0; i < queue.size(); ++i) {
         const auto& c = queue[i];
         std::cout << std::left << std::setw(5) << c.position << std::setw(static_cast<int>(node_width) + 2) << names[i]
@@ -167,19 +168,21 @@ void add_status(CLI::App& app, int& exit_code) {
         "c-recipe; docs/interop.md): DIALECT says who made each node, KIND whether it holds alone (exclusive) or\n"
         "with other readers (shared); a line says when the queue mixes dialects, and children no dialect\n"
         "recognises are listed apart as foreign.\n"
-        "OWNER is the holder's session, or `persistent` for a node no session end deletes (a note says how to\n"
-        "remove it). Node names and data are shown with control characters escaped (\\x1b); --json replaces\n"
-        "invalid UTF-8 and marks such nodes \"persistent\": true.\n"
-        "Exit status: 0 (also when nobody holds the lock); 64 bad lock path or auth file; 69 no server reachable;\n"
+        "OWNER is the node's data: the name given to zklock run --name or zklock lock --name (\"<host>:<pid>\" by\n"
+        "default), an election candidate's id, a peer client's data. SESSION is the session that holds the node,\n"
+        "or `persistent` for a node no session end deletes (a note says how to remove it). Node names and data are\n"
+        "shown with control characters escaped (\\x1b); --json replaces invalid UTF-8, gives the data as both\n"
+        "\"owner\" and \"data\", and marks such nodes \"persistent\": true.\n"
+        "Exit status: 0 (also when nobody holds the lock); 64 bad lock path or auth file; 69 no server reachable\n"
+        "(the message says what each server gave: connection refused, unreachable, no answer); 78 the chroot of\n"
+        "the connect string does not exist;\n"
         "77 not authorized to read the lock (its ACL does not grant the auth file's identity r), or authentication\n"
         "refused.");
     add_connect_option(*cmd, o->connect);
     add_auth_options(*cmd, o->auth, false);
-    cmd->add_option("--connect-timeout", o->connect_timeout_ms, "Give up connecting after MS ms")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+    add_connect_timeout_option(*cmd, o->connect_timeout);
     cmd->add_flag("--json", o->json,
-                  "Print one JSON object: {path, contenders: [{position, node, dialect, kind, ...}], dialects, "
+                  "Print one JSON object: {path, contenders: [{position, node, dialect, kind, owner, ...}], dialects, "
                   "mixed_dialects, foreign}");
     cmd->add_option("LOCK_PATH", o->path, "Lock znode, e.g. /locks/nightly-report")->required();
     cmd->callback([o, &exit_code] { exit_code = status_command(*o); });

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# zklock's bash completion completes commands, each command's options (as the
+# binary lists them), and the command after --.
+#
+#   tests/bash_completion.sh COMPLETION_SCRIPT ZKLOCK_BINARY
+set -uo pipefail
+# shellcheck disable=SC1090
+source "$1"
+zklock=$2
+status=0
+
+# complete WORD... : what TAB offers after these words (the last one is being typed).
+complete_words() {
+  COMP_WORDS=("$zklock" "$@")
+  COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+  COMPREPLY=()
+  _zklock
+  printf '%s\n' "${COMPREPLY[@]}"
+}
+
+expect() {
+  local want=$1
+  shift
+  if ! complete_words "$@" | grep -qx -- "$want"; then
+    echo "bash_completion: 'zklock $*<TAB>' does not offer $want (offers: $(complete_words "$@" | tr '\n' ' '))" >&2
+    status=1
+  fi
+}
+
+expect lock lo
+expect status st
+expect --version --ver
+expect --conflict-exit-code run --conf
+expect --shared lock --sh
+expect --connect-timeout elect --connect-t
+expect run help r
+expect sh run /x -- s
+[[ $status -eq 0 ]] && echo "bash_completion: commands, options and the command after -- complete"
+exit $status

@@ -1,0 +1,184 @@
+// The CLI habits zklock shares with flock(1), etcdctl and consul: -V, help,
+// -E, `zklock lock`, run --shared, --name shown by status, --connect-timeout
+// and what an unreachable server is called; and bench reports for any subset
+// of scenarios.
+#include "test_cli_support.hpp"
+
+#include <zklock/shared_mutex.hpp>
+#include <zklock/version.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+using namespace zklock;
+using namespace zklock::test;
+using namespace zklock::test::cli;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class CliConventionsTest : public CliTest {};
+
+// --- no server ---------------------------------------------------------------------
+
+TEST(CliHelpTest, VersionAndHelpAnswerAsFlockAndEtcdctlDo) {
+    Cli cli;
+    for (const std::string flag : {"-V", "--version"}) {
+        auto p = cli.start({flag}, "version" + flag);
+        EXPECT_EQ(exit_code(p), 0) << cli.output("version" + flag);
+        EXPECT_EQ(cli.output("version" + flag), std::string("zklock ") + ZKLOCK_VERSION_STRING + "\n");
+    }
+    auto all = cli.start({"help"}, "help");
+    EXPECT_EQ(exit_code(all), 0) << cli.output("help");
+    for (const char* command : {"run", "lock", "status", "elect", "bench", "fence", "help"})
+        EXPECT_TRUE(contains(cli.output("help"), std::string("\n  ") + command + " ")) << command << "\n"
+                                                                                       << cli.output("help");
+    auto run = cli.start({"help", "run"}, "help-run");
+    EXPECT_EQ(exit_code(run), 0) << cli.output("help-run");
+    EXPECT_TRUE(contains(cli.output("help-run"), "Usage: zklock run")) << cli.output("help-run");
+    EXPECT_TRUE(contains(cli.output("help-run"), "--conflict-exit-code")) << cli.output("help-run");
+    auto unknown = cli.start({"help", "nosuch"}, "help-unknown");
+    EXPECT_EQ(exit_code(unknown), 64) << cli.output("help-unknown");
+    EXPECT_TRUE(contains(cli.output("help-unknown"), "no command 'nosuch'")) << cli.output("help-unknown");
+}
+
+// Every command that connects says "connection refused" when nothing listens,
+// within its --connect-timeout, and by default within 2 s.
+TEST(CliConnectTest, RefusedAndSilentServersAreCalledSoByEveryCommand) {
+    Cli cli;
+    const auto refused = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
+    const auto marker = cli.file("ran");
+    const std::vector<std::vector<std::string>> commands{
+        {"run", "-c", refused, "--connect-timeout", "300ms", "/x", "--", "touch", marker.string()},
+        {"lock", "-c", refused, "--connect-timeout", "300ms", "/x"},
+        {"elect", "-c", refused, "--connect-timeout", "300ms", "/e", "id", "--", "touch", marker.string()},
+        {"status", "-c", refused, "--connect-timeout", "300", "/x"},
+        {"bench", "-c", refused, "--connect-timeout", "300ms", "--scenario", "uncontended", "--ops", "5", "--no-floor"},
+    };
+    for (const auto& args : commands) {
+        auto p = cli.start(args, args[0]);
+        EXPECT_EQ(exit_code(p), 69) << cli.output(args[0]);
+        EXPECT_TRUE(contains(cli.output(args[0]), "within 300 ms: " + refused + ": connection refused"))
+            << cli.output(args[0]);
+    }
+    EXPECT_FALSE(std::filesystem::exists(marker));
+    auto by_default = cli.start({"status", "-c", refused, "/x"}, "default");
+    EXPECT_EQ(exit_code(by_default), 69) << cli.output("default");
+    EXPECT_TRUE(contains(cli.output("default"), "within 2000 ms: " + refused + ": connection refused"))
+        << cli.output("default");
+
+    // A listener that never speaks ZooKeeper: the kernel completes the handshake.
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::listen(listener, 16), 0);
+    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    const auto silent = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    auto mute = cli.start({"status", "-c", silent, "--connect-timeout", "300ms", "/x"}, "silent");
+    EXPECT_EQ(exit_code(mute), 69) << cli.output("silent");
+    EXPECT_TRUE(contains(cli.output("silent"), silent + ": accepts connections but gave no ZooKeeper session"))
+        << cli.output("silent");
+    ::close(listener);
+
+    auto bad = cli.start({"status", "-c", refused, "--connect-timeout", "0", "/x"}, "zero");
+    EXPECT_EQ(exit_code(bad), 64) << cli.output("zero");
+}
+
+// `bench --report` with one scenario draws that scenario's chart and no other.
+TEST(CliBenchReportTest, OneScenarioDrawsItsChartAlone) {
+    Cli cli;
+    const auto dir = cli.file("report");
+    auto p = cli.start({"bench", "--backend", "flock", "--flock-dir", cli.dir().string(), "--scenario", "uncontended",
+                        "--ops", "20", "--warmup", "0", "--report", dir.string()},
+                       "bench");
+    EXPECT_EQ(exit_code(p, 120s), 0) << cli.output("bench");
+    EXPECT_TRUE(std::filesystem::exists(dir / "latency.svg")) << cli.output("bench");
+    EXPECT_FALSE(std::filesystem::exists(dir / "contended.svg"));
+    EXPECT_FALSE(contains(read_file(dir / "results.md"), "contended.svg"));
+}
+
+// --- against a server --------------------------------------------------------------
+
+TEST_F(CliConventionsTest, ConflictExitCodeIsTheStatusOfABusyLock) {
+    const auto path = lock_path();
+    auto s = connect();
+    Mutex held(*s, path);
+    held.lock();
+    const auto marker = cli_.file("ran");
+    auto n = cli_.start(plus(run_args(path, {"-n", "-E", "3"}), {"touch", marker.string()}), "n");
+    EXPECT_EQ(exit_code(n), 3) << cli_.output("n");
+    auto w = cli_.start(plus(run_args(path, {"-w", "200", "--conflict-exit-code", "0"}), {"touch", marker.string()}),
+                        "w");
+    EXPECT_EQ(exit_code(w), 0) << cli_.output("w");
+    EXPECT_TRUE(contains(cli_.output("w"), "not acquired within 200 ms")) << cli_.output("w");
+    EXPECT_FALSE(std::filesystem::exists(marker));
+    auto out_of_range = cli_.start(plus(run_args(path, {"-n", "-E", "256"}), {"true"}), "range");
+    EXPECT_EQ(exit_code(out_of_range), 64) << cli_.output("range");
+    EXPECT_EQ(queue_length(path), 1u);
+    held.unlock();
+}
+
+TEST_F(CliConventionsTest, LockHoldsUntilSigtermPrintingNodeAndTokenAndStatusShowsItsName) {
+    const auto path = lock_path();
+    auto p = cli_.start({"lock", "-c", server_->connect_string(), "--name", "billing-7", path}, "lock");
+    ASSERT_TRUE(wait_until([&] { return complete_lines(cli_.output_path("lock")).size() >= 2; }, 30s))
+        << cli_.output("lock");
+    const auto lines = complete_lines(cli_.output_path("lock"));
+    auto observer = connect();
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(lines[0], "ZKLOCK_LOCK_NODE=" + path + "/" + queue[0].node);
+    EXPECT_EQ(lines[1], "ZKLOCK_FENCING_TOKEN=" + std::to_string(queue[0].fencing_token));
+    EXPECT_EQ(queue[0].data, "billing-7");
+
+    auto text = cli_.start({"status", "-c", server_->connect_string(), path}, "status");
+    EXPECT_EQ(exit_code(text), 0) << cli_.output("status");
+    const auto table = complete_lines(cli_.output_path("status"));
+    ASSERT_EQ(table.size(), 3u) << cli_.output("status");
+    EXPECT_EQ(table[1].substr(table[1].rfind(' ') + 1), "OWNER") << table[1];
+    EXPECT_EQ(table[2].substr(table[2].size() - std::string("billing-7").size()), "billing-7") << table[2];
+    auto json = cli_.start({"status", "--json", "-c", server_->connect_string(), path}, "json");
+    EXPECT_EQ(exit_code(json), 0) << cli_.output("json");
+    EXPECT_EQ(nlohmann::json::parse(cli_.output("json")).at("contenders").at(0).at("owner"), "billing-7");
+
+    auto busy = cli_.start(plus(run_args(path, {"-n"}), {"true"}), "busy");
+    EXPECT_EQ(exit_code(busy), 75) << cli_.output("busy");
+    ASSERT_TRUE(p.signal(SIGTERM));
+    EXPECT_EQ(exit_code(p), 0) << cli_.output("lock");
+    EXPECT_EQ(queue_length(path), 0u);
+}
+
+TEST_F(CliConventionsTest, SharedRunHoldsBesideReadersAndNotBesideAWriter) {
+    const auto path = lock_path();
+    auto s = connect();
+    SharedMutex reader(*s, path);
+    reader.lock_shared();
+    const auto node_file = cli_.file("node");
+    auto shared = cli_.start(plus(run_args(path, {"--shared", "-n"}),
+                                  {"sh", "-c", "echo \"$ZKLOCK_LOCK_NODE\" > \"$0\"", node_file.string()}),
+                             "shared");
+    EXPECT_EQ(exit_code(shared), 0) << cli_.output("shared");
+    EXPECT_TRUE(contains(read_file(node_file), "-read-")) << read_file(node_file);
+    auto exclusive = cli_.start(plus(run_args(path, {"-n"}), {"true"}), "exclusive");
+    EXPECT_EQ(exit_code(exclusive), 75) << cli_.output("exclusive");
+    reader.unlock_shared();
+
+    SharedMutex writer(*s, path);
+    writer.lock();
+    auto behind_writer = cli_.start(plus(run_args(path, {"-s", "-n"}), {"true"}), "behind");
+    EXPECT_EQ(exit_code(behind_writer), 75) << cli_.output("behind");
+    writer.unlock();
+    auto with_permits = cli_.start(plus(run_args(path, {"-s", "--permits", "2"}), {"true"}), "permits");
+    EXPECT_EQ(exit_code(with_permits), 64) << cli_.output("permits");
+}
+
+} // namespace

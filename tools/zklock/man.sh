@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Writes the zklock(1) man page from the tool's own help with help2man: the
+# overview from `zklock --help`, then a COMMANDS section with `zklock help CMD`
+# for every command it lists, so the page says what the binary does.
+#
+#   tools/zklock/man.sh ZKLOCK_BINARY OUTPUT
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 ZKLOCK_BINARY OUTPUT" >&2
+  exit 2
+fi
+zklock=$1
+out=$2
+include=$(mktemp)
+trap 'rm -f -- "$include"' EXIT
+
+commands=$("$zklock" help | awk '/^Subcommands:/ { listing = 1; next } listing && /^  [a-z]/ { print $1 }')
+[[ -n $commands ]] || { echo "man.sh: $zklock help listed no commands" >&2; exit 1; }
+{
+  echo "[COMMANDS]"
+  for command in $commands; do
+    echo ".SS \"zklock $command\""
+    echo ".nf"
+    # Lines that start with . or ' are roff requests: escape them.
+    "$zklock" help "$command" | sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"
+    echo ".fi"
+  done
+  echo "[SEE ALSO]"
+  echo "flock(1). The README and docs/ of zklock: the library, the lock recipe, fencing tokens."
+} > "$include"
+
+help2man --no-info --no-discard-stderr --section 1 --source "zklock" \
+  --name "distributed locks on ZooKeeper: run a command under a lock, hold one, elect a leader, show a queue" \
+  --include "$include" --output "$out" "$zklock"
