@@ -108,6 +108,39 @@ void acl(const std::string& hosts) {
     write_to_resource(lock.fencing_token());
 }
 
+void logging(const std::string& hosts) {
+    // [readme:logging]
+    zklock::SessionOptions options;
+    options.log = {zklock::log_level::info, [](const zklock::log_record& r) {
+                       // On the session's thread: copy what you need, do not block.
+                       std::cerr << '[' << r.source << "] " << r.message << '\n';
+                   }};
+    // [/readme:logging]
+    options.connect = hosts;
+    zklock::Session session(options);
+    session.connect();
+}
+
+void metrics(const std::string& hosts) {
+    zklock::SessionOptions options;
+    options.connect = hosts;
+    // [readme:metrics]
+    zklock::lock_metrics metrics;             // declared before the Session: it outlives it
+    zklock::Session session(options);
+    session.connect();
+    zklock::Mutex lock(session, "/locks/report");
+    lock.on_event(metrics.handler());
+    // ... serve metrics.prometheus_text() at /metrics
+    // [/readme:metrics]
+    {
+        std::unique_lock guard(lock);
+        write_to_resource(lock.fencing_token());
+    }
+    if (metrics.prometheus_text().find("zklock_lock_acquisitions_total{path=\"/locks/report\"} 1\n") ==
+        std::string::npos)
+        throw std::runtime_error("the metrics snippet counted no acquisition");
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -125,9 +158,11 @@ int main(int argc, char** argv) {
     session.connect();
     recipes(session);
     acl(hosts);
-    // blocking 1, async 1, the leader's term 1, acl 1.
-    if (writes != 4) {
-        std::cerr << "readme snippets: " << writes << " writes, expected 4\n";
+    logging(hosts);
+    metrics(hosts);
+    // blocking 1, async 1, the leader's term 1, acl 1, metrics 1.
+    if (writes != 5) {
+        std::cerr << "readme snippets: " << writes << " writes, expected 5\n";
         return 1;
     }
     std::cout << "readme snippets: every ZooKeeper snippet ran\n";
