@@ -16,15 +16,6 @@ namespace {
 // Parents that vanish between ensure_parents and create (a container the server
 // reaped) are re-created this many times before the acquire fails.
 constexpr int max_parent_retries = 5;
-
-// A request whose outcome is unknown (or that was not run): retried once
-// connected, as the session's owned deletes are (detail/reply_kind.hpp).
-bool connection_trouble(int rc) { return classify_reply(rc) == reply_kind::retry; }
-// The session expired or is closing: its event decides what happens next.
-bool session_gone(int rc) {
-    const auto k = classify_reply(rc);
-    return k == reply_kind::session_gone || k == reply_kind::closed;
-}
 } // namespace
 
 std::string default_node_data() {
@@ -648,8 +639,9 @@ void contender_engine::cleanup(const std::shared_ptr<attempt>& a, std::function<
     done({});
 }
 
-std::function<void(std::error_code)> contender_engine::within_session_timeout(std::function<void(std::error_code)> done,
-                                                                              std::error_code late) {
+std::function<void(std::error_code)> within_session_timeout(session_impl& session,
+                                                            std::function<void(std::error_code)> done,
+                                                            std::error_code late) {
     struct once {
         std::function<void(std::error_code)> fn;
         asio::steady_timer timer;
@@ -658,9 +650,9 @@ std::function<void(std::error_code)> contender_engine::within_session_timeout(st
             if (auto f = std::exchange(fn, nullptr)) f(ec);
         }
     };
-    auto o = std::make_shared<once>(once{std::move(done), asio::steady_timer(session_->strand())});
-    auto grace = session_->negotiated_timeout();
-    if (grace <= std::chrono::milliseconds::zero()) grace = session_->options().session_timeout;
+    auto o = std::make_shared<once>(once{std::move(done), asio::steady_timer(session.strand())});
+    auto grace = session.negotiated_timeout();
+    if (grace <= std::chrono::milliseconds::zero()) grace = session.options().session_timeout;
     o->timer.expires_after(grace);
     o->timer.async_wait([o, late](boost::system::error_code ec) {
         if (!ec) o->call(late);
@@ -689,7 +681,7 @@ void contender_engine::abandon(std::error_code ec) {
     auto a = std::exchange(attempt_, nullptr);
     if (!a) return finish({});
     a->abandoned = true;
-    cleanup(a, within_session_timeout(std::move(finish), {}));
+    cleanup(a, within_session_timeout(*session_, std::move(finish), {}));
 }
 
 void contender_engine::fail(std::error_code ec) {
@@ -728,7 +720,7 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
     // A server that takes the delete and never answers: after the session
     // timeout the release completes with errc::timeout (not confirmed; the
     // session keeps the delete).
-    if (done) done = within_session_timeout(std::move(done), make_error_code(errc::timeout));
+    if (done) done = within_session_timeout(*session_, std::move(done), make_error_code(errc::timeout));
     session_->delete_owned(path_of(a->node), a->owner, std::move(done));
 }
 

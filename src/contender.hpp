@@ -31,6 +31,13 @@ lock_capabilities zookeeper_capabilities() noexcept;
 std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
                                                std::error_code& ec);
 
+/// `done`, called once: with the outcome the server gives, or with `late` when
+/// none came within the session timeout (a server that takes requests and
+/// answers none: the session keeps the delete and retries it). Strand only.
+std::function<void(std::error_code)> within_session_timeout(session_impl& session,
+                                                            std::function<void(std::error_code)> done,
+                                                            std::error_code late);
+
 class ZKLOCK_EXPORT contender_engine : public lock_backend, public std::enable_shared_from_this<contender_engine> {
 public:
     using clock = std::chrono::steady_clock;
@@ -134,11 +141,6 @@ private:
     void watch_own_node(const std::shared_ptr<attempt>& a);
     void own_node_gone(const std::shared_ptr<attempt>& a);
     void abandon(std::error_code ec);
-    /// `done`, called once: with the outcome the server gives, or with `late`
-    /// when none came within the session timeout (a server that takes requests
-    /// and answers none: the session keeps the delete and retries it).
-    std::function<void(std::error_code)> within_session_timeout(std::function<void(std::error_code)> done,
-                                                                std::error_code late);
     void cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done);
     void fail(std::error_code ec);
     void complete_grant();

@@ -6,6 +6,7 @@
 #include <zklock/fencing.hpp>
 #include <zklock/leader_election.hpp>
 #include <zklock/lock_stats.hpp>
+#include <zklock/multi_mutex.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/semaphore.hpp>

@@ -54,4 +54,26 @@ set_recovery find_set_by_guid(const std::vector<std::vector<std::string>>& listi
     return r;
 }
 
+std::string set_node_data(std::string_view data, const std::vector<std::string>& paths) {
+    std::string out(data);
+    out += set_data_marker;
+    for (const auto& p : paths) out += "\n" + p;
+    return out;
+}
+
+set_node_contents parse_set_node_data(std::string_view data) {
+    const auto at = data.rfind(set_data_marker);
+    if (at == std::string_view::npos) return {std::string(data), {}};
+    set_node_contents out{std::string(data.substr(0, at)), {}};
+    auto rest = data.substr(at + set_data_marker.size());
+    while (!rest.empty()) {
+        rest.remove_prefix(1);  // the newline
+        const auto end = rest.find('\n');
+        out.paths.emplace_back(rest.substr(0, end));
+        if (end == std::string_view::npos) break;
+        rest = rest.substr(end);
+    }
+    return out;
+}
+
 } // namespace zklock::detail

@@ -114,9 +114,25 @@ protected:
         return o;
     }
 
-    void SetUp() override { server_ = std::make_unique<testing::ZooKeeperServer>(server_options()); }
+    /// True: the tests of the suite share one server (started by the first,
+    /// stopped after the last), each on its own paths; for suites of short
+    /// tests that change nothing of the server's. ctest runs such a suite as
+    /// one test (tests/CMakeLists.txt, _zklock_shared_server_suites).
+    virtual bool share_server() const { return false; }
+
+    void SetUp() override {
+        if (share_server() && shared_server()) server_ = std::move(shared_server());
+        if (!server_) server_ = std::make_unique<testing::ZooKeeperServer>(server_options());
+    }
+
+    static void TearDownTestSuite() { shared_server().reset(); }
 
     void TearDown() override {
+        check_no_nodes_left();
+        if (share_server() && server_ && server_->running()) shared_server() = std::move(server_);
+    }
+
+    void check_no_nodes_left() {
         // Every test leaves no lock node behind on the paths it used.
         if (server_ && server_->running() && !checked_paths_.empty()) {
             auto o = options(2000ms);
@@ -155,6 +171,11 @@ protected:
         std::string p = std::string("/zklock-tests/") + info->name() + "/" + name;
         checked_paths_.push_back(p);
         return p;
+    }
+
+    static std::unique_ptr<testing::ZooKeeperServer>& shared_server() {
+        static std::unique_ptr<testing::ZooKeeperServer> server;
+        return server;
     }
 
     std::unique_ptr<testing::ZooKeeperServer> server_;

@@ -92,6 +92,17 @@ TEST(LockSet, RecoveryFindsTheGuidInEveryDirectoryInNoneOrInSome) {
     EXPECT_FALSE(r.names[0]);
 }
 
+TEST(LockSet, NodeDataCarriesTheSetsPathsAndSplitsBack) {
+    const auto data = set_node_data("host:42", {"/locks/a", "/locks/b c"});
+    EXPECT_EQ(data, "host:42\nzklock lock set:\n/locks/a\n/locks/b c");
+    const auto back = parse_set_node_data(data);
+    EXPECT_EQ(back.data, "host:42");
+    EXPECT_EQ(back.paths, (std::vector<std::string>{"/locks/a", "/locks/b c"}));
+    const auto plain = parse_set_node_data("host:42");
+    EXPECT_EQ(plain.data, "host:42");
+    EXPECT_TRUE(plain.paths.empty());
+}
+
 // A simulated ensemble: sets arrive one transaction at a time (one sequence
 // per directory, in commit order), holders leave, and every round each
 // waiting set is judged by decide_set alone. Checks mutual exclusion per

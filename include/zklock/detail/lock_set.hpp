@@ -53,4 +53,20 @@ struct set_recovery {
 ZKLOCK_EXPORT set_recovery find_set_by_guid(const std::vector<std::vector<std::string>>& listings,
                                             std::string_view guid);
 
+/// The line that starts the list of a set's lock paths in its nodes' data.
+inline constexpr std::string_view set_data_marker = "\nzklock lock set:";
+
+/// The data of each node of a set: the user's `data`, then set_data_marker and
+/// every lock path of the set on a line of its own, so that a status query on
+/// one path can name the others (lock paths hold no control characters).
+ZKLOCK_EXPORT std::string set_node_data(std::string_view data, const std::vector<std::string>& paths);
+
+/// A node's data split back: the user's part and the set's lock paths (none
+/// for a node that is not a set's).
+struct set_node_contents {
+    std::string data;
+    std::vector<std::string> paths;
+};
+ZKLOCK_EXPORT set_node_contents parse_set_node_data(std::string_view data);
+
 } // namespace zklock::detail

@@ -1,0 +1,153 @@
+// A lock set's place in several ZooKeeper lock queues at once (MultiMutex):
+// one multi transaction creates a protected node with one guid in every lock
+// directory; in each queue the node follows the mutex rule; the set is held
+// when it is first in every queue (detail/lock_set.hpp decides). Release and
+// cancellation delete every node with one multi; a lost transaction reply is
+// recovered by the guid in every directory, as the single queue's engine
+// (contender.hpp) recovers its create.
+#pragma once
+
+#include "contender.hpp"
+
+#include <zklock/detail/lock_set.hpp>
+
+namespace zklock::detail {
+
+class ZKLOCK_EXPORT set_contender : public lock_backend, public std::enable_shared_from_this<set_contender> {
+public:
+    using clock = std::chrono::steady_clock;
+
+    /// `dirs`: the lock paths, already validated (validate_lock_set).
+    static std::shared_ptr<set_contender> make(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
+                                               std::string node_data, std::shared_ptr<const c_acl> acl = nullptr);
+    ~set_contender() override;
+
+    // ---- thread-safe (as contender_engine's) -------------------------------
+    void acquire(std::optional<clock::time_point> deadline, bool no_wait, boost::asio::cancellation_slot slot,
+                 acquire_callback callback) override;
+    std::error_code release(std::function<void(std::error_code)> done) override;
+    void shutdown() noexcept override;
+    bool held() const noexcept override { return held_.load(); }
+    std::int64_t fencing_token() const noexcept override { return token_.load(); }
+    bool on_backend_thread() const noexcept override { return session_->on_session_thread(); }
+    boost::asio::any_io_executor executor() const override { return session_->user_executor(); }
+    lock_capabilities capabilities() const noexcept override { return zookeeper_capabilities(); }
+    lock_stats stats() const noexcept override;
+    void on_lost(std::function<void(std::error_code)> callback) override;
+    void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override;
+
+    /// Per lock path, our place in its queue as of its last listing (0 = first).
+    std::vector<std::optional<std::size_t>> queue_positions() const;
+    /// Per lock path, our node's full path once created; empty when none.
+    std::vector<std::string> node_paths() const;
+    std::string failure_detail() const;
+    const std::vector<std::string>& dirs() const noexcept { return dirs_; }
+    const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
+    /// The protocol's state in words; strand only.
+    std::string describe() const;
+
+private:
+    struct attempt {
+        std::string guid;
+        std::vector<std::string> nodes;  // per directory, once created (all or none)
+        std::int64_t owner = 0;
+        std::int64_t token = 0;
+        bool token_read = false;         // the Stat of our first node came back
+        bool evaluated = false;          // the first decision (every queue) was made
+        bool create_in_flight = false;
+        bool create_uncertain = false;
+        bool abandoned = false;
+        std::function<void()> after_create;
+        std::vector<std::vector<std::string>> listings;  // per queue, the last listing
+        std::vector<bool> listed;
+        std::vector<bool> first;                         // per queue: first (lasts until our node goes)
+        std::vector<std::uint64_t> generation;           // per queue: watches of older rounds are stale
+        std::vector<std::vector<std::string>> watching;  // per queue
+        std::vector<bool> last_blocker;
+        bool node_gone = false;
+    };
+
+    set_contender(std::shared_ptr<session_impl> session, std::vector<std::string> dirs, std::string node_data,
+                  std::shared_ptr<const c_acl> acl);
+    void subscribe();
+
+    // strand only: acquiring (set_contender.cpp)
+    void start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback);
+    void new_attempt();
+    void requeue(const std::shared_ptr<attempt>& a);
+    void retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step);
+    void send_create(const std::shared_ptr<attempt>& a, int parent_retries);
+    void on_created(const std::shared_ptr<attempt>& a, int rc, const std::vector<int>& op_errors,
+                    const std::vector<std::string>& created, int parent_retries);
+    void create_parents(const std::shared_ptr<attempt>& a, int parent_retries);
+    void recover_create(const std::shared_ptr<attempt>& a);
+    void adopt(const std::shared_ptr<attempt>& a, const set_recovery& found);
+    void read_token(const std::shared_ptr<attempt>& a);
+    void list_queue(const std::shared_ptr<attempt>& a, std::size_t i);
+    void on_listing(const std::shared_ptr<attempt>& a, std::size_t i, int rc, std::vector<std::string> children);
+    void evaluate(const std::shared_ptr<attempt>& a, std::optional<std::size_t> only);
+    void watch(const std::shared_ptr<attempt>& a, std::size_t i, const queue_decision& q);
+    void watch_node(const std::shared_ptr<attempt>& a, std::size_t i, const std::string& name, std::uint64_t generation);
+    void wake(const std::shared_ptr<attempt>& a, std::size_t i, bool notified);
+    void grant(const std::shared_ptr<attempt>& a);
+
+    // strand only: holding and leaving (set_contender_hold.cpp)
+    void watch_own_node(const std::shared_ptr<attempt>& a, std::size_t i);
+    void own_node_gone(const std::shared_ptr<attempt>& a);
+    void cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done);
+    void abandon(std::error_code ec);
+    void fail(std::error_code ec, std::string detail = {});
+    void lose(std::error_code ec);
+    void do_release(std::function<void(std::error_code)> done);
+    void on_session_event(session_event e);
+    void set_positions(const std::vector<std::optional<std::size_t>>& positions);
+    void clear_nodes();
+
+    /// The set is held when its node is first in every queue.
+    static bool first_everywhere(const attempt& a) noexcept {
+        return std::find(a.first.begin(), a.first.end(), false) == a.first.end();
+    }
+    bool current(const std::shared_ptr<attempt>& a) const noexcept { return a == attempt_ && !a->abandoned; }
+    std::string path_of(std::size_t i, const std::string& child) const { return dirs_[i] + "/" + child; }
+    std::vector<std::string> paths_of(const attempt& a) const;
+    std::string refused(const std::string& what, const std::string& path) const;
+
+    enum class phase { idle, acquiring, held };
+
+    std::shared_ptr<session_impl> session_;
+    std::vector<std::string> dirs_;
+    std::string node_data_;
+    std::shared_ptr<const c_acl> acl_;
+    std::uint64_t listener_id_ = 0;
+
+    // strand only
+    phase phase_ = phase::idle;
+    std::shared_ptr<attempt> attempt_;
+    acquire_callback callback_;
+    std::optional<boost::asio::steady_timer> deadline_timer_;
+    bool no_wait_ = false;
+    clock::time_point wait_started_{};
+    clock::time_point held_since_{};
+    struct deferred_start {
+        std::uint64_t id = 0;
+        std::optional<clock::time_point> deadline;
+        bool no_wait = false;
+        acquire_callback callback;
+    };
+    std::optional<deferred_start> deferred_start_;
+    std::atomic<std::uint64_t> next_waiter_id_{1};
+    std::uint64_t acquire_id_ = 0;
+    std::shared_ptr<loss_reports> losses_;
+
+    // thread-safe snapshots
+    std::atomic<bool> held_{false};
+    std::atomic<bool> busy_{false};
+    std::atomic<std::int64_t> token_{0};
+    mutable std::mutex mutex_;  // guards positions_, node_paths_, failure_detail_, stats_
+    std::vector<std::optional<std::size_t>> positions_;
+    std::vector<std::string> node_paths_;
+    std::string failure_detail_;
+    lock_stats stats_;
+};
+
+} // namespace zklock::detail

@@ -1,0 +1,202 @@
+// The lock set's engine, holding and leaving: the watches on our own nodes,
+// loss (any node of the set gone loses the set, and the others are deleted),
+// release and cancellation (one multi deletes every node), session events.
+#include "set_contender.hpp"
+
+#include <zklock/detail/reply_kind.hpp>
+
+namespace zklock::detail {
+
+std::error_code set_contender::release(std::function<void(std::error_code)> done) {
+    if (!held_.exchange(false)) return make_error_code(errc::not_held);
+    token_ = 0;
+    busy_ = false;  // the release is queued on the strand before any later acquire
+    session_->post([self = shared_from_this(), done = std::move(done)]() mutable { self->do_release(std::move(done)); });
+    return {};
+}
+
+void set_contender::shutdown() noexcept {
+    const bool was_held = held_.exchange(false);
+    if (was_held) {
+        token_ = 0;
+        busy_ = false;
+    }
+    try {
+        session_->post([self = shared_from_this(), was_held] {
+            if (self->phase_ == phase::acquiring) {
+                self->abandon(operation_aborted());
+            } else if (self->phase_ == phase::held) {
+                if (auto d = std::exchange(self->deferred_start_, std::nullopt)) d->callback(operation_aborted(), false);
+                self->do_release({});
+                if (!was_held) self->busy_ = false;
+            }
+            self->losses_->end_waits(operation_aborted());
+        });
+    } catch (...) {
+    }
+}
+
+void set_contender::on_lost(std::function<void(std::error_code)> callback) { losses_->add_callback(std::move(callback)); }
+
+void set_contender::wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
+    losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->phase_ == phase::held; });
+}
+
+void set_contender::watch_own_node(const std::shared_ptr<attempt>& a, std::size_t i) {
+    auto self = shared_from_this();
+    auto on_event = [self, a, i](int type) {
+        if (self->phase_ != phase::held || self->attempt_ != a) return;
+        if (type == ZOO_DELETED_EVENT) return self->own_node_gone(a);
+        self->watch_own_node(a, i);
+    };
+    session_->get_data(path_of(i, a->nodes[i]), on_event, [self, a, i](int rc, std::string, const node_stat&) {
+        if (self->phase_ != phase::held || self->attempt_ != a) return;
+        if (rc == ZNONODE) self->own_node_gone(a);
+        else if (connection_trouble(rc)) self->retry_when_connected(a, [self, a, i] { self->watch_own_node(a, i); });
+    });
+}
+
+void set_contender::own_node_gone(const std::shared_ptr<attempt>& a) {
+    if (a->node_gone) return;  // another node of the set told first
+    // One node gone loses the whole set: nobody may act on it from now on.
+    held_ = false;
+    token_ = 0;
+    a->node_gone = true;
+    // Why (as the single queue's engine): a live session answers a request, so
+    // someone else deleted it; otherwise the session event tells.
+    auto self = shared_from_this();
+    session_->get_data(dirs_[0], {}, [self, a](int rc, std::string, const node_stat&) {
+        if (self->phase_ != phase::held || self->attempt_ != a) return;
+        if (connection_trouble(rc) || session_gone(rc)) return;
+        self->lose(make_error_code(errc::node_deleted));
+    });
+}
+
+void set_contender::cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done) {
+    if (a->create_in_flight && session_->connected()) {
+        // The transaction's reply is on its way: clean up once it says what was made.
+        a->after_create = [this, a, done = std::move(done), self = shared_from_this()]() mutable {
+            cleanup(a, std::move(done));
+        };
+        return;
+    }
+    const bool connected = session_->connected();
+    if (!a->nodes.empty()) {
+        session_->delete_owned_set(paths_of(*a), a->owner, connected ? std::move(done) : nullptr);
+        if (!connected) done({});
+        return;
+    }
+    if (!a->create_in_flight && !a->create_uncertain) return done({});
+    // The transaction may have committed: the session finds our guid in each
+    // directory and deletes what it finds.
+    auto left = std::make_shared<std::size_t>(dirs_.size());
+    auto shared_done = std::make_shared<std::function<void(std::error_code)>>(std::move(done));
+    for (const auto& dir : dirs_)
+        session_->delete_owned_by_guid(dir, a->guid, a->owner, [left, shared_done](std::error_code ec) {
+            if (--*left == 0 && *shared_done) (*shared_done)(ec);
+        });
+    if (!connected) std::exchange(*shared_done, nullptr)({});
+}
+
+void set_contender::abandon(std::error_code ec) {
+    if (phase_ != phase::acquiring) return;
+    auto callback = std::exchange(callback_, nullptr);
+    phase_ = phase::idle;
+    if (deadline_timer_) deadline_timer_->cancel();
+    clear_nodes();
+    if (ec == errc::timeout) ec.clear();  // "not acquired", not an error
+    // busy_ stays set until the callback runs: every node goes before the
+    // acquire completes, unless no server answers within the session timeout.
+    auto finish = [self = shared_from_this(), ec, callback = std::move(callback)](std::error_code) {
+        self->busy_ = false;
+        if (callback) callback(ec, false);
+    };
+    auto a = std::exchange(attempt_, nullptr);
+    if (!a) return finish({});
+    a->abandoned = true;
+    cleanup(a, within_session_timeout(*session_, std::move(finish), {}));
+}
+
+void set_contender::fail(std::error_code ec, std::string detail) {
+    if (phase_ == phase::held) return lose(ec);
+    if (phase_ == phase::acquiring && !detail.empty()) {
+        std::lock_guard lk(mutex_);
+        failure_detail_ = std::move(detail);
+    }
+    abandon(ec);
+}
+
+void set_contender::do_release(std::function<void(std::error_code)> done) {
+    if (phase_ != phase::held || !attempt_) {
+        if (done) done(make_error_code(errc::not_held));
+        return;
+    }
+    auto a = std::exchange(attempt_, nullptr);
+    phase_ = phase::idle;
+    held_ = false;
+    token_ = 0;
+    {
+        std::lock_guard lk(mutex_);
+        stats_.total_hold += clock::now() - held_since_;
+    }
+    clear_nodes();
+    losses_->end_waits({});
+    if (done) done = within_session_timeout(*session_, std::move(done), make_error_code(errc::timeout));
+    session_->delete_owned_set(paths_of(*a), a->owner, std::move(done));
+}
+
+void set_contender::lose(std::error_code ec) {
+    if (phase_ != phase::held) return;
+    auto a = std::exchange(attempt_, nullptr);
+    phase_ = phase::idle;
+    held_ = false;
+    token_ = 0;
+    auto next = std::exchange(deferred_start_, std::nullopt);
+    if (!next) busy_ = false;
+    {
+        std::lock_guard lk(mutex_);
+        stats_.total_hold += clock::now() - held_since_;
+    }
+    clear_nodes();
+    // Our other nodes must not hold their queues: when the session lives on
+    // (a node deleted by someone else, a suspension), they go; the transaction
+    // fails on the node already gone and the session deletes the rest one by one.
+    if (ec == errc::node_deleted || ec == errc::connection_suspended) session_->delete_owned_set(paths_of(*a), a->owner);
+    losses_->lost(ec);
+    if (next) {
+        acquire_id_ = next->id;
+        start(next->deadline, next->no_wait, std::move(next->callback));
+    }
+}
+
+void set_contender::on_session_event(session_event e) {
+    switch (e) {
+    case session_event::expired:
+        if (phase_ == phase::held) lose(make_error_code(errc::session_expired));
+        else if (phase_ == phase::acquiring && attempt_) new_attempt();
+        break;
+    case session_event::suspended_too_long:
+        if (phase_ == phase::held && session_->options().lose_locks_on_suspension)
+            lose(make_error_code(errc::connection_suspended));
+        break;
+    case session_event::closed:
+        if (phase_ == phase::held) lose(make_error_code(errc::session_closed));
+        else if (phase_ == phase::acquiring) abandon(session_->close_reason());
+        break;
+    case session_event::reconnected:
+        if (phase_ == phase::held && attempt_ && attempt_->node_gone) lose(make_error_code(errc::node_deleted));
+        // A re-check of every queue we wait in covers a deletion the old connection never delivered.
+        if (phase_ == phase::acquiring && attempt_ && attempt_->evaluated)
+            for (std::size_t i = 0; i < dirs_.size(); ++i)
+                if (!attempt_->first[i]) {
+                    ++attempt_->generation[i];
+                    list_queue(attempt_, i);
+                }
+        break;
+    case session_event::connected:
+    case session_event::suspended:
+        break;
+    }
+}
+
+} // namespace zklock::detail
