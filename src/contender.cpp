@@ -260,6 +260,7 @@ void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent
     a->create_in_flight = true;
     auto self = shared_from_this();
     if (!rule_.dir_data.empty()) check_dir_data(a);  // its reply comes before the create's
+    if (rule_.lock_delay.count() > 0) read_dir_before(a);  // so does this one
     if (!expanded_acl_.empty()) check_dir_acl(a);     // so does this one
     session_->create(path_of(node_name_prefix(a->guid, form_)), node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
                      [self, a, parent_retries](int rc, std::string name, const node_stat& st) {
@@ -282,12 +283,14 @@ void contender_engine::check_dir_data(const std::shared_ptr<attempt>& a) {
     auto self = shared_from_this();
     session_->get_data(dir_, {}, [self, a](int rc, std::string data, const node_stat& st) {
         if (!self->current(a) || rc != ZOK) return;  // a missing directory is created with the data
-        if (data.empty()) return self->claim_dir(a, st.version);
+        if (split_release_marker(data).base.empty()) return self->claim_dir(a, st.version);
         self->compare_dir_data(a, data);
     });
 }
 
-void contender_engine::compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& data) {
+void contender_engine::compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& dir_data) {
+    // Lock-delay's clean-release record, if any, is not part of the count.
+    const auto data = split_release_marker(dir_data).base;
     if (data == rule_.dir_data) return;
     if (const auto peer = foreign_semaphore_data(data)) {
         a->dir_error = make_error_code(errc::foreign_recipe);
@@ -488,6 +491,7 @@ void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const
         return;
     }
     set_position(static_cast<std::int64_t>(d.position));
+    if (rule_.lock_delay.count() > 0) note_listing(a, children, d);
     if (d.acquired) return grant(a);
     if (no_wait_) return abandon({});
     if (rule_.watch_parent) return;  // the child watch set by the listing wakes us
@@ -521,7 +525,7 @@ void contender_engine::watch_node(const std::shared_ptr<attempt>& a, const std::
                                           "(zkCli.sh delete " + self->path_of(name) + ")");
             }
             if (rc == ZOK) return;  // wait for the watch
-            if (rc == ZNONODE) return self->wake(a, false);
+            if (rc == ZNONODE) return self->wake(a, false, name);
             ++a->watch_generation;  // one retry for the whole round, not one per node
             if (connection_trouble(rc)) return self->retry_when_connected(a, [self, a] { self->list(a); });
             if (session_gone(rc)) return;
@@ -537,17 +541,18 @@ void contender_engine::on_watch_event(const std::shared_ptr<attempt>& a, const s
         count_notification();
         return list(a);
     }
-    if (type == ZOO_DELETED_EVENT) return wake(a, true);
+    if (type == ZOO_DELETED_EVENT) return wake(a, true, name);
     watch_node(a, name, generation);  // data changed (or a spurious event): watch that node again
 }
 
-void contender_engine::wake(const std::shared_ptr<attempt>& a, bool notified) {
+void contender_engine::wake(const std::shared_ptr<attempt>& a, bool notified, const std::string& name) {
     ++a->watch_generation;  // the other watches of this round are stale now
     if (notified) count_notification();
     // Sequence numbers only grow: when the watched nodes were the only ones
     // between us and a lease, one deletion alone grants it.
-    if (a->last_blocker) return grant(a);
-    list(a);
+    if (!a->last_blocker) return list(a);
+    note_wake(a, name);
+    grant(a);
 }
 
 void contender_engine::count_notification() {
@@ -562,6 +567,7 @@ void contender_engine::grant(const std::shared_ptr<attempt>& a) {
         // listing and now): it is not ours to hold. Queue again on this session.
         return new_attempt();
     }
+    if (hold_back(a)) return;  // lock-delay: checking the handover, or waiting after a loss
     phase_ = phase::held;
     set_position(0);
     token_ = a->token;
@@ -721,6 +727,8 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
     // timeout the release completes with errc::timeout (not confirmed; the
     // session keeps the delete).
     if (done) done = within_session_timeout(*session_, std::move(done), make_error_code(errc::timeout));
+    if (auto record = release_record(*a); !record.empty())
+        return session_->delete_owned_set({path_of(a->node)}, a->owner, std::move(done), std::move(record));
     session_->delete_owned(path_of(a->node), a->owner, std::move(done));
 }
 

@@ -8,6 +8,7 @@
 #include "detail/loss_reports.hpp"
 #include "session_impl.hpp"
 
+#include <zklock/detail/lock_delay.hpp>
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/lock.hpp>
 #include <zklock/lock_stats.hpp>
@@ -106,6 +107,14 @@ private:
         bool node_gone = false;    // held, and our node was deleted: why is not known yet
         bool claiming = false;     // setting the directory's data (a semaphore's permit count)
         std::optional<std::vector<std::string>> deferred_listing;  // a listing that came while claiming
+        // Lock-delay (contender_delay.cpp): the directory before our create, the
+        // sequences ahead of us at the previous and at the granting listing,
+        // whether the grant was checked, the wait after a loss.
+        std::optional<directory_before> before;
+        std::optional<std::vector<std::int32_t>> ahead;
+        std::vector<std::int32_t> ahead_now;
+        bool handover_checked = false;
+        std::shared_ptr<boost::asio::steady_timer> delay_timer;
     };
 
     contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data,
@@ -135,9 +144,17 @@ private:
     void watch_node(const std::shared_ptr<attempt>& a, const std::string& name, std::uint64_t generation);
     void on_watch_event(const std::shared_ptr<attempt>& a, const std::string& name, std::uint64_t generation,
                         int type);
-    void wake(const std::shared_ptr<attempt>& a, bool notified);
+    void wake(const std::shared_ptr<attempt>& a, bool notified, const std::string& name);
     void count_notification();
     void grant(const std::shared_ptr<attempt>& a);
+    // lock-delay (contender_delay.cpp)
+    void read_dir_before(const std::shared_ptr<attempt>& a);
+    void note_listing(const std::shared_ptr<attempt>& a, const std::vector<std::string>& children, const queue_decision& d);
+    void note_wake(const std::shared_ptr<attempt>& a, const std::string& name);
+    /// True when the grant waits: the handover is being checked, or was not clean.
+    bool hold_back(const std::shared_ptr<attempt>& a);
+    /// The clean-release record to commit with our node's delete; empty without lock-delay.
+    std::vector<multi_op> release_record(const attempt& a) const;
     void watch_own_node(const std::shared_ptr<attempt>& a);
     void own_node_gone(const std::shared_ptr<attempt>& a);
     void abandon(std::error_code ec);

@@ -39,6 +39,9 @@ struct node_stat {
     std::int64_t ephemeral_owner = 0;
     std::int32_t version = 0;
     std::int32_t num_children = 0;
+    std::int32_t cversion = 0;
+    std::int64_t pzxid = 0;
+    std::int64_t mzxid = 0;
     static node_stat from(const Stat* s) {
         node_stat n;
         if (s) {
@@ -47,6 +50,9 @@ struct node_stat {
             n.ephemeral_owner = s->ephemeralOwner;
             n.version = s->version;
             n.num_children = s->numChildren;
+            n.cversion = s->cversion;
+            n.pzxid = s->pzxid;
+            n.mzxid = s->mzxid;
         }
         return n;
     }
@@ -197,8 +203,9 @@ public:
     /// no queue sees the set leave before the others. When one of them is
     /// already gone (the multi fails with NONODE), the rest are deleted one by
     /// one. fn (optional) as delete_owned's, once every node is gone.
+    /// `extra` ops join the transaction (lock-delay's clean-release record).
     void delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
-                          std::function<void(std::error_code)> fn = {});
+                          std::function<void(std::error_code)> fn = {}, std::vector<multi_op> extra = {});
     /// Like delete_owned for a node whose name is not known (a create whose reply
     /// was lost): lists `dir`, deletes the child carrying `guid`, if any.
     void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
@@ -215,6 +222,7 @@ private:
         std::string path;  // node path, or dir when guid is set
         std::string guid;
         std::vector<std::string> set;  // a lock set's nodes, deleted by one multi (path unused)
+        std::vector<multi_op> extra;   // more ops of that multi
         std::int64_t owner = 0;
         std::function<void(std::error_code)> done;
         bool in_flight = false;

@@ -8,21 +8,22 @@
 namespace zklock::detail {
 
 void session_impl::delete_owned(std::string path, std::int64_t owner, std::function<void(std::error_code)> fn) {
-    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(path), {}, {}, owner, std::move(fn), false});
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(path), {}, {}, {}, owner, std::move(fn), false});
     janitor_.push_back(e);
     if (connected()) janitor_step(e);
 }
 
 void session_impl::delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
                                         std::function<void(std::error_code)> fn) {
-    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(dir), std::move(guid), {}, owner, std::move(fn), false});
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(dir), std::move(guid), {}, {}, owner, std::move(fn), false});
     janitor_.push_back(e);
     if (connected()) janitor_step(e);
 }
 
 void session_impl::delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
-                                    std::function<void(std::error_code)> fn) {
-    auto e = std::make_shared<janitor_entry>(janitor_entry{{}, {}, std::move(paths), owner, std::move(fn), false});
+                                    std::function<void(std::error_code)> fn, std::vector<multi_op> extra) {
+    auto e = std::make_shared<janitor_entry>(
+        janitor_entry{{}, {}, std::move(paths), std::move(extra), owner, std::move(fn), false});
     janitor_.push_back(e);
     if (connected()) janitor_step(e);
 }
@@ -30,6 +31,7 @@ void session_impl::delete_owned_set(std::vector<std::string> paths, std::int64_t
 void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete) {
     std::vector<multi_op> ops;
     for (const auto& p : e->set) ops.push_back({multi_op::kind::remove, p, {}, 0, -1, nullptr});
+    ops.insert(ops.end(), e->extra.begin(), e->extra.end());
     multi(std::move(ops), [this, e, on_delete](int rc, std::vector<int>, std::vector<std::string>) {
         if (rc != ZNONODE) return on_delete(rc);
         // One of them is gone already: delete the others one by one (a set
