@@ -39,6 +39,13 @@ std::function<void(std::error_code)> within_session_timeout(session_impl& sessio
                                                             std::function<void(std::error_code)> done,
                                                             std::error_code late);
 
+/// Lock-delay (contender_delay.cpp): the lock directory as read before a
+/// create (nullopt when the read failed), and the setData that records a
+/// clean release of `node` in `dir` (nullopt without that read).
+std::optional<directory_before> directory_read(int rc, const std::string& data, const node_stat& st);
+std::optional<multi_op> release_record_op(const std::string& dir, const std::string& rule_data,
+                                          const std::optional<directory_before>& before, const std::string& node);
+
 class ZKLOCK_EXPORT contender_engine : public lock_backend, public std::enable_shared_from_this<contender_engine> {
 public:
     using clock = std::chrono::steady_clock;

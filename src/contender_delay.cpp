@@ -11,25 +11,18 @@ namespace zklock::detail {
 void contender_engine::read_dir_before(const std::shared_ptr<attempt>& a) {
     auto self = shared_from_this();
     session_->get_data(dir_, {}, [self, a](int rc, std::string data, const node_stat& st) {
-        if (!self->current(a)) return;
-        if (rc == ZNONODE) a->before = directory_before{};
-        if (rc != ZOK) return;  // not read: a grant at the first listing counts as after a loss
-        a->before = directory_before{true, st.num_children, st.cversion, st.pzxid, st.mzxid, split_release_marker(data)};
+        if (self->current(a)) a->before = directory_read(rc, data, st);
     });
 }
 
 void contender_engine::note_listing(const std::shared_ptr<attempt>& a, const std::vector<std::string>& children,
                                     const queue_decision& d) {
-    const auto sorted = sorted_contenders(children);
-    a->ahead_now.clear();
-    for (std::size_t i = 0; i < d.position && i < sorted.size(); ++i) a->ahead_now.push_back(sorted[i].sequence);
+    a->ahead_now = sequences_ahead(children, a->node);
     if (!d.acquired) a->ahead = a->ahead_now;
 }
 
 void contender_engine::note_wake(const std::shared_ptr<attempt>& a, const std::string& name) {
-    // Granted by one deletion, without a listing: the rest is still ahead.
-    a->ahead_now = a->ahead.value_or(std::vector<std::int32_t>{});
-    if (const auto seq = recognise(name)) std::erase(a->ahead_now, seq->sequence);
+    a->ahead_now = without(a->ahead.value_or(std::vector<std::int32_t>{}), name);
 }
 
 bool contender_engine::hold_back(const std::shared_ptr<attempt>& a) {
@@ -60,12 +53,24 @@ bool contender_engine::hold_back(const std::shared_ptr<attempt>& a) {
 }
 
 std::vector<multi_op> contender_engine::release_record(const attempt& a) const {
-    if (rule_.lock_delay.count() <= 0 || !a.before) return {};
-    const auto seq = recognise(a.node);
-    if (!seq) return {};
+    if (rule_.lock_delay.count() <= 0) return {};
+    if (auto op = release_record_op(dir_, rule_.dir_data, a.before, a.node)) return {std::move(*op)};
+    return {};
+}
+
+std::optional<directory_before> directory_read(int rc, const std::string& data, const node_stat& st) {
+    if (rc == ZNONODE) return directory_before{};
+    if (rc != ZOK) return std::nullopt;  // not read: a grant at the first listing counts as after a loss
+    return directory_before{true, st.num_children, st.cversion, st.pzxid, st.mzxid, split_release_marker(data)};
+}
+
+std::optional<multi_op> release_record_op(const std::string& dir, const std::string& rule_data,
+                                          const std::optional<directory_before>& before, const std::string& node) {
+    const auto seq = recognise(node);
+    if (!before || !seq) return std::nullopt;
     // Whatever the directory held stays (a semaphore's permit count).
-    const auto base = rule_.dir_data.empty() ? a.before->data.base : rule_.dir_data;
-    return {multi_op{multi_op::kind::set_data, dir_, with_release_marker(base, seq->sequence), 0, -1, nullptr}};
+    const auto base = rule_data.empty() ? before->data.base : rule_data;
+    return multi_op{multi_op::kind::set_data, dir, with_release_marker(base, seq->sequence), 0, -1, nullptr};
 }
 
 } // namespace zklock::detail

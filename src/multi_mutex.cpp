@@ -47,7 +47,7 @@ MultiMutex::MultiMutex(Session& session, std::vector<std::string> paths, MultiMu
     // A refused set still gets an engine (with no paths it never sends anything).
     engine_ = detail::set_contender::make(
         detail::internal_access::session(session), check.error ? std::vector<std::string>{} : paths_, data,
-        options.acl ? std::make_shared<const detail::c_acl>(std::move(*options.acl)) : nullptr);
+        options.acl ? std::make_shared<const detail::c_acl>(std::move(*options.acl)) : nullptr, options.lock_delay);
 }
 
 MultiMutex::MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options)

@@ -25,19 +25,22 @@ std::size_t failed_op(const std::vector<int>& op_errors) {
 } // namespace
 
 std::shared_ptr<set_contender> set_contender::make(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
-                                                   std::string node_data, std::shared_ptr<const c_acl> acl) {
+                                                   std::string node_data, std::shared_ptr<const c_acl> acl,
+                                                   std::chrono::milliseconds lock_delay) {
     std::shared_ptr<set_contender> c(
-        new set_contender(std::move(session), std::move(dirs), std::move(node_data), std::move(acl)));
+        new set_contender(std::move(session), std::move(dirs), std::move(node_data), std::move(acl), lock_delay));
     c->subscribe();
     return c;
 }
 
 set_contender::set_contender(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
-                             std::string node_data, std::shared_ptr<const c_acl> acl)
+                             std::string node_data, std::shared_ptr<const c_acl> acl,
+                             std::chrono::milliseconds lock_delay)
     : session_(std::move(session)),
       dirs_(std::move(dirs)),
       node_data_(std::move(node_data)),
       acl_(acl ? std::move(acl) : session_->acl()),
+      lock_delay_(lock_delay),
       losses_(loss_reports::make([s = session_](std::function<void()> fn) { s->post(std::move(fn)); },
                                  session_->user_executor())),
       positions_(dirs_.size()),
@@ -180,6 +183,9 @@ void set_contender::new_attempt() {
     a->generation.assign(n, 0);
     a->watching.resize(n);
     a->last_blocker.assign(n, false);
+    a->before.resize(n);
+    a->ahead.resize(n);
+    a->ahead_now.resize(n);
     attempt_ = a;
     clear_nodes();
     retry_when_connected(a, [this, a] { send_create(a, 0); });
@@ -209,6 +215,11 @@ void set_contender::send_create(const std::shared_ptr<attempt>& a, int parent_re
         ops.push_back({multi_op::kind::create, dir + "/" + node_name_prefix(a->guid), node_data_,
                        ZOO_EPHEMERAL_SEQUENTIAL, -1, acl_});
     auto self = shared_from_this();
+    if (lock_delay_.count() > 0)  // lock-delay: each directory as it was before the transaction
+        for (std::size_t i = 0; i < dirs_.size(); ++i)
+            session_->get_data(dirs_[i], {}, [self, a, i](int rc, std::string data, const node_stat& st) {
+                if (self->current(a)) a->before[i] = directory_read(rc, data, st);
+            });
     session_->multi(std::move(ops), [self, a, parent_retries](int rc, std::vector<int> errors,
                                                                std::vector<std::string> created) {
         self->on_created(a, rc, errors, created, parent_retries);
@@ -394,6 +405,10 @@ void set_contender::evaluate(const std::shared_ptr<attempt>& a, std::optional<st
         if (only && *only != i) continue;
         positions[i] = d.queues[i].position;
         if (d.queues[i].acquired) a->first[i] = true;
+        if (lock_delay_.count() > 0) {
+            a->ahead_now[i] = sequences_ahead(a->listings[i], a->nodes[i]);
+            if (!a->first[i]) a->ahead[i] = a->ahead_now[i];
+        }
     }
     set_positions(positions);
     if (first_everywhere(*a)) return grant(a);
@@ -420,7 +435,7 @@ void set_contender::watch_node(const std::shared_ptr<attempt>& a, std::size_t i,
         path_of(i, name),
         [self, a, i, name, generation, stale](int type) {
             if (stale()) return;
-            if (type == ZOO_DELETED_EVENT) return self->wake(a, i, true);
+            if (type == ZOO_DELETED_EVENT) return self->wake(a, i, true, name);
             self->watch_node(a, i, name, generation);  // data changed: watch it again
         },
         [self, a, i, name, generation, stale](int rc, std::string, const node_stat& st) {
@@ -432,7 +447,7 @@ void set_contender::watch_node(const std::shared_ptr<attempt>& a, std::size_t i,
                                       "away by itself; an operator must delete it (zkCli.sh delete " +
                                       self->path_of(i, name) + ")");
             if (rc == ZOK) return;  // wait for the watch
-            if (rc == ZNONODE) return self->wake(a, i, false);
+            if (rc == ZNONODE) return self->wake(a, i, false, name);
             ++a->generation[i];
             if (connection_trouble(rc)) return self->retry_when_connected(a, [self, a, i] { self->list_queue(a, i); });
             if (session_gone(rc)) return;
@@ -441,7 +456,7 @@ void set_contender::watch_node(const std::shared_ptr<attempt>& a, std::size_t i,
         });
 }
 
-void set_contender::wake(const std::shared_ptr<attempt>& a, std::size_t i, bool notified) {
+void set_contender::wake(const std::shared_ptr<attempt>& a, std::size_t i, bool notified, const std::string& name) {
     ++a->generation[i];
     if (notified) {
         std::lock_guard lk(mutex_);
@@ -452,6 +467,7 @@ void set_contender::wake(const std::shared_ptr<attempt>& a, std::size_t i, bool 
     // grow, so we are first there for as long as our node lives.
     a->first[i] = true;
     a->watching[i].clear();
+    a->ahead_now[i] = without(a->ahead[i].value_or(std::vector<std::int32_t>{}), name);
     auto positions = queue_positions();
     positions[i] = 0;
     set_positions(positions);
@@ -461,6 +477,7 @@ void set_contender::wake(const std::shared_ptr<attempt>& a, std::size_t i, bool 
 void set_contender::grant(const std::shared_ptr<attempt>& a) {
     if (phase_ != phase::acquiring || !current(a)) return;
     if (a->owner != session_->session_id()) return new_attempt();  // nodes of a session that is gone
+    if (hold_back(a)) return;
     phase_ = phase::held;
     token_ = a->token;
     held_ = true;
@@ -473,6 +490,33 @@ void set_contender::grant(const std::shared_ptr<attempt>& a) {
     if (deadline_timer_) deadline_timer_->cancel();
     for (std::size_t i = 0; i < dirs_.size(); ++i) watch_own_node(a, i);
     if (auto callback = std::exchange(callback_, nullptr)) callback({}, true);
+}
+
+bool set_contender::hold_back(const std::shared_ptr<attempt>& a) {
+    if (lock_delay_.count() <= 0 || a->handover_checked) return false;
+    a->handover_checked = true;
+    // Every queue's handover must be clean (detail::clean_handover); the
+    // directories' records are read in one pipeline.
+    struct pending {
+        std::size_t left;
+        bool clean = true;
+    };
+    auto p = std::make_shared<pending>(pending{dirs_.size(), true});
+    auto self = shared_from_this();
+    for (std::size_t i = 0; i < dirs_.size(); ++i)
+        session_->get_data(dirs_[i], {}, [self, a, p, i](int rc, std::string data, const node_stat&) {
+            handover h{a->ahead[i], a->ahead_now[i], split_release_marker(data), a->before[i], true};
+            p->clean = p->clean && rc == ZOK && clean_handover(h);
+            if (--p->left > 0 || !self->current(a) || self->phase_ != phase::acquiring) return;
+            if (p->clean) return self->grant(a);
+            a->delay_timer = std::make_shared<boost::asio::steady_timer>(self->session_->strand());
+            a->delay_timer->expires_after(self->lock_delay_);
+            a->delay_timer->async_wait([weak = self->weak_from_this(), a](boost::system::error_code ec) {
+                auto s = weak.lock();
+                if (!ec && s && s->current(a)) s->grant(a);
+            });
+        });
+    return true;
 }
 
 } // namespace zklock::detail

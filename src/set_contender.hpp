@@ -18,8 +18,10 @@ public:
     using clock = std::chrono::steady_clock;
 
     /// `dirs`: the lock paths, already validated (validate_lock_set).
+    /// `lock_delay`: as the single queue's (queue_rule::lock_delay), per queue.
     static std::shared_ptr<set_contender> make(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
-                                               std::string node_data, std::shared_ptr<const c_acl> acl = nullptr);
+                                               std::string node_data, std::shared_ptr<const c_acl> acl = nullptr,
+                                               std::chrono::milliseconds lock_delay = {});
     ~set_contender() override;
 
     // ---- thread-safe (as contender_engine's) -------------------------------
@@ -65,10 +67,16 @@ private:
         std::vector<std::vector<std::string>> watching;  // per queue
         std::vector<bool> last_blocker;
         bool node_gone = false;
+        // Lock-delay, per queue (as contender_engine's attempt).
+        std::vector<std::optional<directory_before>> before;
+        std::vector<std::optional<std::vector<std::int32_t>>> ahead;
+        std::vector<std::vector<std::int32_t>> ahead_now;
+        bool handover_checked = false;
+        std::shared_ptr<boost::asio::steady_timer> delay_timer;
     };
 
     set_contender(std::shared_ptr<session_impl> session, std::vector<std::string> dirs, std::string node_data,
-                  std::shared_ptr<const c_acl> acl);
+                  std::shared_ptr<const c_acl> acl, std::chrono::milliseconds lock_delay);
     void subscribe();
 
     // strand only: acquiring (set_contender.cpp)
@@ -88,8 +96,10 @@ private:
     void evaluate(const std::shared_ptr<attempt>& a, std::optional<std::size_t> only);
     void watch(const std::shared_ptr<attempt>& a, std::size_t i, const queue_decision& q);
     void watch_node(const std::shared_ptr<attempt>& a, std::size_t i, const std::string& name, std::uint64_t generation);
-    void wake(const std::shared_ptr<attempt>& a, std::size_t i, bool notified);
+    void wake(const std::shared_ptr<attempt>& a, std::size_t i, bool notified, const std::string& name);
     void grant(const std::shared_ptr<attempt>& a);
+    /// Lock-delay: true when the grant waits (checking every queue's handover, or after a loss).
+    bool hold_back(const std::shared_ptr<attempt>& a);
 
     // strand only: holding and leaving (set_contender_hold.cpp)
     void watch_own_node(const std::shared_ptr<attempt>& a, std::size_t i);
@@ -118,6 +128,7 @@ private:
     std::vector<std::string> dirs_;
     std::string node_data_;
     std::shared_ptr<const c_acl> acl_;
+    std::chrono::milliseconds lock_delay_;
     std::uint64_t listener_id_ = 0;
 
     // strand only

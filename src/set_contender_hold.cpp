@@ -142,7 +142,12 @@ void set_contender::do_release(std::function<void(std::error_code)> done) {
     clear_nodes();
     losses_->end_waits({});
     if (done) done = within_session_timeout(*session_, std::move(done), make_error_code(errc::timeout));
-    session_->delete_owned_set(paths_of(*a), a->owner, std::move(done));
+    // Lock-delay: every queue's clean-release record commits with the deletes.
+    std::vector<multi_op> records;
+    if (lock_delay_.count() > 0)
+        for (std::size_t i = 0; i < dirs_.size(); ++i)
+            if (auto op = release_record_op(dirs_[i], {}, a->before[i], a->nodes[i])) records.push_back(std::move(*op));
+    session_->delete_owned_set(paths_of(*a), a->owner, std::move(done), std::move(records));
 }
 
 void set_contender::lose(std::error_code ec) {

@@ -33,6 +33,10 @@ struct MultiMutexOptions {
     /// ACL of the nodes, lock directories and container parents this lock
     /// creates. Default (none): the session's policy, SessionOptions::acl.
     std::optional<acl_list> acl;
+    /// Lock-delay, as MutexOptions::lock_delay, in every queue of the set: the
+    /// set waits this long before it holds when any of its queues was handed
+    /// over by a loss.
+    std::chrono::milliseconds lock_delay{0};
 };
 
 /// Several fair ZooKeeper locks taken as one: all of them or none.

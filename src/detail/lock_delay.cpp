@@ -1,4 +1,5 @@
 #include <zklock/detail/lock_delay.hpp>
+#include <zklock/detail/lock_node.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -42,6 +43,20 @@ bool clean_handover(const handover& h) {
     if (!h.exclusive) return gone.size() == 1 && gone[0] == *h.now.released;
     // The ahead list is in queue order: the newest that left is the last one.
     return gone.back() == *h.now.released;
+}
+
+std::vector<std::int32_t> sequences_ahead(const std::vector<std::string>& children, std::string_view my_name) {
+    std::vector<std::int32_t> out;
+    for (const auto& n : sorted_contenders(children)) {
+        if (n.name == my_name) return out;
+        out.push_back(n.sequence);
+    }
+    return {};
+}
+
+std::vector<std::int32_t> without(std::vector<std::int32_t> ahead, std::string_view gone) {
+    if (const auto n = recognise(gone)) std::erase(ahead, n->sequence);
+    return ahead;
 }
 
 } // namespace zklock::detail

@@ -5,6 +5,7 @@
 #include "support.hpp"
 
 #include <zklock/fencing.hpp>
+#include <zklock/multi_mutex.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/testing/faults.hpp>
 
@@ -147,4 +148,39 @@ TEST_F(LockDelayTest, APausedHolderResumingWithinTheDelayOverlapsNobody) {
     EXPECT_TRUE(fence_admits(successor.fencing_token(), stored));
     EXPECT_GT(successor.fencing_token(), late_token);
     successor.unlock();
+}
+
+// A lock set records its clean release in every directory of the set, and a
+// set's loss delays the next holder of any of its queues.
+TEST_F(LockDelayTest, ALockSetHandsOverCleanlyAndItsLossDelaysTheNextHolder) {
+    constexpr auto delay = 1500ms;
+    const std::vector<std::string> paths = {lock_path("a"), lock_path("b")};
+    auto s1 = connect();
+    auto s2 = connect();
+    auto s3 = connect();
+    auto observer = connect();
+    MultiMutexOptions o;
+    o.lock_delay = forever;
+    MultiMutex first(*s1, paths, o);
+    first.lock();
+    MultiMutex second(*s2, paths, o);
+    auto granted = second.async_lock(boost::asio::use_future);
+    wait_for_contenders(*observer, paths[1], 2, 10s);
+    first.unlock();
+    EXPECT_FALSE(get_within(granted)) << "the set was handed over cleanly in both queues";
+
+    MultiMutexOptions d;
+    d.lock_delay = delay;
+    MultiMutex next(*s3, {paths[1]}, d);
+    std::promise<steady::time_point> granted_at;
+    next.async_lock([&](std::error_code ec) {
+        EXPECT_FALSE(ec);
+        granted_at.set_value(steady::now());
+    });
+    wait_for_contenders(*observer, paths[1], 2, 10s);
+    const auto lost_at = steady::now();
+    zt::expire_session(*s2);
+    auto f = granted_at.get_future();
+    EXPECT_GE(get_within(f, 15s) - lost_at, delay);
+    next.unlock();
 }

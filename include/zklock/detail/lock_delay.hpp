@@ -77,4 +77,14 @@ struct handover {
 ///   exactly one left and it recorded one.
 ZKLOCK_EXPORT bool clean_handover(const handover& h);
 
+/// The sequences of the contenders ahead of `my_name` in a listing, in queue
+/// order (every contender, as the mutex rule counts them); empty when it is
+/// not there.
+ZKLOCK_EXPORT std::vector<std::int32_t> sequences_ahead(const std::vector<std::string>& children,
+                                                         std::string_view my_name);
+
+/// `ahead` without the contender named `gone` (granted by one deletion,
+/// without a listing: the others are still ahead).
+ZKLOCK_EXPORT std::vector<std::int32_t> without(std::vector<std::int32_t> ahead, std::string_view gone);
+
 } // namespace zklock::detail
