@@ -1,6 +1,7 @@
 #include "holding.hpp"
 
 #include <zklock/error.hpp>
+#include <zklock/multi_mutex.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/semaphore.hpp>
 
@@ -14,16 +15,27 @@ namespace {
 namespace asio = boost::asio;
 using std::chrono::milliseconds;
 
-MutexOptions options(node_names names) {
-    MutexOptions o;
-    o.names = names;
-    return o;
+// What the lock and the lock set say of themselves, for lock_holding.
+std::string nodes_of(const Mutex& m) { return m.node_path(); }
+std::string nodes_of(const MultiMutex& m) {
+    // One node per lock path, in the order given, a line each (paths hold no newline).
+    std::string out;
+    for (const auto& n : m.node_paths()) out += (out.empty() ? "" : "\n") + n;
+    return out;
+}
+std::string busy_of(const Mutex& m) { return "lock " + m.path() + " is held by someone else"; }
+std::string busy_of(const MultiMutex& m) {
+    std::string paths;
+    for (const auto& p : m.paths()) paths += (paths.empty() ? "" : ", ") + p;
+    return "locks " + paths + ": someone else holds or waits ahead for one of them";
 }
 
-class lock_holding final : public holding {
+// The lock (a Mutex) or a lock set (a MultiMutex): the same interface.
+template <class L> class lock_holding final : public holding {
 public:
-    lock_holding(asio::io_context& io, Session& session, const std::string& path, node_names names)
-        : io_(io), mutex_(session, path, options(names)) {}
+    template <class... Args>
+    lock_holding(asio::io_context& io, Session& session, Args&&... args)
+        : io_(io), mutex_(session, std::forward<Args>(args)...) {}
 
     void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
         const auto bind = [this](auto handler) {
@@ -33,25 +45,26 @@ public:
         if (wait) return mutex_.async_try_lock_for(*wait, bind(std::move(done)));
         mutex_.async_lock(bind([done = std::move(done)](std::error_code e) { done(e, !e); }));
     }
-    // Mutex completes on io_ and detaches the cancellation handler there: emit here.
+    // The lock completes on io_ and detaches the cancellation handler there: emit here.
     void cancel() override { cancel_.emit(asio::cancellation_type::terminal); }
-    std::string node_path() const override { return mutex_.node_path(); }
+    std::string node_path() const override { return nodes_of(mutex_); }
     std::int64_t fencing_token() const override { return mutex_.fencing_token(); }
     void wait_lost(done_handler done) override { mutex_.async_wait_lost(asio::bind_executor(io_, std::move(done))); }
     void release(done_handler done) override { mutex_.async_unlock(asio::bind_executor(io_, std::move(done))); }
-    std::string busy_message() const override { return "lock " + mutex_.path() + " is held by someone else"; }
+    std::string busy_message() const override { return busy_of(mutex_); }
     std::string failure_detail() const override { return mutex_.failure_detail(); }
 
 private:
     asio::io_context& io_;
-    Mutex mutex_;
+    L mutex_;
     asio::cancellation_signal cancel_;
 };
 
 class lease_holding final : public holding {
 public:
-    lease_holding(asio::io_context& io, Session& session, const std::string& path, std::size_t permits)
-        : io_(io), session_(session), semaphore_(session, path, permits) {}
+    lease_holding(asio::io_context& io, Session& session, const std::string& path, std::size_t permits,
+                  std::chrono::milliseconds lock_delay)
+        : io_(io), session_(session), semaphore_(session, path, permits, options(lock_delay)) {}
 
     void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
         pending_ = true;
@@ -89,6 +102,12 @@ public:
     std::string failure_detail() const override { return semaphore_.failure_detail(); }
 
 private:
+    static SemaphoreOptions options(std::chrono::milliseconds lock_delay) {
+        SemaphoreOptions o;
+        o.lock_delay = lock_delay;
+        return o;
+    }
+
     asio::io_context& io_;
     Session& session_;
     Semaphore semaphore_;
@@ -99,10 +118,19 @@ private:
 
 } // namespace
 
-std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, const std::string& path,
-                                      std::optional<std::size_t> permits, node_names names) {
-    if (permits) return std::make_unique<lease_holding>(io, session, path, *permits);
-    return std::make_unique<lock_holding>(io, session, path, names);
+std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, const std::vector<std::string>& paths,
+                                      std::optional<std::size_t> permits, node_names names,
+                                      std::chrono::milliseconds lock_delay) {
+    if (permits) return std::make_unique<lease_holding>(io, session, paths.front(), *permits, lock_delay);
+    if (paths.size() > 1) {
+        MultiMutexOptions o;
+        o.lock_delay = lock_delay;
+        return std::make_unique<lock_holding<MultiMutex>>(io, session, paths, o);
+    }
+    MutexOptions o;
+    o.names = names;
+    o.lock_delay = lock_delay;
+    return std::make_unique<lock_holding<Mutex>>(io, session, paths.front(), o);
 }
 
 } // namespace zklock::cli

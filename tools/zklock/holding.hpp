@@ -1,5 +1,5 @@
-// What `zklock run` holds while CMD runs: the lock (a Mutex) or one permit of a
-// semaphore (a Lease).
+// What `zklock run` holds while CMD runs: the lock (a Mutex), several locks as
+// one (a MultiMutex), or one permit of a semaphore (a Lease).
 #pragma once
 
 #include <zklock/node_names.hpp>
@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace zklock::cli {
 
@@ -41,9 +42,12 @@ public:
     virtual std::string failure_detail() const = 0;
 };
 
-/// The lock at `path`, its node named in `names`; with `permits`, one of that
-/// many permits of the semaphore at `path` (zklock's names only).
-std::unique_ptr<holding> make_holding(boost::asio::io_context& io, Session& session, const std::string& path,
-                                      std::optional<std::size_t> permits, node_names names);
+/// The lock at the one path, its node named in `names`; several paths: the
+/// lock set (zklock's names); with `permits`, one of that many permits of the
+/// semaphore at the one path (zklock's names only). `lock_delay`: as
+/// MutexOptions::lock_delay. node_path() of a set: its nodes, a line each.
+std::unique_ptr<holding> make_holding(boost::asio::io_context& io, Session& session,
+                                      const std::vector<std::string>& paths, std::optional<std::size_t> permits,
+                                      node_names names, std::chrono::milliseconds lock_delay);
 
 } // namespace zklock::cli

@@ -5,6 +5,7 @@
 #include "holding.hpp"
 #include "supervisor.hpp"
 
+#include <zklock/detail/lock_set.hpp>
 #include <zklock/detail/path.hpp>
 #include <zklock/error.hpp>
 #include <zklock/session.hpp>
@@ -36,8 +37,11 @@ struct run_options {
     std::string names = "zklock";      // --names: how the lock's node is named
     int grace_ms = 5000;
     bool verbose = false;
+    std::string lock_delay_text;       // --lock-delay as given
+    milliseconds lock_delay{0};
     auth_options auth;
-    std::string path;
+    std::string path;                  // the first LOCK_PATH
+    std::vector<std::string> paths;    // every LOCK_PATH: more than one is a lock set
     std::vector<std::string> words;    // what CLI11 leaves after LOCK_PATH
     std::vector<std::string> command;
 };
@@ -57,10 +61,10 @@ public:
     runner(run_options o, SessionOptions so)
         : supervisor(std::move(so), milliseconds(o.grace_ms), o.verbose),
           o_(std::move(o)),
-          hold_(make_holding(io_, session_, o_.path,
+          hold_(make_holding(io_, session_, o_.paths,
                              o_.permits ? std::optional<std::size_t>(static_cast<std::size_t>(*o_.permits))
                                         : std::nullopt,
-                             parse_node_names(o_.names).value_or(node_names::zklock))),
+                             parse_node_names(o_.names).value_or(node_names::zklock), o_.lock_delay)),
           release_timer_(io_),
           started_(clock_type::now()) {}
 
@@ -68,8 +72,11 @@ private:
     enum class phase { acquiring, running, releasing };
 
     std::string what() const {
-        return o_.permits ? "a permit of " + o_.path + " (" + std::to_string(*o_.permits) + " permits)"
-                          : "lock " + o_.path;
+        if (o_.permits) return "a permit of " + o_.path + " (" + std::to_string(*o_.permits) + " permits)";
+        if (o_.paths.size() == 1) return "lock " + o_.path;
+        std::string all;
+        for (const auto& p : o_.paths) all += (all.empty() ? "" : ", ") + p;
+        return "locks " + all;
     }
 
     void on_stop(const stop_request& r) override {
@@ -206,9 +213,12 @@ private:
 };
 
 int run_command(run_options o) {
-    auto words = split_trailing(std::move(o.words));
+    auto more = split_lock_paths(std::move(o.words));
+    o.paths = {o.path};
+    o.paths.insert(o.paths.end(), more.more_paths.begin(), more.more_paths.end());
+    auto words = split_trailing(std::move(more.rest));
     if (!words.misplaced.empty()) {
-        notice(misplaced_option_hint("zklock run", "LOCK_PATH", {o.path}, words));
+        notice(misplaced_option_hint("zklock run", "LOCK_PATH", o.paths, words));
         return exit_usage;
     }
     o.command = std::move(words.command);
@@ -216,10 +226,24 @@ int run_command(run_options o) {
         notice("run: no command given (zklock run LOCK_PATH -- CMD [ARGS...])");
         return exit_usage;
     }
-    if (const auto check = detail::validate_lock_path(o.path); !check) {
-        notice(check.reason + ": '" + o.path + "'");
+    if (o.paths.size() == 1) {
+        if (const auto check = detail::validate_lock_path(o.path); !check) {
+            notice(check.reason + ": '" + o.path + "'");
+            return exit_usage;
+        }
+    } else if (const auto check = detail::validate_lock_set(o.paths); !check) {
+        notice(check.reason);
         return exit_usage;
     }
+    if (o.paths.size() > 1 && o.permits) {
+        notice("--permits: a semaphore has one LOCK_PATH, not " + std::to_string(o.paths.size()));
+        return exit_usage;
+    }
+    if (o.paths.size() > 1 && o.names != to_string(node_names::zklock)) {
+        notice("--names " + o.names + ": several lock paths are taken as one zklock lock set, in zklock's names");
+        return exit_usage;
+    }
+    if (!o.lock_delay_text.empty()) o.lock_delay = parse_wait_duration(o.lock_delay_text).value;  // checked by CLI11
     if (o.permits && o.names != to_string(node_names::zklock)) {
         notice("--names " + o.names + ": a semaphore (--permits) writes only zklock's names");
         return exit_usage;
@@ -245,6 +269,18 @@ int run_command(run_options o) {
 
 } // namespace
 
+namespace {
+// -w and --lock-delay: a duration parse_wait_duration() reads.
+CLI::Validator duration_check() {
+    return CLI::Validator(
+        [](std::string& text) {
+            const auto r = parse_wait_duration(text);
+            return r ? std::string() : r.error;
+        },
+        "");
+}
+} // namespace
+
 void add_run(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<run_options>();
     auto* cmd = app.add_subcommand("run", "Hold LOCK_PATH while CMD runs; exit with CMD's status");
@@ -253,6 +289,11 @@ void add_run(CLI::App& app, int& exit_code) {
         "in its environment (and not ZKLOCK_AUTH_FILE), descriptors 0-2 and those zklock inherited, nothing else.\n"
         "CMD can fence its writes with the token: zklock fence write RESOURCE < data (see zklock fence --help).\n"
         "With --permits K, LOCK_PATH is a semaphore: up to K holders at once (every participant must use the same K).\n"
+        "Several lock paths (zklock run /a /b -- CMD; the -- is then required) are taken at once as one lock set,\n"
+        "without deadlock whatever the order (one ZooKeeper transaction enqueues in every queue); ZKLOCK_LOCK_NODE\n"
+        "then holds the set's nodes, a line each, and ZKLOCK_FENCING_TOKEN the set's token.\n"
+        "--lock-delay TIME: after a holder is lost without releasing, wait TIME before holding (every participant\n"
+        "should use the same TIME).\n"
         "--names kazoo names the lock node as kazoo's Lock does, so that kazoo clients on LOCK_PATH wait for it\n"
         "(curator: as Curator's InterProcessMutex, the same as zklock's); zklock waits for every peer's nodes anyway.\n"
         "Not with --permits: a semaphore writes only zklock's names.\n"
@@ -273,13 +314,13 @@ void add_run(CLI::App& app, int& exit_code) {
                                  "Give up (exit 75) if the lock is not acquired within TIME (also the connect "
                                  "deadline): milliseconds (300) or with a unit (1.5s, 500ms, 2m); 0: do not wait, as -n")
                      ->type_name("TIME")
-                     ->check(CLI::Validator(
-                         [](std::string& text) {
-                             const auto r = parse_wait_duration(text);
-                             return r ? std::string() : r.error;
-                         },
-                         ""));
+                     ->check(duration_check());
     cmd->add_flag("-n,--nonblock", o->no_wait, "Fail at once (exit 75) if the lock is held")->excludes(wait);
+    cmd->add_option("--lock-delay", o->lock_delay_text,
+                    "After a holder was lost without releasing (session expired, node deleted), wait TIME before "
+                    "holding: milliseconds or with a unit (1.5s, 500ms, 2m); default 0: off")
+        ->type_name("TIME")
+        ->check(duration_check());
     cmd->add_option_function<int>(
            "--permits", [o](int k) { o->permits = k; },
            "Semaphore mode: hold one of K permits of LOCK_PATH instead of the lock (as consul lock -n K)")
@@ -291,7 +332,7 @@ void add_run(CLI::App& app, int& exit_code) {
         ->check(CLI::NonNegativeNumber);
     cmd->add_flag("-v,--verbose", o->verbose, "Report waiting, acquiring and releasing on stderr");
     cmd->add_option("LOCK_PATH", o->path, "Lock znode, e.g. /locks/nightly-report")->required();
-    cmd->add_option("CMD", o->words, "Command and arguments (after --)")->required();
+    cmd->add_option("CMD", o->words, "More lock paths, then -- and the command and its arguments")->required();
     cmd->positionals_at_end();
     cmd->callback([o, &exit_code] { exit_code = run_command(*o); });
 }
