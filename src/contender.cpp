@@ -24,19 +24,6 @@ std::string default_node_data() {
     return std::string(host) + ":" + std::to_string(::getpid());
 }
 
-lock_capabilities zookeeper_capabilities() noexcept {
-    lock_capabilities c;
-    c.backend = "zookeeper";
-    c.fair_fifo = true;
-    c.dead_holder = dead_holder_release::session_end;
-    c.fencing_monotonic_across_failover = true;
-    c.server_wakes_waiters = true;
-    c.wakes_one_waiter = true;
-    c.reports_loss = true;
-    c.limits = "a holder paused past its session timeout may still act until told; fencing tokens close that gap";
-    return c;
-}
-
 std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session, std::string dir,
                                                         queue_rule rule, std::string node_data,
                                                         std::shared_ptr<const c_acl> acl) {
@@ -48,15 +35,13 @@ std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session
 
 contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
                                    std::string node_data, std::shared_ptr<const c_acl> acl)
-    : session_(std::move(session)),
+    : queue_entry(std::move(session)),
       dir_(std::move(dir)),
       rule_(std::move(rule)),
       // A naming without this role is refused before the engine is made (Mutex's check_input).
       form_(form_of(rule_.names, rule_.role).value_or(node_form{})),
       node_data_(std::move(node_data)),
-      acl_(acl ? std::move(acl) : session_->acl()),
-      losses_(loss_reports::make([s = session_](std::function<void()> fn) { s->post(std::move(fn)); },
-                                 session_->user_executor())) {
+      acl_(acl ? std::move(acl) : session_->acl()) {
     if (!is_open(acl_->entries())) expanded_acl_ = expand_policy(acl_->entries(), session_->options().auth);
 }
 
@@ -70,79 +55,6 @@ void contender_engine::subscribe() {
 }
 
 // ---- thread-safe entry points ---------------------------------------------------
-
-void contender_engine::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
-                        acquire_callback callback) {
-    if (session_->state() == session_state::closed) {
-        // Nothing runs the session any more (its thread may be gone): answer here.
-        callback(make_error_code(errc::session_closed), false);
-        return;
-    }
-    // Whether this acquire may start is decided on the strand, where the state
-    // it depends on changes: decided here, a hold whose loss was being reported
-    // on the strand at this moment refused an acquire that came just after it.
-    const auto id = next_waiter_id_.fetch_add(1);
-    if (slot.is_connected()) {
-        slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
-            if (auto self = weak.lock())
-                self->session_->post([self, id] {
-                    if (self->deferred_start_ && self->deferred_start_->id == id) {
-                        auto d = std::exchange(self->deferred_start_, std::nullopt);
-                        d->callback(operation_aborted(), false);
-                    } else if (self->phase_ == phase::acquiring && self->acquire_id_ == id) {
-                        self->abandon(operation_aborted());
-                    }
-                });
-        });
-    }
-    session_->post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
-        if (!self->busy_.exchange(true)) {
-            self->acquire_id_ = id;
-            return self->start(deadline, no_wait, std::move(cb));
-        }
-        // Our node went while held (is_held() is false) and why is not known yet:
-        // the hold is over for the caller, so queue again once its loss has been
-        // reported (lose() starts it). Anything else is a second acquire.
-        if (self->phase_ == phase::held && self->attempt_ && self->attempt_->node_gone && !self->deferred_start_) {
-            self->deferred_start_ = deferred_start{id, deadline, no_wait, std::move(cb)};
-            return;
-        }
-        cb(make_error_code(errc::already_acquiring), false);
-    });
-}
-
-std::error_code contender_engine::release(std::function<void(std::error_code)> done) {
-    if (!held_.exchange(false)) return make_error_code(errc::not_held);
-    token_ = 0;
-    busy_ = false;  // the release is queued on the strand before any later acquire
-    session_->post([self = shared_from_this(), done = std::move(done)]() mutable { self->do_release(std::move(done)); });
-    return {};
-}
-
-void contender_engine::shutdown() noexcept {
-    // As release() when held: is_held() is false when this returns and the next
-    // acquire, queued behind this, is accepted.
-    const bool was_held = held_.exchange(false);
-    if (was_held) {
-        token_ = 0;
-        busy_ = false;
-    }
-    try {
-        session_->post([self = shared_from_this(), was_held] {
-            if (self->phase_ == phase::acquiring) {
-                self->abandon(operation_aborted());
-            } else if (self->phase_ == phase::held) {
-                if (auto d = std::exchange(self->deferred_start_, std::nullopt)) d->callback(operation_aborted(), false);
-                self->do_release({});
-                if (!was_held) self->busy_ = false;  // granted after the call above looked
-            }
-            // The callbacks stay: LeaderElection::resign() shuts a term down
-            // and the same object may campaign again.
-            self->losses_->end_waits(operation_aborted());
-        });
-    } catch (...) {
-    }
-}
 
 std::optional<std::size_t> contender_engine::queue_position() const noexcept {
     const auto p = position_.load();
@@ -158,11 +70,6 @@ std::string contender_engine::node_path() const {
 lock_stats contender_engine::stats() const noexcept {
     std::lock_guard lk(mutex_);
     return stats_;
-}
-
-std::string contender_engine::failure_detail() const {
-    std::lock_guard lk(mutex_);
-    return failure_detail_;
 }
 
 std::string contender_engine::foreign_semaphore_detail(const std::string& peer) const {
@@ -181,14 +88,6 @@ void contender_engine::on_position(std::function<void(std::size_t)> callback) {
 void contender_engine::set_position(std::int64_t position) {
     if (position_.exchange(position) == position || position < 0 || !position_callback_) return;
     position_callback_(static_cast<std::size_t>(position));
-}
-
-void contender_engine::on_lost(std::function<void(std::error_code)> callback) {
-    losses_->add_callback(std::move(callback));
-}
-
-void contender_engine::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
-    losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->phase_ == phase::held; });
 }
 
 std::string contender_engine::describe() const {
@@ -215,30 +114,6 @@ std::string contender_engine::describe() const {
 
 // ---- acquiring ------------------------------------------------------------------
 
-void contender_engine::start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback) {
-    phase_ = phase::acquiring;
-    callback_ = std::move(callback);
-    no_wait_ = no_wait;
-    {
-        std::lock_guard lk(mutex_);
-        failure_detail_.clear();
-    }
-    wait_started_ = clock::now();
-    if (deadline) {
-        deadline_timer_.emplace(session_->strand());
-        deadline_timer_->expires_at(*deadline);
-        deadline_timer_->async_wait([weak = weak_from_this()](boost::system::error_code ec) {
-            auto self = weak.lock();
-            if (!ec && self && self->phase_ == phase::acquiring) self->abandon(make_error_code(errc::timeout));
-        });
-    }
-    if (no_wait_ && !session_->connected()) {
-        fail(make_error_code(errc::connection_loss));
-        return;
-    }
-    new_attempt();
-}
-
 void contender_engine::new_attempt() {
     auto a = std::make_shared<attempt>();
     a->guid = new_tag(form_);  // in the node's name: find_by_guid finds it after a lost create reply
@@ -248,11 +123,7 @@ void contender_engine::new_attempt() {
 }
 
 void contender_engine::retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step) {
-    session_->when_connected([self = shared_from_this(), a, step = std::move(step)](std::error_code ec) {
-        if (!self->current(a)) return;
-        if (ec) return self->fail(ec);
-        step();
-    });
+    queue_entry::retry_when_connected([this, a] { return current(a); }, std::move(step));
 }
 
 void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent_retries) {
@@ -606,15 +477,8 @@ void contender_engine::own_node_gone(const std::shared_ptr<attempt>& a) {
     a->node_gone = true;
     // Why: someone deleted the node, or our own session expired (a holder whose
     // process was paused past the session timeout reads the server's deletion
-    // before the connection's end). Only a live session answers a request, so
-    // one request tells; on a dead or broken connection the session event that
-    // follows tells (expired, or reconnected: alive, so it was someone else).
-    auto self = shared_from_this();
-    session_->get_data(dir_, {}, [self, a](int rc, std::string, const node_stat&) {
-        if (self->phase_ != phase::held || self->attempt_ != a) return;
-        if (connection_trouble(rc) || session_gone(rc)) return;
-        self->lose(make_error_code(errc::node_deleted));
-    });
+    // before the connection's end).
+    find_loss_reason(dir_, [this, a] { return phase_ == phase::held && attempt_ == a; });
 }
 
 // ---- leaving the queue -----------------------------------------------------------
@@ -703,10 +567,6 @@ void contender_engine::fail(std::error_code ec, std::string detail) {
     fail(ec);
 }
 
-void contender_engine::complete_grant() {
-    if (auto callback = std::exchange(callback_, nullptr)) callback({}, true);
-}
-
 void contender_engine::do_release(std::function<void(std::error_code)> done) {
     if (phase_ != phase::held || !attempt_) {
         if (done) done(make_error_code(errc::not_held));
@@ -735,10 +595,7 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
 void contender_engine::lose(std::error_code ec) {
     if (phase_ != phase::held) return;
     auto a = std::exchange(attempt_, nullptr);
-    phase_ = phase::idle;
-    held_ = false;
-    auto next = std::exchange(deferred_start_, std::nullopt);
-    if (!next) busy_ = false;  // otherwise it stays set for the acquire that waited
+    auto next = end_hold();
     set_position(-1);
     {
         std::lock_guard lk(mutex_);
@@ -747,11 +604,7 @@ void contender_engine::lose(std::error_code ec) {
     }
     // If the session survives (suspension policy), the node must not block others.
     if (ec == errc::connection_suspended) session_->delete_owned(path_of(a->node), a->owner);
-    losses_->lost(ec);
-    if (next) {
-        acquire_id_ = next->id;
-        start(next->deadline, next->no_wait, std::move(next->callback));
-    }
+    report_loss(ec, std::move(next));
 }
 
 void contender_engine::on_session_event(session_event e) {

@@ -5,8 +5,7 @@
 // reports loss.
 #pragma once
 
-#include "detail/loss_reports.hpp"
-#include "session_impl.hpp"
+#include "queue_entry.hpp"
 
 #include <zklock/detail/lock_delay.hpp>
 #include <zklock/detail/lock_node.hpp>
@@ -24,9 +23,6 @@ namespace zklock::detail {
 
 /// "<hostname>:<pid>": what a node stores when the user gives no data.
 std::string default_node_data();
-
-/// The capabilities of every ZooKeeper recipe.
-lock_capabilities zookeeper_capabilities() noexcept;
 
 /// The queue at `path` as the server has it now (blocking; see zklock::list_contenders).
 std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
@@ -46,9 +42,8 @@ std::optional<directory_before> directory_read(int rc, const std::string& data, 
 std::optional<multi_op> release_record_op(const std::string& dir, const std::string& rule_data,
                                           const std::optional<directory_before>& before, const std::string& node);
 
-class ZKLOCK_EXPORT contender_engine : public lock_backend, public std::enable_shared_from_this<contender_engine> {
+class ZKLOCK_EXPORT contender_engine : public queue_entry {
 public:
-    using clock = std::chrono::steady_clock;
 
     /// `acl`: the ACL of the nodes and directories this contender creates (the
     /// session's policy when null).
@@ -57,43 +52,17 @@ public:
                                                   std::shared_ptr<const c_acl> acl = nullptr);
     ~contender_engine() override;
 
-    // ---- thread-safe ----------------------------------------------------------
-    /// Acquire: completes with (error, acquired). acquired is false without an
-    /// error when `deadline` passed or, with `no_wait`, when we would have to wait.
-    /// Signalling `slot` cancels the acquire; nothing is left behind.
-    void acquire(std::optional<clock::time_point> deadline, bool no_wait, boost::asio::cancellation_slot slot,
-                 acquire_callback callback) override;
-    /// Releases a held lease. Returns errc::not_held when not held. The delete is
-    /// owned by the session until it commits; `done` (optional) gets its outcome.
-    std::error_code release(std::function<void(std::error_code)> done) override;
-    /// Releases whatever is held and stops any acquire; used by destructors.
-    void shutdown() noexcept override;
-
-    bool held() const noexcept override { return held_.load(); }
-    bool busy() const noexcept { return busy_.load(); }
-    std::int64_t fencing_token() const noexcept override { return token_.load(); }
-    bool on_backend_thread() const noexcept override { return session_->on_session_thread(); }
-    boost::asio::any_io_executor executor() const override { return session_->user_executor(); }
-    lock_capabilities capabilities() const noexcept override { return zookeeper_capabilities(); }
+    // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
     std::optional<std::size_t> queue_position() const noexcept;
     std::string node_path() const;
     lock_stats stats() const noexcept override;
-    /// Why the last acquire failed, in words (the path that refused it and the
-    /// session's identity, the node that blocks the queue, ...); empty when it did not.
-    std::string failure_detail() const;
     const std::string& dir() const noexcept { return dir_; }
     /// The acquire protocol's state in words (phase, the attempt's node and
     /// flags, what it watches); strand only (zklock::testing::describe_internals).
     std::string describe() const;
-    const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
 
-    void on_lost(std::function<void(std::error_code)> callback) override;
     /// Calls `callback(position)` on the strand whenever our place in the queue changes.
     void on_position(std::function<void(std::size_t)> callback);
-    /// Calls `callback` once: with the loss reason when the current hold is lost,
-    /// {} when it is released first, errc::not_held when nothing is held,
-    /// operation_aborted when `slot` is signalled.
-    void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override;
 
 private:
     struct attempt {
@@ -128,9 +97,17 @@ private:
                      std::shared_ptr<const c_acl> acl);
     void subscribe();
 
-    // strand only
-    void start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback);
-    void new_attempt();
+    std::shared_ptr<contender_engine> shared_from_this() {
+        return std::static_pointer_cast<contender_engine>(queue_entry::shared_from_this());
+    }
+    std::weak_ptr<contender_engine> weak_from_this() { return shared_from_this(); }
+
+    // strand only (queue_entry's hooks first)
+    void new_attempt() override;
+    void abandon(std::error_code ec) override;
+    void fail(std::error_code ec) override;
+    void do_release(std::function<void(std::error_code)> done) override;
+    bool hold_ending() const noexcept override { return attempt_ && attempt_->node_gone; }
     void send_create(const std::shared_ptr<attempt>& a, int parent_retries);
     void check_dir_data(const std::shared_ptr<attempt>& a);
     void compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& data);
@@ -164,20 +141,13 @@ private:
     std::vector<multi_op> release_record(const attempt& a) const;
     void watch_own_node(const std::shared_ptr<attempt>& a);
     void own_node_gone(const std::shared_ptr<attempt>& a);
-    void abandon(std::error_code ec);
     void cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done);
-    void fail(std::error_code ec);
-    void complete_grant();
-    void lose(std::error_code ec);
-    void do_release(std::function<void(std::error_code)> done);
+    void lose(std::error_code ec) override;
     void on_session_event(session_event e);
     void retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step);
     bool current(const std::shared_ptr<attempt>& a) const noexcept { return a == attempt_ && !a->abandoned; }
     std::string path_of(const std::string& child) const { return dir_ + "/" + child; }
 
-    enum class phase { idle, acquiring, held };
-
-    std::shared_ptr<session_impl> session_;
     std::string dir_;
     queue_rule rule_;
     node_form form_;  // how our node's name is spelled
@@ -187,35 +157,12 @@ private:
     std::uint64_t listener_id_ = 0;
 
     // strand only
-    phase phase_ = phase::idle;
     std::shared_ptr<attempt> attempt_;
-    acquire_callback callback_;
-    std::optional<boost::asio::steady_timer> deadline_timer_;
-    bool no_wait_ = false;
-    clock::time_point wait_started_{};
-    clock::time_point held_since_{};
-    // An acquire made after our node went (is_held() false) while the reason is
-    // not known yet: it starts once lose() has told the old hold's listeners.
-    struct deferred_start {
-        std::uint64_t id = 0;  // for its cancellation slot
-        std::optional<clock::time_point> deadline;
-        bool no_wait = false;
-        acquire_callback callback;
-    };
-    std::optional<deferred_start> deferred_start_;
     std::function<void(std::size_t)> position_callback_;
-    std::atomic<std::uint64_t> next_waiter_id_{1};  // acquires' ids, for their cancellation slots
-    std::uint64_t acquire_id_ = 0;                   // the acquire in progress (phase acquiring)
-    std::shared_ptr<loss_reports> losses_;
 
-    // thread-safe snapshots
-    std::atomic<bool> held_{false};
-    std::atomic<bool> busy_{false};  // acquiring or held, as the public API sees it
-    std::atomic<std::int64_t> token_{0};
+    // thread-safe snapshots (mutex_ guards node_path_ and stats_)
     std::atomic<std::int64_t> position_{-1};
-    mutable std::mutex mutex_;  // guards node_path_, stats_, failure_detail_
     std::string node_path_;
-    std::string failure_detail_;
     lock_stats stats_;
 };
 

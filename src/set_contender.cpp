@@ -36,13 +36,11 @@ std::shared_ptr<set_contender> set_contender::make(std::shared_ptr<session_impl>
 set_contender::set_contender(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
                              std::string node_data, std::shared_ptr<const c_acl> acl,
                              std::chrono::milliseconds lock_delay)
-    : session_(std::move(session)),
+    : queue_entry(std::move(session)),
       dirs_(std::move(dirs)),
       node_data_(std::move(node_data)),
       acl_(acl ? std::move(acl) : session_->acl()),
       lock_delay_(lock_delay),
-      losses_(loss_reports::make([s = session_](std::function<void()> fn) { s->post(std::move(fn)); },
-                                 session_->user_executor())),
       positions_(dirs_.size()),
       node_paths_(dirs_.size()) {}
 
@@ -52,40 +50,6 @@ void set_contender::subscribe() {
     std::weak_ptr<set_contender> weak = shared_from_this();
     listener_id_ = session_->add_listener([weak](session_event e, std::int64_t) {
         if (auto self = weak.lock()) self->on_session_event(e);
-    });
-}
-
-void set_contender::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
-                            acquire_callback callback) {
-    if (session_->state() == session_state::closed) {
-        callback(make_error_code(errc::session_closed), false);
-        return;
-    }
-    // Decided on the strand, as the single queue's engine does (contender.cpp).
-    const auto id = next_waiter_id_.fetch_add(1);
-    if (slot.is_connected()) {
-        slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
-            if (auto self = weak.lock())
-                self->session_->post([self, id] {
-                    if (self->deferred_start_ && self->deferred_start_->id == id) {
-                        std::exchange(self->deferred_start_, std::nullopt)->callback(operation_aborted(), false);
-                    } else if (self->phase_ == phase::acquiring && self->acquire_id_ == id) {
-                        self->abandon(operation_aborted());
-                    }
-                });
-        });
-    }
-    session_->post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
-        if (!self->busy_.exchange(true)) {
-            self->acquire_id_ = id;
-            return self->start(deadline, no_wait, std::move(cb));
-        }
-        // A node of the held set went and why is not known yet: queue again once known.
-        if (self->phase_ == phase::held && self->attempt_ && self->attempt_->node_gone && !self->deferred_start_) {
-            self->deferred_start_ = deferred_start{id, deadline, no_wait, std::move(cb)};
-            return;
-        }
-        cb(make_error_code(errc::already_acquiring), false);
     });
 }
 
@@ -102,11 +66,6 @@ std::vector<std::optional<std::size_t>> set_contender::queue_positions() const {
 std::vector<std::string> set_contender::node_paths() const {
     std::lock_guard lk(mutex_);
     return node_paths_;
-}
-
-std::string set_contender::failure_detail() const {
-    std::lock_guard lk(mutex_);
-    return failure_detail_;
 }
 
 std::string set_contender::refused(const std::string& what, const std::string& path) const {
@@ -152,27 +111,6 @@ std::string set_contender::describe() const {
 
 // ---- acquiring --------------------------------------------------------------------
 
-void set_contender::start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback) {
-    phase_ = phase::acquiring;
-    callback_ = std::move(callback);
-    no_wait_ = no_wait;
-    {
-        std::lock_guard lk(mutex_);
-        failure_detail_.clear();
-    }
-    wait_started_ = clock::now();
-    if (deadline) {
-        deadline_timer_.emplace(session_->strand());
-        deadline_timer_->expires_at(*deadline);
-        deadline_timer_->async_wait([weak = weak_from_this()](boost::system::error_code ec) {
-            auto self = weak.lock();
-            if (!ec && self && self->phase_ == phase::acquiring) self->abandon(make_error_code(errc::timeout));
-        });
-    }
-    if (no_wait_ && !session_->connected()) return fail(make_error_code(errc::connection_loss));
-    new_attempt();
-}
-
 void set_contender::new_attempt() {
     auto a = std::make_shared<attempt>();
     a->guid = new_guid();  // in every node's name: find_set_by_guid finds them after a lost reply
@@ -199,11 +137,7 @@ void set_contender::requeue(const std::shared_ptr<attempt>& a) {
 }
 
 void set_contender::retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step) {
-    session_->when_connected([self = shared_from_this(), a, step = std::move(step)](std::error_code ec) {
-        if (!self->current(a)) return;
-        if (ec) return self->fail(ec);
-        step();
-    });
+    queue_entry::retry_when_connected([this, a] { return current(a); }, std::move(step));
 }
 
 void set_contender::send_create(const std::shared_ptr<attempt>& a, int parent_retries) {
@@ -489,7 +423,7 @@ void set_contender::grant(const std::shared_ptr<attempt>& a) {
     }
     if (deadline_timer_) deadline_timer_->cancel();
     for (std::size_t i = 0; i < dirs_.size(); ++i) watch_own_node(a, i);
-    if (auto callback = std::exchange(callback_, nullptr)) callback({}, true);
+    complete_grant();
 }
 
 bool set_contender::hold_back(const std::shared_ptr<attempt>& a) {

@@ -8,14 +8,14 @@
 #pragma once
 
 #include "contender.hpp"
+#include "queue_entry.hpp"
 
 #include <zklock/detail/lock_set.hpp>
 
 namespace zklock::detail {
 
-class ZKLOCK_EXPORT set_contender : public lock_backend, public std::enable_shared_from_this<set_contender> {
+class ZKLOCK_EXPORT set_contender : public queue_entry {
 public:
-    using clock = std::chrono::steady_clock;
 
     /// `dirs`: the lock paths, already validated (validate_lock_set).
     /// `lock_delay`: as the single queue's (queue_rule::lock_delay), per queue.
@@ -24,27 +24,14 @@ public:
                                                std::chrono::milliseconds lock_delay = {});
     ~set_contender() override;
 
-    // ---- thread-safe (as contender_engine's) -------------------------------
-    void acquire(std::optional<clock::time_point> deadline, bool no_wait, boost::asio::cancellation_slot slot,
-                 acquire_callback callback) override;
-    std::error_code release(std::function<void(std::error_code)> done) override;
-    void shutdown() noexcept override;
-    bool held() const noexcept override { return held_.load(); }
-    std::int64_t fencing_token() const noexcept override { return token_.load(); }
-    bool on_backend_thread() const noexcept override { return session_->on_session_thread(); }
-    boost::asio::any_io_executor executor() const override { return session_->user_executor(); }
-    lock_capabilities capabilities() const noexcept override { return zookeeper_capabilities(); }
+    // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
     lock_stats stats() const noexcept override;
-    void on_lost(std::function<void(std::error_code)> callback) override;
-    void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override;
 
     /// Per lock path, our place in its queue as of its last listing (0 = first).
     std::vector<std::optional<std::size_t>> queue_positions() const;
     /// Per lock path, our node's full path once created; empty when none.
     std::vector<std::string> node_paths() const;
-    std::string failure_detail() const;
     const std::vector<std::string>& dirs() const noexcept { return dirs_; }
-    const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
     /// The protocol's state in words; strand only.
     std::string describe() const;
 
@@ -79,9 +66,19 @@ private:
                   std::shared_ptr<const c_acl> acl, std::chrono::milliseconds lock_delay);
     void subscribe();
 
+    std::shared_ptr<set_contender> shared_from_this() {
+        return std::static_pointer_cast<set_contender>(queue_entry::shared_from_this());
+    }
+    std::weak_ptr<set_contender> weak_from_this() { return shared_from_this(); }
+
+    // strand only: queue_entry's hooks
+    void new_attempt() override;
+    void abandon(std::error_code ec) override;
+    void fail(std::error_code ec) override { fail(ec, {}); }
+    void do_release(std::function<void(std::error_code)> done) override;
+    bool hold_ending() const noexcept override { return attempt_ && attempt_->node_gone; }
+
     // strand only: acquiring (set_contender.cpp)
-    void start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback);
-    void new_attempt();
     void requeue(const std::shared_ptr<attempt>& a);
     void retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step);
     void send_create(const std::shared_ptr<attempt>& a, int parent_retries);
@@ -105,10 +102,8 @@ private:
     void watch_own_node(const std::shared_ptr<attempt>& a, std::size_t i);
     void own_node_gone(const std::shared_ptr<attempt>& a);
     void cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done);
-    void abandon(std::error_code ec);
-    void fail(std::error_code ec, std::string detail = {});
-    void lose(std::error_code ec);
-    void do_release(std::function<void(std::error_code)> done);
+    void fail(std::error_code ec, std::string detail);
+    void lose(std::error_code ec) override;
     void on_session_event(session_event e);
     void set_positions(const std::vector<std::optional<std::size_t>>& positions);
     void clear_nodes();
@@ -122,9 +117,6 @@ private:
     std::vector<std::string> paths_of(const attempt& a) const;
     std::string refused(const std::string& what, const std::string& path) const;
 
-    enum class phase { idle, acquiring, held };
-
-    std::shared_ptr<session_impl> session_;
     std::vector<std::string> dirs_;
     std::string node_data_;
     std::shared_ptr<const c_acl> acl_;
@@ -132,32 +124,11 @@ private:
     std::uint64_t listener_id_ = 0;
 
     // strand only
-    phase phase_ = phase::idle;
     std::shared_ptr<attempt> attempt_;
-    acquire_callback callback_;
-    std::optional<boost::asio::steady_timer> deadline_timer_;
-    bool no_wait_ = false;
-    clock::time_point wait_started_{};
-    clock::time_point held_since_{};
-    struct deferred_start {
-        std::uint64_t id = 0;
-        std::optional<clock::time_point> deadline;
-        bool no_wait = false;
-        acquire_callback callback;
-    };
-    std::optional<deferred_start> deferred_start_;
-    std::atomic<std::uint64_t> next_waiter_id_{1};
-    std::uint64_t acquire_id_ = 0;
-    std::shared_ptr<loss_reports> losses_;
 
-    // thread-safe snapshots
-    std::atomic<bool> held_{false};
-    std::atomic<bool> busy_{false};
-    std::atomic<std::int64_t> token_{0};
-    mutable std::mutex mutex_;  // guards positions_, node_paths_, failure_detail_, stats_
+    // thread-safe snapshots, under mutex_
     std::vector<std::optional<std::size_t>> positions_;
     std::vector<std::string> node_paths_;
-    std::string failure_detail_;
     lock_stats stats_;
 };
 

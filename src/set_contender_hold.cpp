@@ -7,41 +7,6 @@
 
 namespace zklock::detail {
 
-std::error_code set_contender::release(std::function<void(std::error_code)> done) {
-    if (!held_.exchange(false)) return make_error_code(errc::not_held);
-    token_ = 0;
-    busy_ = false;  // the release is queued on the strand before any later acquire
-    session_->post([self = shared_from_this(), done = std::move(done)]() mutable { self->do_release(std::move(done)); });
-    return {};
-}
-
-void set_contender::shutdown() noexcept {
-    const bool was_held = held_.exchange(false);
-    if (was_held) {
-        token_ = 0;
-        busy_ = false;
-    }
-    try {
-        session_->post([self = shared_from_this(), was_held] {
-            if (self->phase_ == phase::acquiring) {
-                self->abandon(operation_aborted());
-            } else if (self->phase_ == phase::held) {
-                if (auto d = std::exchange(self->deferred_start_, std::nullopt)) d->callback(operation_aborted(), false);
-                self->do_release({});
-                if (!was_held) self->busy_ = false;
-            }
-            self->losses_->end_waits(operation_aborted());
-        });
-    } catch (...) {
-    }
-}
-
-void set_contender::on_lost(std::function<void(std::error_code)> callback) { losses_->add_callback(std::move(callback)); }
-
-void set_contender::wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
-    losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->phase_ == phase::held; });
-}
-
 void set_contender::watch_own_node(const std::shared_ptr<attempt>& a, std::size_t i) {
     auto self = shared_from_this();
     auto on_event = [self, a, i](int type) {
@@ -62,14 +27,7 @@ void set_contender::own_node_gone(const std::shared_ptr<attempt>& a) {
     held_ = false;
     token_ = 0;
     a->node_gone = true;
-    // Why (as the single queue's engine): a live session answers a request, so
-    // someone else deleted it; otherwise the session event tells.
-    auto self = shared_from_this();
-    session_->get_data(dirs_[0], {}, [self, a](int rc, std::string, const node_stat&) {
-        if (self->phase_ != phase::held || self->attempt_ != a) return;
-        if (connection_trouble(rc) || session_gone(rc)) return;
-        self->lose(make_error_code(errc::node_deleted));
-    });
+    find_loss_reason(dirs_[0], [this, a] { return phase_ == phase::held && attempt_ == a; });
 }
 
 void set_contender::cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done) {
@@ -119,10 +77,7 @@ void set_contender::abandon(std::error_code ec) {
 
 void set_contender::fail(std::error_code ec, std::string detail) {
     if (phase_ == phase::held) return lose(ec);
-    if (phase_ == phase::acquiring && !detail.empty()) {
-        std::lock_guard lk(mutex_);
-        failure_detail_ = std::move(detail);
-    }
+    if (phase_ == phase::acquiring && !detail.empty()) set_failure_detail(std::move(detail));
     abandon(ec);
 }
 
@@ -153,11 +108,8 @@ void set_contender::do_release(std::function<void(std::error_code)> done) {
 void set_contender::lose(std::error_code ec) {
     if (phase_ != phase::held) return;
     auto a = std::exchange(attempt_, nullptr);
-    phase_ = phase::idle;
-    held_ = false;
+    auto next = end_hold();
     token_ = 0;
-    auto next = std::exchange(deferred_start_, std::nullopt);
-    if (!next) busy_ = false;
     {
         std::lock_guard lk(mutex_);
         stats_.total_hold += clock::now() - held_since_;
@@ -167,11 +119,7 @@ void set_contender::lose(std::error_code ec) {
     // (a node deleted by someone else, a suspension), they go; the transaction
     // fails on the node already gone and the session deletes the rest one by one.
     if (ec == errc::node_deleted || ec == errc::connection_suspended) session_->delete_owned_set(paths_of(*a), a->owner);
-    losses_->lost(ec);
-    if (next) {
-        acquire_id_ = next->id;
-        start(next->deadline, next->no_wait, std::move(next->callback));
-    }
+    report_loss(ec, std::move(next));
 }
 
 void set_contender::on_session_event(session_event e) {

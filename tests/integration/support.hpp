@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -71,6 +72,28 @@ template <class T> T get_within(std::future<T>& f, std::chrono::milliseconds tim
         throw std::runtime_error("timed out waiting for a future");
     }
     return f.get();
+}
+
+/// Completes once with the first loss reported to `lock` (a Mutex, a MultiMutex, ...).
+template <class L> std::future<std::error_code> first_loss(L& lock) {
+    auto p = std::make_shared<std::promise<std::error_code>>();
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    lock.on_lost([p, once](std::error_code ec) {
+        if (!once->exchange(true)) p->set_value(ec);
+    });
+    return p->get_future();
+}
+
+/// Starts `lock.async_lock`; the future gets the steady-clock time its grant
+/// came (the test fails on an error).
+template <class L> std::future<std::chrono::steady_clock::time_point> granted_at(L& lock) {
+    auto p = std::make_shared<std::promise<std::chrono::steady_clock::time_point>>();
+    auto f = p->get_future();
+    lock.async_lock([p](std::error_code ec) {
+        EXPECT_FALSE(ec) << ec.message();
+        p->set_value(std::chrono::steady_clock::now());
+    });
+    return f;
 }
 
 /// Collects session events so tests can wait for one with a deadline.

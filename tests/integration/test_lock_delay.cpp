@@ -87,15 +87,10 @@ TEST_F(LockDelayTest, AnExpiredHoldersSuccessorWaitsAtLeastTheDelay) {
     Mutex holder(*holder_session, path, delayed(delay));
     holder.lock();
     Mutex waiter(*s2, path, delayed(delay));
-    std::promise<steady::time_point> granted_at;
-    waiter.async_lock([&](std::error_code ec) {
-        EXPECT_FALSE(ec);
-        granted_at.set_value(steady::now());
-    });
+    auto f = granted_at(waiter);
     wait_for_contenders(*observer, path, 2, 10s);
     const auto lost_at = steady::now();
     zt::expire_session(*holder_session);
-    auto f = granted_at.get_future();
     const auto t = get_within(f, 15s);
     EXPECT_GE(t - lost_at, delay) << "granted before the delay after the holder's loss";
     waiter.unlock();
@@ -172,15 +167,10 @@ TEST_F(LockDelayTest, ALockSetHandsOverCleanlyAndItsLossDelaysTheNextHolder) {
     MultiMutexOptions d;
     d.lock_delay = delay;
     MultiMutex next(*s3, {paths[1]}, d);
-    std::promise<steady::time_point> granted_at;
-    next.async_lock([&](std::error_code ec) {
-        EXPECT_FALSE(ec);
-        granted_at.set_value(steady::now());
-    });
+    auto f = granted_at(next);
     wait_for_contenders(*observer, paths[1], 2, 10s);
     const auto lost_at = steady::now();
     zt::expire_session(*s2);
-    auto f = granted_at.get_future();
     EXPECT_GE(get_within(f, 15s) - lost_at, delay);
     next.unlock();
 }
