@@ -67,11 +67,6 @@ std::string contender_engine::node_path() const {
     return node_path_;
 }
 
-lock_stats contender_engine::stats() const noexcept {
-    std::lock_guard lk(mutex_);
-    return stats_;
-}
-
 std::string contender_engine::foreign_semaphore_detail(const std::string& peer) const {
     return dir_ + " is " + peer + ": zklock's Semaphore does not share a path with it (each would admit its own "
            "permits); give the zklock semaphore another path";
@@ -439,17 +434,8 @@ void contender_engine::grant(const std::shared_ptr<attempt>& a) {
         return new_attempt();
     }
     if (hold_back(a)) return;  // lock-delay: checking the handover, or waiting after a loss
-    phase_ = phase::held;
+    begin_hold(a->token);
     set_position(0);
-    token_ = a->token;
-    held_ = true;
-    held_since_ = clock::now();
-    {
-        std::lock_guard lk(mutex_);
-        ++stats_.acquisitions;
-        stats_.total_wait += held_since_ - wait_started_;
-    }
-    if (deadline_timer_) deadline_timer_->cancel();
     watch_own_node(a);
     complete_grant();
 }
@@ -532,22 +518,12 @@ std::function<void(std::error_code)> within_session_timeout(session_impl& sessio
 
 void contender_engine::abandon(std::error_code ec) {
     if (phase_ != phase::acquiring) return;  // a second cancel or a late deadline: already done
-    auto callback = std::exchange(callback_, nullptr);
-    phase_ = phase::idle;
+    auto finish = stop_acquiring(ec);
     set_position(-1);
-    if (deadline_timer_) deadline_timer_->cancel();
     {
         std::lock_guard lk(mutex_);
         node_path_.clear();
     }
-    if (ec == errc::timeout) ec.clear();  // "not acquired", not an error
-    // busy_ stays set until the callback runs: the node goes before the acquire
-    // completes, unless no server answers within the session timeout (the
-    // session then owns the delete, as when it is not connected).
-    auto finish = [self = shared_from_this(), ec, callback = std::move(callback)](std::error_code) {
-        self->busy_ = false;
-        if (callback) callback(ec, false);
-    };
     auto a = std::exchange(attempt_, nullptr);
     if (!a) return finish({});
     a->abandoned = true;

@@ -55,7 +55,6 @@ public:
     // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
     std::optional<std::size_t> queue_position() const noexcept;
     std::string node_path() const;
-    lock_stats stats() const noexcept override;
     const std::string& dir() const noexcept { return dir_; }
     /// The acquire protocol's state in words (phase, the attempt's node and
     /// flags, what it watches); strand only (zklock::testing::describe_internals).
@@ -160,10 +159,9 @@ private:
     std::shared_ptr<attempt> attempt_;
     std::function<void(std::size_t)> position_callback_;
 
-    // thread-safe snapshots (mutex_ guards node_path_ and stats_)
+    // thread-safe snapshots (mutex_ guards node_path_)
     std::atomic<std::int64_t> position_{-1};
     std::string node_path_;
-    lock_stats stats_;
 };
 
 } // namespace zklock::detail

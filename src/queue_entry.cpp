@@ -107,6 +107,38 @@ std::string queue_entry::failure_detail() const {
     return failure_detail_;
 }
 
+lock_stats queue_entry::stats() const noexcept {
+    std::lock_guard lk(mutex_);
+    return stats_;
+}
+
+void queue_entry::begin_hold(std::int64_t token) {
+    phase_ = phase::held;
+    token_ = token;
+    held_ = true;
+    held_since_ = clock::now();
+    {
+        std::lock_guard lk(mutex_);
+        ++stats_.acquisitions;
+        stats_.total_wait += held_since_ - wait_started_;
+    }
+    if (deadline_timer_) deadline_timer_->cancel();
+}
+
+std::function<void(std::error_code)> queue_entry::stop_acquiring(std::error_code ec) {
+    auto callback = std::exchange(callback_, nullptr);
+    phase_ = phase::idle;
+    if (deadline_timer_) deadline_timer_->cancel();
+    if (ec == errc::timeout) ec.clear();  // "not acquired", not an error
+    // busy_ stays set until the callback runs: the nodes go before the acquire
+    // completes, unless no server answers within the session timeout (the
+    // session then owns the delete, as when it is not connected).
+    return [self = shared_from_this(), ec, callback = std::move(callback)](std::error_code) {
+        self->busy_ = false;
+        if (callback) callback(ec, false);
+    };
+}
+
 void queue_entry::set_failure_detail(std::string detail) {
     std::lock_guard lk(mutex_);
     failure_detail_ = std::move(detail);

@@ -48,6 +48,7 @@ public:
     void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override;
     /// Why the last acquire failed, in words; empty when it did not.
     std::string failure_detail() const;
+    lock_stats stats() const noexcept override;
     const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
 
 protected:
@@ -84,6 +85,12 @@ protected:
     /// Tells the loss (`ec`) to the hold's listeners, then starts `next`.
     void report_loss(std::error_code ec, std::optional<deferred_start> next);
     void set_failure_detail(std::string detail);
+    /// The grant: phase held, the token, the counters, no more deadline.
+    void begin_hold(std::int64_t token);
+    /// Leaves the acquire in progress (phase idle, no deadline) and returns
+    /// what completes it with `ec` (a timeout: "not acquired", no error) once
+    /// its nodes are gone.
+    std::function<void(std::error_code)> stop_acquiring(std::error_code ec);
     /// Runs `step` once connected while `current()` still holds; fails with
     /// the session's error when it closes first.
     void retry_when_connected(std::function<bool()> current, std::function<void()> step);
@@ -112,8 +119,9 @@ protected:
     std::atomic<bool> held_{false};
     std::atomic<bool> busy_{false};  // acquiring or held, as the public API sees it
     std::atomic<std::int64_t> token_{0};
-    mutable std::mutex mutex_;  // guards failure_detail_ and what the engines keep under it
+    mutable std::mutex mutex_;  // guards failure_detail_, stats_ and what the engines keep under it
     std::string failure_detail_;
+    lock_stats stats_;
 
 private:
     std::atomic<std::uint64_t> next_waiter_id_{1};  // acquires' ids, for their cancellation slots

@@ -53,11 +53,6 @@ void set_contender::subscribe() {
     });
 }
 
-lock_stats set_contender::stats() const noexcept {
-    std::lock_guard lk(mutex_);
-    return stats_;
-}
-
 std::vector<std::optional<std::size_t>> set_contender::queue_positions() const {
     std::lock_guard lk(mutex_);
     return positions_;
@@ -412,16 +407,7 @@ void set_contender::grant(const std::shared_ptr<attempt>& a) {
     if (phase_ != phase::acquiring || !current(a)) return;
     if (a->owner != session_->session_id()) return new_attempt();  // nodes of a session that is gone
     if (hold_back(a)) return;
-    phase_ = phase::held;
-    token_ = a->token;
-    held_ = true;
-    held_since_ = clock::now();
-    {
-        std::lock_guard lk(mutex_);
-        ++stats_.acquisitions;
-        stats_.total_wait += held_since_ - wait_started_;
-    }
-    if (deadline_timer_) deadline_timer_->cancel();
+    begin_hold(a->token);
     for (std::size_t i = 0; i < dirs_.size(); ++i) watch_own_node(a, i);
     complete_grant();
 }

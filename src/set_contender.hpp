@@ -25,7 +25,6 @@ public:
     ~set_contender() override;
 
     // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
-    lock_stats stats() const noexcept override;
 
     /// Per lock path, our place in its queue as of its last listing (0 = first).
     std::vector<std::optional<std::size_t>> queue_positions() const;
@@ -129,7 +128,6 @@ private:
     // thread-safe snapshots, under mutex_
     std::vector<std::optional<std::size_t>> positions_;
     std::vector<std::string> node_paths_;
-    lock_stats stats_;
 };
 
 } // namespace zklock::detail

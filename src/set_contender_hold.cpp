@@ -58,17 +58,8 @@ void set_contender::cleanup(const std::shared_ptr<attempt>& a, std::function<voi
 
 void set_contender::abandon(std::error_code ec) {
     if (phase_ != phase::acquiring) return;
-    auto callback = std::exchange(callback_, nullptr);
-    phase_ = phase::idle;
-    if (deadline_timer_) deadline_timer_->cancel();
+    auto finish = stop_acquiring(ec);
     clear_nodes();
-    if (ec == errc::timeout) ec.clear();  // "not acquired", not an error
-    // busy_ stays set until the callback runs: every node goes before the
-    // acquire completes, unless no server answers within the session timeout.
-    auto finish = [self = shared_from_this(), ec, callback = std::move(callback)](std::error_code) {
-        self->busy_ = false;
-        if (callback) callback(ec, false);
-    };
     auto a = std::exchange(attempt_, nullptr);
     if (!a) return finish({});
     a->abandoned = true;
