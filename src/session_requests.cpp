@@ -189,7 +189,8 @@ void session_impl::multi(std::vector<multi_op> ops, multi_fn fn) {
         const auto& op = c->ops[i];
         switch (op.type) {
         case multi_op::kind::create:
-            c->paths[i].assign(op.path.size() + 32, '\0');  // room for the sequence the server appends
+            // Room for the sequence the server appends (and a chroot, whatever the client does with it).
+            c->paths[i].assign(op.path.size() + options_.connect.size() + 32, '\0');
             zoo_create_op_init(&zops[i], op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()),
                                (op.acl ? op.acl : acl_)->get(), op.flags, c->paths[i].data(),
                                static_cast<int>(c->paths[i].size()));

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Run the Apache Curator InterProcessMutex reference benchmark.
 #
-#   bench/curator/run.sh HOSTS SCENARIO CLIENTS OPS PATH
+#   bench/curator/run.sh HOSTS SCENARIO CLIENTS OPS PATH [CuratorBench options...]
 #
 #   HOSTS     ZooKeeper connect string, e.g. 127.0.0.1:2181
-#   SCENARIO  uncontended | contended
+#   SCENARIO  uncontended | contended | multi (InterProcessMultiLock; more
+#             options follow: --lock-paths M --order sorted|unsorted --timeout-ms T)
 #   CLIENTS   number of clients/sessions (contended; uncontended always uses 1)
 #   OPS       number of measured acquisitions
 #   PATH      lock path, e.g. /bench/curator
@@ -19,11 +20,12 @@ set -euo pipefail
 
 die() { echo "curator-bench: $*" >&2; exit 1; }
 
-if [ "$#" -ne 5 ]; then
-    echo "usage: $0 HOSTS SCENARIO CLIENTS OPS PATH" >&2
+if [ "$#" -lt 5 ]; then
+    echo "usage: $0 HOSTS SCENARIO CLIENTS OPS PATH [OPTIONS...]" >&2
     exit 2
 fi
 hosts=$1 scenario=$2 clients=$3 ops=$4 lockpath=$5
+shift 5
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$here/CuratorBench.java
@@ -77,4 +79,4 @@ fi
 # shellcheck disable=SC2086  # JAVA_OPTS is intentionally word-split
 exec "$JAVA" ${JAVA_OPTS:-} -cp "$cp:$cache" CuratorBench \
     --connect "$hosts" --scenario "$scenario" --clients "$clients" \
-    --ops "$ops" --path "$lockpath"
+    --ops "$ops" --path "$lockpath" "$@"
