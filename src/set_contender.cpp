@@ -2,13 +2,9 @@
 // listings, the watches and the grant. Holding and leaving: set_contender_hold.cpp.
 #include "set_contender.hpp"
 
-#include <zklock/detail/limits.hpp>
 #include <zklock/detail/reply_kind.hpp>
 
-#include <boost/asio/error.hpp>
-
 namespace zklock::detail {
-namespace asio = boost::asio;
 
 namespace {
 // As the single queue: parents reaped between ensure_parents and the

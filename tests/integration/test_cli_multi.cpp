@@ -103,3 +103,24 @@ TEST_F(CliMultiTest, RunLockDelayWaitsAfterALostHolder) {
     auto bad = cli_.start(plus(run_set({path}, {"--lock-delay", "soon"}), {"true"}), "bad");
     EXPECT_EQ(exit_code(bad), 64) << cli_.output("bad");
 }
+
+// zklock bench --scenario multi: one result line per method, each accounting
+// for every attempt (acquired or timed out).
+TEST_F(CliMultiTest, BenchMultiReportsEveryMethodsAcquisitionsAndTimeouts) {
+    auto bench = cli_.start({"bench", "-c", server_->connect_string(), "--scenario", "multi", "--clients", "2",
+                             "--lock-paths", "3", "--ops", "10", "--acquire-timeout", "500", "--warmup", "0", "--json",
+                             "--path", lock_path("bench")},
+                            "bench");
+    ASSERT_EQ(exit_code(bench, 120s), 0) << cli_.output("bench");
+    std::vector<std::string> methods;
+    std::istringstream lines(cli_.output("bench"));
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty() || line.front() != '{') continue;
+        const auto j = nlohmann::json::parse(line);
+        EXPECT_EQ(j.at("scenario"), "multi");
+        EXPECT_EQ(j.at("ops").get<int>() + j.at("timeouts").get<int>(), 10) << line;
+        methods.push_back(j.at("backend"));
+    }
+    EXPECT_EQ(methods, (std::vector<std::string>{"zklock MultiMutex", "zklock single locks, sorted order",
+                                                 "zklock single locks, caller's order"}));
+}
