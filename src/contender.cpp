@@ -549,20 +549,15 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
         return;
     }
     auto a = std::exchange(attempt_, nullptr);
-    phase_ = phase::idle;
-    held_ = false;
     set_position(-1);
-    token_ = 0;
     {
         std::lock_guard lk(mutex_);
-        stats_.total_hold += clock::now() - held_since_;
         node_path_.clear();
     }
-    losses_->end_waits({});
     // A server that takes the delete and never answers: after the session
     // timeout the release completes with errc::timeout (not confirmed; the
     // session keeps the delete).
-    if (done) done = within_session_timeout(*session_, std::move(done), make_error_code(errc::timeout));
+    done = end_by_release(std::move(done));
     if (auto record = release_record(*a); !record.empty())
         return session_->delete_owned_set({path_of(a->node)}, a->owner, std::move(done), std::move(record));
     session_->delete_owned(path_of(a->node), a->owner, std::move(done));

@@ -28,13 +28,6 @@ std::string default_node_data();
 std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
                                                std::error_code& ec);
 
-/// `done`, called once: with the outcome the server gives, or with `late` when
-/// none came within the session timeout (a server that takes requests and
-/// answers none: the session keeps the delete and retries it). Strand only.
-std::function<void(std::error_code)> within_session_timeout(session_impl& session,
-                                                            std::function<void(std::error_code)> done,
-                                                            std::error_code late);
-
 /// Lock-delay (contender_delay.cpp): the lock directory as read before a
 /// create (nullopt when the read failed), and the setData that records a
 /// clean release of `node` in `dir` (nullopt without that read).

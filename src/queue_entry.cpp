@@ -139,6 +139,19 @@ std::function<void(std::error_code)> queue_entry::stop_acquiring(std::error_code
     };
 }
 
+std::function<void(std::error_code)> queue_entry::end_by_release(std::function<void(std::error_code)> done) {
+    phase_ = phase::idle;
+    held_ = false;
+    token_ = 0;
+    {
+        std::lock_guard lk(mutex_);
+        stats_.total_hold += clock::now() - held_since_;
+    }
+    losses_->end_waits({});
+    if (!done) return done;
+    return within_session_timeout(*session_, std::move(done), make_error_code(errc::timeout));
+}
+
 void queue_entry::set_failure_detail(std::string detail) {
     std::lock_guard lk(mutex_);
     failure_detail_ = std::move(detail);

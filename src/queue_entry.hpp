@@ -24,6 +24,13 @@ namespace zklock::detail {
 /// The capabilities of every ZooKeeper recipe.
 lock_capabilities zookeeper_capabilities() noexcept;
 
+/// `done`, called once: with the outcome the server gives, or with `late` when
+/// none came within the session timeout (a server that takes requests and
+/// answers none: the session keeps the delete and retries it). Strand only.
+std::function<void(std::error_code)> within_session_timeout(session_impl& session,
+                                                            std::function<void(std::error_code)> done,
+                                                            std::error_code late);
+
 class ZKLOCK_EXPORT queue_entry : public lock_backend, public std::enable_shared_from_this<queue_entry> {
 public:
     using clock = std::chrono::steady_clock;
@@ -91,6 +98,10 @@ protected:
     /// what completes it with `ec` (a timeout: "not acquired", no error) once
     /// its nodes are gone.
     std::function<void(std::error_code)> stop_acquiring(std::error_code ec);
+    /// The hold ends by a release: phase idle, not held, the counters, the
+    /// loss waiters told {}. Returns `done` (if any) bounded by the session
+    /// timeout: errc::timeout when no server confirms the delete by then.
+    std::function<void(std::error_code)> end_by_release(std::function<void(std::error_code)> done);
     /// Runs `step` once connected while `current()` still holds; fails with
     /// the session's error when it closes first.
     void retry_when_connected(std::function<bool()> current, std::function<void()> step);

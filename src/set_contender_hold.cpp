@@ -78,16 +78,8 @@ void set_contender::do_release(std::function<void(std::error_code)> done) {
         return;
     }
     auto a = std::exchange(attempt_, nullptr);
-    phase_ = phase::idle;
-    held_ = false;
-    token_ = 0;
-    {
-        std::lock_guard lk(mutex_);
-        stats_.total_hold += clock::now() - held_since_;
-    }
     clear_nodes();
-    losses_->end_waits({});
-    if (done) done = within_session_timeout(*session_, std::move(done), make_error_code(errc::timeout));
+    done = end_by_release(std::move(done));
     // Lock-delay: every queue's clean-release record commits with the deletes.
     std::vector<multi_op> records;
     if (lock_delay_.count() > 0)
