@@ -16,34 +16,12 @@ namespace {
 // Parents that vanish between ensure_parents and create (a container the server
 // reaped) are re-created this many times before the acquire fails.
 constexpr int max_parent_retries = 5;
-
-// A request whose outcome is unknown (or that was not run): retried once
-// connected, as the session's owned deletes are (detail/reply_kind.hpp).
-bool connection_trouble(int rc) { return classify_reply(rc) == reply_kind::retry; }
-// The session expired or is closing: its event decides what happens next.
-bool session_gone(int rc) {
-    const auto k = classify_reply(rc);
-    return k == reply_kind::session_gone || k == reply_kind::closed;
-}
 } // namespace
 
 std::string default_node_data() {
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
     return std::string(host) + ":" + std::to_string(::getpid());
-}
-
-lock_capabilities zookeeper_capabilities() noexcept {
-    lock_capabilities c;
-    c.backend = "zookeeper";
-    c.fair_fifo = true;
-    c.dead_holder = dead_holder_release::session_end;
-    c.fencing_monotonic_across_failover = true;
-    c.server_wakes_waiters = true;
-    c.wakes_one_waiter = true;
-    c.reports_loss = true;
-    c.limits = "a holder paused past its session timeout may still act until told; fencing tokens close that gap";
-    return c;
 }
 
 std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session, std::string dir,
@@ -57,15 +35,13 @@ std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session
 
 contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
                                    std::string node_data, std::shared_ptr<const c_acl> acl)
-    : session_(std::move(session)),
+    : queue_entry(std::move(session)),
       dir_(std::move(dir)),
       rule_(std::move(rule)),
       // A naming without this role is refused before the engine is made (Mutex's check_input).
       form_(form_of(rule_.names, rule_.role).value_or(node_form{})),
       node_data_(std::move(node_data)),
-      acl_(acl ? std::move(acl) : session_->acl()),
-      losses_(loss_reports::make([s = session_](std::function<void()> fn) { s->post(std::move(fn)); },
-                                 session_->user_executor())) {
+      acl_(acl ? std::move(acl) : session_->acl()) {
     if (!is_open(acl_->entries())) expanded_acl_ = expand_policy(acl_->entries(), session_->options().auth);
 }
 
@@ -80,79 +56,6 @@ void contender_engine::subscribe() {
 
 // ---- thread-safe entry points ---------------------------------------------------
 
-void contender_engine::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
-                        acquire_callback callback) {
-    if (session_->state() == session_state::closed) {
-        // Nothing runs the session any more (its thread may be gone): answer here.
-        callback(make_error_code(errc::session_closed), false);
-        return;
-    }
-    // Whether this acquire may start is decided on the strand, where the state
-    // it depends on changes: decided here, a hold whose loss was being reported
-    // on the strand at this moment refused an acquire that came just after it.
-    const auto id = next_waiter_id_.fetch_add(1);
-    if (slot.is_connected()) {
-        slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
-            if (auto self = weak.lock())
-                self->session_->post([self, id] {
-                    if (self->deferred_start_ && self->deferred_start_->id == id) {
-                        auto d = std::exchange(self->deferred_start_, std::nullopt);
-                        d->callback(operation_aborted(), false);
-                    } else if (self->phase_ == phase::acquiring && self->acquire_id_ == id) {
-                        self->abandon(operation_aborted());
-                    }
-                });
-        });
-    }
-    session_->post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
-        if (!self->busy_.exchange(true)) {
-            self->acquire_id_ = id;
-            return self->start(deadline, no_wait, std::move(cb));
-        }
-        // Our node went while held (is_held() is false) and why is not known yet:
-        // the hold is over for the caller, so queue again once its loss has been
-        // reported (lose() starts it). Anything else is a second acquire.
-        if (self->phase_ == phase::held && self->attempt_ && self->attempt_->node_gone && !self->deferred_start_) {
-            self->deferred_start_ = deferred_start{id, deadline, no_wait, std::move(cb)};
-            return;
-        }
-        cb(make_error_code(errc::already_acquiring), false);
-    });
-}
-
-std::error_code contender_engine::release(std::function<void(std::error_code)> done) {
-    if (!held_.exchange(false)) return make_error_code(errc::not_held);
-    token_ = 0;
-    busy_ = false;  // the release is queued on the strand before any later acquire
-    session_->post([self = shared_from_this(), done = std::move(done)]() mutable { self->do_release(std::move(done)); });
-    return {};
-}
-
-void contender_engine::shutdown() noexcept {
-    // As release() when held: is_held() is false when this returns and the next
-    // acquire, queued behind this, is accepted.
-    const bool was_held = held_.exchange(false);
-    if (was_held) {
-        token_ = 0;
-        busy_ = false;
-    }
-    try {
-        session_->post([self = shared_from_this(), was_held] {
-            if (self->phase_ == phase::acquiring) {
-                self->abandon(operation_aborted());
-            } else if (self->phase_ == phase::held) {
-                if (auto d = std::exchange(self->deferred_start_, std::nullopt)) d->callback(operation_aborted(), false);
-                self->do_release({});
-                if (!was_held) self->busy_ = false;  // granted after the call above looked
-            }
-            // The callbacks stay: LeaderElection::resign() shuts a term down
-            // and the same object may campaign again.
-            self->losses_->end_waits(operation_aborted());
-        });
-    } catch (...) {
-    }
-}
-
 std::optional<std::size_t> contender_engine::queue_position() const noexcept {
     const auto p = position_.load();
     if (p < 0) return std::nullopt;
@@ -162,16 +65,6 @@ std::optional<std::size_t> contender_engine::queue_position() const noexcept {
 std::string contender_engine::node_path() const {
     std::lock_guard lk(mutex_);
     return node_path_;
-}
-
-lock_stats contender_engine::stats() const noexcept {
-    std::lock_guard lk(mutex_);
-    return stats_;
-}
-
-std::string contender_engine::failure_detail() const {
-    std::lock_guard lk(mutex_);
-    return failure_detail_;
 }
 
 std::string contender_engine::foreign_semaphore_detail(const std::string& peer) const {
@@ -187,38 +80,9 @@ void contender_engine::on_position(std::function<void(std::size_t)> callback) {
     session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable { self->position_callback_ = std::move(cb); });
 }
 
-void contender_engine::on_event(std::function<void(lock_event)> callback) {
-    session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable { self->event_callback_ = std::move(cb); });
-}
-
-void contender_engine::emit(lock_event e) {
-    if (!event_callback_) return;
-    e.path = dir_;
-    event_callback_(std::move(e));
-}
-
-void contender_engine::report_position(std::size_t position) {
-    const auto p = static_cast<std::int64_t>(position);
-    if (queued_reported_ && p == reported_position_) return;
-    lock_event e;
-    e.kind = queued_reported_ ? lock_event_kind::moved : lock_event_kind::queued;
-    e.position = position;
-    queued_reported_ = true;
-    reported_position_ = p;
-    emit(std::move(e));
-}
-
 void contender_engine::set_position(std::int64_t position) {
     if (position_.exchange(position) == position || position < 0 || !position_callback_) return;
     position_callback_(static_cast<std::size_t>(position));
-}
-
-void contender_engine::on_lost(std::function<void(std::error_code)> callback) {
-    losses_->add_callback(std::move(callback));
-}
-
-void contender_engine::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
-    losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->phase_ == phase::held; });
 }
 
 std::string contender_engine::describe() const {
@@ -245,32 +109,6 @@ std::string contender_engine::describe() const {
 
 // ---- acquiring ------------------------------------------------------------------
 
-void contender_engine::start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback) {
-    phase_ = phase::acquiring;
-    callback_ = std::move(callback);
-    no_wait_ = no_wait;
-    {
-        std::lock_guard lk(mutex_);
-        failure_detail_.clear();
-    }
-    wait_started_ = clock::now();
-    queued_reported_ = false;
-    reported_position_ = -1;
-    if (deadline) {
-        deadline_timer_.emplace(session_->strand());
-        deadline_timer_->expires_at(*deadline);
-        deadline_timer_->async_wait([weak = weak_from_this()](boost::system::error_code ec) {
-            auto self = weak.lock();
-            if (!ec && self && self->phase_ == phase::acquiring) self->abandon(make_error_code(errc::timeout));
-        });
-    }
-    if (no_wait_ && !session_->connected()) {
-        fail(make_error_code(errc::connection_loss));
-        return;
-    }
-    new_attempt();
-}
-
 void contender_engine::new_attempt() {
     auto a = std::make_shared<attempt>();
     a->guid = new_tag(form_);  // in the node's name: find_by_guid finds it after a lost create reply
@@ -280,11 +118,7 @@ void contender_engine::new_attempt() {
 }
 
 void contender_engine::retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step) {
-    session_->when_connected([self = shared_from_this(), a, step = std::move(step)](std::error_code ec) {
-        if (!self->current(a)) return;
-        if (ec) return self->fail(ec);
-        step();
-    });
+    queue_entry::retry_when_connected([this, a] { return current(a); }, std::move(step));
 }
 
 void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent_retries) {
@@ -292,6 +126,7 @@ void contender_engine::send_create(const std::shared_ptr<attempt>& a, int parent
     a->create_in_flight = true;
     auto self = shared_from_this();
     if (!rule_.dir_data.empty()) check_dir_data(a);  // its reply comes before the create's
+    if (rule_.lock_delay.count() > 0) read_dir_before(a);  // so does this one
     if (!expanded_acl_.empty()) check_dir_acl(a);     // so does this one
     session_->create(path_of(node_name_prefix(a->guid, form_)), node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
                      [self, a, parent_retries](int rc, std::string name, const node_stat& st) {
@@ -314,12 +149,14 @@ void contender_engine::check_dir_data(const std::shared_ptr<attempt>& a) {
     auto self = shared_from_this();
     session_->get_data(dir_, {}, [self, a](int rc, std::string data, const node_stat& st) {
         if (!self->current(a) || rc != ZOK) return;  // a missing directory is created with the data
-        if (data.empty()) return self->claim_dir(a, st.version);
+        if (split_release_marker(data).base.empty()) return self->claim_dir(a, st.version);
         self->compare_dir_data(a, data);
     });
 }
 
-void contender_engine::compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& data) {
+void contender_engine::compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& dir_data) {
+    // Lock-delay's clean-release record, if any, is not part of the count.
+    const auto data = split_release_marker(dir_data).base;
     if (data == rule_.dir_data) return;
     if (const auto peer = foreign_semaphore_data(data)) {
         a->dir_error = make_error_code(errc::foreign_recipe);
@@ -521,6 +358,7 @@ void contender_engine::evaluate(const std::shared_ptr<attempt>& a, int rc, const
     }
     set_position(static_cast<std::int64_t>(d.position));
     report_position(d.position);
+    if (rule_.lock_delay.count() > 0) note_listing(a, children, d);
     if (d.acquired) return grant(a);
     if (no_wait_) return abandon({});
     if (rule_.watch_parent) return;  // the child watch set by the listing wakes us
@@ -554,7 +392,7 @@ void contender_engine::watch_node(const std::shared_ptr<attempt>& a, const std::
                                           "(zkCli.sh delete " + self->path_of(name) + ")");
             }
             if (rc == ZOK) return;  // wait for the watch
-            if (rc == ZNONODE) return self->wake(a, false);
+            if (rc == ZNONODE) return self->wake(a, false, name);
             ++a->watch_generation;  // one retry for the whole round, not one per node
             if (connection_trouble(rc)) return self->retry_when_connected(a, [self, a] { self->list(a); });
             if (session_gone(rc)) return;
@@ -570,17 +408,18 @@ void contender_engine::on_watch_event(const std::shared_ptr<attempt>& a, const s
         count_notification();
         return list(a);
     }
-    if (type == ZOO_DELETED_EVENT) return wake(a, true);
+    if (type == ZOO_DELETED_EVENT) return wake(a, true, name);
     watch_node(a, name, generation);  // data changed (or a spurious event): watch that node again
 }
 
-void contender_engine::wake(const std::shared_ptr<attempt>& a, bool notified) {
+void contender_engine::wake(const std::shared_ptr<attempt>& a, bool notified, const std::string& name) {
     ++a->watch_generation;  // the other watches of this round are stale now
     if (notified) count_notification();
     // Sequence numbers only grow: when the watched nodes were the only ones
     // between us and a lease, one deletion alone grants it.
-    if (a->last_blocker) return grant(a);
-    list(a);
+    if (!a->last_blocker) return list(a);
+    note_wake(a, name);
+    grant(a);
 }
 
 void contender_engine::count_notification() {
@@ -595,25 +434,10 @@ void contender_engine::grant(const std::shared_ptr<attempt>& a) {
         // listing and now): it is not ours to hold. Queue again on this session.
         return new_attempt();
     }
-    phase_ = phase::held;
+    if (hold_back(a)) return;  // lock-delay: checking the handover, or waiting after a loss
+    begin_hold(a->token);
     set_position(0);
-    token_ = a->token;
-    held_ = true;
-    held_since_ = clock::now();
-    {
-        std::lock_guard lk(mutex_);
-        ++stats_.acquisitions;
-        stats_.total_wait += held_since_ - wait_started_;
-    }
-    if (deadline_timer_) deadline_timer_->cancel();
     watch_own_node(a);
-    {
-        lock_event e;
-        e.kind = lock_event_kind::granted;
-        e.waited = held_since_ - wait_started_;
-        e.fencing_token = token_;
-        emit(std::move(e));
-    }
     complete_grant();
 }
 
@@ -640,15 +464,8 @@ void contender_engine::own_node_gone(const std::shared_ptr<attempt>& a) {
     a->node_gone = true;
     // Why: someone deleted the node, or our own session expired (a holder whose
     // process was paused past the session timeout reads the server's deletion
-    // before the connection's end). Only a live session answers a request, so
-    // one request tells; on a dead or broken connection the session event that
-    // follows tells (expired, or reconnected: alive, so it was someone else).
-    auto self = shared_from_this();
-    session_->get_data(dir_, {}, [self, a](int rc, std::string, const node_stat&) {
-        if (self->phase_ != phase::held || self->attempt_ != a) return;
-        if (connection_trouble(rc) || session_gone(rc)) return;
-        self->lose(make_error_code(errc::node_deleted));
-    });
+    // before the connection's end).
+    find_loss_reason(dir_, [this, a] { return phase_ == phase::held && attempt_ == a; });
 }
 
 // ---- leaving the queue -----------------------------------------------------------
@@ -679,8 +496,9 @@ void contender_engine::cleanup(const std::shared_ptr<attempt>& a, std::function<
     done({});
 }
 
-std::function<void(std::error_code)> contender_engine::within_session_timeout(std::function<void(std::error_code)> done,
-                                                                              std::error_code late) {
+std::function<void(std::error_code)> within_session_timeout(session_impl& session,
+                                                            std::function<void(std::error_code)> done,
+                                                            std::error_code late) {
     struct once {
         std::function<void(std::error_code)> fn;
         asio::steady_timer timer;
@@ -689,9 +507,9 @@ std::function<void(std::error_code)> contender_engine::within_session_timeout(st
             if (auto f = std::exchange(fn, nullptr)) f(ec);
         }
     };
-    auto o = std::make_shared<once>(once{std::move(done), asio::steady_timer(session_->strand())});
-    auto grace = session_->negotiated_timeout();
-    if (grace <= std::chrono::milliseconds::zero()) grace = session_->options().session_timeout;
+    auto o = std::make_shared<once>(once{std::move(done), asio::steady_timer(session.strand())});
+    auto grace = session.negotiated_timeout();
+    if (grace <= std::chrono::milliseconds::zero()) grace = session.options().session_timeout;
     o->timer.expires_after(grace);
     o->timer.async_wait([o, late](boost::system::error_code ec) {
         if (!ec) o->call(late);
@@ -701,32 +519,16 @@ std::function<void(std::error_code)> contender_engine::within_session_timeout(st
 
 void contender_engine::abandon(std::error_code ec) {
     if (phase_ != phase::acquiring) return;  // a second cancel or a late deadline: already done
-    auto callback = std::exchange(callback_, nullptr);
-    phase_ = phase::idle;
+    auto finish = stop_acquiring(ec);
     set_position(-1);
-    if (deadline_timer_) deadline_timer_->cancel();
     {
         std::lock_guard lk(mutex_);
         node_path_.clear();
     }
-    if (queued_reported_) {
-        lock_event e;
-        e.kind = lock_event_kind::left;
-        e.reason = ec ? ec : make_error_code(errc::timeout);  // a try that found the lock busy
-        emit(std::move(e));
-    }
-    if (ec == errc::timeout) ec.clear();  // "not acquired", not an error
-    // busy_ stays set until the callback runs: the node goes before the acquire
-    // completes, unless no server answers within the session timeout (the
-    // session then owns the delete, as when it is not connected).
-    auto finish = [self = shared_from_this(), ec, callback = std::move(callback)](std::error_code) {
-        self->busy_ = false;
-        if (callback) callback(ec, false);
-    };
     auto a = std::exchange(attempt_, nullptr);
     if (!a) return finish({});
     a->abandoned = true;
-    cleanup(a, within_session_timeout(std::move(finish), {}));
+    cleanup(a, within_session_timeout(*session_, std::move(finish), {}));
 }
 
 void contender_engine::fail(std::error_code ec) {
@@ -742,67 +544,39 @@ void contender_engine::fail(std::error_code ec, std::string detail) {
     fail(ec);
 }
 
-void contender_engine::complete_grant() {
-    if (auto callback = std::exchange(callback_, nullptr)) callback({}, true);
-}
-
 void contender_engine::do_release(std::function<void(std::error_code)> done) {
     if (phase_ != phase::held || !attempt_) {
         if (done) done(make_error_code(errc::not_held));
         return;
     }
     auto a = std::exchange(attempt_, nullptr);
-    phase_ = phase::idle;
-    held_ = false;
     set_position(-1);
-    token_ = 0;
     {
         std::lock_guard lk(mutex_);
-        stats_.total_hold += clock::now() - held_since_;
         node_path_.clear();
     }
-    {
-        lock_event e;
-        e.kind = lock_event_kind::released;
-        e.held = clock::now() - held_since_;
-        emit(std::move(e));
-    }
-    losses_->end_waits({});
     // A server that takes the delete and never answers: after the session
     // timeout the release completes with errc::timeout (not confirmed; the
     // session keeps the delete).
-    if (done) done = within_session_timeout(std::move(done), make_error_code(errc::timeout));
+    done = end_by_release(std::move(done));
+    if (auto record = release_record(*a); !record.empty())
+        return session_->delete_owned_set({path_of(a->node)}, a->owner, std::move(done), std::move(record));
     session_->delete_owned(path_of(a->node), a->owner, std::move(done));
 }
 
 void contender_engine::lose(std::error_code ec) {
     if (phase_ != phase::held) return;
-    session_->log(log_level::error, "lock " + dir_ + " lost: " + ec.message());
     auto a = std::exchange(attempt_, nullptr);
-    phase_ = phase::idle;
-    held_ = false;
-    auto next = std::exchange(deferred_start_, std::nullopt);
-    if (!next) busy_ = false;  // otherwise it stays set for the acquire that waited
+    auto next = end_hold();
     set_position(-1);
     {
         std::lock_guard lk(mutex_);
         stats_.total_hold += clock::now() - held_since_;
         node_path_.clear();
     }
-    {
-        lock_event e;
-        e.kind = lock_event_kind::lost;
-        e.reason = ec;
-        e.held = clock::now() - held_since_;
-        emit(std::move(e));
-    }
     // If the session survives (suspension policy), the node must not block others.
     if (ec == errc::connection_suspended) session_->delete_owned(path_of(a->node), a->owner);
-    losses_->lost(ec);
-    if (next) {
-        acquire_id_ = next->id;
-        start(next->deadline, next->no_wait, std::move(next->callback));
-    }
+    report_loss(ec, std::move(next));
 }
 
 void contender_engine::on_session_event(session_event e) {

@@ -5,12 +5,11 @@
 // reports loss.
 #pragma once
 
-#include "detail/loss_reports.hpp"
-#include "session_impl.hpp"
+#include "queue_entry.hpp"
 
+#include <zklock/detail/lock_delay.hpp>
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/lock.hpp>
-#include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
@@ -25,16 +24,19 @@ namespace zklock::detail {
 /// "<hostname>:<pid>": what a node stores when the user gives no data.
 std::string default_node_data();
 
-/// The capabilities of every ZooKeeper recipe.
-lock_capabilities zookeeper_capabilities() noexcept;
-
 /// The queue at `path` as the server has it now (blocking; see zklock::list_contenders).
 std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
                                                std::error_code& ec);
 
-class ZKLOCK_EXPORT contender_engine : public lock_backend, public std::enable_shared_from_this<contender_engine> {
+/// Lock-delay (contender_delay.cpp): the lock directory as read before a
+/// create (nullopt when the read failed), and the setData that records a
+/// clean release of `node` in `dir` (nullopt without that read).
+std::optional<directory_before> directory_read(int rc, const std::string& data, const node_stat& st);
+std::optional<multi_op> release_record_op(const std::string& dir, const std::string& rule_data,
+                                          const std::optional<directory_before>& before, const std::string& node);
+
+class ZKLOCK_EXPORT contender_engine : public queue_entry {
 public:
-    using clock = std::chrono::steady_clock;
 
     /// `acl`: the ACL of the nodes and directories this contender creates (the
     /// session's policy when null).
@@ -43,45 +45,16 @@ public:
                                                   std::shared_ptr<const c_acl> acl = nullptr);
     ~contender_engine() override;
 
-    // ---- thread-safe ----------------------------------------------------------
-    /// Acquire: completes with (error, acquired). acquired is false without an
-    /// error when `deadline` passed or, with `no_wait`, when we would have to wait.
-    /// Signalling `slot` cancels the acquire; nothing is left behind.
-    void acquire(std::optional<clock::time_point> deadline, bool no_wait, boost::asio::cancellation_slot slot,
-                 acquire_callback callback) override;
-    /// Releases a held lease. Returns errc::not_held when not held. The delete is
-    /// owned by the session until it commits; `done` (optional) gets its outcome.
-    std::error_code release(std::function<void(std::error_code)> done) override;
-    /// Releases whatever is held and stops any acquire; used by destructors.
-    void shutdown() noexcept override;
-
-    bool held() const noexcept override { return held_.load(); }
-    bool busy() const noexcept { return busy_.load(); }
-    std::int64_t fencing_token() const noexcept override { return token_.load(); }
-    bool on_backend_thread() const noexcept override { return session_->on_session_thread(); }
-    boost::asio::any_io_executor executor() const override { return session_->user_executor(); }
-    lock_capabilities capabilities() const noexcept override { return zookeeper_capabilities(); }
+    // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
     std::optional<std::size_t> queue_position() const noexcept;
     std::string node_path() const;
-    lock_stats stats() const noexcept override;
-    /// Why the last acquire failed, in words (the path that refused it and the
-    /// session's identity, the node that blocks the queue, ...); empty when it did not.
-    std::string failure_detail() const;
     const std::string& dir() const noexcept { return dir_; }
     /// The acquire protocol's state in words (phase, the attempt's node and
     /// flags, what it watches); strand only (zklock::testing::describe_internals).
     std::string describe() const;
-    const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
 
-    void on_lost(std::function<void(std::error_code)> callback) override;
     /// Calls `callback(position)` on the strand whenever our place in the queue changes.
     void on_position(std::function<void(std::size_t)> callback);
-    /// Called on the strand with each lock_event of this object (Mutex::on_event).
-    void on_event(std::function<void(lock_event)> callback);
-    /// Calls `callback` once: with the loss reason when the current hold is lost,
-    /// {} when it is released first, errc::not_held when nothing is held,
-    /// operation_aborted when `slot` is signalled.
-    void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override;
 
 private:
     struct attempt {
@@ -102,15 +75,31 @@ private:
         bool node_gone = false;    // held, and our node was deleted: why is not known yet
         bool claiming = false;     // setting the directory's data (a semaphore's permit count)
         std::optional<std::vector<std::string>> deferred_listing;  // a listing that came while claiming
+        // Lock-delay (contender_delay.cpp): the directory before our create, the
+        // sequences ahead of us at the previous and at the granting listing,
+        // whether the grant was checked, the wait after a loss.
+        std::optional<directory_before> before;
+        std::optional<std::vector<std::int32_t>> ahead;
+        std::vector<std::int32_t> ahead_now;
+        bool handover_checked = false;
+        std::shared_ptr<boost::asio::steady_timer> delay_timer;
     };
 
     contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data,
                      std::shared_ptr<const c_acl> acl);
     void subscribe();
 
-    // strand only
-    void start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback);
-    void new_attempt();
+    std::shared_ptr<contender_engine> shared_from_this() {
+        return std::static_pointer_cast<contender_engine>(queue_entry::shared_from_this());
+    }
+    std::weak_ptr<contender_engine> weak_from_this() { return shared_from_this(); }
+
+    // strand only (queue_entry's hooks first)
+    void new_attempt() override;
+    void abandon(std::error_code ec) override;
+    void fail(std::error_code ec) override;
+    void do_release(std::function<void(std::error_code)> done) override;
+    bool hold_ending() const noexcept override { return attempt_ && attempt_->node_gone; }
     void send_create(const std::shared_ptr<attempt>& a, int parent_retries);
     void check_dir_data(const std::shared_ptr<attempt>& a);
     void compare_dir_data(const std::shared_ptr<attempt>& a, const std::string& data);
@@ -131,30 +120,27 @@ private:
     void watch_node(const std::shared_ptr<attempt>& a, const std::string& name, std::uint64_t generation);
     void on_watch_event(const std::shared_ptr<attempt>& a, const std::string& name, std::uint64_t generation,
                         int type);
-    void wake(const std::shared_ptr<attempt>& a, bool notified);
+    void wake(const std::shared_ptr<attempt>& a, bool notified, const std::string& name);
     void count_notification();
     void grant(const std::shared_ptr<attempt>& a);
+    // lock-delay (contender_delay.cpp)
+    void read_dir_before(const std::shared_ptr<attempt>& a);
+    void note_listing(const std::shared_ptr<attempt>& a, const std::vector<std::string>& children, const queue_decision& d);
+    void note_wake(const std::shared_ptr<attempt>& a, const std::string& name);
+    /// True when the grant waits: the handover is being checked, or was not clean.
+    bool hold_back(const std::shared_ptr<attempt>& a);
+    /// The clean-release record to commit with our node's delete; empty without lock-delay.
+    std::vector<multi_op> release_record(const attempt& a) const;
     void watch_own_node(const std::shared_ptr<attempt>& a);
     void own_node_gone(const std::shared_ptr<attempt>& a);
-    void abandon(std::error_code ec);
-    /// `done`, called once: with the outcome the server gives, or with `late`
-    /// when none came within the session timeout (a server that takes requests
-    /// and answers none: the session keeps the delete and retries it).
-    std::function<void(std::error_code)> within_session_timeout(std::function<void(std::error_code)> done,
-                                                                std::error_code late);
     void cleanup(const std::shared_ptr<attempt>& a, std::function<void(std::error_code)> done);
-    void fail(std::error_code ec);
-    void complete_grant();
-    void lose(std::error_code ec);
-    void do_release(std::function<void(std::error_code)> done);
+    void lose(std::error_code ec) override;
+    std::string event_path() const override { return dir_; }
     void on_session_event(session_event e);
     void retry_when_connected(const std::shared_ptr<attempt>& a, std::function<void()> step);
     bool current(const std::shared_ptr<attempt>& a) const noexcept { return a == attempt_ && !a->abandoned; }
     std::string path_of(const std::string& child) const { return dir_ + "/" + child; }
 
-    enum class phase { idle, acquiring, held };
-
-    std::shared_ptr<session_impl> session_;
     std::string dir_;
     queue_rule rule_;
     node_form form_;  // how our node's name is spelled
@@ -164,41 +150,12 @@ private:
     std::uint64_t listener_id_ = 0;
 
     // strand only
-    phase phase_ = phase::idle;
     std::shared_ptr<attempt> attempt_;
-    acquire_callback callback_;
-    std::optional<boost::asio::steady_timer> deadline_timer_;
-    bool no_wait_ = false;
-    clock::time_point wait_started_{};
-    clock::time_point held_since_{};
-    // An acquire made after our node went (is_held() false) while the reason is
-    // not known yet: it starts once lose() has told the old hold's listeners.
-    struct deferred_start {
-        std::uint64_t id = 0;  // for its cancellation slot
-        std::optional<clock::time_point> deadline;
-        bool no_wait = false;
-        acquire_callback callback;
-    };
-    std::optional<deferred_start> deferred_start_;
     std::function<void(std::size_t)> position_callback_;
-    std::function<void(lock_event)> event_callback_;
-    bool queued_reported_ = false;        // this acquire's "queued" event went out
-    std::int64_t reported_position_ = -1; // the position its last event carried
-    void emit(lock_event e);
-    void report_position(std::size_t position);
-    std::atomic<std::uint64_t> next_waiter_id_{1};  // acquires' ids, for their cancellation slots
-    std::uint64_t acquire_id_ = 0;                   // the acquire in progress (phase acquiring)
-    std::shared_ptr<loss_reports> losses_;
 
-    // thread-safe snapshots
-    std::atomic<bool> held_{false};
-    std::atomic<bool> busy_{false};  // acquiring or held, as the public API sees it
-    std::atomic<std::int64_t> token_{0};
+    // thread-safe snapshots (mutex_ guards node_path_)
     std::atomic<std::int64_t> position_{-1};
-    mutable std::mutex mutex_;  // guards node_path_, stats_, failure_detail_
     std::string node_path_;
-    std::string failure_detail_;
-    lock_stats stats_;
 };
 
 } // namespace zklock::detail

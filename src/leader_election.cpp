@@ -136,6 +136,7 @@ MutexOptions participant(std::string id, LeaderElectionOptions options) {
     o.node_data = std::move(id);
     o.acl = std::move(options.acl);
     o.names = options.names;
+    o.lock_delay = options.lock_delay;
     return o;
 }
 

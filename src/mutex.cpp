@@ -38,6 +38,7 @@ Mutex::Mutex(Session& session, std::string path, MutexOptions options, detail::q
     : path_(std::move(path)) {
     rule.watch_parent = rule.watch_parent || options.watch_all_children;
     rule.names = options.names;
+    rule.lock_delay = options.lock_delay;
     std::string data = options.node_data.empty() ? detail::default_node_data() : std::move(options.node_data);
     const auto check = check_input(session, path_, options, rule, data);
     if (check.error && !ec) throw error(check.error, "zklock: " + check.reason + ": '" + path_ + "'");

@@ -45,6 +45,7 @@ std::unique_ptr<Mutex> Semaphore::make_waiter() const {
     mo.node_data = options_.node_data;
     mo.acl = options_.acl;
     mo.names = options_.names;  // anything but zklock's: errc::invalid_argument
+    mo.lock_delay = options_.lock_delay;
     auto m = detail::internal_access::new_mutex(session_, path_, std::move(mo), std::move(rule));
     if (options_.on_position) m->on_queue_position(options_.on_position);
     return m;

@@ -39,6 +39,9 @@ struct node_stat {
     std::int64_t ephemeral_owner = 0;
     std::int32_t version = 0;
     std::int32_t num_children = 0;
+    std::int32_t cversion = 0;
+    std::int64_t pzxid = 0;
+    std::int64_t mzxid = 0;
     static node_stat from(const Stat* s) {
         node_stat n;
         if (s) {
@@ -47,6 +50,9 @@ struct node_stat {
             n.ephemeral_owner = s->ephemeralOwner;
             n.version = s->version;
             n.num_children = s->numChildren;
+            n.cversion = s->cversion;
+            n.pzxid = s->pzxid;
+            n.mzxid = s->mzxid;
         }
         return n;
     }
@@ -82,6 +88,17 @@ template <class Fn> struct request {
 template <class Fn> struct refuse_request;
 template <class... Results> struct refuse_request<std::function<void(int, Results...)>> {
     static void call(const std::function<void(int, Results...)>& fn, int rc) { fn(rc, std::decay_t<Results>{}...); }
+};
+
+/// One operation of a multi transaction (session_impl::multi).
+struct multi_op {
+    enum class kind { create, remove, set_data };
+    kind type = kind::create;
+    std::string path;
+    std::string data;                   ///< create, set_data
+    int flags = 0;                      ///< create
+    int version = -1;                   ///< remove, set_data (-1: any)
+    std::shared_ptr<const c_acl> acl;   ///< create
 };
 
 class session_impl : public std::enable_shared_from_this<session_impl> {
@@ -168,6 +185,12 @@ public:
     ZKLOCK_EXPORT void get_acl(const std::string& path, acl_fn fn);
     /// setACL (`version` -1: any).
     ZKLOCK_EXPORT void set_acl(const std::string& path, int version, const c_acl& acl, void_fn fn);
+    /// multi: every op commits in one transaction (one zxid), or none does. fn
+    /// gets the transaction's code (the first failing op's, or a connection
+    /// error: the outcome is then unknown), each op's code, and the path each
+    /// create made ("" for the other ops).
+    using multi_fn = std::function<void(int rc, std::vector<int> op_errors, std::vector<std::string> created)>;
+    ZKLOCK_EXPORT void multi(std::vector<multi_op> ops, multi_fn fn);
     /// Creates `path` and its missing ancestors as CONTAINER nodes with `acl`;
     /// `path` gets `data`. fn gets ZOK (or the first error and the path that
     /// failed with it).
@@ -179,6 +202,13 @@ public:
     /// fn (optional) gets {} on commit or when the node was already gone,
     /// session_expired / session_closed when the session went first.
     void delete_owned(std::string path, std::int64_t owner, std::function<void(std::error_code)> fn = {});
+    /// Like delete_owned for a lock set's nodes: one multi deletes them all, so
+    /// no queue sees the set leave before the others. When one of them is
+    /// already gone (the multi fails with NONODE), the rest are deleted one by
+    /// one. fn (optional) as delete_owned's, once every node is gone.
+    /// `extra` ops join the transaction (lock-delay's clean-release record).
+    void delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
+                          std::function<void(std::error_code)> fn = {}, std::vector<multi_op> extra = {});
     /// Like delete_owned for a node whose name is not known (a create whose reply
     /// was lost): lists `dir`, deletes the child carrying `guid`, if any.
     void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
@@ -194,6 +224,8 @@ private:
     struct janitor_entry {
         std::string path;  // node path, or dir when guid is set
         std::string guid;
+        std::vector<std::string> set;  // a lock set's nodes, deleted by one multi (path unused)
+        std::vector<multi_op> extra;   // more ops of that multi
         std::int64_t owner = 0;
         std::function<void(std::error_code)> done;
         bool in_flight = false;
@@ -230,6 +262,7 @@ private:
     void run_janitor();
     void janitor_step(std::shared_ptr<janitor_entry> e);
     void finish_janitor(const std::shared_ptr<janitor_entry>& e, std::error_code ec);
+    void janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete);
     bool can_submit() const noexcept { return zh_ != nullptr && !closing_; }
     /// Submits one request: `call(ctx)` hands the C client the request state that
     /// owns `fn` and returns its code. When the handle is gone or the C client

@@ -8,16 +8,43 @@
 namespace zklock::detail {
 
 void session_impl::delete_owned(std::string path, std::int64_t owner, std::function<void(std::error_code)> fn) {
-    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(path), {}, owner, std::move(fn), false});
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(path), {}, {}, {}, owner, std::move(fn), false});
     janitor_.push_back(e);
     if (connected()) janitor_step(e);
 }
 
 void session_impl::delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
                                         std::function<void(std::error_code)> fn) {
-    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(dir), std::move(guid), owner, std::move(fn), false});
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(dir), std::move(guid), {}, {}, owner, std::move(fn), false});
     janitor_.push_back(e);
     if (connected()) janitor_step(e);
+}
+
+void session_impl::delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
+                                    std::function<void(std::error_code)> fn, std::vector<multi_op> extra) {
+    auto e = std::make_shared<janitor_entry>(
+        janitor_entry{{}, {}, std::move(paths), std::move(extra), owner, std::move(fn), false});
+    janitor_.push_back(e);
+    if (connected()) janitor_step(e);
+}
+
+void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete) {
+    std::vector<multi_op> ops;
+    for (const auto& p : e->set) ops.push_back({multi_op::kind::remove, p, {}, 0, -1, nullptr});
+    ops.insert(ops.end(), e->extra.begin(), e->extra.end());
+    multi(std::move(ops), [this, e, on_delete](int rc, std::vector<int>, std::vector<std::string>) {
+        if (rc != ZNONODE) return on_delete(rc);
+        // One of them is gone already: delete the others one by one (a set
+        // with a node missing is no longer held by anyone).
+        e->in_flight = false;
+        auto left = std::make_shared<std::size_t>(e->set.size());
+        for (const auto& p : e->set)
+            delete_owned(p, e->owner, [this, e, left](std::error_code ec) {
+                if (--*left == 0) finish_janitor(e, ec);
+            });
+        const auto it = std::find(janitor_.begin(), janitor_.end(), e);
+        if (it != janitor_.end()) janitor_.erase(it);  // finished by the last delete above
+    });
 }
 
 void session_impl::run_janitor() {
@@ -56,6 +83,7 @@ void session_impl::janitor_step(std::shared_ptr<janitor_entry> e) {
         case detail::reply_kind::answer: return finish_janitor(e, from_zookeeper(rc));
         }
     };
+    if (!e->set.empty()) return janitor_set_step(e, on_delete);
     if (e->guid.empty()) {
         remove(e->path, -1, on_delete);
         return;

@@ -170,6 +170,54 @@ void session_impl::ensure_parents(const std::string& path, const std::string& da
     }
 }
 
+void session_impl::multi(std::vector<multi_op> ops, multi_fn fn) {
+    // The C client writes each op's result (and a create's path) into arrays
+    // that must live until the completion: they live in the callback.
+    struct call {
+        std::vector<multi_op> ops;
+        std::vector<zoo_op_result_t> results;
+        std::vector<std::vector<char>> paths;
+        multi_fn fn;
+    };
+    auto c = std::make_shared<call>();
+    c->ops = std::move(ops);
+    c->fn = std::move(fn);
+    c->results.resize(c->ops.size(), zoo_op_result_t{});
+    c->paths.resize(c->ops.size());
+    std::vector<zoo_op_t> zops(c->ops.size());
+    for (std::size_t i = 0; i < c->ops.size(); ++i) {
+        const auto& op = c->ops[i];
+        switch (op.type) {
+        case multi_op::kind::create:
+            // Room for the sequence the server appends (and a chroot, whatever the client does with it).
+            c->paths[i].assign(op.path.size() + options_.connect.size() + 32, '\0');
+            zoo_create_op_init(&zops[i], op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()),
+                               (op.acl ? op.acl : acl_)->get(), op.flags, c->paths[i].data(),
+                               static_cast<int>(c->paths[i].size()));
+            break;
+        case multi_op::kind::remove: zoo_delete_op_init(&zops[i], op.path.c_str(), op.version); break;
+        case multi_op::kind::set_data:
+            zoo_set_op_init(&zops[i], op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()), op.version,
+                            nullptr);
+            break;
+        }
+    }
+    void_fn done = [c](int rc) {
+        std::vector<int> errors;
+        std::vector<std::string> created;
+        for (std::size_t i = 0; i < c->ops.size(); ++i) {
+            errors.push_back(c->results[i].err);
+            const bool made = rc == ZOK && c->ops[i].type == multi_op::kind::create;
+            created.emplace_back(made ? std::string(c->paths[i].data()) : std::string());
+        }
+        c->fn(rc, std::move(errors), std::move(created));
+    };
+    submit(std::move(done), [&](const void* ctx) {
+        return zoo_amulti(zh_, static_cast<int>(zops.size()), zops.data(), c->results.data(), &session_impl::on_void,
+                          ctx);
+    });
+}
+
 void session_impl::set_acl(const std::string& path, int version, const c_acl& acl, void_fn fn) {
     submit(std::move(fn), [&](const void* ctx) {
         return zoo_aset_acl(zh_, path.c_str(), version, const_cast<ACL_vector*>(acl.get()), &session_impl::on_void,

@@ -4,6 +4,7 @@
 // Usage:
 //   java -cp <curator classpath>:<dir> CuratorBench \
 //     --connect HOSTS --scenario uncontended|contended --clients K --ops N --path /bench/...
+//     [--lock-paths M --order sorted|unsorted --timeout-ms T --seed S]   (scenario multi)
 //
 // uncontended: one client, one InterProcessMutex; min(N/10, 200) warm-up
 //              acquire()+release() cycles (not counted), then N measured cycles.
@@ -13,6 +14,14 @@
 //              uncounted acquire/release first (sequentially), then all threads
 //              start together and loop until N acquisitions have been claimed in
 //              all. Latency = time from acquire() call to its return.
+// multi:       dining philosophers with InterProcessMultiLock: K clients, each
+//              locking a random subset (2 or 3) of M lock paths under PATH
+//              (PATH/p0 ... PATH/pM-1), in sorted or in random order, with
+//              acquire(T ms) (which Curator gives each lock of the set in turn),
+//              holding 1 ms, until N acquisitions have been claimed in all.
+//              Latency = time from acquire() to its return, for the ones that
+//              acquired; "timeouts" counts the acquire() calls that returned
+//              false (deadlocks, with unsorted orders).
 //
 // mixed:       K clients beside the zklock and kazoo clients that `zklock bench
 //              --scenario mixed` runs on the same path at the same time (--go-fifo
@@ -33,7 +42,9 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.Random;
 import java.util.Locale;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -42,6 +53,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
@@ -63,9 +75,10 @@ public final class CuratorBench {
     }
 
     public static void main(String[] args) {
-        String connect = null, scenario = null, path = null, goFifo = null;
-        int clients = 1, ops = -1;
+        String connect = null, scenario = null, path = null, order = "sorted", goFifo = null;
+        int clients = 1, ops = -1, lockPaths = 5;
         long holdUs = 0;
+        long timeoutMs = 2000, seed = 1;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (a.equals("-h") || a.equals("--help")) usage(null);
@@ -80,6 +93,10 @@ public final class CuratorBench {
                     case "--path": path = v; break;
                     case "--go-fifo": goFifo = v; break;
                     case "--hold-us": holdUs = Long.parseLong(v); break;
+                    case "--lock-paths": lockPaths = Integer.parseInt(v); break;
+                    case "--order": order = v; break;
+                    case "--timeout-ms": timeoutMs = Long.parseLong(v); break;
+                    case "--seed": seed = Long.parseLong(v); break;
                     default: usage("unknown option " + a);
                 }
             } catch (NumberFormatException e) {
@@ -98,6 +115,11 @@ public final class CuratorBench {
             switch (scenario) {
                 case "uncontended": json = uncontended(connect, ops, path); break;
                 case "contended": json = contended(connect, clients, ops, path); break;
+                case "multi":
+                    if (lockPaths < 2) usage("--lock-paths must be >= 2");
+                    if (!order.equals("sorted") && !order.equals("unsorted")) usage("--order sorted|unsorted");
+                    json = multi(connect, clients, ops, path, lockPaths, order.equals("sorted"), timeoutMs, seed);
+                    break;
                 case "mixed":
                     if (goFifo == null) usage("--scenario mixed needs --go-fifo");
                     mixed(connect, clients, path, goFifo, holdUs);
@@ -216,6 +238,74 @@ public final class CuratorBench {
                 off += count[i];
             }
             return result("contended", k, ops, all, wall);
+        } finally {
+            for (CuratorFramework c : cs) {
+                try { c.close(); } catch (Throwable ignored) { }
+            }
+        }
+    }
+
+    private static String multi(String connect, int k, int ops, String path, int m, boolean sorted, long timeoutMs,
+                                long seed) throws Exception {
+        List<CuratorFramework> cs = new ArrayList<>(k);
+        try {
+            List<String> all = new ArrayList<>();
+            for (int i = 0; i < m; i++) all.add(path + "/p" + i);
+            for (int i = 0; i < k; i++) cs.add(newClient(connect));
+            AtomicInteger remaining = new AtomicInteger(ops);
+            AtomicInteger timeouts = new AtomicInteger();
+            long[][] lat = new long[k][ops];
+            int[] count = new int[k];
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            CyclicBarrier barrier = new CyclicBarrier(k + 1);
+            Thread[] ts = new Thread[k];
+            for (int i = 0; i < k; i++) {
+                final int id = i;
+                ts[i] = new Thread(() -> {
+                    try {
+                        Random rng = new Random(seed * 1000 + id);
+                        barrier.await();
+                        int n = 0;
+                        while (err.get() == null && remaining.getAndDecrement() > 0) {
+                            List<String> set = new ArrayList<>(all);
+                            Collections.shuffle(set, rng);
+                            set = new ArrayList<>(set.subList(0, Math.min(m, 2 + rng.nextInt(2))));
+                            if (sorted) Collections.sort(set);
+                            InterProcessMultiLock lock = new InterProcessMultiLock(cs.get(id), set);
+                            long t0 = System.nanoTime();
+                            if (!lock.acquire(timeoutMs, TimeUnit.MILLISECONDS)) {
+                                timeouts.incrementAndGet();
+                                continue;
+                            }
+                            lat[id][n++] = System.nanoTime() - t0;
+                            Thread.sleep(1);
+                            lock.release();
+                        }
+                        count[id] = n;
+                    } catch (Throwable t) {
+                        err.compareAndSet(null, t);
+                    }
+                }, "bench-" + i);
+                ts[i].start();
+            }
+            barrier.await();
+            long start = System.nanoTime();
+            for (Thread t : ts) t.join();
+            long wall = System.nanoTime() - start;
+            if (err.get() != null) throw new Exception("worker failed", err.get());
+            int total = 0;
+            for (int n : count) total += n;
+            long[] got = new long[total];
+            int off = 0;
+            for (int i = 0; i < k; i++) {
+                System.arraycopy(lat[i], 0, got, off, count[i]);
+                off += count[i];
+            }
+            String r = result("multi", k, total, got, wall);
+            String label = sorted ? "curator InterProcessMultiLock, sorted" : "curator InterProcessMultiLock, unsorted";
+            return r.replace("\"backend\":\"curator\"", "\"backend\":\"" + label + "\"")
+                    .replaceFirst("}$", String.format(Locale.ROOT, ",\"timeouts\":%d,\"paths\":%d,\"timeout_ms\":%d}",
+                            timeouts.get(), m, timeoutMs));
         } finally {
             for (CuratorFramework c : cs) {
                 try { c.close(); } catch (Throwable ignored) { }

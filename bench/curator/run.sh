@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Run the Apache Curator InterProcessMutex reference benchmark.
 #
-#   bench/curator/run.sh HOSTS SCENARIO CLIENTS OPS PATH [OPTION...]
+#   bench/curator/run.sh HOSTS SCENARIO CLIENTS OPS PATH [CuratorBench options...]
 #
 #   HOSTS     ZooKeeper connect string, e.g. 127.0.0.1:2181
-#   SCENARIO  uncontended | contended | mixed (zklock bench --scenario mixed;
-#             needs --go-fifo FILE among the options)
+#   SCENARIO  uncontended | contended | multi (InterProcessMultiLock; more
+#             options follow: --lock-paths M --order sorted|unsorted --timeout-ms T)
+#             | mixed (zklock bench --scenario mixed; needs --go-fifo FILE among
+#             the options)
 #   CLIENTS   number of clients/sessions (contended; uncontended always uses 1)
 #   OPS       number of measured acquisitions
 #   PATH      lock path, e.g. /bench/curator
@@ -21,7 +23,7 @@ set -euo pipefail
 die() { echo "curator-bench: $*" >&2; exit 1; }
 
 if [ "$#" -lt 5 ]; then
-    echo "usage: $0 HOSTS SCENARIO CLIENTS OPS PATH [OPTION...]" >&2
+    echo "usage: $0 HOSTS SCENARIO CLIENTS OPS PATH [OPTIONS...]" >&2
     exit 2
 fi
 hosts=$1 scenario=$2 clients=$3 ops=$4 lockpath=$5

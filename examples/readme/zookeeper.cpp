@@ -108,6 +108,14 @@ void acl(const std::string& hosts) {
     write_to_resource(lock.fencing_token());
 }
 
+void multi(zklock::Session& session) {
+    // [readme:multi]
+    zklock::MultiMutex both(session, {"/locks/account-17", "/locks/account-4"});
+    std::unique_lock transfer(both);   // held when first in both queues; unlock deletes both nodes in one transaction
+    // [/readme:multi]
+    write_to_resource(both.fencing_token());
+}
+
 void logging(const std::string& hosts) {
     // [readme:logging]
     zklock::SessionOptions options;
@@ -157,12 +165,13 @@ int main(int argc, char** argv) {
     zklock::Session session(options);
     session.connect();
     recipes(session);
+    multi(session);
     acl(hosts);
     logging(hosts);
     metrics(hosts);
-    // blocking 1, async 1, the leader's term 1, acl 1, metrics 1.
-    if (writes != 5) {
-        std::cerr << "readme snippets: " << writes << " writes, expected 5\n";
+    // blocking 1, async 1, the leader's term 1, the lock set 1, acl 1, metrics 1.
+    if (writes != 6) {
+        std::cerr << "readme snippets: " << writes << " writes, expected 6\n";
         return 1;
     }
     std::cout << "readme snippets: every ZooKeeper snippet ran\n";

@@ -49,6 +49,9 @@ struct LeaderElectionOptions {
     /// `<32 hex>__lock__<seq>`, counted by kazoo's Election. zklock counts every
     /// peer's nodes whatever this says.
     node_names names = node_names::zklock;
+    /// Lock-delay, as MutexOptions::lock_delay: after a leader is lost without
+    /// resigning, the next one waits this long before it leads.
+    std::chrono::milliseconds lock_delay{0};
 };
 
 /// Options of run_as_leader().

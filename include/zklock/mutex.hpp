@@ -54,6 +54,17 @@ struct MutexOptions {
     /// without extra_lock_patterns. A SharedMutex names its writer and reader
     /// nodes in the same naming.
     node_names names = node_names::zklock;
+    /// Lock-delay (off at zero, the default): when the node that held the lock
+    /// went without a clean release (its session expired, someone deleted it),
+    /// the next holder waits this long before it is told it holds, so that a
+    /// holder paused or cut off has that long to notice it lost the lock
+    /// (Chubby's and Consul's lock-delay). A clean release costs no round trip:
+    /// it records itself in the lock directory's data in the transaction that
+    /// deletes its node (whatever else the directory's data holds stays). A
+    /// grant checks the record (one read) and the queue it saw; a doubt counts
+    /// as a loss. Give every participant of a path the same value: one that
+    /// does not set it records nothing, so its releases look like losses.
+    std::chrono::milliseconds lock_delay{0};
 };
 
 /// A fair, distributed mutual-exclusion lock on a ZooKeeper path.

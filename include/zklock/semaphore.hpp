@@ -30,6 +30,10 @@ struct SemaphoreOptions {
     /// (docs/interop.md). Any other naming is refused at construction with
     /// errc::invalid_argument.
     node_names names = node_names::zklock;
+    /// Lock-delay, as MutexOptions::lock_delay. With several holders a
+    /// handover is judged conservatively: when more than one lease ended
+    /// between two listings, the next grant waits.
+    std::chrono::milliseconds lock_delay{0};
 };
 
 /// One granted permit of a Semaphore. Movable; releasing (or destroying) it

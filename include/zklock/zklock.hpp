@@ -8,6 +8,7 @@
 #include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/log.hpp>
+#include <zklock/multi_mutex.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/semaphore.hpp>

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -73,6 +74,28 @@ template <class T> T get_within(std::future<T>& f, std::chrono::milliseconds tim
     return f.get();
 }
 
+/// Completes once with the first loss reported to `lock` (a Mutex, a MultiMutex, ...).
+template <class L> std::future<std::error_code> first_loss(L& lock) {
+    auto p = std::make_shared<std::promise<std::error_code>>();
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    lock.on_lost([p, once](std::error_code ec) {
+        if (!once->exchange(true)) p->set_value(ec);
+    });
+    return p->get_future();
+}
+
+/// Starts `lock.async_lock`; the future gets the steady-clock time its grant
+/// came (the test fails on an error).
+template <class L> std::future<std::chrono::steady_clock::time_point> granted_at(L& lock) {
+    auto p = std::make_shared<std::promise<std::chrono::steady_clock::time_point>>();
+    auto f = p->get_future();
+    lock.async_lock([p](std::error_code ec) {
+        EXPECT_FALSE(ec) << ec.message();
+        p->set_value(std::chrono::steady_clock::now());
+    });
+    return f;
+}
+
 /// Collects session events so tests can wait for one with a deadline.
 class EventLog {
 public:
@@ -114,9 +137,25 @@ protected:
         return o;
     }
 
-    void SetUp() override { server_ = std::make_unique<testing::ZooKeeperServer>(server_options()); }
+    /// True: the tests of the suite share one server (started by the first,
+    /// stopped after the last), each on its own paths; for suites of short
+    /// tests that change nothing of the server's. ctest runs such a suite as
+    /// one test (tests/CMakeLists.txt, _zklock_shared_server_suites).
+    virtual bool share_server() const { return false; }
+
+    void SetUp() override {
+        if (share_server() && shared_server()) server_ = std::move(shared_server());
+        if (!server_) server_ = std::make_unique<testing::ZooKeeperServer>(server_options());
+    }
+
+    static void TearDownTestSuite() { shared_server().reset(); }
 
     void TearDown() override {
+        check_no_nodes_left();
+        if (share_server() && server_ && server_->running()) shared_server() = std::move(server_);
+    }
+
+    void check_no_nodes_left() {
         // Every test leaves no lock node behind on the paths it used.
         if (server_ && server_->running() && !checked_paths_.empty()) {
             auto o = options(2000ms);
@@ -155,6 +194,11 @@ protected:
         std::string p = std::string("/zklock-tests/") + info->name() + "/" + name;
         checked_paths_.push_back(p);
         return p;
+    }
+
+    static std::unique_ptr<testing::ZooKeeperServer>& shared_server() {
+        static std::unique_ptr<testing::ZooKeeperServer> server;
+        return server;
     }
 
     std::unique_ptr<testing::ZooKeeperServer> server_;

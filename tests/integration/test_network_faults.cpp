@@ -41,16 +41,6 @@ protected:
     }
 };
 
-// Completes once with the first loss reported to `m`.
-std::future<std::error_code> first_loss(Mutex& m) {
-    auto p = std::make_shared<std::promise<std::error_code>>();
-    auto once = std::make_shared<std::atomic<bool>>(false);
-    m.on_lost([p, once](std::error_code ec) {
-        if (!once->exchange(true)) p->set_value(ec);
-    });
-    return p->get_future();
-}
-
 }  // namespace
 
 TEST_F(NetworkFaultTest, DelayedLinkStillCompletesRequestsEachRoundTripTwiceTheDelayLate) {

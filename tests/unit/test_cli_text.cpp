@@ -116,6 +116,22 @@ TEST(WaitDuration, EscapesTheTextItQuotes) {
 
 // --- split_trailing / misplaced_option_hint ---------------------------------------
 
+TEST(LockPathWords, PathsBeforeTheSeparatorAreMoreLockPaths) {
+    auto w = split_lock_paths({"/b", "/c", "--", "true", "/x"});
+    EXPECT_EQ(w.more_paths, (std::vector<std::string>{"/b", "/c"}));
+    EXPECT_EQ(w.rest, (std::vector<std::string>{"--", "true", "/x"}));
+    // One path: the separator stays optional, and a command is never a path.
+    w = split_lock_paths({"/bin/echo", "hi"});
+    EXPECT_TRUE(w.more_paths.empty());
+    EXPECT_EQ(w.rest, (std::vector<std::string>{"/bin/echo", "hi"}));
+    w = split_lock_paths({"--", "true"});
+    EXPECT_TRUE(w.more_paths.empty());
+    // Misplaced options before the separator are not paths (split_trailing says so).
+    w = split_lock_paths({"/b", "-n", "--", "true"});
+    EXPECT_TRUE(w.more_paths.empty());
+    EXPECT_EQ(w.rest.size(), 4u);
+}
+
 TEST(TrailingWords, EverythingAfterTheSeparatorIsTheCommand) {
     auto t = split_trailing({"--", "true"});
     EXPECT_EQ(t.command, (std::vector<std::string>{"true"}));

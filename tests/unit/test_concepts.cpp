@@ -1,3 +1,4 @@
+#include <zklock/multi_mutex.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/shared_mutex.hpp>
 
@@ -29,6 +30,8 @@ concept TimedLockable = Lockable<L> && requires(L& l) {
 static_assert(TimedLockable<zklock::Mutex>);
 static_assert(TimedLockable<zklock::RecursiveMutex>);
 static_assert(TimedLockable<zklock::SharedMutex>);
+static_assert(TimedLockable<zklock::MultiMutex>);
+static_assert(!std::is_copy_constructible_v<zklock::MultiMutex>);
 template <class L>
 concept SharedTimedLockable = requires(L& l) {
     l.lock_shared();
@@ -87,4 +90,23 @@ TEST(Concepts, UniqueLockReportsTheLockError) {
     }
     EXPECT_FALSE(ul.owns_lock());
     EXPECT_FALSE(m.is_held());
+}
+
+TEST(Concepts, ABadLockSetIsRefusedBeforeAnyServerCallAndEveryAcquireSaysWhy) {
+    zklock::Session session(nowhere());
+    try {
+        zklock::MultiMutex m(session, {"/locks/a", "/locks/a/b"});
+        FAIL() << "accepted nested lock paths";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), zklock::errc::invalid_path);
+        EXPECT_NE(std::string(e.what()).find("'/locks/a/b' is under '/locks/a'"), std::string::npos) << e.what();
+    }
+    std::error_code ec;
+    zklock::MultiMutex twice(session, {"/locks/a", "/locks/a"}, {}, ec);
+    EXPECT_EQ(ec, zklock::errc::invalid_path);
+    std::error_code lock_ec;
+    EXPECT_FALSE(twice.try_lock_for(std::chrono::seconds(1), lock_ec));
+    EXPECT_EQ(lock_ec, zklock::errc::invalid_path);
+    EXPECT_NE(twice.failure_detail().find("twice"), std::string::npos);
+    EXPECT_FALSE(twice.is_held());
 }

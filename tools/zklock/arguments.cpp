@@ -1,5 +1,7 @@
 #include "arguments.hpp"
 
+#include <algorithm>
+
 #include "terminal_text.hpp"
 
 #include <cstdint>
@@ -61,6 +63,17 @@ parsed_duration parse_wait_duration(std::string_view text) {
     if (part % scale != 0 || beyond) ++ms;  // round up: a nonzero wait never becomes "do not wait"
     if (ms > limit) return refuse("is too long: at most " + std::to_string(limit) + " ms");
     return {std::chrono::milliseconds(static_cast<std::int64_t>(ms)), {}};
+}
+
+lock_path_words split_lock_paths(std::vector<std::string> words) {
+    const auto separator = std::find(words.begin(), words.end(), "--");
+    const bool all_paths = separator != words.end() && separator != words.begin() &&
+                           std::all_of(words.begin(), separator, [](const std::string& w) { return w.starts_with('/'); });
+    if (!all_paths) return {{}, std::move(words)};
+    lock_path_words out;
+    out.more_paths.assign(words.begin(), separator);
+    out.rest.assign(separator, words.end());
+    return out;
 }
 
 trailing_words split_trailing(std::vector<std::string> words) {

@@ -43,6 +43,17 @@ struct trailing_words {
 /// takes every word after the first positional as a positional.
 trailing_words split_trailing(std::vector<std::string> words);
 
+/// `zklock run PATH [PATH...] -- CMD`: the words after the first lock path up
+/// to a "--" are more lock paths when there is a "--" and every word before it
+/// starts with '/'. `rest` is what follows them (the "--" included), for
+/// split_trailing; without such paths it is every word, so that one path
+/// keeps its optional "--" ("/x true" runs true).
+struct lock_path_words {
+    std::vector<std::string> more_paths;
+    std::vector<std::string> rest;
+};
+lock_path_words split_lock_paths(std::vector<std::string> words);
+
 /// The hint for misplaced options: "options go before LOCK_PATH: zklock run -n /x -- true"
 /// (without a "--" after them: the generic form, naming the first misplaced word).
 /// `usage` is "zklock run", `positionals` what came before the misplaced

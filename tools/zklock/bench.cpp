@@ -3,6 +3,7 @@
 // the other recipes on the same engine (--recipe election | semaphore | rwlock).
 #include "arguments.hpp"
 #include "bench.hpp"
+#include "bench_multi.hpp"
 #include "bench_floor.hpp"
 #include "bench_safety.hpp"
 #include "commands.hpp"
@@ -68,6 +69,8 @@ struct bench_options {
     credentials creds;  ///< --auth-file, --acl (ZooKeeper part used here)
     std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
     bool connect_timeout_given = false;
+    int lock_paths = 5;             ///< scenario multi: M
+    int acquire_timeout_ms = 2000;  ///< scenario multi: an acquisition waiting longer gives up
 };
 
 struct result {
@@ -467,6 +470,8 @@ void print(const nlohmann::json& j, bool json) {
     static const extra_field extras[] = {{"p50_vs_floor", 2, "x"},
                                          {"ops_per_s_vs_floor", 2, "x"},
                                          {"permits", 0, ""},
+                                         {"paths", 0, ""},
+                                         {"timeouts", 0, ""},
                                          {"read_ratio", 2, ""},
                                          {"read_p50_us", 0, " us"},
                                          {"read_p99_us", 0, " us"},
@@ -479,15 +484,17 @@ void print(const nlohmann::json& j, bool json) {
     std::cout << std::endl;
 }
 
-std::optional<nlohmann::json> run_curator(const bench_options& o, const std::string& scenario) {
+std::optional<nlohmann::json> run_curator(const bench_options& o, const std::string& scenario,
+                                          const std::vector<std::string>& extra = {}) {
     if (o.curator_script.empty() || !std::filesystem::exists(o.curator_script)) {
         std::cerr << "zklock bench: Curator harness not found at '" << o.curator_script
                   << "' (pass --curator-script)\n";
         return std::nullopt;
     }
-    const std::string cmd = "'" + o.curator_script + "' '" + o.connect + "' " + scenario + " " +
-                            std::to_string(scenario == "contended" ? o.clients : 1) + " " + std::to_string(o.ops) +
+    std::string cmd = "'" + o.curator_script + "' '" + o.connect + "' " + scenario + " " +
+                            std::to_string(scenario == "uncontended" ? 1 : o.clients) + " " + std::to_string(o.ops) +
                             " '" + unique_path(o, "curator-" + scenario) + "'";
+    for (const auto& word : extra) cmd += " " + shell_quote(word);
     std::FILE* pipe = ::popen(cmd.c_str(), "r");
     if (!pipe) return std::nullopt;
     std::string out;
@@ -501,6 +508,27 @@ std::optional<nlohmann::json> run_curator(const bench_options& o, const std::str
     const auto line_start = out.rfind('{');
     if (line_start == std::string::npos) return std::nullopt;
     return nlohmann::json::parse(out.substr(line_start));
+}
+
+// --scenario multi: MultiMutex, single locks sorted and in the caller's order,
+// and with --curator InterProcessMultiLock sorted and unsorted.
+int bench_multi_scenario(const bench_options& o) {
+    multi_bench_options m;
+    m.session = session_options(o);
+    m.clients = o.clients;
+    m.paths = o.lock_paths;
+    m.ops = o.ops;
+    m.timeout = std::chrono::milliseconds(o.acquire_timeout_ms);
+    for (const auto method : {multi_method::multi_mutex, multi_method::sorted_singles, multi_method::unsorted_singles}) {
+        m.base = unique_path(o, "multi");
+        print(run_multi(m, method), o.json);
+    }
+    if (o.curator)
+        for (const char* order : {"sorted", "unsorted"})
+            if (auto c = run_curator(o, "multi", {"--lock-paths", std::to_string(o.lock_paths), "--order", order,
+                                                  "--timeout-ms", std::to_string(o.acquire_timeout_ms)}))
+                print(*c, o.json);
+    return 0;
 }
 
 int bench(bench_options o) {
@@ -556,6 +584,7 @@ int bench(bench_options o) {
         print(to_json(r), o.json);
         return 0;
     }
+    if (o.scenario == "multi") return bench_multi_scenario(o);
     std::vector<std::string> scenarios;
     if (o.scenario == "all") scenarios = {"uncontended", "contended"};
     else scenarios = {o.scenario};
@@ -650,6 +679,10 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     if (z.recipe != "mutex" || z.naive || z.curator || z.confirm_unlock) {
         std::cerr << "zklock bench: --backend compares plain locks: --recipe, --naive, --curator and --confirm-unlock "
                      "apply to the ZooKeeper bench only\n";
+        return exit_usage;
+    }
+    if (z.scenario == "multi") {
+        std::cerr << "zklock bench: --scenario multi measures ZooKeeper's lock sets, not --backend\n";
         return exit_usage;
     }
     o.scenario = cmd.count("--scenario") ? z.scenario : "all";
@@ -778,9 +811,11 @@ void add_bench(CLI::App& app, int& exit_code) {
         ->capture_default_str();
     cmd->add_option("--scenario", o->scenario,
                     "uncontended | contended | all (recipe mutex); mixed (K zklock, K Curator and K kazoo clients on "
-                    "one lock for --duration); waiters (--waiters queued on one lock, then drained); locks (--locks held at once "
-                    "through one Session); with --backend also separate (K clients on K locks)")
-        ->check(CLI::IsMember({"uncontended", "contended", "separate", "mixed", "waiters", "locks", "all"}))
+                    "one lock for --duration); waiters (--waiters queued on one lock, then drained); locks (--locks "
+                    "held at once through one Session); multi: K clients each locking 2 or 3 of --lock-paths M paths "
+                    "(MultiMutex, single locks sorted and in the caller's order; with --curator InterProcessMultiLock "
+                    "sorted and unsorted); with --backend also separate (K clients on K locks)")
+        ->check(CLI::IsMember({"uncontended", "contended", "separate", "mixed", "waiters", "locks", "multi", "all"}))
         ->capture_default_str();
     cmd->add_option("--clients", o->clients,
                     "sessions contending on one lock (contended; election participants; semaphore and rwlock clients)")
@@ -788,6 +823,14 @@ void add_bench(CLI::App& app, int& exit_code) {
         ->capture_default_str();
     cmd->add_option("--ops", o->ops, "acquisitions to measure (election: handoffs)")
         ->check(CLI::Range(1, 10000000))
+        ->capture_default_str();
+    cmd->add_option("--lock-paths", o->lock_paths, "lock paths the clients of --scenario multi take subsets of")
+        ->check(CLI::Range(2, 1000))
+        ->capture_default_str();
+    cmd->add_option("--acquire-timeout", o->acquire_timeout_ms,
+                    "--scenario multi: an acquisition not granted within this many ms gives up (counted as a timeout: "
+                    "a deadlock, or a wait that long)")
+        ->check(CLI::Range(1, 3600000))
         ->capture_default_str();
     cmd->add_option("--permits", o->permits, "permits of the semaphore (recipe semaphore)")
         ->check(CLI::Range(1, 1000))

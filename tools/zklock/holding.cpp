@@ -1,6 +1,7 @@
 #include "holding.hpp"
 
 #include <zklock/error.hpp>
+#include <zklock/multi_mutex.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
@@ -19,13 +20,16 @@ MutexOptions options(const holding_kind& kind) {
     MutexOptions o;
     o.names = kind.names;
     o.node_data = kind.node_data;
+    o.lock_delay = kind.lock_delay;
     return o;
 }
 
-// The calls of an exclusive hold (Mutex) and of a shared one (SharedMutex's
-// reader side), so that one class drives both.
+// The calls of an exclusive hold (Mutex), of a shared one (SharedMutex's reader
+// side) and of a lock set (MultiMutex), so that one class drives them all.
 struct exclusive_side {
     using lock_type = Mutex;
+    static const std::string& target(const std::vector<std::string>& paths) { return paths.front(); }
+    static MutexOptions lock_options(const holding_kind& kind) { return options(kind); }
     template <class H> static void lock(Mutex& m, H h) { m.async_lock(std::move(h)); }
     template <class H> static void try_lock(Mutex& m, H h) { m.async_try_lock(std::move(h)); }
     template <class H> static void try_lock_for(Mutex& m, milliseconds d, H h) { m.async_try_lock_for(d, std::move(h)); }
@@ -34,11 +38,15 @@ struct exclusive_side {
     static std::string node_path(const Mutex& m) { return m.node_path(); }
     static std::int64_t fencing_token(const Mutex& m) { return m.fencing_token(); }
     static std::string failure_detail(const Mutex& m) { return m.failure_detail(); }
-    static std::string busy(const std::string& path) { return "lock " + path + " is held by someone else"; }
+    static std::string busy(const std::vector<std::string>& paths) {
+        return "lock " + paths.front() + " is held by someone else";
+    }
 };
 
 struct shared_side {
     using lock_type = SharedMutex;
+    static const std::string& target(const std::vector<std::string>& paths) { return paths.front(); }
+    static MutexOptions lock_options(const holding_kind& kind) { return options(kind); }
     template <class H> static void lock(SharedMutex& m, H h) { m.async_lock_shared(std::move(h)); }
     template <class H> static void try_lock(SharedMutex& m, H h) { m.async_try_lock_shared(std::move(h)); }
     template <class H> static void try_lock_for(SharedMutex& m, milliseconds d, H h) {
@@ -49,15 +57,47 @@ struct shared_side {
     static std::string node_path(const SharedMutex& m) { return m.node_path_shared(); }
     static std::int64_t fencing_token(const SharedMutex& m) { return m.shared_fencing_token(); }
     static std::string failure_detail(const SharedMutex& m) { return m.failure_detail_shared(); }
-    static std::string busy(const std::string& path) {
-        return "lock " + path + " is held, or waited for, by a writer (an exclusive holder)";
+    static std::string busy(const std::vector<std::string>& paths) {
+        return "lock " + paths.front() + " is held, or waited for, by a writer (an exclusive holder)";
+    }
+};
+
+struct set_side {
+    using lock_type = MultiMutex;
+    static const std::vector<std::string>& target(const std::vector<std::string>& paths) { return paths; }
+    static MultiMutexOptions lock_options(const holding_kind& kind) {
+        MultiMutexOptions o;
+        o.node_data = kind.node_data;
+        o.lock_delay = kind.lock_delay;
+        return o;
+    }
+    template <class H> static void lock(MultiMutex& m, H h) { m.async_lock(std::move(h)); }
+    template <class H> static void try_lock(MultiMutex& m, H h) { m.async_try_lock(std::move(h)); }
+    template <class H> static void try_lock_for(MultiMutex& m, milliseconds d, H h) {
+        m.async_try_lock_for(d, std::move(h));
+    }
+    template <class H> static void unlock(MultiMutex& m, H h) { m.async_unlock(std::move(h)); }
+    template <class H> static void wait_lost(MultiMutex& m, H h) { m.async_wait_lost(std::move(h)); }
+    // One node per lock path, in the order given, a line each (paths hold no newline).
+    static std::string node_path(const MultiMutex& m) {
+        std::string out;
+        for (const auto& n : m.node_paths()) out += (out.empty() ? "" : "\n") + n;
+        return out;
+    }
+    static std::int64_t fencing_token(const MultiMutex& m) { return m.fencing_token(); }
+    static std::string failure_detail(const MultiMutex& m) { return m.failure_detail(); }
+    static std::string busy(const std::vector<std::string>& paths) {
+        std::string all;
+        for (const auto& p : paths) all += (all.empty() ? "" : ", ") + p;
+        return "locks " + all + ": someone else holds or waits ahead for one of them";
     }
 };
 
 template <class Side> class lock_holding final : public holding {
 public:
-    lock_holding(asio::io_context& io, Session& session, const std::string& path, const holding_kind& kind)
-        : io_(io), path_(path), lock_(session, path, options(kind)) {}
+    lock_holding(asio::io_context& io, Session& session, const std::vector<std::string>& paths,
+                 const holding_kind& kind)
+        : io_(io), paths_(paths), lock_(session, Side::target(paths), Side::lock_options(kind)) {}
 
     void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
         const auto bind = [this](auto handler) {
@@ -73,12 +113,12 @@ public:
     std::int64_t fencing_token() const override { return Side::fencing_token(lock_); }
     void wait_lost(done_handler done) override { Side::wait_lost(lock_, asio::bind_executor(io_, std::move(done))); }
     void release(done_handler done) override { Side::unlock(lock_, asio::bind_executor(io_, std::move(done))); }
-    std::string busy_message() const override { return Side::busy(path_); }
+    std::string busy_message() const override { return Side::busy(paths_); }
     std::string failure_detail() const override { return Side::failure_detail(lock_); }
 
 private:
     asio::io_context& io_;
-    std::string path_;
+    std::vector<std::string> paths_;
     typename Side::lock_type lock_;
     asio::cancellation_signal cancel_;
 };
@@ -86,6 +126,7 @@ private:
 SemaphoreOptions semaphore_options(const holding_kind& kind) {
     SemaphoreOptions o;
     o.node_data = kind.node_data;
+    o.lock_delay = kind.lock_delay;
     return o;
 }
 
@@ -140,11 +181,12 @@ private:
 
 } // namespace
 
-std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, const std::string& path,
+std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, const std::vector<std::string>& paths,
                                       const holding_kind& kind) {
-    if (kind.permits) return std::make_unique<lease_holding>(io, session, path, kind);
-    if (kind.shared) return std::make_unique<lock_holding<shared_side>>(io, session, path, kind);
-    return std::make_unique<lock_holding<exclusive_side>>(io, session, path, kind);
+    if (kind.permits) return std::make_unique<lease_holding>(io, session, paths.front(), kind);
+    if (paths.size() > 1) return std::make_unique<lock_holding<set_side>>(io, session, paths, kind);
+    if (kind.shared) return std::make_unique<lock_holding<shared_side>>(io, session, paths, kind);
+    return std::make_unique<lock_holding<exclusive_side>>(io, session, paths, kind);
 }
 
 } // namespace zklock::cli

@@ -1,5 +1,6 @@
-// What `zklock run` holds while CMD runs: the lock (a Mutex), a shared hold of
-// a read-write lock (a SharedMutex reader) or one permit of a semaphore (a Lease).
+// What `zklock run` and `zklock lock` hold: the lock (a Mutex), a shared hold
+// of a read-write lock (a SharedMutex reader), several locks as one (a
+// MultiMutex) or one permit of a semaphore (a Lease).
 #pragma once
 
 #include <zklock/node_names.hpp>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace zklock::cli {
 
@@ -41,16 +43,19 @@ public:
     virtual std::string failure_detail() const = 0;
 };
 
-/// What to hold at a path.
+/// What to hold at the lock paths.
 struct holding_kind {
-    std::optional<std::size_t> permits;  ///< one of that many permits of a semaphore (zklock's names only)
-    bool shared = false;                 ///< a reader of the read-write lock (not with permits)
-    node_names names = node_names::zklock;
-    std::string node_data;               ///< stored in the node; empty: "<host>:<pid>"
+    std::optional<std::size_t> permits;  ///< one of that many permits of a semaphore (one path, zklock's names only)
+    bool shared = false;                 ///< a reader of the read-write lock (one path, not with permits)
+    node_names names = node_names::zklock;  ///< one path: the naming of the node
+    std::string node_data;               ///< stored in the node(s); empty: "<host>:<pid>"
+    std::chrono::milliseconds lock_delay{0};  ///< as MutexOptions::lock_delay
 };
 
-/// The lock at `path` (exclusive, or shared), or a permit of the semaphore there.
-std::unique_ptr<holding> make_holding(boost::asio::io_context& io, Session& session, const std::string& path,
-                                      const holding_kind& kind);
+/// The lock at the one path (exclusive, or shared), or a permit of the
+/// semaphore there; several paths: the lock set (zklock's names), whose
+/// node_path() is its nodes, a line each.
+std::unique_ptr<holding> make_holding(boost::asio::io_context& io, Session& session,
+                                      const std::vector<std::string>& paths, const holding_kind& kind);
 
 } // namespace zklock::cli

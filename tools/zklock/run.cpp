@@ -1,11 +1,13 @@
 // zklock run: hold a lock (or, with --permits, one permit of a semaphore; with
-// --shared, a reader's hold) while a command runs (flock(1), `etcdctl lock`,
-// `consul lock [-n K]`); zklock lock: hold it until a stop signal.
+// --shared, a reader's hold; with several lock paths, a lock set) while a
+// command runs (flock(1), `etcdctl lock`, `consul lock [-n K]`); zklock lock:
+// hold it until a stop signal.
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "holding.hpp"
 #include "supervisor.hpp"
 
+#include <zklock/detail/lock_set.hpp>
 #include <zklock/detail/path.hpp>
 #include <zklock/error.hpp>
 #include <zklock/session.hpp>
@@ -43,8 +45,11 @@ struct run_options {
     bool hold_only = false;            // zklock lock: no command, hold until SIGINT/SIGTERM
     int grace_ms = 5000;
     bool verbose = false;
+    std::string lock_delay_text;       // --lock-delay as given
+    milliseconds lock_delay{0};
     auth_options auth;
-    std::string path;
+    std::string path;                  // the first LOCK_PATH
+    std::vector<std::string> paths;    // every LOCK_PATH: more than one is a lock set (run only)
     std::vector<std::string> words;    // what CLI11 leaves after LOCK_PATH
     std::vector<std::string> command;
 };
@@ -63,7 +68,7 @@ public:
     runner(run_options o, SessionOptions so)
         : supervisor(std::move(so), milliseconds(o.grace_ms), o.verbose),
           o_(std::move(o)),
-          hold_(make_holding(io_, session_, o_.path, kind_of(o_))),
+          hold_(make_holding(io_, session_, o_.paths, kind_of(o_))),
           release_timer_(io_),
           started_(clock_type::now()) {}
 
@@ -76,12 +81,16 @@ private:
         k.shared = o.shared;
         k.names = parse_node_names(o.names).value_or(node_names::zklock);
         k.node_data = o.name;
+        k.lock_delay = o.lock_delay;
         return k;
     }
 
     std::string what() const {
         if (o_.permits) return "a permit of " + o_.path + " (" + std::to_string(*o_.permits) + " permits)";
-        return (o_.shared ? "a shared hold of lock " : "lock ") + o_.path;
+        if (o_.paths.size() == 1) return (o_.shared ? "a shared hold of lock " : "lock ") + o_.path;
+        std::string all;
+        for (const auto& p : o_.paths) all += (all.empty() ? "" : ", ") + p;
+        return "locks " + all;
     }
 
     void on_stop(const stop_request& r) override {
@@ -226,9 +235,13 @@ private:
 };
 
 int run_command(run_options o) {
-    auto words = split_trailing(std::move(o.words));
+    // zklock run /a /b -- CMD: more lock paths up to the "--" (zklock lock takes one).
+    auto more = o.hold_only ? lock_path_words{{}, std::move(o.words)} : split_lock_paths(std::move(o.words));
+    o.paths = {o.path};
+    o.paths.insert(o.paths.end(), more.more_paths.begin(), more.more_paths.end());
+    auto words = split_trailing(std::move(more.rest));
     if (!words.misplaced.empty()) {
-        notice(misplaced_option_hint("zklock run", "LOCK_PATH", {o.path}, words));
+        notice(misplaced_option_hint(o.hold_only ? "zklock lock" : "zklock run", "LOCK_PATH", o.paths, words));
         return exit_usage;
     }
     o.command = std::move(words.command);
@@ -237,10 +250,28 @@ int run_command(run_options o) {
                "without one)");
         return exit_usage;
     }
-    if (const auto check = detail::validate_lock_path(o.path); !check) {
-        notice(check.reason + ": '" + o.path + "'");
+    if (o.paths.size() == 1) {
+        if (const auto check = detail::validate_lock_path(o.path); !check) {
+            notice(check.reason + ": '" + o.path + "'");
+            return exit_usage;
+        }
+    } else if (const auto check = detail::validate_lock_set(o.paths); !check) {
+        notice(check.reason);
         return exit_usage;
     }
+    if (o.paths.size() > 1 && o.permits) {
+        notice("--permits: a semaphore has one LOCK_PATH, not " + std::to_string(o.paths.size()));
+        return exit_usage;
+    }
+    if (o.paths.size() > 1 && o.shared) {
+        notice("--shared: several lock paths are taken as one exclusive lock set, not shared");
+        return exit_usage;
+    }
+    if (o.paths.size() > 1 && o.names != to_string(node_names::zklock)) {
+        notice("--names " + o.names + ": several lock paths are taken as one zklock lock set, in zklock's names");
+        return exit_usage;
+    }
+    if (!o.lock_delay_text.empty()) o.lock_delay = parse_wait_duration(o.lock_delay_text).value;  // checked by CLI11
     if (o.permits && o.names != to_string(node_names::zklock)) {
         notice("--names " + o.names + ": a semaphore (--permits) writes only zklock's names");
         return exit_usage;
@@ -282,6 +313,11 @@ void add_hold_options(CLI::App& cmd, run_options& o) {
                      ->type_name("TIME")
                      ->check(duration_check(true));
     cmd.add_flag("-n,--nonblock", o.no_wait, "Fail at once (exit 75, or -E's) if the lock is held")->excludes(wait);
+    cmd.add_option("--lock-delay", o.lock_delay_text,
+                   "After a holder was lost without releasing (session expired, node deleted), wait TIME before "
+                   "holding: milliseconds or with a unit (1.5s, 500ms, 2m); default 0: off")
+        ->type_name("TIME")
+        ->check(duration_check(true));
     cmd.add_option("-E,--conflict-exit-code", o.conflict_exit_code,
                    "Exit status when -n or -w finds the lock busy (as flock -E)")
         ->type_name("N")
@@ -330,6 +366,11 @@ void add_run(CLI::App& app, int& exit_code) {
         "in its environment (and not ZKLOCK_AUTH_FILE), descriptors 0-2 and those zklock inherited, nothing else.\n"
         "CMD can fence its writes with the token: zklock fence write RESOURCE < data (see zklock fence --help).\n"
         "With --permits K, LOCK_PATH is a semaphore: up to K holders at once (every participant must use the same K).\n"
+        "Several lock paths (zklock run /a /b -- CMD; the -- is then required) are taken at once as one lock set,\n"
+        "without deadlock whatever the order (one ZooKeeper transaction enqueues in every queue); ZKLOCK_LOCK_NODE\n"
+        "then holds the set's nodes, a line each, and ZKLOCK_FENCING_TOKEN the set's token.\n"
+        "--lock-delay TIME: after a holder is lost without releasing, wait TIME before holding (every participant\n"
+        "should use the same TIME).\n"
         "--names kazoo names the lock node as kazoo's Lock does, so that kazoo clients on LOCK_PATH wait for it\n"
         "(curator: as Curator's InterProcessMutex, the same as zklock's); zklock waits for every peer's nodes anyway.\n"
         "Not with --permits: a semaphore writes only zklock's names.\n"
@@ -342,7 +383,7 @@ void add_run(CLI::App& app, int& exit_code) {
     cmd->add_option("--grace", o->grace_ms, "After SIGTERM to CMD, wait this long before SIGKILL (ms)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
-    cmd->add_option("CMD", o->words, "Command and arguments (after --)")->required();
+    cmd->add_option("CMD", o->words, "More lock paths, then -- and the command and its arguments")->required();
     cmd->positionals_at_end();
 }
 

@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "terminal_text.hpp"
 
+#include <zklock/detail/lock_set.hpp>
 #include <zklock/detail/path.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/session.hpp>
@@ -68,6 +69,18 @@ std::string joined(const std::vector<std::string>& items) {
     return out;
 }
 
+// A node's data as the DATA column shows it: escaped, and for a lock set's
+// node the set's other lock paths.
+std::string shown_data(const std::string& data, const std::string& path) {
+    const auto set = detail::parse_set_node_data(data);
+    std::string out = escape_control(set.data);
+    std::vector<std::string> others;
+    for (const auto& p : set.paths)
+        if (p != path) others.push_back(escape_control(p));
+    if (!set.paths.empty()) out += (out.empty() ? "" : " ") + std::string("[lock set, also: ") + joined(others) + "]";
+    return out;
+}
+
 int status_command(const status_options& o) {
     if (const auto check = detail::validate_lock_path(o.path); !check) {
         notice(check.reason + ": '" + o.path + "'");
@@ -110,8 +123,11 @@ int status_command(const status_options& o) {
                                          {"owner_session", hex_session(c.owner_session)},
                                          {"persistent", c.persistent},
                                          {"created_ms", c.created_ms},
-                                         {"data", c.data},
+                                         {"data", detail::parse_set_node_data(c.data).data},
                                          {"age_ms", std::max<std::int64_t>(0, now_ms - c.created_ms)}});
+            // A lock set's node: every lock path of its set.
+            if (const auto set = detail::parse_set_node_data(c.data); !set.paths.empty())
+                out["contenders"].back()["lock_set"] = set.paths;
         }
         // Node data is any bytes: invalid UTF-8 becomes U+FFFD instead of failing the dump.
         std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
@@ -150,7 +166,7 @@ int status_command(const status_options& o) {
         std::cout << std::left << std::setw(5) << c.position << std::setw(static_cast<int>(node_width) + 2) << names[i]
                   << std::setw(14) << c.dialect << std::setw(11) << kind_of(c) << std::setw(14) << c.fencing_token
                   << std::setw(20) << (c.persistent ? std::string("persistent") : hex_session(c.owner_session))
-                  << std::setw(10) << human_age(now_ms - c.created_ms) << escape_control(c.data) << "\n";
+                  << std::setw(10) << human_age(now_ms - c.created_ms) << shown_data(c.data, o.path) << "\n";
     }
     for (const auto& c : queue)
         if (c.persistent) std::cout << escape_control("note: " + removal_hint(o, c)) << "\n";

@@ -17,6 +17,7 @@
 #include <zklock/detail/node_form.hpp>
 #include <zklock/export.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -114,6 +115,9 @@ struct queue_rule {
     /// count). A directory with other data fails the acquire with
     /// errc::permits_mismatch; one without data gets it.
     std::string dir_data;
+    /// Above zero: lock-delay (detail/lock_delay.hpp). A clean release records
+    /// itself in the directory's data; a grant after a loss waits this long.
+    std::chrono::milliseconds lock_delay{0};
 };
 
 /// Sorts a listing and applies the rule to our node `my_name`.

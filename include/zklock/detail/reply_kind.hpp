@@ -30,4 +30,13 @@ ZKLOCK_EXPORT reply_kind classify_reply(int zoo_rc) noexcept;
 /// handle was closing, from_zookeeper(zoo_rc) otherwise.
 ZKLOCK_EXPORT std::error_code reply_error(int zoo_rc) noexcept;
 
+/// A request whose outcome is unknown (or that was not run): the queue engines
+/// retry it once connected, as the session's owned deletes are.
+inline bool connection_trouble(int zoo_rc) noexcept { return classify_reply(zoo_rc) == reply_kind::retry; }
+/// The session expired or is closing: its event decides what happens next.
+inline bool session_gone(int zoo_rc) noexcept {
+    const auto k = classify_reply(zoo_rc);
+    return k == reply_kind::session_gone || k == reply_kind::closed;
+}
+
 } // namespace zklock::detail
