@@ -66,7 +66,12 @@ TEST_F(MixedRecipesTest, ASemaphoreWaitsForAReaderAhead) {
     reader.lock_shared();
     // Position 1 of 2 permits, but a reader is not one of the semaphore's leases.
     EXPECT_FALSE(semaphore.try_acquire()) << "a semaphore lease was granted beside a reader";
-    reader.unlock_shared();
+    // unlock_shared() does not wait for the delete, and another session's try
+    // may reach the server first: wait until the reader's node is gone.
+    std::promise<std::error_code> released;
+    auto gone = released.get_future();
+    reader.async_unlock_shared([&](std::error_code ec) { released.set_value(ec); });
+    ASSERT_FALSE(get_within(gone));
     auto lease = semaphore.try_acquire();
     EXPECT_TRUE(lease);
 }
