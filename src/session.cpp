@@ -5,12 +5,12 @@
 #include "session_impl.hpp"
 
 #include <zklock/detail/client_log.hpp>
-
-#include <zookeeper_log.h>
 #include <zklock/detail/limits.hpp>
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
+
+#include <zookeeper_log.h>
 
 #include <cstdio>
 #include <future>
