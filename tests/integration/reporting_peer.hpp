@@ -115,4 +115,26 @@ private:
     testing::ChildProcess child_;
 };
 
+/// The churn check with peer processes: `peers` were started in churn mode
+/// with --wait-for-go and `rounds` iterations. Once each is connected, they and
+/// one zklock Mutex client per session start together and take `rounds` turns
+/// each on `path`; everyone must make full progress, the kinds must take turns
+/// and no two critical sections may overlap.
+template <class Peer>
+void expect_churn_with_peers(const std::vector<std::unique_ptr<Peer>>& peers,
+                             const std::vector<std::unique_ptr<Session>>& sessions, const std::string& path,
+                             int rounds, const std::string& kind) {
+    for (auto& p : peers) ASSERT_TRUE(p->wait_for("ready"));
+    for (auto& p : peers) p->go();
+    auto all = zklock_churn(sessions, path, rounds);
+    EXPECT_EQ(all.size(), sessions.size() * static_cast<std::size_t>(rounds)) << "zklock made no full progress";
+    for (auto& p : peers) {
+        ASSERT_TRUE(p->exited_cleanly());
+        const auto s = p->sections();
+        EXPECT_EQ(s.size(), static_cast<std::size_t>(rounds)) << p->name() << " made no full progress";
+        all.insert(all.end(), s.begin(), s.end());
+    }
+    expect_turns_without_overlap(all, kind);
+}
+
 } // namespace zklock::test

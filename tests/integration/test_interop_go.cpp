@@ -45,20 +45,9 @@ TEST_F(GoInteropTest, MutualExclusionUnderChurnWithGoLocks) {
     std::vector<std::unique_ptr<GoPeer>> go;
     for (const auto* name : {"g1", "g2"})
         go.push_back(peer(path, name, {"--mode", "churn", "--wait-for-go", "--iterations", std::to_string(rounds)}));
-    // Everyone starts together: the Go clients once connected, the zklock ones once they hold a session.
-    for (auto& g : go) ASSERT_TRUE(g->wait_for("ready"));
     std::vector<std::unique_ptr<Session>> sessions;
     for (int c = 0; c < 2; ++c) sessions.push_back(connect(4000ms));
-    for (auto& g : go) g->go();
-    auto all = zklock_churn(sessions, path, rounds);
-    EXPECT_EQ(all.size(), static_cast<std::size_t>(2 * rounds)) << "zklock made no full progress";
-    for (auto& g : go) {
-        ASSERT_TRUE(g->exited_cleanly());
-        const auto s = g->sections();
-        EXPECT_EQ(s.size(), static_cast<std::size_t>(rounds)) << g->name() << " made no full progress";
-        all.insert(all.end(), s.begin(), s.end());
-    }
-    expect_turns_without_overlap(all, "go");
+    expect_churn_with_peers(go, sessions, path, rounds, "go");
 }
 
 TEST_F(GoInteropTest, FifoAcrossKinds) {

@@ -38,20 +38,9 @@ TEST_F(KazooInteropTest, MutualExclusionUnderChurnWithKazooLocks) {
         kazoo.push_back(peer(path, name,
                              plus({"--mode", "churn", "--wait-for-go", "--iterations", std::to_string(rounds)},
                                   kazoo_sees_zklock_mutex)));
-    // Everyone starts together: the kazoo clients once connected, the zklock ones once they hold a session.
-    for (auto& k : kazoo) ASSERT_TRUE(k->wait_for("ready"));
     std::vector<std::unique_ptr<Session>> sessions;
     for (int c = 0; c < 2; ++c) sessions.push_back(connect(4000ms));
-    for (auto& k : kazoo) k->go();
-    auto all = zklock_churn(sessions, path, rounds);
-    EXPECT_EQ(all.size(), static_cast<std::size_t>(2 * rounds)) << "zklock made no full progress";
-    for (auto& k : kazoo) {
-        ASSERT_TRUE(k->exited_cleanly());
-        const auto s = k->sections();
-        EXPECT_EQ(s.size(), static_cast<std::size_t>(rounds)) << k->name() << " made no full progress";
-        all.insert(all.end(), s.begin(), s.end());
-    }
-    expect_turns_without_overlap(all, "kazoo");
+    expect_churn_with_peers(kazoo, sessions, path, rounds, "kazoo");
 }
 
 TEST_F(KazooInteropTest, FifoAcrossKinds) {
