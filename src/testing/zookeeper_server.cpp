@@ -53,16 +53,31 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options)
     data_dir_ = options.data_dir.empty() ? directory_ / "data" : std::filesystem::absolute(options.data_dir);
     std::filesystem::create_directories(data_dir_);
     config_path_ = directory_ / "zoo.cfg";
-    const std::uint16_t port = options.port != 0 ? options.port : free_loopback_port();
-    configure(port, directory_ / "zookeeper.log", config_path_);
-    detail::write_text_file(config_path_,
-                            detail::common_zoo_config(data_dir_, port, options.tick_time_ms,
-                                                      options.min_session_timeout_ms, options.max_session_timeout_ms) +
-                                detail::config_lines(options.extra_config));
     launch_ = Launch{options.java, detail::join_classpath(options.classpath, options.logging_classpath),
                      std::move(options.jvm_flags), options.quiet, options.start_timeout};
-    spawn();
-    wait_until_serving(std::chrono::steady_clock::now() + launch_.start_timeout);
+    // A port chosen here was free when it was chosen; another process (a test
+    // running beside this one) may bind it before the server does. Then the
+    // server exits at once, and a new port is chosen, twice at most.
+    for (int attempt = 1;; ++attempt) {
+        const std::uint16_t port = options.port != 0 ? options.port : free_loopback_port();
+        const auto log = directory_ / "zookeeper.log";
+        std::filesystem::remove(log);
+        configure(port, log, config_path_);
+        detail::write_text_file(config_path_,
+                                detail::common_zoo_config(data_dir_, port, options.tick_time_ms,
+                                                          options.min_session_timeout_ms,
+                                                          options.max_session_timeout_ms) +
+                                    detail::config_lines(options.extra_config));
+        try {
+            spawn();
+            wait_until_serving(std::chrono::steady_clock::now() + launch_.start_timeout);
+            return;
+        } catch (const std::runtime_error& e) {
+            const bool port_taken = std::string(e.what()).find("java.net.BindException: Address already in use") !=
+                                    std::string::npos;
+            if (options.port != 0 || !port_taken || attempt == 3) throw;
+        }
+    }
 }
 
 ZooKeeperServer::ZooKeeperServer(std::filesystem::path directory, std::filesystem::path data_dir, std::uint16_t port,
