@@ -18,6 +18,27 @@ lock_capabilities zookeeper_capabilities() noexcept {
     return c;
 }
 
+std::function<void(std::error_code)> within_session_timeout(session_impl& session,
+                                                            std::function<void(std::error_code)> done,
+                                                            std::error_code late) {
+    struct once {
+        std::function<void(std::error_code)> fn;
+        asio::steady_timer timer;
+        void call(std::error_code ec) {
+            timer.cancel();
+            if (auto f = std::exchange(fn, nullptr)) f(ec);
+        }
+    };
+    auto o = std::make_shared<once>(once{std::move(done), asio::steady_timer(session.strand())});
+    auto grace = session.negotiated_timeout();
+    if (grace <= std::chrono::milliseconds::zero()) grace = session.options().session_timeout;
+    o->timer.expires_after(grace);
+    o->timer.async_wait([o, late](boost::system::error_code ec) {
+        if (!ec) o->call(late);
+    });
+    return [o](std::error_code ec) { o->call(ec); };
+}
+
 queue_entry::queue_entry(std::shared_ptr<session_impl> session)
     : session_(std::move(session)),
       losses_(loss_reports::make([s = session_](std::function<void()> fn) { s->post(std::move(fn)); },

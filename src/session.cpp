@@ -1,11 +1,13 @@
-// The Session and the life of its ZooKeeper handle: opening, the session
-// events, expiry (a new handle), closing. The rest of session_impl:
-// session_io.cpp (the C client driven by Asio), session_requests.cpp (the
-// requests), session_janitor.cpp (the deletes the session owns).
+// The life of a Session's ZooKeeper handle: opening, the session events,
+// expiry (a new handle), closing. The rest of session_impl: session_io.cpp
+// (the C client driven by Asio), session_requests.cpp (the requests),
+// session_janitor.cpp (the deletes the session owns); the public Session is
+// session_api.cpp.
 #include "session_impl.hpp"
 
 #include <zklock/detail/client_log.hpp>
 #include <zklock/detail/limits.hpp>
+#include <zklock/detail/session_states.hpp>
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -266,17 +268,11 @@ void session_impl::on_session_watch(zhandle_t* zh, int type, int state, const ch
 }
 
 void session_impl::handle_state(int zstate) {
-    if (zstate == ZOO_CONNECTED_STATE) {
-        // With auth, the session is usable once the server has accepted it: until
-        // the first auth reply, a refused scheme would close the session right
-        // after a "connected".
-        if (auth_pending_ > 0) {
-            awaiting_auth_ = true;
-            return;
-        }
-        on_connected();
-    } else if (zstate == ZOO_CONNECTING_STATE) {
-        if (state_ != session_state::connected) return;
+    switch (on_client_state(state_, zstate, auth_pending_ > 0)) {
+    case client_state_step::nothing: return;
+    case client_state_step::await_auth: awaiting_auth_ = true; return;
+    case client_state_step::connect: return on_connected();
+    case client_state_step::suspend:
         state_ = session_state::suspended;
         notify(session_event::suspended);
         // The server expires the session a session timeout after it last heard from
@@ -286,7 +282,8 @@ void session_impl::handle_state(int zstate) {
         suspend_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
             if (!ec && self->state_ == session_state::suspended) self->notify(session_event::suspended_too_long);
         });
-    } else if (zstate == ZOO_EXPIRED_SESSION_STATE) {
+        return;
+    case client_state_step::expire: {
         state_ = session_state::connecting;
         // The old handle is dead: every node it owned is gone, so are the deletes it still owed.
         auto pending = std::move(janitor_);
@@ -299,27 +296,29 @@ void session_impl::handle_state(int zstate) {
             self->drop_handle();
             self->open_handle();
         });
-    } else if (zstate == ZOO_AUTH_FAILED_STATE) {
-        // The server refused one of our authentications and closed the connection:
-        // every later connection would be refused the same way. Close for good.
+        return;
+    }
+    case client_state_step::close_auth_failed:
+        // Close for good, from the strand.
         post([self = shared_from_this()] {
             if (self->closing_ || self->state_ == session_state::closed) return;
             self->close_reason_ = make_error_code(errc::auth_failed);
             self->close_on_strand();
         });
+        return;
     }
 }
 
 void session_impl::on_connected() {
     const clientid_t* cid = zoo_client_id(zh_);
     const std::int64_t id = cid ? cid->client_id : 0;
-    const bool same = state_ == session_state::suspended && id == session_id_.load();
+    const auto event = connected_event(state_, session_id_.load(), id);
     negotiated_timeout_ms_ = zoo_recv_timeout(zh_);
     last_receive_ = asio::steady_timer::clock_type::now();
     session_id_ = id;
     state_ = session_state::connected;
     suspend_timer_.cancel();
-    notify(same ? session_event::reconnected : session_event::connected);
+    notify(event);
     auto waiters = std::move(connect_waiters_);
     connect_waiters_.clear();
     for (auto& [wid, w] : waiters) w({});
@@ -356,109 +355,5 @@ std::string session_impl::describe() const {
 }
 
 } // namespace detail
-
-// ---- Session ---------------------------------------------------------------------
-
-Subscription::~Subscription() { reset(); }
-
-void Subscription::reset() noexcept {
-    if (auto impl = impl_.lock()) impl->remove_listener(id_);
-    impl_.reset();
-    id_ = 0;
-}
-
-namespace {
-SessionOptions checked(SessionOptions options) {
-    if (const auto check = detail::validate_session_options(options); !check)
-        throw error(check.error, "zklock::Session: " + check.reason);
-    return options;
-}
-} // namespace
-
-Session::Session(SessionOptions options) {
-    options = checked(std::move(options));
-    auto own = detail::own_context::start();
-    auto ex = asio::any_io_executor(own->ioc.get_executor());
-    impl_ = std::make_shared<detail::session_impl>(ex, std::move(options), std::move(own));
-    impl_->post([impl = impl_.get()] { impl->start(); });
-}
-
-Session::Session(executor_type executor, SessionOptions options)
-    : impl_(std::make_shared<detail::session_impl>(std::move(executor), checked(std::move(options)), nullptr)) {
-    impl_->post([impl = impl_.get()] { impl->start(); });
-}
-
-Session::~Session() {
-    impl_->close_and_wait();
-    impl_->shutdown_own_thread();
-}
-
-void Session::close() noexcept { impl_->close_and_wait(); }
-
-session_state Session::state() const noexcept { return impl_->state(); }
-std::int64_t Session::session_id() const noexcept { return impl_->session_id(); }
-std::chrono::milliseconds Session::negotiated_timeout() const noexcept { return impl_->negotiated_timeout(); }
-const SessionOptions& Session::options() const noexcept { return impl_->options(); }
-std::string Session::identity() const { return zklock::identity(impl_->options().auth); }
-Session::executor_type Session::get_executor() const noexcept { return impl_->user_executor(); }
-
-Subscription Session::subscribe(std::function<void(session_event, std::int64_t)> callback) {
-    Subscription s;
-    s.impl_ = impl_;
-    s.id_ = impl_->add_listener(std::move(callback));
-    return s;
-}
-
-void Session::async_connect_impl(asio::any_completion_handler<void(std::error_code)> handler) {
-    struct op {
-        asio::any_completion_handler<void(std::error_code)> handler;
-        asio::steady_timer timer;
-        std::uint64_t waiter = 0;
-        bool done = false;
-    };
-    auto impl = impl_;
-    auto o = std::make_shared<op>(op{std::move(handler), asio::steady_timer(impl->strand()), 0, false});
-    auto finish = [impl, o](std::error_code ec) {
-        if (o->done) return;
-        o->done = true;
-        o->timer.cancel();
-        if (o->waiter) impl->cancel_connect_waiter(o->waiter);
-        detail::post_completion(std::move(o->handler), impl->user_executor(), ec);
-    };
-    auto slot = asio::get_associated_cancellation_slot(o->handler);
-    if (slot.is_connected()) {
-        slot.assign([impl, finish](asio::cancellation_type) {
-            impl->post([finish] { finish(detail::operation_aborted()); });
-        });
-    }
-    impl->post([impl, o, finish] {
-        o->timer.expires_after(impl->options().connect_timeout);
-        o->timer.async_wait([impl, finish](boost::system::error_code ec) {
-            if (!ec) finish(make_error_code(errc::timeout));
-        });
-        o->waiter = impl->when_connected(finish);
-    });
-}
-
-void Session::connect(std::error_code& ec) {
-    if (impl_->on_session_thread()) {
-        ec = make_error_code(errc::would_deadlock);
-        return;
-    }
-    std::promise<std::error_code> p;
-    auto f = p.get_future();
-    async_connect_impl([&p](std::error_code e) { p.set_value(e); });
-    ec = f.get();
-}
-
-void Session::connect() {
-    std::error_code ec;
-    connect(ec);
-    if (ec == errc::timeout)
-        throw error(ec, "could not connect to " + impl_->options().connect + " within " +
-                            std::to_string(impl_->options().connect_timeout.count()) + " ms");
-    if (ec == errc::invalid_argument) throw error(ec, "zklock::Session: invalid connect string '" + impl_->options().connect + "'");
-    throw_if(ec, "zklock::Session::connect");
-}
 
 } // namespace zklock

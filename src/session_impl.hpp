@@ -3,6 +3,7 @@
 // Everything except the members marked thread-safe runs on strand_.
 #pragma once
 
+#include <zklock/detail/node_stat.hpp>
 #include <zklock/session.hpp>
 
 #include "detail/async_support.hpp"
@@ -32,31 +33,21 @@
 
 namespace zklock::detail {
 
-/// Minimal copy of a znode's Stat: what the recipes read.
-struct node_stat {
-    std::int64_t czxid = 0;
-    std::int64_t ctime_ms = 0;
-    std::int64_t ephemeral_owner = 0;
-    std::int32_t version = 0;
-    std::int32_t num_children = 0;
-    std::int32_t cversion = 0;
-    std::int64_t pzxid = 0;
-    std::int64_t mzxid = 0;
-    static node_stat from(const Stat* s) {
-        node_stat n;
-        if (s) {
-            n.czxid = s->czxid;
-            n.ctime_ms = s->ctime;
-            n.ephemeral_owner = s->ephemeralOwner;
-            n.version = s->version;
-            n.num_children = s->numChildren;
-            n.cversion = s->cversion;
-            n.pzxid = s->pzxid;
-            n.mzxid = s->mzxid;
-        }
-        return n;
+/// The Stat the C client gave (all zero for none).
+inline node_stat stat_of(const Stat* s) {
+    node_stat n;
+    if (s) {
+        n.czxid = s->czxid;
+        n.ctime_ms = s->ctime;
+        n.ephemeral_owner = s->ephemeralOwner;
+        n.version = s->version;
+        n.num_children = s->numChildren;
+        n.cversion = s->cversion;
+        n.pzxid = s->pzxid;
+        n.mzxid = s->mzxid;
     }
-};
+    return n;
+}
 
 /// An ACL in the C client's form, owning its strings. The C client serializes
 /// it while a create is submitted, so it only has to outlive that call.

@@ -33,7 +33,7 @@ void session_impl::create(const std::string& path, const std::string& data, int 
             zh_, path.c_str(), data.data(), static_cast<int>(data.size()), acl.get(), flags,
             [](int rc, const char* value, const Stat* stat, const void* d) {
                 auto r = request<string_stat_fn>::take(d);
-                r->fn(rc, rc == ZOK && value ? std::string(value) : std::string(), node_stat::from(stat));
+                r->fn(rc, rc == ZOK && value ? std::string(value) : std::string(), stat_of(stat));
             },
             ctx);
     });
@@ -98,7 +98,7 @@ void session_impl::get_data(const std::string& path, watch_fn on_watch, data_fn 
             auto r = request<data_fn>::take(d);
             std::string data;
             if (rc == ZOK && value && len > 0) data.assign(value, static_cast<std::size_t>(len));
-            r->fn(rc, std::move(data), node_stat::from(stat));
+            r->fn(rc, std::move(data), stat_of(stat));
         };
         return wid ? zoo_awget(zh_, path.c_str(), &session_impl::on_node_watch,
                                reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)), completion, ctx)
@@ -137,7 +137,7 @@ void session_impl::exists(const std::string& path, watch_fn on_watch, stat_fn fn
     }
     submit(std::move(fn), [&](const void* ctx) {
         auto completion = [](int rc, const Stat* stat, const void* d) {
-            request<stat_fn>::take(d)->fn(rc, node_stat::from(stat));
+            request<stat_fn>::take(d)->fn(rc, stat_of(stat));
         };
         return wid ? zoo_awexists(zh_, path.c_str(), &session_impl::on_node_watch,
                                   reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)), completion, ctx)

@@ -84,7 +84,8 @@ void set_contender::do_release(std::function<void(std::error_code)> done) {
     std::vector<multi_op> records;
     if (lock_delay_.count() > 0)
         for (std::size_t i = 0; i < dirs_.size(); ++i)
-            if (auto op = release_record_op(dirs_[i], {}, a->before[i], a->nodes[i])) records.push_back(std::move(*op));
+            if (auto data = release_record_data({}, a->before[i], a->nodes[i]))
+                records.push_back(multi_op{multi_op::kind::set_data, dirs_[i], std::move(*data), 0, -1, nullptr});
     session_->delete_owned_set(paths_of(*a), a->owner, std::move(done), std::move(records));
 }
 

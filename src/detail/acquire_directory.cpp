@@ -1,0 +1,128 @@
+// The acquire machine's reads of the lock directory: a semaphore's permit
+// count (read, claimed, compared), the directory's ACL against the policy,
+// and lock-delay's reads (the directory before the create, the handover
+// before a grant) and its clean-release record.
+#include <zklock/detail/acquire_machine.hpp>
+
+#include <zklock/detail/acl_check.hpp>
+#include <zklock/detail/dialect.hpp>
+#include <zklock/detail/reply_kind.hpp>
+#include <zklock/error.hpp>
+
+#include <zookeeper.h>
+
+namespace zklock::detail {
+
+using kind = acquire_action::kind;
+
+std::string acquire_machine::foreign_semaphore(const std::string& peer) const {
+    return setup_.dir + " is " + peer + ": zklock's Semaphore does not share a path with it (each would admit its own "
+           "permits); give the zklock semaphore another path";
+}
+
+acquire_actions acquire_machine::dir_data_read(int rc, std::string_view data, std::int32_t version) {
+    if (stage_ != stage::waiting || rc != ZOK) return {};  // a missing directory is created with the data
+    if (!split_release_marker(data).base.empty()) {
+        compare_dir_data(data);
+        return {};
+    }
+    // A directory made by someone that stores nothing: claim it. Another first
+    // participant may claim it with another count at the same time, so no
+    // listing decides until the claim settles.
+    claiming_ = true;
+    return {act(kind::claim_dir, {}, version)};
+}
+
+void acquire_machine::compare_dir_data(std::string_view dir_data) {
+    // Lock-delay's clean-release record, if any, is not part of the count.
+    const auto data = split_release_marker(dir_data).base;
+    if (data == setup_.rule.dir_data) return;
+    if (const auto peer = foreign_semaphore_data(data)) {
+        dir_error_ = make_error_code(errc::foreign_recipe);
+        dir_error_detail_ = foreign_semaphore(*peer);
+        return;
+    }
+    dir_error_ = make_error_code(errc::permits_mismatch);
+    dir_error_detail_ = setup_.dir + " is a semaphore with " + data + ", not " + setup_.rule.dir_data;
+}
+
+acquire_actions acquire_machine::dir_claimed(int rc) {
+    if (stage_ != stage::waiting) return {};
+    // Lost the race (or do not know): what the directory holds now decides.
+    if (rc != ZOK) return {act(kind::reread_dir_data)};
+    return dir_data_reread(ZOK, setup_.rule.dir_data);
+}
+
+acquire_actions acquire_machine::dir_data_reread(int rc, std::string_view data) {
+    if (stage_ != stage::waiting) return {};
+    if (rc == ZOK && !data.empty()) {
+        compare_dir_data(data);
+    } else if (rc != ZNONODE && !dir_error_) {
+        dir_error_ = rc == ZOK ? make_error_code(errc::connection_loss) : from_zookeeper(rc);
+        dir_error_detail_ = "could not set the permit count of " + setup_.dir;
+    }
+    // The claim settled: a listing that came meanwhile decides now.
+    claiming_ = false;
+    if (!deferred_listing_) return {};
+    const auto children = std::move(*deferred_listing_);
+    deferred_listing_.reset();
+    return evaluate(ZOK, children);
+}
+
+acquire_actions acquire_machine::dir_acl_read(int rc, const acl_list& actual) {
+    if (stage_ != stage::waiting) return {};
+    if (rc == ZNOAUTH && !dir_error_) {
+        dir_error_ = make_error_code(errc::no_auth);
+        dir_error_detail_ = refused("read the ACL of", setup_.dir);
+        return {};
+    }
+    if (rc != ZOK) return {};  // a missing directory is created with the policy
+    if (const auto excess = first_excess(actual, setup_.expanded_acl); excess && !dir_error_) {
+        dir_error_ = make_error_code(errc::insecure_acl);
+        dir_error_detail_ = "the ACL of " + setup_.dir + " (" + to_string(actual) + ") grants " + to_string(*excess) +
+                            ", more than the ACL policy (" + setup_.acl_text +
+                            "): someone else created it; set its ACL (setAcl) or delete it";
+    }
+    return {};
+}
+
+acquire_actions acquire_machine::dir_before_read(int rc, std::string_view data, const node_stat& st) {
+    if (stage_ == stage::waiting) before_ = directory_read(rc, data, st);
+    return {};
+}
+
+// ---- lock-delay ----------------------------------------------------------------------
+
+acquire_actions acquire_machine::handover_read(int rc, std::string_view data) {
+    if (stage_ != stage::waiting) return {};
+    if (session_gone(rc)) return {};  // the session event decides
+    handover h;
+    h.ahead_before = ahead_;
+    h.ahead_now = ahead_now_;
+    if (rc == ZOK) h.now = split_release_marker(data);
+    h.before = before_;
+    h.exclusive = !setup_.rule.read_write && setup_.rule.permits <= 1;
+    if (rc == ZOK && clean_handover(h)) return grant();
+    // A holder went without releasing (or we cannot tell): it may still be
+    // acting, so wait lock_delay before telling anyone we hold.
+    return {act(kind::start_delay)};
+}
+
+// ---- lock-delay's reads ----------------------------------------------------------------
+
+std::optional<directory_before> directory_read(int rc, std::string_view data, const node_stat& st) {
+    if (rc == ZNONODE) return directory_before{};
+    if (rc != ZOK) return std::nullopt;  // not read: a grant at the first listing counts as after a loss
+    return directory_before{true, st.num_children, st.cversion, st.pzxid, st.mzxid, split_release_marker(data)};
+}
+
+std::optional<std::string> release_record_data(std::string_view rule_data, const std::optional<directory_before>& before,
+                                               std::string_view node) {
+    const auto seq = recognise(node);
+    if (!before || !seq) return std::nullopt;
+    // Whatever the directory held stays (a semaphore's permit count).
+    const auto base = rule_data.empty() ? std::string_view(before->data.base) : rule_data;
+    return with_release_marker(base, seq->sequence);
+}
+
+} // namespace zklock::detail

@@ -1,0 +1,477 @@
+// The acquire protocol (detail/acquire_machine.hpp) step by step, without a
+// server: each test feeds the events a server and a session would give and
+// checks the actions the machine asks for, in order.
+#include <zklock/detail/acquire_machine.hpp>
+#include <zklock/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <zookeeper.h>
+
+#include <string>
+#include <vector>
+
+using namespace zklock;
+using namespace zklock::detail;
+using namespace std::chrono_literals;
+
+namespace {
+
+using words = std::vector<std::string>;
+
+words said(const acquire_actions& actions) {
+    words out;
+    for (const auto& a : actions) out.push_back(to_string(a));
+    return out;
+}
+
+constexpr std::int64_t session_a = 0x100;
+constexpr std::int64_t session_b = 0x200;
+const std::string guid = "0f8fad5b-d9cb-469f-a165-70867728950e";
+const std::string ours = "_c_" + guid + "-lock-0000000005";
+const std::string ahead = "_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-0000000004";
+const std::string further_ahead = "_c_6fa459ea-ee8a-3ca4-894e-db77e160355e-lock-0000000003";
+
+node_stat stat_of(std::int64_t czxid, std::int64_t owner) {
+    node_stat st;
+    st.czxid = czxid;
+    st.ephemeral_owner = owner;
+    return st;
+}
+
+acquire_setup mutex_setup() {
+    acquire_setup s;
+    s.dir = "/locks/a";
+    s.form = *form_of(node_names::zklock, node_role::lock);
+    s.identity = "digest:alice";
+    return s;
+}
+
+/// A machine on a connected session `session_a`, with its setup kept alive.
+struct fixture {
+    explicit fixture(acquire_setup s = mutex_setup()) : setup(std::move(s)), m(setup, guid) {
+        m.session = {session_a, true, false};
+    }
+    /// Connected and created: the node is ours, the pipelined listing is on its way.
+    void create() {
+        EXPECT_EQ(said(m.begin()), (words{"forget_position", "wait_connected create"}));
+        m.connected(acquire_step::create);
+        EXPECT_EQ(said(m.created(ZOK, setup.dir + "/" + ours, stat_of(50, session_a))), (words{"node_known " + ours}));
+    }
+    /// Created and listed behind `ahead`: watching it.
+    void wait_behind_one() {
+        create();
+        EXPECT_EQ(said(m.listed(listing::pipelined, ZOK, {ahead, ours})),
+                  (words{"position #1", "watch_node " + ahead + " #1"}));
+    }
+    acquire_setup setup;
+    acquire_machine m;
+};
+
+} // namespace
+
+// ---- the common path ----------------------------------------------------------------
+
+TEST(AcquireMachine, CreatesAndListsInOneRoundTripAndHoldsWhenFirst) {
+    fixture f;
+    EXPECT_EQ(said(f.m.begin()), (words{"forget_position", "wait_connected create"}));
+    EXPECT_EQ(said(f.m.connected(acquire_step::create)),
+              (words{"create _c_" + guid + "-lock-", "count_attempt", "list pipelined"}));
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "grant " + ours + " #50"}));
+    EXPECT_TRUE(f.m.held());
+}
+
+TEST(AcquireMachine, AWaiterWatchesOnlyItsPredecessorAndItsDeletionAloneGrants) {
+    fixture f;
+    f.create();
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours})),
+              (words{"position #2", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZOK, stat_of(40, session_b))), words{});
+    // Another contender is still ahead (it may hold): the wake-up lists again.
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {further_ahead, ours})),
+              (words{"position #1", "watch_node " + further_ahead + " #3"}));
+    // Now the predecessor is the last blocker: its deletion alone grants, without a listing.
+    EXPECT_EQ(said(f.m.watch_fired(further_ahead, 3, ZOO_DELETED_EVENT)),
+              (words{"count_wakeup", "grant " + ours + " #50"}));
+}
+
+TEST(AcquireMachine, AStaleWatchOrAChangeOfDataDoesNotGrant) {
+    fixture f;
+    f.wait_behind_one();
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 0, ZOO_DELETED_EVENT)), words{});  // an earlier round's watch
+    EXPECT_TRUE(f.m.waiting());
+}
+
+TEST(AcquireMachine, APredecessorAlreadyGoneGrantsAtOnce) {
+    fixture f;
+    f.wait_behind_one();
+    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZNONODE, {})), (words{"grant " + ours + " #50"}));
+}
+
+TEST(AcquireMachine, ASemaphoreWaiterThatIsNotNextListsAgainWhenWoken) {
+    auto s = mutex_setup();
+    s.rule.permits = 2;
+    s.rule.dir_data = "permits=2";
+    fixture f(s);
+    f.m.begin();
+    EXPECT_EQ(said(f.m.connected(acquire_step::create)),
+              (words{"read_dir_data", "create _c_" + guid + "-lock-", "count_attempt", "list pipelined"}));
+    f.m.dir_data_read(ZOK, "permits=2", 3);
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    const std::string third = "_c_3d813cbb-47fb-32ba-91df-831e1593ac29-lock-0000000002";
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {third, further_ahead, ahead, ours})),
+              (words{"position #3", "watch_node " + further_ahead + " #1", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)),
+              (words{"count_wakeup", "count_attempt", "list fresh"}));
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {third, further_ahead, ours})), (words{"position #2",
+              "watch_node " + third + " #3", "watch_node " + further_ahead + " #3"}));
+}
+
+TEST(AcquireMachine, ATryThatWouldWaitGivesUp) {
+    auto s = mutex_setup();
+    s.no_wait = true;
+    fixture f(s);
+    f.create();
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ahead, ours})), (words{"position #1", "give_up"}));
+    EXPECT_EQ(said(f.m.cancel()), (words{"delete_node " + ours + " #256 wait"}));
+}
+
+TEST(AcquireMachine, TheHerdBaselineListsWithAChildWatchAfterTheCreate) {
+    auto s = mutex_setup();
+    s.rule.watch_parent = true;
+    fixture f(s);
+    f.m.begin();
+    EXPECT_EQ(said(f.m.connected(acquire_step::create)), (words{"create _c_" + guid + "-lock-"}));
+    EXPECT_EQ(said(f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a))),
+              (words{"node_known " + ours, "count_attempt", "list fresh watch #1"}));
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {ahead, ours})), (words{"position #1"}));
+    EXPECT_EQ(said(f.m.watch_fired({}, 1, ZOO_CHILD_EVENT)),
+              (words{"count_wakeup", "count_attempt", "list fresh watch #2"}));
+}
+
+TEST(AcquireMachine, ANodeThatIsNotEphemeralAheadFailsInsteadOfWaitingForever) {
+    fixture f;
+    f.wait_behind_one();
+    const auto out = f.m.watch_set(ahead, 1, ZOK, stat_of(40, 0));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].what, acquire_action::kind::fail);
+    EXPECT_EQ(out[0].ec, errc::blocked_by_persistent_node);
+    EXPECT_NE(out[0].detail.find("/locks/a/" + ahead), std::string::npos);
+}
+
+TEST(AcquireMachine, OurNodeDeletedByAnotherBeforeTheGrantQueuesAgain) {
+    fixture g;
+    g.wait_behind_one();
+    EXPECT_EQ(said(g.m.session_changed(session_event::reconnected)), (words{"count_attempt", "list fresh"}));
+    EXPECT_EQ(said(g.m.listed(listing::fresh, ZOK, {ahead})), (words{"requeue"}));
+    EXPECT_EQ(said(g.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), words{});  // over
+}
+
+// ---- every cancellation point -------------------------------------------------------
+
+TEST(AcquireMachine, CancelledBeforeConnectingLeavesNothingToDelete) {
+    fixture f;
+    f.m.begin();
+    EXPECT_EQ(said(f.m.cancel()), (words{"cleaned_up"}));
+    EXPECT_EQ(said(f.m.connected(acquire_step::create)), words{});
+}
+
+TEST(AcquireMachine, CancelledWithTheCreateInFlightWaitsForItsReplyThenDeletesTheNode) {
+    fixture f;
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    EXPECT_EQ(said(f.m.cancel()), words{});
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), words{});  // no grant after a cancel
+    EXPECT_EQ(said(f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a))),
+              (words{"delete_node " + ours + " #256 wait"}));
+}
+
+TEST(AcquireMachine, CancelledWithTheCreateInFlightWhoseReplyIsLostDeletesByGuid) {
+    fixture f;
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.cancel();
+    EXPECT_EQ(said(f.m.created(ZCONNECTIONLOSS, {}, {})), (words{"delete_by_guid " + guid + " #256 wait"}));
+}
+
+TEST(AcquireMachine, CancelledWhileDisconnectedHandsTheDeleteToTheSessionAndCompletesAtOnce) {
+    fixture f;
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.session.connected = false;
+    EXPECT_EQ(said(f.m.cancel()), (words{"delete_by_guid " + guid + " #256", "cleaned_up"}));
+    // The create was applied after all: its node goes too.
+    EXPECT_EQ(said(f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a))), (words{"delete_node " + ours + " #256"}));
+}
+
+TEST(AcquireMachine, CancelledWhileWaitingDeletesItsNode) {
+    fixture f;
+    f.wait_behind_one();
+    EXPECT_EQ(said(f.m.cancel()), (words{"delete_node " + ours + " #256 wait"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), words{});
+    EXPECT_EQ(said(f.m.cancel()), (words{"cleaned_up"}));  // a second cancel: nothing more
+}
+
+TEST(AcquireMachine, CancelledAfterALostCreateReplyDeletesWhateverCarriesItsGuid) {
+    fixture f;
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    EXPECT_EQ(said(f.m.created(ZCONNECTIONLOSS, {}, {})), (words{"wait_connected recover"}));
+    EXPECT_EQ(said(f.m.cancel()), (words{"delete_by_guid " + guid + " #256 wait"}));
+    EXPECT_EQ(said(f.m.connected(acquire_step::recover)), words{});
+}
+
+TEST(AcquireMachine, CancelledWhileTheHandoverIsCheckedDeletesItsNodeAndNeverGrants) {
+    auto s = mutex_setup();
+    s.rule.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "read_handover"}));
+    EXPECT_EQ(said(f.m.cancel()), (words{"delete_node " + ours + " #256 wait"}));
+    EXPECT_EQ(said(f.m.handover_read(ZOK, "")), words{});
+    EXPECT_EQ(said(f.m.delay_elapsed()), words{});
+}
+
+// ---- a lost create reply --------------------------------------------------------------
+
+TEST(AcquireMachine, ALostCreateReplyFindsTheNodeByItsGuidBeforeCreatingAgain) {
+    fixture f;
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZCONNECTIONLOSS, {})), words{});  // the create's reply acts
+    EXPECT_EQ(said(f.m.created(ZCONNECTIONLOSS, {}, {})), (words{"wait_connected recover"}));
+    EXPECT_EQ(said(f.m.connected(acquire_step::recover)), (words{"count_attempt", "list recover"}));
+    EXPECT_EQ(said(f.m.listed(listing::recover, ZOK, {ahead, ours})), (words{"read_token " + ours}));
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
+              (words{"node_known " + ours, "position #1", "watch_node " + ahead + " #1"}));
+}
+
+TEST(AcquireMachine, ALostCreateReplyWhoseCreateWasNotAppliedCreatesAgain) {
+    fixture f;
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.created(ZCONNECTIONLOSS, {}, {});
+    f.m.connected(acquire_step::recover);
+    EXPECT_EQ(said(f.m.listed(listing::recover, ZOK, {ahead})),
+              (words{"create _c_" + guid + "-lock-", "count_attempt", "list pipelined"}));
+}
+
+TEST(AcquireMachine, ALostCreateReplyOnANewSessionCreatesAgainWithoutLooking) {
+    fixture f;
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.created(ZCONNECTIONLOSS, {}, {});
+    f.m.session.id = session_b;  // the old session expired: its ephemeral node is gone
+    EXPECT_EQ(said(f.m.connected(acquire_step::recover)),
+              (words{"create _c_" + guid + "-lock-", "count_attempt", "list pipelined"}));
+    EXPECT_EQ(said(f.m.cancel()), (words{}));  // the new create is in flight: its reply decides
+    EXPECT_EQ(said(f.m.created(ZOK, "/locks/a/" + ours, stat_of(60, session_b))),
+              (words{"delete_node " + ours + " #512 wait"}));
+}
+
+// ---- the session ------------------------------------------------------------------------
+
+TEST(AcquireMachine, ExpiryWhileWaitingQueuesAgainAndTheOldAttemptGoesQuiet) {
+    fixture f;
+    f.wait_behind_one();
+    EXPECT_EQ(said(f.m.session_changed(session_event::expired)), (words{"requeue"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), words{});
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {ours})), words{});
+}
+
+TEST(AcquireMachine, ANodeOfAnExpiredSessionIsNotGranted) {
+    fixture f;
+    f.wait_behind_one();
+    f.m.session.id = session_b;  // expired between the listing and the wake-up
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "requeue"}));
+}
+
+TEST(AcquireMachine, ACloseWhileWaitingFailsWithTheCloseReason) {
+    fixture f;
+    f.wait_behind_one();
+    const auto out = f.m.session_changed(session_event::closed, make_error_code(errc::auth_failed));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].what, acquire_action::kind::fail);
+    EXPECT_EQ(out[0].ec, errc::auth_failed);
+}
+
+TEST(AcquireMachine, AHolderLearnsOfExpiryAndOfItsNodeDeletedByAnother) {
+    fixture f;
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {ours});
+    ASSERT_TRUE(f.m.held());
+    EXPECT_EQ(said(f.m.own_watch_fired(ZOO_DELETED_EVENT)), (words{"node_gone"}));
+    EXPECT_TRUE(f.m.node_gone());
+    // The session survived: someone else deleted it.
+    EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)), (words{"lose " + make_error_code(errc::node_deleted).message()}));
+
+    fixture g;
+    g.create();
+    g.m.listed(listing::pipelined, ZOK, {ours});
+    EXPECT_EQ(said(g.m.session_changed(session_event::expired)),
+              (words{"lose " + make_error_code(errc::session_expired).message()}));
+}
+
+TEST(AcquireMachine, AHolderSuspendedTooLongLosesOnlyWhenToldToAndThenDeletesItsNode) {
+    fixture f;
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {ours});
+    EXPECT_EQ(said(f.m.session_changed(session_event::suspended_too_long)), words{});
+    auto s = mutex_setup();
+    s.lose_on_suspension = true;
+    fixture g(s);
+    g.create();
+    g.m.listed(listing::pipelined, ZOK, {ours});
+    EXPECT_EQ(said(g.m.session_changed(session_event::suspended_too_long)),
+              (words{"lose " + make_error_code(errc::connection_suspended).message()}));
+    EXPECT_EQ(said(g.m.lost(make_error_code(errc::connection_suspended))),
+              (words{"forget_position", "delete_node " + ours + " #256"}));
+}
+
+// ---- a vanished container parent --------------------------------------------------------
+
+TEST(AcquireMachine, AVanishedParentIsCreatedAgainAFewTimesThenTheAcquireFails) {
+    fixture f;
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_EQ(said(f.m.listed(listing::pipelined, ZNONODE, {})), words{});
+        ASSERT_EQ(said(f.m.created(ZNONODE, {}, {})), (words{"ensure_parents"}));
+        EXPECT_EQ(said(f.m.parents_ensured(ZOK, "/locks")),
+                  (words{"create _c_" + guid + "-lock-", "count_attempt", "list pipelined"}));
+    }
+    const auto out = f.m.created(ZNONODE, {}, {});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].what, acquire_action::kind::fail);
+    EXPECT_EQ(out[0].ec, errc::no_node);
+}
+
+TEST(AcquireMachine, AMissingChrootIsNamed) {
+    auto s = mutex_setup();
+    s.chroot = "/tenant";
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.created(ZNONODE, {}, {});
+    const auto out = f.m.parents_ensured(ZNONODE, "/locks");
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_NE(out[0].detail.find("the chroot /tenant"), std::string::npos) << out[0].detail;
+}
+
+TEST(AcquireMachine, TheLockDirectoryDeletedUnderAWaiterQueuesAgain) {
+    fixture f;
+    f.wait_behind_one();
+    f.m.session_changed(session_event::reconnected);
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZNONODE, {})), (words{"requeue"}));
+}
+
+// ---- the permit count ---------------------------------------------------------------------
+
+namespace {
+acquire_setup semaphore_setup() {
+    auto s = mutex_setup();
+    s.rule.permits = 2;
+    s.rule.dir_data = "permits=2";
+    return s;
+}
+} // namespace
+
+TEST(AcquireMachine, APermitCountThatDisagreesFailsTheFirstListing) {
+    fixture f(semaphore_setup());
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    EXPECT_EQ(said(f.m.dir_data_read(ZOK, "permits=3", 4)), words{});
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    const auto out = f.m.listed(listing::pipelined, ZOK, {ours});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].what, acquire_action::kind::fail);
+    EXPECT_EQ(out[0].ec, errc::permits_mismatch);
+    EXPECT_EQ(out[0].detail, "/locks/a is a semaphore with permits=3, not permits=2");
+}
+
+TEST(AcquireMachine, AnEmptyDirectoryIsClaimedAndNoListingDecidesUntilTheClaimSettles) {
+    fixture f(semaphore_setup());
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    EXPECT_EQ(said(f.m.dir_data_read(ZOK, "", 7)), (words{"claim_dir #7"}));
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), words{});
+    EXPECT_EQ(said(f.m.dir_claimed(ZOK)), (words{"position", "grant " + ours + " #50"}));
+}
+
+TEST(AcquireMachine, AClaimLostToAnotherCountFails) {
+    fixture f(semaphore_setup());
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.dir_data_read(ZOK, "", 7);
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    f.m.listed(listing::pipelined, ZOK, {ours});
+    EXPECT_EQ(said(f.m.dir_claimed(ZBADVERSION)), (words{"reread_dir_data"}));
+    const auto out = f.m.dir_data_reread(ZOK, "permits=5");
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].ec, errc::permits_mismatch);
+}
+
+TEST(AcquireMachine, APeersSemaphoreOnThePathIsRefused) {
+    fixture f(semaphore_setup());
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.dir_data_read(ZOK, "permits=2", 4);
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    const auto out = f.m.listed(listing::pipelined, ZOK, {"leases", ours});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].ec, errc::foreign_recipe);
+}
+
+// ---- the directory's ACL -------------------------------------------------------------------
+
+TEST(AcquireMachine, ADirectoryThatGrantsMoreThanThePolicyFailsTheAcquire) {
+    auto s = mutex_setup();
+    s.expanded_acl = {acl_entry{"digest", "alice:x", perms::all}};
+    s.acl_text = "digest:alice:x:cdrwa";
+    fixture f(s);
+    f.m.begin();
+    EXPECT_EQ(said(f.m.connected(acquire_step::create)),
+              (words{"read_dir_acl", "create _c_" + guid + "-lock-", "count_attempt", "list pipelined"}));
+    f.m.dir_acl_read(ZOK, {acl_entry{"world", "anyone", perms::all}});
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    const auto out = f.m.listed(listing::pipelined, ZOK, {ours});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].ec, errc::insecure_acl);
+}
+
+// ---- lock-delay -------------------------------------------------------------------------------
+
+TEST(AcquireMachine, LockDelayGrantsAtOnceAfterACleanReleaseAndRecordsItsOwn) {
+    auto s = mutex_setup();
+    s.rule.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    EXPECT_EQ(said(f.m.connected(acquire_step::create)),
+              (words{"read_dir_before", "create _c_" + guid + "-lock-", "count_attempt", "list pipelined"}));
+    f.m.dir_before_read(ZNONODE, {}, {});  // a new lock: nobody held it
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "read_handover"}));
+    EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"grant " + ours + " #50"}));
+    EXPECT_EQ(said(f.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait record=" +
+                                                                 with_release_marker("", 5)}));
+}
+
+TEST(AcquireMachine, LockDelayWaitsWhenTheHolderAheadLeftWithoutAReleaseRecord) {
+    auto s = mutex_setup();
+    s.rule.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.dir_before_read(ZOK, "", stat_of(0, 0));
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ahead, ours})), (words{"position #1", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "read_handover"}));
+    EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"start_delay"}));  // no record of its release
+    EXPECT_EQ(said(f.m.delay_elapsed()), (words{"grant " + ours + " #50"}));
+}
