@@ -32,16 +32,29 @@ std::error_code validate_lock_name(std::string_view name, std::string* reason) {
 
 Lock::Lock(std::shared_ptr<detail::lock_backend> backend) : backend_(std::move(backend)) {}
 
+Lock::Lock(std::shared_ptr<detail::lock_backend> backend, std::string subject)
+    : backend_(std::move(backend)), subject_(std::move(subject)) {}
+
 Lock& Lock::operator=(Lock&& other) noexcept {
     if (this != &other) {
         if (backend_) backend_->shutdown();
         backend_ = std::move(other.backend_);
+        subject_ = std::move(other.subject_);
     }
     return *this;
 }
 
 Lock::~Lock() {
     if (backend_) backend_->shutdown();
+}
+
+void Lock::throw_failure(const std::error_code& ec, const char* op) const {
+    if (!ec) return;
+    std::string what = std::string("zklock::Lock::") + op + (subject_.empty() ? "" : " " + subject_);
+    if (ec == errc::already_acquiring)
+        throw error(ec, what + ": this object already holds or waits for the lock");
+    const auto detail = backend_->failure_detail();
+    throw error(ec, what + (detail.empty() ? std::string() : " (" + detail + ")"));
 }
 
 bool Lock::acquire_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
@@ -54,9 +67,7 @@ void Lock::lock(std::error_code& ec) { acquire_blocking(std::nullopt, false, ec)
 void Lock::lock() {
     std::error_code ec;
     lock(ec);
-    if (ec == errc::already_acquiring)
-        throw error(ec, "zklock::Lock::lock: this Lock already holds or waits");
-    throw_if(ec, "zklock::Lock::lock");
+    throw_failure(ec, "lock");
 }
 
 bool Lock::try_lock(std::error_code& ec) { return acquire_blocking(std::nullopt, true, ec); }
@@ -64,9 +75,11 @@ bool Lock::try_lock(std::error_code& ec) { return acquire_blocking(std::nullopt,
 bool Lock::try_lock() {
     std::error_code ec;
     const bool ok = try_lock(ec);
-    throw_if(ec, "zklock::Lock::try_lock");
+    throw_failure(ec, "try_lock");
     return ok;
 }
+
+std::string Lock::failure_detail() const { return backend_->failure_detail(); }
 
 void Lock::unlock() noexcept { backend_->release({}); }
 

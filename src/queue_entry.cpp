@@ -46,6 +46,10 @@ queue_entry::queue_entry(std::shared_ptr<session_impl> session)
 
 void queue_entry::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
                           acquire_callback callback) {
+    if (refusal_) {
+        callback(refusal_, false);
+        return;
+    }
     if (session_->state() == session_state::closed) {
         // Nothing runs the session any more (its thread may be gone): answer here.
         callback(make_error_code(errc::session_closed), false);
@@ -121,6 +125,11 @@ void queue_entry::on_lost(std::function<void(std::error_code)> callback) { losse
 
 void queue_entry::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
     losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->phase_ == phase::held; });
+}
+
+void queue_entry::refuse(std::error_code ec, std::string reason) {
+    refusal_ = ec;
+    set_failure_detail(std::move(reason));
 }
 
 std::string queue_entry::failure_detail() const {

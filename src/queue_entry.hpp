@@ -55,7 +55,10 @@ public:
     void on_lost(std::function<void(std::error_code)> callback) override;
     void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override;
     /// Why the last acquire failed, in words; empty when it did not.
-    std::string failure_detail() const;
+    std::string failure_detail() const override;
+    /// Every acquire fails with `ec` (a recipe's bad input, found at
+    /// construction), and failure_detail() says `reason`. Before any acquire.
+    void refuse(std::error_code ec, std::string reason);
     lock_stats stats() const noexcept override;
     const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
     /// Called on the strand with each lock_event of this object (Mutex::on_event).
@@ -145,6 +148,7 @@ protected:
 private:
     void emit(lock_event e);
 
+    std::error_code refusal_;  // set once, before any acquire (refuse())
     std::atomic<std::uint64_t> next_waiter_id_{1};  // acquires' ids, for their cancellation slots
     // strand only
     std::function<void(lock_event)> event_callback_;

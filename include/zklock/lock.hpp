@@ -76,17 +76,28 @@ public:
     virtual lock_capabilities capabilities() const noexcept = 0;
     /// Callable from any thread.
     virtual lock_stats stats() const noexcept = 0;
+    /// Why the last acquire failed, in words; empty when it did not (or the
+    /// backend has nothing to add to the error code). Callable from any thread.
+    virtual std::string failure_detail() const { return {}; }
 };
 
 } // namespace detail
 
-/// A lock on any backend, with the interface of zklock::Mutex: Lockable and
-/// TimedLockable (std::unique_lock works), error_code overloads, Asio completion
-/// tokens with per-operation cancellation, fencing tokens and loss reports.
-/// Made by a LockService (see open_lock_service()).
+/// A lock on any backend: Lockable and TimedLockable (std::unique_lock,
+/// std::scoped_lock and std::lock_guard work), error_code overloads, Asio
+/// completion tokens with per-operation cancellation, fencing tokens and loss
+/// reports. Made by a LockService (see open_lock_service()); zklock::Mutex and
+/// zklock::MultiMutex are Locks with ZooKeeper's extras.
 ///
-/// Thread-safety: members may be called from any thread. Blocking members fail
-/// with errc::would_deadlock on the backend's own I/O thread.
+/// A Lock object is one contender: it holds or waits for the lock at most once
+/// at a time. Acquiring again while it holds or waits fails with
+/// errc::already_acquiring (blocking forms throw zklock::error with that code,
+/// which compares equal to std::errc::resource_deadlock_would_occur, as
+/// std::mutex reports a second lock).
+///
+/// Thread-safety: members may be called from any thread. Blocking members need
+/// the backend's executor to be run by another thread; called on that thread
+/// they fail with errc::would_deadlock.
 class ZKLOCK_EXPORT Lock {
 public:
     explicit Lock(std::shared_ptr<detail::lock_backend> backend);
@@ -95,76 +106,115 @@ public:
     /// Releases if held, cancels a pending acquire.
     ~Lock();
 
+    /// Blocks until acquired. Throws zklock::error on failure, with
+    /// failure_detail() in its message.
     void lock();
     void lock(std::error_code& ec);
+    /// Acquires only if the lock is free right now. On ZooKeeper this needs a
+    /// connected session (otherwise errc::connection_loss).
     bool try_lock();
     bool try_lock(std::error_code& ec);
+    /// Waits at most `timeout`; false when it passed (nothing is left behind).
+    /// As std::timed_mutex: a timeout of zero or less tries once, like
+    /// try_lock(); one too long for the clock (hours::max()) waits without a deadline.
     template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
         std::error_code ec;
         const bool ok = try_lock_for(timeout, ec);
-        throw_if(ec, "zklock::Lock::try_lock_for");
+        throw_failure(ec, "try_lock_for");
         return ok;
     }
-    /// As std::timed_mutex: zero or less tries once; hours::max() waits without a deadline.
     template <class Rep, class Period>
     bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::error_code& ec) {
         return acquire_blocking(detail::deadline_after(timeout), false, ec);
     }
     template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
         std::error_code ec;
-        const bool ok = acquire_blocking(detail::deadline_at(t), false, ec);
-        throw_if(ec, "zklock::Lock::try_lock_until");
+        const bool ok = try_lock_until(t, ec);
+        throw_failure(ec, "try_lock_until");
         return ok;
     }
-    /// Never throws; does nothing when not held.
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t, std::error_code& ec) {
+        return acquire_blocking(detail::deadline_at(t), false, ec);
+    }
+    /// Releases the lock; never throws. Does nothing when not held.
     void unlock() noexcept;
 
-    /// void(std::error_code). Cancellation: terminal, partial, total.
+    /// Acquires asynchronously. Signature: void(std::error_code).
+    /// Cancellation (terminal, partial, total): the acquire stops, nothing is
+    /// left behind, and the handler gets std::errc::operation_canceled.
     template <class CompletionToken> auto async_lock(CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
             [this](auto handler) { async_lock_impl(std::move(handler)); }, token);
     }
-    /// void(std::error_code, bool acquired): acquired is false, without an error, when
-    /// `timeout` passed. Cancellation: terminal, partial, total.
+    /// Like async_lock with a deadline. Signature: void(std::error_code, bool acquired);
+    /// acquired is false, without an error, when `timeout` passed. Cancellation as async_lock.
     template <class Rep, class Period, class CompletionToken>
     auto async_try_lock_for(const std::chrono::duration<Rep, Period>& timeout, CompletionToken&& token) {
         const auto deadline = detail::deadline_after(timeout);
         return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
             [this, deadline](auto handler) { async_try_lock_impl(deadline, false, std::move(handler)); }, token);
     }
-    /// void(std::error_code, bool acquired): only if free now.
+    /// Acquires only if the lock is free right now. Signature:
+    /// void(std::error_code, bool acquired). Cancellation as async_lock.
     template <class CompletionToken> auto async_try_lock(CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
             [this](auto handler) { async_try_lock_impl(std::nullopt, true, std::move(handler)); }, token);
     }
-    /// void(std::error_code): completes when the release is confirmed.
+    /// Releases and completes when the server confirmed it. Signature:
+    /// void(std::error_code): errc::not_held when not held; on ZooKeeper,
+    /// session_expired or session_closed when the session went first (the node
+    /// is gone either way), errc::timeout when no server confirmed the delete
+    /// within the session timeout (the session keeps the delete and retries it
+    /// once a server answers; until then the server may still count this
+    /// client as the holder).
     template <class CompletionToken> auto async_unlock(CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
             [this](auto handler) { async_unlock_impl(std::move(handler)); }, token);
     }
-    /// void(std::error_code): the loss reason; {} when unlocked first;
-    /// errc::not_held when not held at the call. Each call waits on its own:
-    /// cancelling one (terminal, partial, total) completes only that one, with
-    /// std::errc::operation_canceled.
+    /// Completes when the current hold ends. Signature: void(std::error_code):
+    /// the loss reason (see is_lock_lost()), or an empty code when unlock() ends
+    /// the hold first (a wait started while holding completes as unlock() is
+    /// called). Started when nothing is held (before the grant, or after
+    /// unlock()), it completes at once with errc::not_held. Each call waits on
+    /// its own: cancelling one (terminal, partial, total) completes only that
+    /// one, with std::errc::operation_canceled.
     template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
             [this](auto handler) { async_wait_lost_impl(std::move(handler)); }, token);
     }
     /// Adds `callback` to the ones called, posted to the backend's executor,
-    /// every time a hold is lost (is_held() already false there); every
-    /// callback added is called. Never called after the Lock is destroyed.
+    /// every time a hold is lost (not when it is unlocked; is_held() is
+    /// already false there); every callback added is called. Register before
+    /// acquiring. Never called after the Lock is destroyed.
     void on_lost(std::function<void(std::error_code)> callback);
 
+    /// True while this object holds the lock; turns false at unlock() or loss.
     bool is_held() const noexcept;
-    /// A token that increases with every grant of this lock (see capabilities()
-    /// for whether it survives server failover).
+    /// A token that increases with every grant of this lock while held, 0
+    /// otherwise (see capabilities() for whether it survives server failover).
+    /// A resource guarded by the lock should remember the highest token it has
+    /// seen and refuse writes that carry a lower one (include/zklock/fencing.hpp).
     std::int64_t fencing_token() const noexcept;
     lock_capabilities capabilities() const noexcept;
     /// What this lock has done so far: grants, requests, wake-ups, polling
     /// retries, time waited and held (lock_stats).
     lock_stats stats() const noexcept;
+    /// Why the last acquire failed, in words (on ZooKeeper: the path that
+    /// refused it and the identity it was refused to, the ACL that is too open,
+    /// the node that blocks the queue, the bad input). Empty when the last
+    /// acquire did not fail. Never holds a secret.
+    std::string failure_detail() const;
+
+protected:
+    /// `subject` names the lock in the messages of what the blocking forms throw.
+    Lock(std::shared_ptr<detail::lock_backend> backend, std::string subject);
+    const std::shared_ptr<detail::lock_backend>& backend() const noexcept { return backend_; }
 
 private:
+    /// Throws zklock::error for `ec` (if set) from operation `op`, naming the
+    /// subject and the failure detail.
+    void throw_failure(const std::error_code& ec, const char* op) const;
     bool acquire_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
                           std::error_code& ec);
     void async_lock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
@@ -174,6 +224,7 @@ private:
     void async_wait_lost_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
 
     std::shared_ptr<detail::lock_backend> backend_;
+    std::string subject_;
 };
 
 /// A connection to one lock service that makes locks by name.

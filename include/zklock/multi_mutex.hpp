@@ -5,6 +5,7 @@
 #include <zklock/detail/limits.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
+#include <zklock/lock.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/session.hpp>
 
@@ -73,7 +74,7 @@ struct MultiMutexOptions {
 /// errc::invalid_path.
 ///
 /// Thread-safety, blocking members, Lockable / TimedLockable: as Mutex.
-class ZKLOCK_EXPORT MultiMutex {
+class ZKLOCK_EXPORT MultiMutex : public Lock {
 public:
     /// Throws zklock::error (errc::invalid_path, errc::invalid_argument) on bad input.
     MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options = {});
@@ -81,98 +82,25 @@ public:
     MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options, std::error_code& ec);
     MultiMutex(const MultiMutex&) = delete;
     MultiMutex& operator=(const MultiMutex&) = delete;
-    /// Releases the set if held and cancels a pending acquire.
-    ~MultiMutex();
 
-    void lock();
-    void lock(std::error_code& ec);
-    /// Acquires only if every lock is free right now. Needs a connected session.
-    bool try_lock();
-    bool try_lock(std::error_code& ec);
-    template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-        std::error_code ec;
-        const bool ok = try_lock_within(detail::deadline_after(timeout), ec);
-        throw_if(ec, "zklock::MultiMutex::try_lock_for");
-        return ok;
-    }
-    template <class Rep, class Period>
-    bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::error_code& ec) {
-        return try_lock_within(detail::deadline_after(timeout), ec);
-    }
-    template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
-        std::error_code ec;
-        const bool ok = try_lock_within(detail::deadline_at(t), ec);
-        throw_if(ec, "zklock::MultiMutex::try_lock_until");
-        return ok;
-    }
-    template <class Clock, class Duration>
-    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t, std::error_code& ec) {
-        return try_lock_within(detail::deadline_at(t), ec);
-    }
-    /// Releases every lock of the set; never throws. Does nothing when not held.
-    void unlock() noexcept;
+    // Lock's members act on the whole set: try_lock acquires only if every
+    // lock is free right now; unlock and async_unlock delete every node with
+    // one transaction; fencing_token() is, while held, the zxid of the
+    // transaction that created the set's nodes (the czxid of every one of
+    // them), comparable with the tokens of every lock of the ensemble.
 
-    /// Signature: void(std::error_code). Cancellation (terminal, partial,
-    /// total): every node goes, the handler gets std::errc::operation_canceled.
-    template <class CompletionToken> auto async_lock(CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
-            [this](auto handler) { async_lock_impl(std::move(handler)); }, token);
-    }
-    /// Signature: void(std::error_code, bool acquired). Cancellation as async_lock.
-    template <class CompletionToken> auto async_try_lock(CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
-            [this](auto handler) { async_try_lock_impl(std::nullopt, true, std::move(handler)); }, token);
-    }
-    /// Signature: void(std::error_code, bool acquired): false without an error
-    /// when `timeout` passed. Cancellation as async_lock.
-    template <class Rep, class Period, class CompletionToken>
-    auto async_try_lock_for(const std::chrono::duration<Rep, Period>& timeout, CompletionToken&& token) {
-        const auto deadline = detail::deadline_after(timeout);
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
-            [this, deadline](auto handler) { async_try_lock_impl(deadline, false, std::move(handler)); }, token);
-    }
-    /// Signature: void(std::error_code): completes when the transaction that
-    /// deletes every node has committed (errors as Mutex::async_unlock).
-    template <class CompletionToken> auto async_unlock(CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
-            [this](auto handler) { async_unlock_impl(std::move(handler)); }, token);
-    }
-    /// Signature: void(std::error_code): the loss reason, {} after unlock(),
-    /// errc::not_held when not held. Cancellation: terminal, partial, total.
-    template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
-            [this](auto handler) { async_wait_lost_impl(std::move(handler)); }, token);
-    }
-    /// Called on the session's executor every time a hold of the set is lost.
-    void on_lost(std::function<void(std::error_code)> callback);
-
-    bool is_held() const noexcept;
-    /// While held: the zxid of the transaction that created the set's nodes
-    /// (the czxid of every one of them); 0 otherwise. Comparable with the
-    /// tokens of every lock of the ensemble (Mutex::fencing_token()).
-    std::int64_t fencing_token() const noexcept;
     /// The lock paths, in the order given.
     const std::vector<std::string>& paths() const noexcept { return paths_; }
     /// Per lock path, our node's full path while acquiring (once created) or held.
     std::vector<std::string> node_paths() const;
     /// Per lock path, our place in its queue as of its last listing (0 = first).
     std::vector<std::optional<std::size_t>> queue_positions() const;
-    lock_stats stats() const;
-    /// Why the last acquire failed, in words; empty when it did not.
-    std::string failure_detail() const;
 
 private:
     MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options, std::error_code* ec);
-    bool try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec);
-    void async_lock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
-    void async_try_lock_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
-                             boost::asio::any_completion_handler<void(std::error_code, bool)> handler);
-    void async_unlock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
-    void async_wait_lost_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
+    MultiMutex(std::shared_ptr<detail::set_contender> engine, std::vector<std::string> paths);
 
     std::vector<std::string> paths_;
-    std::error_code config_error_;
-    std::string config_reason_;
     std::shared_ptr<detail::set_contender> engine_;
 };
 

@@ -6,6 +6,7 @@
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
+#include <zklock/lock.hpp>
 #include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/node_names.hpp>
@@ -97,12 +98,15 @@ struct MutexOptions {
 ///   deletion of its node before the session's end, and is told session_expired,
 ///   not node_deleted.
 ///
-/// A Mutex object is one place in the queue: it holds or waits for the lock at most
-/// once at a time. Acquiring again while it holds or waits fails with
-/// errc::already_acquiring (blocking forms throw zklock::error with that code,
-/// which compares equal to std::errc::resource_deadlock_would_occur, as std::mutex
-/// reports a second lock). Give each thread its own
-/// Mutex (sharing one Session is fine) or use RecursiveMutex.
+/// A Mutex is a zklock::Lock on ZooKeeper (lock.hpp: lock, try_lock,
+/// try_lock_for, try_lock_until, unlock, the async_ forms, on_lost, is_held,
+/// fencing_token, stats, failure_detail) with the queue's extras: the node's
+/// path, the queue position, the contenders, per-lock events.
+///
+/// A Mutex object is one place in the queue: it holds or waits for the lock at
+/// most once at a time (a second acquire fails with errc::already_acquiring).
+/// Give each thread its own Mutex (sharing one Session is fine) or use
+/// RecursiveMutex.
 ///
 /// A Mutex keeps the session's state alive, so it may outlive the Session object:
 /// destroying the Session closes the session (a held lock is lost: session_closed)
@@ -110,13 +114,18 @@ struct MutexOptions {
 /// ones complete through the session's executor, which a Session with its own
 /// thread no longer runs).
 ///
+/// The fencing token is the czxid of our lock node while held: it increases
+/// across every holder of every lock on the ensemble, and keeps increasing when
+/// the lock's parent is deleted and re-created (sequence numbers restart then).
+/// PostgresFence, RedisFence and `zklock fence` check it (fencing.hpp).
+///
 /// Thread-safety: members may be called from any thread. Blocking members need the
 /// session's executor to be run by another thread (a Session without an executor
 /// runs its own); called on that thread they fail with errc::would_deadlock.
 ///
 /// Satisfies Lockable and TimedLockable: std::unique_lock, std::scoped_lock and
 /// std::lock_guard work.
-class ZKLOCK_EXPORT Mutex {
+class ZKLOCK_EXPORT Mutex : public Lock {
 public:
     /// `path` is the lock's znode, e.g. "/locks/orders-42". Bad input is refused
     /// here, before any server call: throws zklock::error with a reason and
@@ -124,98 +133,10 @@ public:
     /// large, an invalid ACL).
     Mutex(Session& session, std::string path, MutexOptions options = {});
     /// Same, reporting bad input in `ec` (the object is then unusable: every
-    /// acquire fails with that error).
+    /// acquire fails with that error, and failure_detail() says why).
     Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec);
     Mutex(const Mutex&) = delete;
     Mutex& operator=(const Mutex&) = delete;
-
-    /// Releases the lock if held and cancels a pending acquire (asynchronously:
-    /// the session owns the delete).
-    ~Mutex();
-
-    /// Blocks until acquired. Throws zklock::error on failure.
-    void lock();
-    void lock(std::error_code& ec);
-    /// Acquires only if the lock is free right now (our node would be first).
-    /// Needs a connected session: otherwise errc::connection_loss.
-    bool try_lock();
-    bool try_lock(std::error_code& ec);
-    /// Waits at most `timeout`; false when it passed (the node is deleted first).
-    /// As std::timed_mutex: a timeout of zero or less tries once, like try_lock();
-    /// one too long for the clock (hours::max()) waits without a deadline.
-    template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
-        std::error_code ec;
-        const bool ok = try_lock_within(detail::deadline_after(timeout), ec);
-        throw_if(ec, "zklock::Mutex::try_lock_for " + path_);
-        return ok;
-    }
-    template <class Rep, class Period>
-    bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::error_code& ec) {
-        return try_lock_within(detail::deadline_after(timeout), ec);
-    }
-    template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
-        std::error_code ec;
-        const bool ok = try_lock_within(detail::deadline_at(t), ec);
-        throw_if(ec, "zklock::Mutex::try_lock_until " + path_);
-        return ok;
-    }
-    template <class Clock, class Duration>
-    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t, std::error_code& ec) {
-        return try_lock_within(detail::deadline_at(t), ec);
-    }
-    /// Releases the lock; never throws. Does nothing when not held.
-    void unlock() noexcept;
-
-    /// Acquires asynchronously. Signature: void(std::error_code).
-    /// Cancellation (terminal, partial, total): the acquire stops, its node is
-    /// deleted, and the handler gets std::errc::operation_canceled.
-    template <class CompletionToken> auto async_lock(CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
-            [this](auto handler) { async_lock_impl(std::move(handler)); }, token);
-    }
-
-    /// Acquires only if the lock is free right now. Signature:
-    /// void(std::error_code, bool acquired). Needs a connected session
-    /// (otherwise errc::connection_loss). Cancellation as async_lock.
-    template <class CompletionToken> auto async_try_lock(CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
-            [this](auto handler) { async_try_lock_impl(std::nullopt, true, std::move(handler)); }, token);
-    }
-
-    /// Like async_lock with a deadline. Signature: void(std::error_code, bool acquired);
-    /// acquired is false, without an error, when `timeout` passed. Cancellation as async_lock.
-    template <class Rep, class Period, class CompletionToken>
-    auto async_try_lock_for(const std::chrono::duration<Rep, Period>& timeout, CompletionToken&& token) {
-        const auto deadline = detail::deadline_after(timeout);
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
-            [this, deadline](auto handler) { async_try_lock_impl(deadline, false, std::move(handler)); }, token);
-    }
-
-    /// Releases and completes when the delete has committed. Signature:
-    /// void(std::error_code): errc::not_held when not held; session_expired or
-    /// session_closed when the session went first (the node is gone either way);
-    /// errc::timeout when no server confirmed the delete within the session
-    /// timeout (the session keeps the delete and retries it once a server
-    /// answers; until then the server may still count this client as the holder).
-    template <class CompletionToken> auto async_unlock(CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
-            [this](auto handler) { async_unlock_impl(std::move(handler)); }, token);
-    }
-
-    /// Completes when the current hold ends. Signature: void(std::error_code): the
-    /// loss reason (see is_lock_lost()), or an empty code when unlock() ends the
-    /// hold first (a wait started while holding completes as unlock() is called).
-    /// Started when nothing is held (before the grant, or after unlock()), it
-    /// completes at once with errc::not_held. Cancellation: terminal, partial,
-    /// total (std::errc::operation_canceled).
-    template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
-            [this](auto handler) { async_wait_lost_impl(std::move(handler)); }, token);
-    }
-
-    /// Calls `callback(reason)` on the session's executor every time a hold of
-    /// this Mutex is lost (not when it is unlocked). Register before acquiring.
-    void on_lost(std::function<void(std::error_code)> callback);
 
     /// Calls `callback(position)` on the session's executor when this object's
     /// place in the queue (0 = first) is read anew and differs from the last one:
@@ -234,15 +155,6 @@ public:
     /// destroyed Mutex that held reports its release too).
     void on_event(std::function<void(const lock_event&)> callback);
 
-    /// True while this object holds the lock; turns false at unlock() or loss.
-    bool is_held() const noexcept;
-    /// The czxid of our lock node while held (0 otherwise, also while waiting). It increases across
-    /// every holder of every lock on the ensemble, and keeps increasing when the
-    /// lock's parent is deleted and re-created (sequence numbers restart then).
-    /// A resource guarded by the lock should remember the highest token it has
-    /// seen and refuse writes that carry a lower one: PostgresFence, RedisFence
-    /// and `zklock fence` do that (include/zklock/fencing.hpp).
-    std::int64_t fencing_token() const noexcept;
     /// Full path of our node while acquiring (once created) or held; empty otherwise.
     std::string node_path() const;
     /// Our place in the queue as of the last listing (0 = holder), none when not queued.
@@ -250,14 +162,6 @@ public:
     /// The queue of this lock as the server has it now (blocking).
     std::vector<contender> contenders() const;
     std::vector<contender> contenders(std::error_code& ec) const;
-    /// Counters since construction.
-    lock_stats stats() const;
-    /// Why the last acquire failed, in words: the path that refused it and the
-    /// identity it was refused to (errc::no_auth), the ACL that is too open
-    /// (errc::insecure_acl), the node that blocks the queue
-    /// (errc::blocked_by_persistent_node), the bad input. Empty when the last
-    /// acquire did not fail. Never holds a secret.
-    std::string failure_detail() const;
     const std::string& path() const noexcept { return path_; }
 
 private:
@@ -265,18 +169,9 @@ private:
     // their own queue rule through detail::internal_access.
     friend struct detail::internal_access;
     Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule, std::error_code* ec);
-    bool try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec);
-    bool acquire_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
-                          std::error_code& ec);
-    void async_lock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
-    void async_try_lock_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
-                             boost::asio::any_completion_handler<void(std::error_code, bool)> handler);
-    void async_unlock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
-    void async_wait_lost_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
+    Mutex(std::shared_ptr<detail::contender_engine> engine, std::string path);
 
     std::string path_;
-    std::error_code config_error_;  // bad input found by the constructor
-    std::string config_reason_;
     std::shared_ptr<detail::contender_engine> contender_;
 };
 
