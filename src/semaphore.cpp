@@ -36,6 +36,9 @@ Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, Se
     make_waiter();  // refuses node data or an ACL the server would refuse, now
 }
 
+// A waiter is a Mutex under the semaphore's rule; its Lock part is the permit.
+Lock Semaphore::permit() const { return Lock(std::move(*make_waiter())); }
+
 std::unique_ptr<Mutex> Semaphore::make_waiter() const {
     detail::queue_rule rule;
     rule.role = detail::node_role::permit;

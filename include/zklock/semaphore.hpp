@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zklock/export.hpp>
+#include <zklock/lock.hpp>
 #include <zklock/mutex.hpp>
 
 #include <boost/asio/async_result.hpp>
@@ -147,6 +148,13 @@ public:
         return boost::asio::async_initiate<CompletionToken, void(std::error_code, std::optional<Lease>)>(
             [this, deadline](auto handler) { async_try_acquire_impl(deadline, false, std::move(handler)); }, token);
     }
+
+    /// One permit as a Lock: lock() waits for a lease of this semaphore (FIFO
+    /// with every other waiter, Leases and permits alike), unlock() gives it
+    /// back, and every other form of Lock (try_lock_for, async_lock,
+    /// async_wait_lost, fencing_token, ...) works on it. Each call makes a new
+    /// contender: one Lock holds at most one lease at a time.
+    Lock permit() const;
 
     std::size_t permits() const noexcept { return permits_; }
     const std::string& path() const noexcept { return path_; }

@@ -179,6 +179,36 @@ TEST_F(RecipeTest, SemaphoreTimeoutAndCancellationLeaveNoNode) {
     EXPECT_EQ(queue_length(path), 1u);
 }
 
+TEST_F(RecipeTest, ASemaphorePermitIsALockThatSharesTheCountWithLeases) {
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    Semaphore sem(*a, path, 2);
+    Semaphore other(*b, path, 2);
+    Lease lease = sem.acquire();
+    Lock first = other.permit();
+    first.lock();
+    EXPECT_TRUE(first.is_held());
+    EXPECT_GT(first.fencing_token(), lease.fencing_token());
+    // Both permits are taken, one by a Lease and one by a Lock: a third waits.
+    Lock second = sem.permit();
+    EXPECT_FALSE(second.try_lock_for(100ms));
+    EXPECT_EQ(queue_length(path), 2u) << "a try that found no permit left its node";
+    std::promise<std::error_code> granted;
+    second.async_lock([&](std::error_code ec) { granted.set_value(ec); });
+    wait_for_contenders(*a, path, 3, 20s);
+    first.unlock();
+    auto f = granted.get_future();
+    EXPECT_FALSE(get_within(f)) << "the permit given back did not go to the waiting permit";
+    EXPECT_TRUE(second.is_held());
+    // A count the directory disagrees with fails the Lock too, and says why.
+    Lock wrong = Semaphore(*b, path, 3).permit();
+    std::error_code ec;
+    EXPECT_FALSE(wrong.try_lock(ec));
+    EXPECT_EQ(ec, errc::permits_mismatch);
+    EXPECT_NE(wrong.failure_detail().find("permits=2"), std::string::npos) << wrong.failure_detail();
+}
+
 TEST_F(RecipeTest, SemaphoreTryFormsHaveErrorCodeAndAsyncVariants) {
     const auto path = lock_path();
     auto a = connect();
