@@ -42,6 +42,8 @@ contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::s
     setup_.identity = zklock::identity(options.auth);
     setup_.chroot = std::string(chroot_of(options.connect));
     setup_.lose_on_suspension = options.lose_locks_on_suspension;
+    if (setup_.rule.permits == 1 && !setup_.rule.read_write && !setup_.rule.watch_parent)
+        setup_.mark_after = setup_.rule.mark_grants_after;
 }
 
 contender_engine::~contender_engine() { session_->remove_listener(listener_id_); }
@@ -176,6 +178,8 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
         return read_dir([](acquire_machine& m, int rc, const std::string& data, const node_stat&) {
             return m.handover_read(rc, data);
         });
+    case kind::mark_held:
+        return session_->set_data(path_of(action.name), node_data_, -1, [](int) {});  // the own-node watch tells of a loss
     case kind::claim_dir:
         return session_->set_data(dir_, setup_.rule.dir_data, static_cast<std::int32_t>(action.number),
                                   [self, a](int rc) { self->feed(a, [&](acquire_machine& m) { return m.dir_claimed(rc); }); });

@@ -40,6 +40,7 @@ std::shared_ptr<detail::contender_engine> make_engine(Session& session, const st
     rule.watch_parent = rule.watch_parent || options.watch_all_children;
     rule.names = options.names;
     rule.lock_delay = options.lock_delay;
+    rule.mark_grants_after = options.mark_grants_after;
     std::string data = options.node_data.empty() ? detail::default_node_data() : std::move(options.node_data);
     const auto check = check_input(session, path, options, rule, data);
     if (check.error && !ec) throw error(check.error, "zklock: " + check.reason + ": '" + path + "'");

@@ -17,7 +17,10 @@ ZooKeeperLockService::ZooKeeperLockService(Session& session, std::string root)
 Lock ZooKeeperLockService::make_lock(const std::string& name) {
     std::string reason;
     if (const auto ec = validate_lock_name(name, &reason)) throw error(ec, "zklock: " + reason + ": '" + name + "'");
-    return Lock(detail::contender_engine::make(detail::internal_access::session(session_), root_ + "/" + name, {}, detail::default_node_data()));
+    detail::queue_rule rule;
+    rule.mark_grants_after = MutexOptions{}.mark_grants_after;  // as a Mutex does
+    return Lock(detail::contender_engine::make(detail::internal_access::session(session_), root_ + "/" + name,
+                                               std::move(rule), detail::default_node_data()));
 }
 
 lock_capabilities ZooKeeperLockService::capabilities() const noexcept { return detail::zookeeper_capabilities(); }

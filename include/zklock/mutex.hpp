@@ -66,6 +66,18 @@ struct MutexOptions {
     /// as a loss. Give every participant of a path the same value: one that
     /// does not set it records nothing, so its releases look like losses.
     std::chrono::milliseconds lock_delay{0};
+    /// The handoff without a listing, for long queues (0 turns it off). A
+    /// holder whose listings of the queue held at least this many contenders
+    /// marks its grant: it writes its node's data again (the same data; one
+    /// more write, not waited for). Its successor watches that node, so it sees
+    /// the mark, and when the node goes it holds at once: everything ahead of a
+    /// node that held had gone, and nothing arrives ahead of a waiter. Without
+    /// the mark, a woken waiter lists the whole queue again, which costs bytes
+    /// in proportion to the queue. The successor then gets two notifications
+    /// (the mark, the deletion) instead of one. With a short queue the extra
+    /// write costs more than the listing it saves (docs/benchmarks.md), hence
+    /// the default. Only a Mutex or a LeaderElection marks and trusts marks.
+    std::size_t mark_grants_after = 128;
 };
 
 /// A fair, distributed mutual-exclusion lock on a ZooKeeper path.

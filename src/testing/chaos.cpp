@@ -537,7 +537,9 @@ bool ChaosClient::release_section(std::optional<section> held, std::string_view 
 // stop), enter, write while still holding, leave, release and learn whether
 // the lock was still ours.
 void ChaosClient::run_mutex() {
-    Mutex m(*session_, options_.path);
+    MutexOptions mo;
+    mo.mark_grants_after = options_.mark_grants_after;
+    Mutex m(*session_, options_.path, mo);
     {
         std::lock_guard lk(mutex_m_);
         mutex_ = &m;

@@ -5,6 +5,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/use_future.hpp>
 
@@ -135,6 +136,52 @@ TEST_F(MutexTest, GrantsFollowArrivalOrder) {
     get_within(f, 15s);
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
     for (auto& m : mutexes) EXPECT_EQ(m->stats().wakeups, 1u) << "woken more than once";
+}
+
+TEST_F(MutexTest, AMarkedGrantHandsOverWithoutAListingAndACancelledWaiterProvesNothing) {
+    const auto path = lock_path();
+    auto observer = connect();
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (int i = 0; i < 4; ++i) sessions.push_back(connect());
+    MutexOptions o;
+    o.mark_grants_after = 2;  // every holder that saw another contender marks its grant
+    Mutex holder(*sessions[0], path, o);
+    holder.lock();
+    Mutex first(*sessions[1], path, o), cancelled(*sessions[2], path, o), last(*sessions[3], path, o);
+    auto first_granted = first.async_lock(boost::asio::use_future);
+    wait_for_contenders(*observer, path, 2, 20s);
+    boost::asio::cancellation_signal cancel;
+    auto cancelled_result = cancelled.async_lock(boost::asio::bind_cancellation_slot(cancel.slot(), boost::asio::use_future));
+    wait_for_contenders(*observer, path, 3, 20s);
+    std::promise<void> relisted;
+    std::atomic<bool> queued{false};
+    last.on_queue_position([&](std::size_t p) {
+        if (p == 3) queued = true;
+        else if (p == 2 && queued.exchange(false)) relisted.set_value();
+    });
+    auto last_granted = last.async_lock(boost::asio::use_future);
+    wait_for_contenders(*observer, path, 4, 20s);
+
+    // The waiter just ahead of `last` leaves without ever holding: that proves
+    // nothing about the nodes ahead of it, so `last` lists again (its place
+    // becomes 2) and keeps waiting.
+    boost::asio::post(sessions[2]->get_executor(), [&] { cancel.emit(boost::asio::cancellation_type::terminal); });
+    EXPECT_EQ(get_within(cancelled_result), std::errc::operation_canceled);
+    auto relisted_f = relisted.get_future();
+    EXPECT_EQ(relisted_f.wait_for(20s), std::future_status::ready) << "the waiter behind the cancelled one did not list again";
+    EXPECT_FALSE(last.is_held());
+    const auto attempts_before = last.stats().attempts;
+
+    holder.unlock();
+    EXPECT_FALSE(get_within(first_granted));
+    EXPECT_TRUE(first.is_held());
+    first.unlock();
+    // `first` held and saw a queue of two: it marked its grant, so `last`, which
+    // watches it, holds when it goes without listing the queue again.
+    EXPECT_FALSE(get_within(last_granted));
+    EXPECT_TRUE(last.is_held());
+    EXPECT_EQ(last.stats().attempts, attempts_before) << "the handoff from a marked holder listed the queue";
+    last.unlock();
 }
 
 TEST_F(MutexTest, TryLockForTimesOutAndLeavesNoNode) {

@@ -100,7 +100,8 @@ TEST(AcquireMachine, AWaiterWatchesOnlyItsPredecessorAndItsDeletionAloneGrants) 
 TEST(AcquireMachine, AStaleWatchOrAChangeOfDataDoesNotGrant) {
     fixture f;
     f.wait_behind_one();
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"watch_node " + ahead + " #1"}));
+    // A data change (a mark: the node holds) only re-arms the watch.
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_fired(ahead, 0, ZOO_DELETED_EVENT)), words{});  // an earlier round's watch
     EXPECT_TRUE(f.m.waiting());
 }
@@ -474,4 +475,102 @@ TEST(AcquireMachine, LockDelayWaitsWhenTheHolderAheadLeftWithoutAReleaseRecord) 
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "read_handover"}));
     EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"start_delay"}));  // no record of its release
     EXPECT_EQ(said(f.m.delay_elapsed()), (words{"grant " + ours + " #50"}));
+}
+
+// ---- the handoff without a listing ------------------------------------------------------
+
+namespace {
+acquire_setup marking_setup(std::size_t after) {
+    auto s = mutex_setup();
+    s.mark_after = after;
+    return s;
+}
+} // namespace
+
+TEST(AcquireMachine, AHolderThatSawALongQueueMarksItsGrantBeforeWatchingItsNode) {
+    fixture f(marking_setup(2));
+    f.wait_behind_one();  // a listing of two
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)),
+              (words{"count_wakeup", "mark_held " + ours, "grant " + ours + " #50"}));
+}
+
+TEST(AcquireMachine, AHolderThatSawAShortQueueDoesNotMark) {
+    fixture f(marking_setup(3));
+    f.wait_behind_one();
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+}
+
+TEST(AcquireMachine, AWaiterBehindANodeThatMarkedItsGrantHoldsWhenItGoesWithoutListing) {
+    fixture f(marking_setup(100));
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    // The mark: a data change of the node we watch. Watch it again.
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+}
+
+TEST(AcquireMachine, AMarkReadWhenTheWatchIsSetCountsAndSoDoesAMarkWhoseNodeWentBeforeTheWatchWasSetAgain) {
+    fixture f(marking_setup(100));
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    auto marked = stat_of(40, session_b);
+    marked.version = 1;
+    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZOK, marked)), words{});
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+
+    fixture g(marking_setup(100));
+    g.create();
+    g.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    g.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
+    EXPECT_EQ(said(g.m.watch_set(ahead, 1, ZNONODE, {})), (words{"grant " + ours + " #50"}));
+}
+
+TEST(AcquireMachine, APredecessorThatLeftWithoutHoldingIsNoProofAndTheWaiterLists) {
+    fixture f(marking_setup(100));
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    // Version 0 and no change: it never held (it was cancelled, or its session ended).
+    f.m.watch_set(ahead, 1, ZOK, stat_of(40, session_b));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+}
+
+TEST(AcquireMachine, AMarkSeenInOneRoundDoesNotCarryOverToTheNextNodeWatched) {
+    fixture f(marking_setup(100));
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
+    EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)), (words{"count_attempt", "list fresh"}));
+    const std::string other = "_c_9a0364b9-e99b-4b3c-9d1f-2a0c3e2f8f11-lock-0000000004";
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {further_ahead, other, ours})),
+              (words{"position #2", "watch_node " + other + " #3"}));
+    EXPECT_EQ(said(f.m.watch_fired(other, 3, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+}
+
+TEST(AcquireMachine, ASemaphoreOrAReaderDoesNotTrustMarks) {
+    auto s = semaphore_setup();
+    s.mark_after = 1;
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.dir_data_read(ZOK, "permits=2", 3);
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    const std::string third = "_c_3d813cbb-47fb-32ba-91df-831e1593ac29-lock-0000000002";
+    f.m.listed(listing::pipelined, ZOK, {third, further_ahead, ahead, ours});
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+}
+
+TEST(AcquireMachine, LockDelayAfterAMarkedHandoffJudgesTheNodeThatHeld) {
+    auto s = marking_setup(100);
+    s.rule.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.dir_before_read(ZOK, "", stat_of(0, 0));
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "read_handover"}));
+    // The node that held (sequence 4) recorded its clean release: no wait.
+    EXPECT_EQ(said(f.m.handover_read(ZOK, with_release_marker("", 4))), (words{"grant " + ours + " #50"}));
 }

@@ -58,6 +58,14 @@ struct acquire_setup {
     std::string chroot;        ///< the connect string's chroot; empty without one
     /// SessionOptions::lose_locks_on_suspension.
     bool lose_on_suspension = false;
+    /// The handoff without a listing (mutex rule only: one holder, not
+    /// read-write, not the herd baseline; 0 turns it off). A holder whose
+    /// listings showed at least this many contenders marks its grant by
+    /// bumping its node's data version (the same data again): its successor,
+    /// which watches that node, sees the change, and when the node then goes it
+    /// knows everything ahead of it had gone before (nodes never arrive ahead
+    /// of a waiter), so it holds without listing the queue.
+    std::size_t mark_after = 0;
 };
 
 /// What the session is now, as the engine sees it when it feeds an event.
@@ -90,6 +98,7 @@ struct acquire_action {
         watch_node,        ///< getData(dir/name) with a watch (generation = number) -> watch_set, watch_fired
         read_handover,     ///< getData(dir) -> handover_read
         start_delay,       ///< a timer of rule.lock_delay -> delay_elapsed
+        mark_held,         ///< setData(dir/name, our data again, any version): tells our successor we hold
         grant,             ///< held: fencing token = number; then watch dir/name (own_watch_set, own_watch_fired)
         watch_own_node,    ///< getData(dir/name) with a watch -> own_watch_set, own_watch_fired
         node_gone,         ///< held, and our node went: the hold is over, why is not known yet
@@ -227,6 +236,11 @@ private:
     std::optional<std::vector<std::int32_t>> ahead_;
     std::vector<std::int32_t> ahead_now_;
     bool handover_checked_ = false;
+    // The handoff without a listing: the longest listing seen, and whether the
+    // node we watch has marked its grant (mark_held).
+    std::size_t longest_listing_ = 0;
+    bool ahead_held_ = false;
+    bool trusts_marks() const noexcept;
 };
 
 /// Lock-delay: the lock directory as read before a create (nullopt when the
