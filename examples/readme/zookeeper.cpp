@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <future>
 #include <iostream>
 #include <mutex>
 #include <shared_mutex>
@@ -140,13 +141,17 @@ void metrics(const std::string& hosts) {
     lock.on_event(metrics.handler());
     // ... serve metrics.prometheus_text() at /metrics
     // [/readme:metrics]
-    {
-        std::unique_lock guard(lock);
-        write_to_resource(lock.fencing_token());
-    }
-    if (metrics.prometheus_text().find("zklock_lock_acquisitions_total{path=\"/locks/report\"} 1\n") ==
-        std::string::npos)
-        throw std::runtime_error("the metrics snippet counted no acquisition");
+    // The events run on the session's executor before the completion of what
+    // caused them; a blocking lock() may return before they have run.
+    std::promise<std::string> text;
+    lock.async_lock([&](std::error_code ec) {
+        if (!ec) write_to_resource(lock.fencing_token());
+        text.set_value(metrics.prometheus_text());
+    });
+    const auto shown = text.get_future().get();
+    lock.unlock();
+    if (shown.find("zklock_lock_acquisitions_total{path=\"/locks/report\"} 1\n") == std::string::npos)
+        throw std::runtime_error("the metrics snippet counted no acquisition:\n" + shown);
 }
 
 } // namespace

@@ -39,6 +39,7 @@ struct acl_entry {
     std::string scheme;               ///< "world", "auth", "digest", "ip", ...
     std::string id;                   ///< "anyone", "" (auth), "user:BASE64(SHA1)" (digest), "10.0.0.0/8" (ip)
     std::uint32_t perms = perms::all; ///< a mask of zklock::perms
+    /// Equal when every field is.
     friend bool operator==(const acl_entry&, const acl_entry&) = default;
 };
 
@@ -53,6 +54,7 @@ struct auth_entry {
     std::string scheme = "digest";
     /// digest: "user:password".
     std::string credentials;
+    /// Equal when every field is.
     friend bool operator==(const auth_entry&, const auth_entry&) = default;
 };
 

@@ -27,7 +27,7 @@ struct BackendOptions {
     std::string zookeeper = "127.0.0.1:2181";
     /// zookeeper: the session timeout (a dead holder's lock is freed after it).
     std::chrono::milliseconds zookeeper_session_timeout{10000};
-    /// zookeeper: the parent of the locks' queues (a lock named n is <root>/n).
+    /// zookeeper: the parent of the locks' queues (a lock named `n` is `zookeeper_root + "/" + n`).
     std::string zookeeper_root = "/zklock/locks";
     /// zookeeper: who the session authenticates as (SessionOptions::auth,
     /// e.g. {"digest", "alice:secret"}). Default: nobody.

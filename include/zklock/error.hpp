@@ -109,4 +109,7 @@ inline void throw_if(const std::error_code& ec, const std::string& what) {
 
 } // namespace zklock
 
+/// @cond
+// zklock::errc converts to std::error_code.
 template <> struct std::is_error_code_enum<zklock::errc> : std::true_type {};
+/// @endcond

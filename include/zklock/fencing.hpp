@@ -38,14 +38,19 @@ struct fenced_write_result {
     /// applied, the newer one that refused it otherwise.
     std::int64_t stored_token = 0;
 
+    /// True when the write was admitted.
     explicit operator bool() const noexcept { return applied; }
+    /// Equal when every field is.
     friend bool operator==(const fenced_write_result&, const fenced_write_result&) = default;
 };
 
 /// A fenced resource's value and the token of the write that put it there.
 struct fenced_value {
+    /// The token of the write that stored `value` (0: never written).
     std::int64_t fencing_token = 0;
+    /// The value last admitted.
     std::string value;
+    /// Equal when every field is.
     friend bool operator==(const fenced_value&, const fenced_value&) = default;
 };
 

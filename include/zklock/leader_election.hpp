@@ -33,6 +33,7 @@ struct LeaderInfo {
     std::string participant_id;  ///< the data of the lowest node
     std::int64_t epoch = 0;      ///< its czxid
     std::string node;            ///< its name
+    /// Equal when every field is.
     friend bool operator==(const LeaderInfo&, const LeaderInfo&) = default;
 };
 
@@ -85,6 +86,7 @@ public:
 
     /// Blocks until we lead. Throws zklock::error on failure.
     Leadership campaign();
+    /// As above; errors in `ec` instead of thrown.
     Leadership campaign(std::error_code& ec);
 
     /// Completes when we lead. Signature: void(std::error_code, Leadership).
@@ -108,6 +110,7 @@ public:
         return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
             [this](auto handler) { async_resign_impl(std::move(handler)); }, token);
     }
+    /// True while this participant leads.
     bool is_leader() const noexcept { return mutex_.is_held(); }
     /// Why the last failed campaign failed, in words (as Mutex::failure_detail()).
     std::string failure_detail() const { return mutex_.failure_detail(); }
@@ -123,6 +126,7 @@ public:
 
     /// The current leader, read from the server (blocking); none when nobody leads.
     std::optional<LeaderInfo> leader() const;
+    /// As above; errors in `ec` instead of thrown.
     std::optional<LeaderInfo> leader(std::error_code& ec) const;
 
     /// Completes when the leader differs from `known` (by epoch; pass nullopt to
@@ -152,7 +156,9 @@ public:
     void run_as_leader(const std::function<void(std::stop_token, const Leadership&)>& task,
                        RunAsLeaderOptions options = {}, std::stop_token outer = {});
 
+    /// The election's path.
     const std::string& path() const noexcept { return mutex_.path(); }
+    /// This participant's id (stored in its node).
     const std::string& participant_id() const noexcept { return participant_id_; }
     /// Our place in line as of the last listing (0 = leading); none when not
     /// campaigning.

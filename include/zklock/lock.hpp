@@ -30,13 +30,14 @@ enum class dead_holder_release {
     process_exit,    ///< when the holder's process exits (flock)
 };
 
+/// The release in words: "session end", "TTL expiry", ...
 ZKLOCK_EXPORT const char* to_string(dead_holder_release r) noexcept;
 
 /// What a backend guarantees, so users and tests can tell them apart.
 struct lock_capabilities {
     std::string_view backend;                  ///< its name: "zookeeper", "redis", ...
     bool fair_fifo = false;                    ///< grants follow arrival order
-    dead_holder_release dead_holder = dead_holder_release::session_end;
+    dead_holder_release dead_holder = dead_holder_release::session_end;  ///< what frees a lock whose holder died
     bool fencing_monotonic_across_failover = false;  ///< tokens keep increasing when a server fails over or restarts
     bool server_wakes_waiters = false;         ///< the server pushes wake-ups (no polling or retry loop)
     bool wakes_one_waiter = false;             ///< a release wakes exactly one waiter (no herd)
@@ -100,23 +101,35 @@ public:
 /// they fail with errc::would_deadlock.
 class ZKLOCK_EXPORT Lock {
 public:
+    /// A lock on `backend` (a LockService makes them; so do Mutex, MultiMutex
+    /// and Semaphore::permit()).
     explicit Lock(std::shared_ptr<detail::lock_backend> backend);
+    /// Moves the lock (held or not); the moved-from object may only be
+    /// destroyed or assigned to. Assigning releases what the target held.
+    ///@{
     Lock(Lock&&) noexcept = default;
     Lock& operator=(Lock&&) noexcept;
+    ///@}
     /// Releases if held, cancels a pending acquire.
     ~Lock();
 
-    /// Blocks until acquired. Throws zklock::error on failure, with
-    /// failure_detail() in its message.
+    /// Blocks until acquired. On failure the first form throws zklock::error,
+    /// with failure_detail() in its message; the second sets `ec`.
+    ///@{
     void lock();
     void lock(std::error_code& ec);
+    ///@}
     /// Acquires only if the lock is free right now. On ZooKeeper this needs a
-    /// connected session (otherwise errc::connection_loss).
+    /// connected session (otherwise errc::connection_loss). Errors: thrown, or in `ec`.
+    ///@{
     bool try_lock();
     bool try_lock(std::error_code& ec);
-    /// Waits at most `timeout`; false when it passed (nothing is left behind).
-    /// As std::timed_mutex: a timeout of zero or less tries once, like
-    /// try_lock(); one too long for the clock (hours::max()) waits without a deadline.
+    ///@}
+    /// Waits at most `timeout` (or until `t`); false when it passed (nothing
+    /// is left behind). As std::timed_mutex: a timeout of zero or less tries
+    /// once, like try_lock(); one too long for the clock (hours::max()) waits
+    /// without a deadline. Errors: thrown, or in `ec`.
+    ///@{
     template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
         std::error_code ec;
         const bool ok = try_lock_for(timeout, ec);
@@ -137,6 +150,7 @@ public:
     bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t, std::error_code& ec) {
         return acquire_blocking(detail::deadline_at(t), false, ec);
     }
+    ///@}
     /// Releases the lock; never throws. Does nothing when not held.
     void unlock() noexcept;
 
@@ -196,6 +210,8 @@ public:
     /// A resource guarded by the lock should remember the highest token it has
     /// seen and refuse writes that carry a lower one (include/zklock/fencing.hpp).
     std::int64_t fencing_token() const noexcept;
+    /// What the lock's backend guarantees (FIFO, what frees a dead holder's
+    /// lock, whether tokens survive failover, ...).
     lock_capabilities capabilities() const noexcept;
     /// What this lock has done so far: grants, requests, wake-ups, polling
     /// retries, time waited and held (lock_stats).
@@ -209,6 +225,7 @@ public:
 protected:
     /// `subject` names the lock in the messages of what the blocking forms throw.
     Lock(std::shared_ptr<detail::lock_backend> backend, std::string subject);
+    /// The backend this lock acquires through (for the classes built on Lock).
     const std::shared_ptr<detail::lock_backend>& backend() const noexcept { return backend_; }
 
 private:
@@ -234,6 +251,7 @@ public:
     /// A lock named `name`: 1-200 characters from [A-Za-z0-9._-]. Other names
     /// fail with errc::invalid_path (zklock::error) before any server call.
     virtual Lock make_lock(const std::string& name) = 0;
+    /// What this service's locks guarantee (the same as their Lock::capabilities()).
     virtual lock_capabilities capabilities() const noexcept = 0;
 };
 

@@ -29,6 +29,7 @@ enum class lock_event_kind {
 
 /// One event of one lock object.
 struct lock_event {
+    /// What happened.
     lock_event_kind kind = lock_event_kind::queued;
     std::string path;                   ///< the lock's path
     std::size_t position = 0;           ///< queued, moved
@@ -46,6 +47,7 @@ ZKLOCK_EXPORT const char* to_string(lock_event_kind kind) noexcept;
 /// of a process (each lock's on_event handler calls record()).
 class ZKLOCK_EXPORT lock_metrics {
 public:
+    /// Counts `e` under its path (thread-safe).
     void record(const lock_event& e);
     /// A handler for Mutex::on_event that records into this object, which must
     /// outlive the Sessions of the locks it is given to (events are posted to

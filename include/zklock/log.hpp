@@ -19,10 +19,12 @@ enum class log_level : int {
 
 /// One log record. The views are valid only during the callback.
 struct log_record {
+    /// How severe: error, warn, info or debug.
     log_level level = log_level::info;
     /// "zookeeper" (a message of the C client, its timestamp and thread prefix
     /// taken off) or "zklock" (an event of the Session or of a lock).
     std::string_view source;
+    /// The line, without a trailing newline.
     std::string_view message;
     /// The session's id, 0 before the first session is established.
     std::int64_t session_id = 0;
@@ -41,7 +43,9 @@ struct log_record {
 /// A sink that asks for more than that level raises it (never lowers it), so
 /// other C-client connections of the process that log to stderr may print more.
 struct log_sink {
+    /// The most verbose level delivered (default warn).
     log_level level = log_level::warn;
+    /// Receives every record up to `level` (see the threading note above).
     std::function<void(const log_record&)> callback;
 };
 

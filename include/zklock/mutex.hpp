@@ -164,7 +164,9 @@ public:
     /// For metrics: lock_metrics::handler() counts them per path and renders the
     /// Prometheus text format (include/zklock/lock_events.hpp). Register before
     /// acquiring; what the callback refers to must outlive the Session (a
-    /// destroyed Mutex that held reports its release too).
+    /// destroyed Mutex that held reports its release too). An event runs before
+    /// the completion handler of the operation that caused it, but a blocking
+    /// call (lock(), unlock()) may return before the event has run.
     void on_event(std::function<void(const lock_event&)> callback);
 
     /// Full path of our node while acquiring (once created) or held; empty otherwise.
@@ -173,7 +175,9 @@ public:
     std::optional<std::size_t> queue_position() const noexcept;
     /// The queue of this lock as the server has it now (blocking).
     std::vector<contender> contenders() const;
+    /// As above; errors in `ec` instead of thrown.
     std::vector<contender> contenders(std::error_code& ec) const;
+    /// The lock path given at construction.
     const std::string& path() const noexcept { return path_; }
 
 private:
@@ -197,13 +201,18 @@ private:
 /// Blocking API only. Lockable and TimedLockable.
 class ZKLOCK_EXPORT RecursiveMutex {
 public:
+    /// A recursive lock on `path` (bad input throws, as Mutex's constructor).
     RecursiveMutex(Session& session, std::string path, MutexOptions options = {});
 
+    /// Blocks until held; the owning thread may call it again (each call needs its unlock()).
     void lock();
+    /// Holds if free now, or again if this thread holds it.
     bool try_lock();
+    /// As Mutex::try_lock_for, or again at once if this thread holds it.
     template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
         return try_lock_within(detail::deadline_after(timeout));
     }
+    /// As Mutex::try_lock_until, or again at once if this thread holds it.
     template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
         return try_lock_within(detail::deadline_at(t));
     }
@@ -213,8 +222,11 @@ public:
 
     /// How many times the calling thread holds it (0 if it does not).
     std::size_t hold_count() const;
+    /// True while held (by any thread of this object).
     bool is_held() const noexcept { return mutex_.is_held(); }
+    /// The fencing token of the hold (0 when not held).
     std::int64_t fencing_token() const noexcept { return mutex_.fencing_token(); }
+    /// Called with the reason every time the hold is lost.
     void on_lost(std::function<void(std::error_code)> callback) { mutex_.on_lost(std::move(callback)); }
     /// The lock node's full path while held; empty otherwise.
     std::string node_path() const { return mutex_.node_path(); }

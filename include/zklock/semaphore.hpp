@@ -42,15 +42,19 @@ struct SemaphoreOptions {
 class Lease {
 public:
     Lease() = default;
+    /// Moves the permit; the moved-from Lease holds nothing.
     Lease(Lease&&) noexcept = default;
+    /// Moves the permit; the permit the target held is released first.
     Lease& operator=(Lease&&) noexcept = default;  // releases the permit it held
     ~Lease() = default;  // releases (the Mutex inside does)
 
     /// True while the permit is held; false once released or lost.
     bool is_held() const noexcept { return mutex_ && mutex_->is_held(); }
+    /// True while the permit is held.
     explicit operator bool() const noexcept { return is_held(); }
     /// czxid of the lease node (see Mutex::fencing_token()).
     std::int64_t fencing_token() const noexcept { return mutex_ ? mutex_->fencing_token() : 0; }
+    /// The full path of the permit's node; empty once released.
     std::string node_path() const { return mutex_ ? mutex_->node_path() : std::string(); }
     /// Place in the queue as of the last listing (below the permit count).
     std::optional<std::size_t> queue_position() const noexcept {
@@ -109,10 +113,12 @@ public:
 
     /// Blocks until a permit is granted. Throws zklock::error on failure.
     Lease acquire();
+    /// As above; errors in `ec` instead of thrown.
     Lease acquire(std::error_code& ec);
     /// A permit if one is free now; an empty optional otherwise (no node is
     /// left). Throws zklock::error on failure; the error_code form sets `ec`.
     std::optional<Lease> try_acquire();
+    /// As above; errors in `ec` instead of thrown.
     std::optional<Lease> try_acquire(std::error_code& ec);
     /// A permit within `timeout`; an empty optional when it passed (no node is
     /// left). Zero or less tries once; hours::max() waits without a deadline.
@@ -123,6 +129,7 @@ public:
         return lease;
     }
     template <class Rep, class Period>
+    /// As above; errors in `ec` instead of thrown.
     std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& timeout, std::error_code& ec) {
         return acquire_until(detail::deadline_after(timeout), ec);
     }
@@ -156,7 +163,9 @@ public:
     /// contender: one Lock holds at most one lease at a time.
     Lock permit() const;
 
+    /// How many holders the semaphore admits at once.
     std::size_t permits() const noexcept { return permits_; }
+    /// The semaphore's path.
     const std::string& path() const noexcept { return path_; }
     /// The queue as the server has it now (blocking): the first permits() hold leases.
     std::vector<contender> contenders() const;

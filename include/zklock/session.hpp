@@ -97,9 +97,12 @@ ZKLOCK_EXPORT const char* to_string(session_event e) noexcept;
 class ZKLOCK_EXPORT Subscription {
 public:
     Subscription() = default;
+    /// Moves the subscription; the moved-from object unsubscribes nothing.
     Subscription(Subscription&&) noexcept = default;
+    /// Moves the subscription; the target's own is cancelled first.
     Subscription& operator=(Subscription&&) noexcept = default;
     ~Subscription();
+    /// Unsubscribes now (the callback is not called after this returns).
     void reset() noexcept;
 
 private:
@@ -124,6 +127,7 @@ private:
 /// through it are released (and reported lost to their holders).
 class ZKLOCK_EXPORT Session {
 public:
+    /// The executor the Session's completions run on (Asio's executor_type).
     using executor_type = boost::asio::any_io_executor;
 
     /// A Session that runs its own io_context on one internal thread.
@@ -149,6 +153,7 @@ public:
     /// errc::invalid_argument (bad connect string), errc::would_deadlock (called on the
     /// thread that runs the session).
     void connect();
+    /// As above; errors in `ec` instead of thrown.
     void connect(std::error_code& ec);
 
     /// Completes when connected or at options().connect_timeout.
@@ -167,15 +172,18 @@ public:
     /// handlers, otherwise the next time the executor runs).
     void close() noexcept;
 
+    /// The session's state now (connecting, connected, suspended, closed).
     session_state state() const noexcept;
     /// The current session id (0 before the first connection).
     std::int64_t session_id() const noexcept;
     /// The session timeout the server granted (0 before the first connection).
     std::chrono::milliseconds negotiated_timeout() const noexcept;
+    /// The options the Session was made with (credentials included: never print them).
     const SessionOptions& options() const noexcept;
     /// The identities the session authenticates as, without secrets
     /// ("digest:alice"; "anyone (no authentication)" without auth).
     std::string identity() const;
+    /// The executor of the Session's completions (the one given, or its own thread's).
     executor_type get_executor() const noexcept;
 
     /// Calls `callback` on the session's strand for every session event until the

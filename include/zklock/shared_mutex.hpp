@@ -26,7 +26,10 @@ public:
     /// Throws zklock::error as Mutex's constructor does (errc::invalid_path for a bad path).
     SharedMutex(Session& session, std::string path, MutexOptions options = {});
 
-    // Exclusive (writer): every form of Mutex's, with the same semantics.
+    /// The exclusive (writer) hold: every form of Lock's (lock, try_lock,
+    /// try_lock_for, try_lock_until, unlock and their async_ forms,
+    /// async_wait_lost), with the same semantics and errors.
+    ///@{
     void lock() { writer_.lock(); }
     void lock(std::error_code& ec) { writer_.lock(ec); }
     bool try_lock() { return writer_.try_lock(); }
@@ -61,8 +64,11 @@ public:
     template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
         return writer_.async_wait_lost(std::forward<CompletionToken>(token));
     }
+    ///@}
 
-    // Shared (reader): the same forms, for the shared hold.
+    /// The shared (reader) hold: the same forms, named with `shared`, with
+    /// the same semantics and errors (std::shared_lock uses them).
+    ///@{
     void lock_shared() { reader_.lock(); }
     void lock_shared(std::error_code& ec) { reader_.lock(ec); }
     bool try_lock_shared() { return reader_.try_lock(); }
@@ -99,36 +105,50 @@ public:
     template <class CompletionToken> auto async_wait_lost_shared(CompletionToken&& token) {
         return reader_.async_wait_lost(std::forward<CompletionToken>(token));
     }
+    ///@}
 
+    /// True while the exclusive (the shared) side holds.
+    ///@{
     bool is_held() const noexcept { return writer_.is_held(); }
     bool is_held_shared() const noexcept { return reader_.is_held(); }
+    ///@}
     /// The fencing token of the exclusive hold (0 when not held).
     std::int64_t fencing_token() const noexcept { return writer_.fencing_token(); }
     /// The fencing token of the shared hold (0 when not held).
     std::int64_t shared_fencing_token() const noexcept { return reader_.fencing_token(); }
     /// The full path of the node of the exclusive (the shared) side; empty when
     /// that side holds nothing and waits for nothing.
+    ///@{
     std::string node_path() const { return writer_.node_path(); }
     std::string node_path_shared() const { return reader_.node_path(); }
+    ///@}
     /// Why the last acquire of the exclusive (the shared) side failed, in words
     /// (as Mutex::failure_detail()); empty when there is nothing to add to the code.
+    ///@{
     std::string failure_detail() const { return writer_.failure_detail(); }
     std::string failure_detail_shared() const { return reader_.failure_detail(); }
+    ///@}
     /// Called with the reason when either hold is lost.
     void on_lost(std::function<void(std::error_code)> callback);
     /// Our place in the queue as of the last listing (0 = first), of the
     /// exclusive and of the shared side; none when that side does not queue.
+    ///@{
     std::optional<std::size_t> queue_position() const noexcept { return writer_.queue_position(); }
     std::optional<std::size_t> queue_position_shared() const noexcept { return reader_.queue_position(); }
+    ///@}
     /// Calls `callback(position)` on the session's executor whenever the place
     /// of the exclusive (or the shared) side in the queue changes.
+    ///@{
     void on_queue_position(std::function<void(std::size_t)> callback) { writer_.on_queue_position(std::move(callback)); }
     void on_queue_position_shared(std::function<void(std::size_t)> callback) {
         reader_.on_queue_position(std::move(callback));
     }
+    ///@}
     /// Counters of each side (as Mutex::stats()).
+    ///@{
     lock_stats stats() const { return writer_.stats(); }
     lock_stats stats_shared() const { return reader_.stats(); }
+    ///@}
     /// The queue as the server has it now (blocking); `contender::shared` marks readers.
     std::vector<contender> contenders() const { return writer_.contenders(); }
 

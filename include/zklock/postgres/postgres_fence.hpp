@@ -100,6 +100,7 @@ public:
     /// written: applied false, stored_token the newer token. One statement,
     /// `SELECT * FROM zklock_fenced_write($1, $2, $3)`.
     fenced_write_result write(std::string_view resource, std::int64_t token, std::string_view value);
+    /// As above; errors in `ec` instead of thrown.
     fenced_write_result write(std::string_view resource, std::int64_t token, std::string_view value,
                               std::error_code& ec);
     /// Handler: void(std::error_code, fenced_write_result). No cancellation.
@@ -114,6 +115,7 @@ public:
 
     /// The value of `resource` and the token that wrote it; nullopt when never written.
     std::optional<fenced_value> read(std::string_view resource);
+    /// As above; errors in `ec` instead of thrown.
     std::optional<fenced_value> read(std::string_view resource, std::error_code& ec);
     /// Handler: void(std::error_code, std::optional<fenced_value>). No cancellation.
     template <class CompletionToken> auto async_read(std::string_view resource, CompletionToken&& t) {
@@ -127,6 +129,7 @@ public:
     /// transaction advisory lock. Idempotent. Needs CREATE on the schema (and to
     /// own the function when it exists).
     void install();
+    /// As above; errors in `ec` instead of thrown.
     void install(std::error_code& ec);
     /// Handler: void(std::error_code). No cancellation.
     template <class CompletionToken> auto async_install(CompletionToken&& t) {

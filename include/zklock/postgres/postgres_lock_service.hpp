@@ -48,7 +48,9 @@ public:
     void simulate_crash_for_testing() noexcept;
 
 protected:
+    /// The three ways of locking in PostgreSQL (lease row, advisory lock, SELECT ... FOR UPDATE).
     enum class method { lease, advisory, row };
+    /// A service of method `m` on `conninfo` (its password never reaches output or argv).
     PostgresLockServiceBase(method m, std::string conninfo, PostgresOptions options);
 
 private:
@@ -74,6 +76,7 @@ private:
 /// lease is freed when its TTL runs out.
 class ZKLOCK_POSTGRES_EXPORT PostgresLeaseLockService : public PostgresLockServiceBase {
 public:
+    /// Leases on `conninfo` (libpq connection string or URI); see PostgresOptions.
     PostgresLeaseLockService(std::string conninfo, PostgresOptions options = {});
 };
 
@@ -94,6 +97,7 @@ public:
 /// server restart, network failure): the server has released the lock by then.
 class ZKLOCK_POSTGRES_EXPORT PostgresAdvisoryLockService : public PostgresLockServiceBase {
 public:
+    /// Advisory locks on `conninfo`; see PostgresOptions.
     PostgresAdvisoryLockService(std::string conninfo, PostgresOptions options = {});
 };
 
@@ -111,6 +115,7 @@ public:
 /// the moment of release, so grants are not strictly FIFO.
 class ZKLOCK_POSTGRES_EXPORT PostgresRowLockService : public PostgresLockServiceBase {
 public:
+    /// Row locks on `conninfo`; see PostgresOptions.
     PostgresRowLockService(std::string conninfo, PostgresOptions options = {});
 };
 

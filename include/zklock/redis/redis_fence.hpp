@@ -108,6 +108,7 @@ public:
     /// none is): applied, and `key:fencing-token` records `token`. Otherwise
     /// nothing is written: applied false, stored_token the newer token.
     fenced_write_result write(std::string_view key, std::int64_t token, std::string_view value);
+    /// As above; errors in `ec` instead of thrown.
     fenced_write_result write(std::string_view key, std::int64_t token, std::string_view value, std::error_code& ec);
     /// Handler: void(std::error_code, fenced_write_result). No cancellation.
     template <class CompletionToken>
@@ -123,6 +124,7 @@ public:
     /// when no token is recorded (never written through a fence); an empty
     /// value when the token is there but someone deleted the key.
     std::optional<fenced_value> read(std::string_view key);
+    /// As above; errors in `ec` instead of thrown.
     std::optional<fenced_value> read(std::string_view key, std::error_code& ec);
     /// Handler: void(std::error_code, std::optional<fenced_value>). No cancellation.
     template <class CompletionToken> auto async_read(std::string_view key, CompletionToken&& t) {
@@ -134,6 +136,7 @@ public:
     /// SCRIPT LOAD: makes the server cache the script now (write() does it on
     /// first use anyway). Handy to fail early on a server that refuses scripts.
     void load();
+    /// As above; errors in `ec` instead of thrown.
     void load(std::error_code& ec);
 
     /// The key that records the token of `key`: "<key>:fencing-token".

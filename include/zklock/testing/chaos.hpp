@@ -96,10 +96,12 @@ ZKLOCK_TESTING_EXPORT std::vector<chaos_fault> all_chaos_faults();
 
 /// One fault of a schedule.
 struct chaos_step {
+    /// The fault to inject.
     chaos_fault fault = chaos_fault::kill_leader;
     std::size_t target = 0;                  ///< client or node index (see chaos_fault)
     std::chrono::milliseconds duration{0};   ///< how long the fault lasts (0 for instant ones)
     std::chrono::milliseconds quiet{0};      ///< time without a fault after it ends
+    /// Equal when every field is.
     friend bool operator==(const chaos_step&, const chaos_step&) = default;
 };
 /// "kill_leader for 1200 ms, then 800 ms quiet" and the like.
@@ -107,11 +109,14 @@ ZKLOCK_TESTING_EXPORT std::string describe(const chaos_step& step);
 
 /// What a schedule draws from.
 struct ZKLOCK_TESTING_EXPORT chaos_schedule_options {
+    /// The faults to draw from.
     std::vector<chaos_fault> faults = all_chaos_faults();
     std::size_t clients = 6;  ///< targets of client faults: [0, clients)
     std::size_t nodes = 3;    ///< targets of server faults: [0, nodes); node faults need nodes > 1, except pause_server
-    std::chrono::milliseconds min_duration{500}, max_duration{4000};
-    std::chrono::milliseconds min_quiet{500}, max_quiet{3000};
+    std::chrono::milliseconds min_duration{500};  ///< a fault lasts at least this long
+    std::chrono::milliseconds max_duration{4000}; ///< and at most this long
+    std::chrono::milliseconds min_quiet{500};     ///< the quiet after a fault lasts at least this long
+    std::chrono::milliseconds max_quiet{3000};    ///< and at most this long
     /// Leaves out the faults that need iptables (blackhole_client, partition_leader).
     chaos_schedule_options& without_iptables();
 };
@@ -133,6 +138,7 @@ ZKLOCK_TESTING_EXPORT std::string lock_create_needle();
 
 /// What a run ended with, for chaos_violations() and chaos_line().
 struct chaos_outcome {
+    /// The safety ledger's verdict of the run.
     safety_summary summary;
     std::size_t leftovers = 0;                ///< lock nodes left once every client released
     std::vector<std::string> leftover_nodes;  ///< their names
@@ -159,8 +165,11 @@ enum class chaos_recipe {
 };
 ZKLOCK_TESTING_EXPORT std::string_view to_string(chaos_recipe r) noexcept;
 
+/// What one ChaosClient does: which recipe on which path, its deadlines, its critical section.
 struct ChaosClientOptions {
+    /// The lock's path.
     std::string path = "/zklock-chaos/lock";
+    /// Which recipe the client loops on.
     chaos_recipe recipe = chaos_recipe::mutex;
     std::size_t permits = 2;  ///< semaphore only
     /// Each acquire's deadline (async_try_lock_for, or a cancelled campaign).
@@ -202,6 +211,7 @@ public:
     ChaosClient(const ChaosClient&) = delete;
     ChaosClient& operator=(const ChaosClient&) = delete;
 
+    /// Starts the worker thread (the session is connected by the constructor).
     void start();
     /// Asks the worker to stop after its current step (thaws it first); does not wait.
     void request_stop();
@@ -210,7 +220,9 @@ public:
     /// not finish. The session stays open.
     bool stop(std::chrono::milliseconds timeout);
 
+    /// The client's name in the ledger and in reports.
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    /// The client's Session (for faults aimed at it).
     [[nodiscard]] Session& session() noexcept { return *session_; }
     /// Critical sections entered so far.
     [[nodiscard]] std::uint64_t grants() const noexcept { return grants_.load(); }
@@ -222,6 +234,7 @@ public:
     [[nodiscard]] std::int64_t token() const noexcept { return token_.load(); }
     /// The client stopped because a step passed its deadline; what it was doing.
     [[nodiscard]] bool hung() const noexcept { return hung_.load(); }
+    /// Where the client hung (empty when it did not).
     [[nodiscard]] std::string hung_in() const;
     /// One line of what the client is doing now, for a run that stalls:
     /// grants, section, token, queue position, session state, freeze gate,
@@ -246,6 +259,7 @@ public:
     /// Lets the worker take one step (a late write, if it was in its section),
     /// waits (bounded) until it has, then lets the session run. No-op when not frozen.
     void thaw();
+    /// True while freeze() holds the client.
     [[nodiscard]] bool frozen() const noexcept { return frozen_.load(); }
 
     /// Runs `before` on the worker's thread right before its next release and
@@ -260,9 +274,12 @@ public:
     /// The last loss reported to the client (on_lost, or a release that found
     /// the lock gone): its reason and when the client heard of it.
     struct loss_report {
+        /// The loss reason, in words.
         std::string reason;
+        /// When the client heard of it.
         std::chrono::steady_clock::time_point at;
     };
+    /// The last loss reported, if any.
     [[nodiscard]] std::optional<loss_report> last_loss() const;
 
 private:
@@ -340,15 +357,18 @@ private:
 
 // ---- a whole run ------------------------------------------------------------------
 
+/// A chaos run: the ensemble, the clients and the schedule's bounds.
 struct ChaosOptions {
     /// Servers: 3 (default) an ensemble, 1 a standalone server.
     std::size_t nodes = 3;
+    /// How many clients loop on the lock.
     std::size_t clients = 6;
     /// Session timeout the clients ask for (tickTime 100 ms: 200 ms to 4 s).
     std::chrono::milliseconds session_timeout{1500};
     /// Each client talks to every server through a FaultyLink of its own, for
     /// the client faults (blackhole, reset, lost reply, delay). Default on.
     bool links = true;
+    /// What every client does.
     ChaosClientOptions client;
     /// Progress lines (each fault as applied, waits); default: none.
     std::function<void(const std::string&)> log;
@@ -360,20 +380,27 @@ struct ChaosOptions {
 /// iptables rule, link or directory is left.
 class ZKLOCK_TESTING_EXPORT ChaosCluster {
 public:
+    /// Starts the ensemble and the clients; `seed` draws the schedule (printed, to replay a run).
     ChaosCluster(ChaosOptions options, std::uint64_t seed);
     ~ChaosCluster();
     ChaosCluster(const ChaosCluster&) = delete;
     ChaosCluster& operator=(const ChaosCluster&) = delete;
 
+    /// The ensemble the faults hit.
     [[nodiscard]] Ensemble& ensemble() noexcept { return *ensemble_; }
+    /// The clients, in index order.
     [[nodiscard]] std::size_t clients() const noexcept { return clients_.size(); }
+    /// Client `i` (the target index of client faults).
     [[nodiscard]] ChaosClient& client(std::size_t i) { return *clients_.at(i); }
     /// Client i's link to node n (options.links only).
     [[nodiscard]] FaultyLink& link(std::size_t client, std::size_t node);
+    /// The ledger every client writes to.
     [[nodiscard]] SafetyLedger& ledger() noexcept { return ledger_; }
     /// A session straight to the servers (no link), for checks.
     [[nodiscard]] Session& observer() noexcept { return *observer_; }
+    /// The options the cluster was made with.
     [[nodiscard]] const ChaosOptions& options() const noexcept { return options_; }
+    /// The generator seeded with the run's seed.
     [[nodiscard]] std::mt19937_64& rng() noexcept { return rng_; }
 
     /// Starts every client's worker.

@@ -79,6 +79,7 @@ struct EnsembleOptions {
 /// Thread-safety: not thread-safe; use from one thread.
 class ZKLOCK_TESTING_EXPORT Ensemble {
 public:
+    /// Starts the servers and waits until the ensemble has a leader (throws otherwise).
     explicit Ensemble(EnsembleOptions options = {});
     ~Ensemble();
 
@@ -87,6 +88,7 @@ public:
     Ensemble(Ensemble&&) = delete;
     Ensemble& operator=(Ensemble&&) = delete;
 
+    /// How many servers the ensemble has.
     [[nodiscard]] std::size_t size() const noexcept;
     /// "127.0.0.1:P1,127.0.0.1:P2,..." in node order.
     [[nodiscard]] std::string connect_string() const;

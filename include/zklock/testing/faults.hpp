@@ -61,6 +61,7 @@ public:
     void expire(std::chrono::milliseconds timeout = std::chrono::seconds(10));
     /// Lets the session run again. Idempotent; never throws.
     void thaw() noexcept;
+    /// True while the session is frozen.
     [[nodiscard]] bool frozen() const noexcept { return release_ != nullptr; }
 
 private:

@@ -72,6 +72,7 @@ public:
     /// the link read it (order kept; throughput is not limited). Applies to
     /// what is read from now on, on every connection. 0 (the default): none.
     void delay(std::chrono::milliseconds latency);
+    /// The delay added to every byte relayed now.
     [[nodiscard]] std::chrono::milliseconds delay() const noexcept;
 
     /// The kernel drops every packet between the clients and the link, both
@@ -86,6 +87,7 @@ public:
     /// connects again). Throws std::runtime_error when a rule cannot be
     /// removed. No-op when not blackholed.
     void heal();
+    /// True while the link drops what it relays.
     [[nodiscard]] bool blackholed() const;
     /// Packets the current blackhole has dropped so far (0 when not
     /// blackholed): wait until it is > 0 to know the fault hit the traffic.
@@ -126,6 +128,7 @@ public:
 
     /// Connections open through the link now, and accepted in total.
     [[nodiscard]] std::size_t open_connections() const noexcept;
+    /// How many client connections the link has accepted so far.
     [[nodiscard]] std::size_t accepted_connections() const noexcept;
 
 private:

@@ -39,9 +39,12 @@ namespace zklock::testing {
 
 /// TCP packets on the loopback interface, by port; 0 matches any port.
 struct TcpPacketMatch {
+    /// The TCP source port to match (0: any).
     std::uint16_t source_port = 0;
+    /// The TCP destination port to match (0: any).
     std::uint16_t destination_port = 0;
 
+    /// Equal when every field is.
     friend bool operator==(const TcpPacketMatch&, const TcpPacketMatch&) = default;
 };
 
@@ -54,7 +57,9 @@ public:
     explicit PacketFilter(std::string label);
     /// clear(); errors are ignored.
     ~PacketFilter();
+    /// Takes over `other`'s rule: it is removed once, by the object that holds it last.
     PacketFilter(PacketFilter&& other) noexcept;
+    /// Removes this object's rule, then takes over `other`'s.
     PacketFilter& operator=(PacketFilter&& other) noexcept;
     PacketFilter(const PacketFilter&) = delete;
     PacketFilter& operator=(const PacketFilter&) = delete;

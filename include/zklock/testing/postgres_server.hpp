@@ -91,6 +91,7 @@ struct PostgresServerOptions {
 /// Thread-safety: not thread-safe; use from one thread.
 class ZKLOCK_TESTING_EXPORT PostgresServer : public ServerProcess {
 public:
+    /// Starts a PostgreSQL server on loopback and waits until it accepts connections (throws otherwise).
     explicit PostgresServer(PostgresServerOptions options = {});
     ~PostgresServer() override;
 

@@ -177,7 +177,9 @@ public:
     /// during removal are ignored.
     ~TempDir();
 
+    /// Takes over `other`'s directory (removed once, by the last owner).
     TempDir(TempDir&& other) noexcept;
+    /// Removes this object's directory (unless kept), then takes over `other`'s.
     TempDir& operator=(TempDir&& other) noexcept;
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
@@ -187,6 +189,7 @@ public:
 
     /// Leaves the directory in place on destruction.
     void keep(bool keep = true) noexcept;
+    /// True when the directory stays after the object is destroyed.
     [[nodiscard]] bool kept() const noexcept;
 
 private:

@@ -43,14 +43,18 @@ namespace zklock::testing {
 
 /// A Redis ACL user (Redis 6+): a name and its password.
 struct RedisUser {
+    /// The ACL user's name.
     std::string name;
+    /// Its password (written to a 0600 file, never on an argv).
     std::string password;
 };
 
 /// Who a connection authenticates as: AUTH password (user empty: the default
 /// user), AUTH user password, or nothing (password empty).
 struct RedisCredentials {
+    /// The user to AUTH as (empty: the default user).
     std::string user;
+    /// The password (never printed).
     std::string password;
 };
 
@@ -113,6 +117,7 @@ ZKLOCK_TESTING_EXPORT std::optional<std::size_t> resp_reply_length(std::string_v
 /// Thread-safety: not thread-safe; use from one thread.
 class ZKLOCK_TESTING_EXPORT RedisServer : public ServerProcess {
 public:
+    /// Starts a Redis server on loopback and waits until it answers PING (throws otherwise).
     explicit RedisServer(RedisServerOptions options = {});
     ~RedisServer() override;
 

@@ -80,9 +80,12 @@ struct ZKLOCK_TESTING_EXPORT safety_summary {
     std::string line() const;
 };
 
+/// Records who entered and left the critical section with which token, and judges the record: overlaps, token order, lost sections.
 class ZKLOCK_TESTING_EXPORT SafetyLedger {
 public:
+    /// The clock of the record.
     using clock = std::chrono::steady_clock;
+    /// Names one entered section.
     using section_id = std::uint64_t;
 
     /// A ledger for a lock with `permits` holders at once (1: a mutex, the
@@ -103,6 +106,7 @@ public:
     /// gone) it marks how the section ended.
     void lost(section_id section, clock::time_point at = clock::now());
 
+    /// The verdict so far.
     safety_summary summary() const;
     /// The token the fenced resource records now (the highest it accepted), if any.
     std::optional<std::int64_t> fenced_token() const;

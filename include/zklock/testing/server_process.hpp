@@ -124,11 +124,13 @@ protected:
     /// kill_process() and throws std::runtime_error: "<name> (<where>) failed
     /// to start: <why>" with the last lines of `log` (default log_path()).
     [[noreturn]] void fail_start(const std::string& why, const std::filesystem::path& log = {});
+    /// How long start() waits for the server to be ready.
     [[nodiscard]] std::chrono::milliseconds start_timeout() const noexcept { return start_timeout_; }
     /// The running process (empty when stopped).
     [[nodiscard]] ChildProcess* process() noexcept { return process_ ? &*process_ : nullptr; }
     /// For derived classes that signal more than the process group.
     [[nodiscard]] bool has_process() const noexcept { return process_.has_value(); }
+    /// Cancels a resume scheduled by pause_for().
     void cancel_timed_resume() noexcept;
 
 private:

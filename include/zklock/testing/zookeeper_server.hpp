@@ -96,6 +96,7 @@ class Ensemble;
 /// Thread-safety: not thread-safe; use from one thread.
 class ZKLOCK_TESTING_EXPORT ZooKeeperServer : public ServerProcess {
 public:
+    /// Starts a ZooKeeper server on loopback and waits until it answers ruok (throws otherwise).
     explicit ZooKeeperServer(ZooKeeperServerOptions options = {});
     ~ZooKeeperServer() override;
 
@@ -122,8 +123,10 @@ public:
 
     /// An ensemble node's quorum port (where a leader accepts followers) and
     /// election port on 127.0.0.1; 0 for a standalone server.
+    ///@{
     [[nodiscard]] std::uint16_t quorum_port() const noexcept;
     [[nodiscard]] std::uint16_t election_port() const noexcept;
+    ///@}
 
     /// four_letter_word(port(), cmd, timeout).
     std::string four_letter_word(const std::string& cmd, std::chrono::milliseconds timeout = std::chrono::seconds(5));
