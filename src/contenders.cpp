@@ -1,6 +1,7 @@
 #include <zklock/mutex.hpp>
 
 #include "contender.hpp"
+#include "queue_listing.hpp"
 #include "detail/internal_access.hpp"
 
 #include <zklock/detail/limits.hpp>
@@ -14,10 +15,12 @@
 namespace zklock {
 namespace {
 
-struct listing : std::enable_shared_from_this<listing> {
+struct queue_read : std::enable_shared_from_this<queue_read> {
     std::shared_ptr<detail::session_impl> session;
     std::string path;
-    std::promise<std::pair<std::error_code, queue_listing>> result;
+    std::function<void()> on_change;  // set: the listing leaves a watch that calls it once
+    bool connect_deadline = true;
+    std::function<void(std::error_code, queue_listing)> done_fn;
     std::vector<detail::lock_node> nodes;
     std::vector<std::string> foreign;
     std::vector<contender> out;
@@ -35,38 +38,56 @@ struct listing : std::enable_shared_from_this<listing> {
         for (auto& c : out)
             if (!c.node.empty()) found.push_back(std::move(c));
         for (std::size_t i = 0; i < found.size(); ++i) found[i].position = i;
-        result.set_value({ec, queue_listing{std::move(found), std::move(foreign)}});
+        done_fn(ec, queue_listing{std::move(found), std::move(foreign)});
     }
 
     void start() {
         auto self = shared_from_this();
-        timer.emplace(session->strand());
-        timer->expires_after(session->options().connect_timeout);
-        timer->async_wait([self](boost::system::error_code ec) {
-            if (!ec) self->finish(make_error_code(errc::timeout));
-        });
+        if (connect_deadline) {
+            timer.emplace(session->strand());
+            timer->expires_after(session->options().connect_timeout);
+            timer->async_wait([self](boost::system::error_code ec) {
+                if (!ec) self->finish(make_error_code(errc::timeout));
+            });
+        }
         waiter = session->when_connected([self](std::error_code ec) {
             self->waiter = 0;
             if (self->done) return;
             if (ec) return self->finish(ec);
-            self->timer->cancel();  // the deadline is for connecting; the listing itself is not cut short
+            if (self->timer) self->timer->cancel();  // the deadline is for connecting; the listing itself is not cut short
             self->list();
         });
     }
 
+    // A watch's one call of on_change.
+    detail::session_impl::watch_fn watcher() const {
+        if (!on_change) return {};
+        return [fn = on_change](int) { fn(); };
+    }
+
     // An absent lock is an empty queue, unless the connect string's chroot is
-    // absent too: then every path is, and the chroot is the error.
+    // absent too: then every path is, and the chroot is the error. A watching
+    // listing leaves an exists watch on the path (its creation is a change).
     void absent() {
-        if (detail::chroot_of(session->options().connect).empty()) return finish({});
         auto self = shared_from_this();
-        session->exists("/", {}, [self](int rc, const detail::node_stat&) {
-            if (!self->done) self->finish(rc == ZNONODE ? make_error_code(errc::no_node) : std::error_code());
+        auto chroot = [self] {
+            if (detail::chroot_of(self->session->options().connect).empty()) return self->finish({});
+            self->session->exists("/", {}, [self](int rc, const detail::node_stat&) {
+                if (!self->done) self->finish(rc == ZNONODE ? make_error_code(errc::no_node) : std::error_code());
+            });
+        };
+        if (!on_change) return chroot();
+        session->exists(path, watcher(), [self, chroot](int rc, const detail::node_stat&) {
+            if (self->done) return;
+            if (rc == ZOK) self->on_change();  // created since the listing: its watch is on data, list again
+            else if (rc != ZNONODE) return self->finish(detail::reply_error(rc));
+            chroot();
         });
     }
 
     void list() {
         auto self = shared_from_this();
-        session->get_children(path, [self](int rc, std::vector<std::string> children) {
+        auto answer = [self](int rc, std::vector<std::string> children) {
             if (self->done) return;
             if (rc == ZNONODE) return self->absent();
             if (rc != ZOK) return self->finish(detail::reply_error(rc));
@@ -97,7 +118,9 @@ struct listing : std::enable_shared_from_this<listing> {
                                             if (--self->pending == 0) self->finish({});
                                         });
             }
-        });
+        };
+        if (on_change) session->get_children_watch(path, watcher(), std::move(answer));
+        else session->get_children(path, std::move(answer));
     }
 };
 
@@ -112,11 +135,10 @@ queue_listing list_children(const std::shared_ptr<detail::session_impl>& session
         ec = make_error_code(errc::would_deadlock);
         return {};
     }
-    auto l = std::make_shared<listing>();
-    l->session = session;
-    l->path = path;
-    auto f = l->result.get_future();
-    l->session->post([l] { l->start(); });
+    std::promise<std::pair<std::error_code, queue_listing>> result;
+    auto f = result.get_future();
+    detail::list_queue_async(session, path, {}, true,
+                             [&result](std::error_code e, queue_listing out) { result.set_value({e, std::move(out)}); });
     auto [e, out] = f.get();
     ec = e;
     return out;
@@ -125,6 +147,17 @@ queue_listing list_children(const std::shared_ptr<detail::session_impl>& session
 } // namespace
 
 namespace detail {
+
+void list_queue_async(const std::shared_ptr<session_impl>& session, std::string path, std::function<void()> on_change,
+                      bool connect_deadline, std::function<void(std::error_code, queue_listing)> done) {
+    auto l = std::make_shared<queue_read>();
+    l->session = session;
+    l->path = std::move(path);
+    l->on_change = std::move(on_change);
+    l->connect_deadline = connect_deadline;
+    l->done_fn = std::move(done);
+    session->post([l] { l->start(); });
+}
 
 std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
                                                std::error_code& ec) {

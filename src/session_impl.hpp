@@ -163,7 +163,7 @@ public:
     /// create2 (the reply carries the created node's Stat), with `acl`.
     ZKLOCK_EXPORT void create(const std::string& path, const std::string& data, int flags, const c_acl& acl, string_stat_fn fn);
     void get_children(const std::string& path, children_fn fn);
-    /// getChildren that leaves a child watch (the herd baseline only).
+    /// getChildren that leaves a child watch (the herd baseline, QueueWatch).
     void get_children_watch(const std::string& path, watch_fn on_watch, children_fn fn);
     /// getData; with on_watch set, leaves a data watch that fires once (deletion or change).
     void get_data(const std::string& path, watch_fn on_watch, data_fn fn);

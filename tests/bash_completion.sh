@@ -29,6 +29,7 @@ expect() {
 
 expect lock lo
 expect status st
+expect --watch status --wa
 expect --version --ver
 expect --conflict-exit-code run --conf
 expect --shared lock --sh

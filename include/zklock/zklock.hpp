@@ -11,6 +11,7 @@
 #include <zklock/multi_mutex.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/node_names.hpp>
+#include <zklock/queue_watch.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 #include <zklock/shared_mutex.hpp>

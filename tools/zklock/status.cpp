@@ -1,184 +1,210 @@
-// zklock status: the queue of a lock, holder first.
+// zklock status: the queue of one or more locks, holder first; with --watch,
+// again after every change until a stop signal.
 #include "commands.hpp"
+#include "status_view.hpp"
+#include "stop_signals.hpp"
 #include "terminal_text.hpp"
 
-#include <zklock/detail/lock_set.hpp>
 #include <zklock/detail/path.hpp>
 #include <zklock/mutex.hpp>
+#include <zklock/queue_watch.hpp>
 #include <zklock/session.hpp>
 
-#include <nlohmann/json.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
-#include <cstdio>
-#include <iomanip>
+#include <ctime>
 #include <iostream>
-#include <set>
-#include <sstream>
+#include <memory>
+#include <optional>
+
+#include <unistd.h>
 
 namespace zklock::cli {
 namespace {
+
+namespace asio = boost::asio;
 
 struct status_options {
     std::string connect;
     std::chrono::milliseconds connect_timeout = default_connect_timeout;
     bool json = false;
+    bool watch = false;
     auth_options auth;
-    std::string path;
+    std::vector<std::string> paths;
 };
 
-std::string hex_session(std::int64_t id) {
-    std::ostringstream out;
-    out << "0x" << std::hex << static_cast<std::uint64_t>(id);
-    return out.str();
+// Node data is any bytes: invalid UTF-8 becomes U+FFFD instead of failing the dump.
+std::string dumped(const nlohmann::ordered_json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-// 350ms, 1.2s, 3m4s, 2h5m, 3d4h.
-std::string human_age(std::int64_t ms) {
-    if (ms < 0) ms = 0;
-    if (ms < 1000) return std::to_string(ms) + "ms";
-    if (ms < 60'000) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms / 100) / 10.0);
-        return buf;
+int listing_failure(const Session& session, const std::string& path, const std::error_code& ec) {
+    if (ec == errc::no_auth)
+        return report_failure(session, "list " + path, ec,
+                              "not authorized: " + session.identity() + " may not read " + path +
+                                  " (its ACL does not grant this identity r)");
+    return report_failure(session, "list " + path, ec);
+}
+
+// The time of a change as a watch prints it: 2026-11-25T23:59:01.123Z.
+std::string utc_stamp(std::int64_t ms) {
+    const std::time_t s = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    ::gmtime_r(&s, &tm);
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+    return buf;
+}
+
+// ctime is the server's clock: ages are off by the clock difference, if any.
+int status_once(const status_options& o, Session& session) {
+    std::vector<std::pair<std::string, queue_listing>> shown;
+    for (const auto& path : o.paths) {
+        std::error_code ec;
+        auto listing = list_queue(session, path, ec);
+        if (ec) return listing_failure(session, path, ec);
+        shown.emplace_back(path, std::move(listing));
     }
-    const std::int64_t s = ms / 1000;
-    if (s < 3600) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
-    if (s < 86400) return std::to_string(s / 3600) + "h" + std::to_string(s % 3600 / 60) + "m";
-    return std::to_string(s / 86400) + "d" + std::to_string(s % 86400 / 3600) + "h";
+    const auto now = now_ms();
+    if (o.json) {
+        // One path: its object; several: an array of them.
+        auto all = nlohmann::ordered_json::array();
+        for (const auto& [path, listing] : shown) all.push_back(status_json(path, listing, now));
+        std::cout << dumped(all.size() == 1 ? all[0] : all, 2) << std::endl;
+        for (const auto& [path, listing] : shown)
+            for (const auto& note : persistent_notes(path, listing, o.connect)) notice(note);
+        return 0;
+    }
+    for (std::size_t i = 0; i < shown.size(); ++i)
+        std::cout << (i ? "\n" : "") << status_text(shown[i].first, shown[i].second, o.connect, now);
+    std::cout << std::flush;
+    return 0;
 }
 
-// How to remove a node that never goes away by itself.
-std::string removal_hint(const status_options& o, const contender& c) {
-    return o.path + "/" + c.node +
-           " is a persistent node (not ephemeral): no session end deletes it, and it blocks everyone queued "
-           "behind it; delete it with: zkCli.sh -server " + o.connect + " delete " + o.path + "/" + c.node;
-}
+// --watch: one QueueWatch per path on this thread's io_context. On a terminal
+// the screen is redrawn on every change and each second (the ages); otherwise
+// each change prints one block (--json: one line) for the path that changed.
+class status_watch {
+public:
+    status_watch(const status_options& o, Session& session, asio::io_context& io, stop_signal_watch& stops)
+        : o_(o), session_(session), io_(io), stops_(stops), redraw_(io),
+          screen_(!o.json && ::isatty(STDOUT_FILENO) == 1) {
+        for (const auto& path : o.paths) locks_.push_back({std::make_unique<QueueWatch>(session, path), {}});
+    }
 
-std::string_view kind_of(const contender& c) { return c.shared ? "shared" : "exclusive"; }
+    int run() {
+        stops_.watch([this](stop_request) { stop(); });
+        for (std::size_t i = 0; i < locks_.size(); ++i) next(i);
+        if (screen_) tick();
+        io_.run();
+        return status_;
+    }
 
-// The dialects in the queue, in name order: more than one means a mixed fleet.
-std::vector<std::string> dialects_of(const std::vector<contender>& queue) {
-    std::set<std::string> seen;
-    for (const auto& c : queue) seen.insert(c.dialect);
-    return {seen.begin(), seen.end()};
-}
+private:
+    struct followed {
+        std::unique_ptr<QueueWatch> watch;
+        std::optional<queue_listing> shown;
+    };
 
-std::string joined(const std::vector<std::string>& items) {
-    std::string out;
-    for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-    return out;
-}
+    void stop() {
+        for (auto& l : locks_) l.watch->cancel();
+        redraw_.cancel();
+        io_.stop();
+    }
 
-// A node's data as the DATA column shows it: escaped, and for a lock set's
-// node the set's other lock paths.
-std::string shown_data(const std::string& data, const std::string& path) {
-    const auto set = detail::parse_set_node_data(data);
-    std::string out = escape_control(set.data);
-    std::vector<std::string> others;
-    for (const auto& p : set.paths)
-        if (p != path) others.push_back(escape_control(p));
-    if (!set.paths.empty()) out += (out.empty() ? "" : " ") + std::string("[lock set, also: ") + joined(others) + "]";
-    return out;
-}
+    void next(std::size_t i) {
+        locks_[i].watch->async_next(asio::bind_executor(io_, [this, i](std::error_code ec, queue_listing listing) {
+            if (ec == std::errc::operation_canceled) return;
+            if (ec) {
+                status_ = listing_failure(session_, o_.paths[i], ec);
+                return stop();
+            }
+            auto& l = locks_[i];
+            if (!l.shown || !same_queue(*l.shown, listing)) {
+                l.shown = std::move(listing);
+                show(i);
+            }
+            next(i);
+        }));
+    }
+
+    void show(std::size_t i) {
+        const auto now = now_ms();
+        const auto& path = o_.paths[i];
+        const auto& listing = *locks_[i].shown;
+        if (screen_) return draw();
+        if (o_.json) {
+            auto j = status_json(path, listing, now);
+            j["at_ms"] = now;
+            std::cout << dumped(j, -1) << std::endl;
+            for (const auto& note : persistent_notes(path, listing, o_.connect)) notice(note);
+            return;
+        }
+        std::cout << "@ " << utc_stamp(now) << "\n" << status_text(path, listing, o_.connect, now) << std::endl;
+    }
+
+    // The whole screen: every lock's queue as it was last listed.
+    void draw() {
+        const auto now = now_ms();
+        std::string out = "\x1b[H\x1b[2J";  // home, clear
+        out += "zklock status --watch, " + utc_stamp(now) + " (redrawn on every change; Ctrl-C quits)\n";
+        for (std::size_t i = 0; i < locks_.size(); ++i) {
+            out += "\n";
+            out += locks_[i].shown ? status_text(o_.paths[i], *locks_[i].shown, o_.connect, now)
+                                   : escape_control(o_.paths[i]) + ": listing...\n";
+        }
+        std::cout << out << std::flush;
+    }
+
+    void tick() {
+        redraw_.expires_after(std::chrono::seconds(1));
+        redraw_.async_wait([this](boost::system::error_code ec) {
+            if (ec) return;
+            draw();
+            tick();
+        });
+    }
+
+    const status_options& o_;
+    Session& session_;
+    asio::io_context& io_;
+    stop_signal_watch& stops_;
+    asio::steady_timer redraw_;
+    const bool screen_;
+    std::vector<followed> locks_;
+    int status_ = 0;
+};
 
 int status_command(const status_options& o) {
-    if (const auto check = detail::validate_lock_path(o.path); !check) {
-        notice(check.reason + ": '" + o.path + "'");
-        return exit_usage;
-    }
+    for (const auto& path : o.paths)
+        if (const auto check = detail::validate_lock_path(path); !check) {
+            notice(check.reason + ": '" + path + "'");
+            return exit_usage;
+        }
     SessionOptions so;
     so.connect = o.connect;
     so.connect_timeout = o.connect_timeout;
     if (!load_into(o.auth, so)) return exit_usage;
+    asio::io_context io;
+    // Before the Session: its thread inherits the blocked stop signals.
+    std::optional<stop_signal_watch> stops;
+    if (o.watch) stops.emplace(io);
     Session session(so);
     std::error_code ec;
     session.connect(ec);
     if (ec) return report_connect_failure(session, ec);
-    const auto listing = list_queue(session, o.path, ec);
-    const auto& queue = listing.contenders;
-    const auto dialects = dialects_of(queue);
-    if (ec == errc::no_auth)
-        return report_failure(session, "list " + o.path, ec,
-                              "not authorized: " + session.identity() + " may not read " + o.path +
-                                  " (its ACL does not grant this identity r)");
-    if (ec) return report_failure(session, "list " + o.path, ec);
-    // ctime is the server's clock: ages are off by the clock difference, if any.
-    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-
-    if (o.json) {
-        nlohmann::ordered_json out{{"path", o.path},
-                                   {"contenders", nlohmann::ordered_json::array()},
-                                   {"dialects", dialects},
-                                   {"mixed_dialects", dialects.size() > 1},
-                                   {"foreign", listing.foreign}};
-        for (const auto& c : queue) {
-            out["contenders"].push_back({{"position", c.position},
-                                         {"node", c.node},
-                                         {"dialect", c.dialect},
-                                         {"kind", kind_of(c)},
-                                         {"fencing_token", c.fencing_token},
-                                         {"owner", c.data},
-                                         {"owner_session", hex_session(c.owner_session)},
-                                         {"persistent", c.persistent},
-                                         {"created_ms", c.created_ms},
-                                         {"data", detail::parse_set_node_data(c.data).data},
-                                         {"age_ms", std::max<std::int64_t>(0, now_ms - c.created_ms)}});
-            // A lock set's node: every lock path of its set.
-            if (const auto set = detail::parse_set_node_data(c.data); !set.paths.empty())
-                out["contenders"].back()["lock_set"] = set.paths;
-        }
-        // Node data is any bytes: invalid UTF-8 becomes U+FFFD instead of failing the dump.
-        std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
-        for (const auto& c : queue)
-            if (c.persistent) notice(removal_hint(o, c));
-        return 0;
-    }
-    // Children that are not contenders: not in the queue, shown so nobody wonders.
-    const auto print_foreign = [&] {
-        if (listing.foreign.empty()) return;
-        std::vector<std::string> shown;
-        for (const auto& f : listing.foreign) shown.push_back(escape_control(f));
-        std::cout << "foreign children (no dialect recognises them; not in the queue): " << joined(shown) << "\n";
-    };
-    if (queue.empty()) {
-        std::cout << escape_control(o.path) << ": no contenders\n";
-        print_foreign();
-        return 0;
-    }
-    // Node names and data come from whoever created the nodes: escaped.
-    std::vector<std::string> names;
-    std::size_t node_width = 4;
-    for (const auto& c : queue) {
-        names.push_back(escape_control(c.node));
-        node_width = std::max(node_width, names.back().size());
-    }
-    std::cout << escape_control(o.path) << ": " << queue.size() << (queue.size() == 1 ? " contender" : " contenders")
-              << " (position 0 holds the lock)\n";
-    if (dialects.size() > 1)
-        std::cout << "mixed dialects: " << joined(dialects) << " (every one of them queues in this order for zklock)\n";
-    std::cout << std::left << std::setw(5) << "POS" << std::setw(static_cast<int>(node_width) + 2) << "NODE"
-              << std::setw(14) << "DIALECT" << std::setw(11) << "KIND" << std::setw(14) << "TOKEN" << std::setw(20)
-              << "SESSION" << std::setw(10) << "AGE" << "OWNER\n";
-    for (std::size_t i = 0; i < queue.size(); ++i) {
-        const auto& c = queue[i];
-        std::cout << std::left << std::setw(5) << c.position << std::setw(static_cast<int>(node_width) + 2) << names[i]
-                  << std::setw(14) << c.dialect << std::setw(11) << kind_of(c) << std::setw(14) << c.fencing_token
-                  << std::setw(20) << (c.persistent ? std::string("persistent") : hex_session(c.owner_session))
-                  << std::setw(10) << human_age(now_ms - c.created_ms) << shown_data(c.data, o.path) << "\n";
-    }
-    for (const auto& c : queue)
-        if (c.persistent) std::cout << escape_control("note: " + removal_hint(o, c)) << "\n";
-    print_foreign();
-    return 0;
+    if (!o.watch) return status_once(o, session);
+    return status_watch(o, session, io, *stops).run();
 }
 
 } // namespace
 
 void add_status(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<status_options>();
-    auto* cmd = app.add_subcommand("status", "Show the queue of a lock: holder first, then waiters in order");
+    auto* cmd = app.add_subcommand("status", "Show the queue of one or more locks: holder first, then waiters in order");
     cmd->footer(
         "The queue holds the contenders of every dialect zklock reads (zklock, curator, kazoo, go-zookeeper,\n"
         "c-recipe; docs/interop.md): DIALECT says who made each node, KIND whether it holds alone (exclusive) or\n"
@@ -189,6 +215,10 @@ void add_status(CLI::App& app, int& exit_code) {
         "or `persistent` for a node no session end deletes (a note says how to remove it). Node names and data are\n"
         "shown with control characters escaped (\\x1b); --json replaces invalid UTF-8, gives the data as both\n"
         "\"owner\" and \"data\", and marks such nodes \"persistent\": true.\n"
+        "--watch follows the queues until SIGINT, SIGTERM or SIGHUP (exit status 0): one child watch per lock on\n"
+        "the server, no polling. On a terminal it redraws the screen on every change and each second; otherwise\n"
+        "it prints one block per change, for the lock that changed, after a line \"@ <UTC time>\" (with --json,\n"
+        "one object per line, with \"at_ms\"). It keeps waiting while no server is reachable.\n"
         "Exit status: 0 (also when nobody holds the lock); 64 bad lock path or auth file; 69 no server reachable\n"
         "(the message says what each server gave: connection refused, unreachable, no answer); 78 the chroot of\n"
         "the connect string does not exist;\n"
@@ -198,9 +228,10 @@ void add_status(CLI::App& app, int& exit_code) {
     add_auth_options(*cmd, o->auth, false);
     add_connect_timeout_option(*cmd, o->connect_timeout);
     cmd->add_flag("--json", o->json,
-                  "Print one JSON object: {path, contenders: [{position, node, dialect, kind, owner, ...}], dialects, "
-                  "mixed_dialects, foreign}");
-    cmd->add_option("LOCK_PATH", o->path, "Lock znode, e.g. /locks/nightly-report")->required();
+                  "Print one JSON object per lock: {path, contenders: [{position, node, dialect, kind, owner, ...}], "
+                  "dialects, mixed_dialects, foreign} (several locks: an array of them)");
+    cmd->add_flag("-w,--watch", o->watch, "Show the queues again after every change, until a stop signal");
+    cmd->add_option("LOCK_PATH", o->paths, "Lock znodes, e.g. /locks/nightly-report")->required();
     cmd->callback([o, &exit_code] { exit_code = status_command(*o); });
 }
 

@@ -1,0 +1,162 @@
+#include "status_view.hpp"
+
+#include "terminal_text.hpp"
+
+#include <zklock/detail/lock_set.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+namespace zklock::cli {
+namespace {
+
+std::string hex_session(std::int64_t id) {
+    std::ostringstream out;
+    out << "0x" << std::hex << static_cast<std::uint64_t>(id);
+    return out.str();
+}
+
+// 350ms, 1.2s, 3m4s, 2h5m, 3d4h.
+std::string human_age(std::int64_t ms) {
+    if (ms < 0) ms = 0;
+    if (ms < 1000) return std::to_string(ms) + "ms";
+    if (ms < 60'000) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms / 100) / 10.0);
+        return buf;
+    }
+    const std::int64_t s = ms / 1000;
+    if (s < 3600) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+    if (s < 86400) return std::to_string(s / 3600) + "h" + std::to_string(s % 3600 / 60) + "m";
+    return std::to_string(s / 86400) + "d" + std::to_string(s % 86400 / 3600) + "h";
+}
+
+std::string removal_hint(const std::string& path, const std::string& connect, const contender& c) {
+    return path + "/" + c.node +
+           " is a persistent node (not ephemeral): no session end deletes it, and it blocks everyone queued "
+           "behind it; delete it with: zkCli.sh -server " + connect + " delete " + path + "/" + c.node;
+}
+
+std::string_view kind_of(const contender& c) { return c.shared ? "shared" : "exclusive"; }
+
+// The dialects in the queue, in name order: more than one means a mixed fleet.
+std::vector<std::string> dialects_of(const std::vector<contender>& queue) {
+    std::set<std::string> seen;
+    for (const auto& c : queue) seen.insert(c.dialect);
+    return {seen.begin(), seen.end()};
+}
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+    return out;
+}
+
+// A node's data as the OWNER column shows it: escaped, and for a lock set's
+// node the set's other lock paths.
+std::string shown_data(const std::string& data, const std::string& path) {
+    const auto set = detail::parse_set_node_data(data);
+    std::string out = escape_control(set.data);
+    std::vector<std::string> others;
+    for (const auto& p : set.paths)
+        if (p != path) others.push_back(escape_control(p));
+    if (!set.paths.empty()) out += (out.empty() ? "" : " ") + std::string("[lock set, also: ") + joined(others) + "]";
+    return out;
+}
+
+} // namespace
+
+std::int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::vector<std::string> persistent_notes(const std::string& path, const queue_listing& listing,
+                                          const std::string& connect) {
+    std::vector<std::string> out;
+    for (const auto& c : listing.contenders)
+        if (c.persistent) out.push_back(removal_hint(path, connect, c));
+    return out;
+}
+
+bool same_queue(const queue_listing& a, const queue_listing& b) {
+    if (a.foreign != b.foreign || a.contenders.size() != b.contenders.size()) return false;
+    for (std::size_t i = 0; i < a.contenders.size(); ++i) {
+        const auto &x = a.contenders[i], &y = b.contenders[i];
+        if (x.node != y.node || x.data != y.data || x.owner_session != y.owner_session) return false;
+    }
+    return true;
+}
+
+nlohmann::ordered_json status_json(const std::string& path, const queue_listing& listing, std::int64_t now) {
+    const auto dialects = dialects_of(listing.contenders);
+    nlohmann::ordered_json out{{"path", path},
+                               {"contenders", nlohmann::ordered_json::array()},
+                               {"dialects", dialects},
+                               {"mixed_dialects", dialects.size() > 1},
+                               {"foreign", listing.foreign}};
+    for (const auto& c : listing.contenders) {
+        out["contenders"].push_back({{"position", c.position},
+                                     {"node", c.node},
+                                     {"dialect", c.dialect},
+                                     {"kind", kind_of(c)},
+                                     {"fencing_token", c.fencing_token},
+                                     {"owner", c.data},
+                                     {"owner_session", hex_session(c.owner_session)},
+                                     {"persistent", c.persistent},
+                                     {"created_ms", c.created_ms},
+                                     {"data", detail::parse_set_node_data(c.data).data},
+                                     {"age_ms", std::max<std::int64_t>(0, now - c.created_ms)}});
+        // A lock set's node: every lock path of its set.
+        if (const auto set = detail::parse_set_node_data(c.data); !set.paths.empty())
+            out["contenders"].back()["lock_set"] = set.paths;
+    }
+    return out;
+}
+
+std::string status_text(const std::string& path, const queue_listing& listing, const std::string& connect,
+                        std::int64_t now) {
+    const auto& queue = listing.contenders;
+    std::ostringstream out;
+    // Children that are not contenders: not in the queue, shown so nobody wonders.
+    const auto print_foreign = [&] {
+        if (listing.foreign.empty()) return;
+        std::vector<std::string> shown;
+        for (const auto& f : listing.foreign) shown.push_back(escape_control(f));
+        out << "foreign children (no dialect recognises them; not in the queue): " << joined(shown) << "\n";
+    };
+    if (queue.empty()) {
+        out << escape_control(path) << ": no contenders\n";
+        print_foreign();
+        return out.str();
+    }
+    // Node names and data come from whoever created the nodes: escaped.
+    std::vector<std::string> names;
+    std::size_t node_width = 4;
+    for (const auto& c : queue) {
+        names.push_back(escape_control(c.node));
+        node_width = std::max(node_width, names.back().size());
+    }
+    out << escape_control(path) << ": " << queue.size() << (queue.size() == 1 ? " contender" : " contenders")
+        << " (position 0 holds the lock)\n";
+    if (const auto dialects = dialects_of(queue); dialects.size() > 1)
+        out << "mixed dialects: " << joined(dialects) << " (every one of them queues in this order for zklock)\n";
+    out << std::left << std::setw(5) << "POS" << std::setw(static_cast<int>(node_width) + 2) << "NODE" << std::setw(14)
+        << "DIALECT" << std::setw(11) << "KIND" << std::setw(14) << "TOKEN" << std::setw(20) << "SESSION"
+        << std::setw(10) << "AGE" << "OWNER\n";
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+        const auto& c = queue[i];
+        out << std::left << std::setw(5) << c.position << std::setw(static_cast<int>(node_width) + 2) << names[i]
+            << std::setw(14) << c.dialect << std::setw(11) << kind_of(c) << std::setw(14) << c.fencing_token
+            << std::setw(20) << (c.persistent ? std::string("persistent") : hex_session(c.owner_session))
+            << std::setw(10) << human_age(now - c.created_ms) << shown_data(c.data, path) << "\n";
+    }
+    for (const auto& note : persistent_notes(path, listing, connect)) out << escape_control("note: " + note) << "\n";
+    print_foreign();
+    return out.str();
+}
+
+} // namespace zklock::cli
