@@ -37,7 +37,7 @@ Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, Se
 }
 
 // A waiter is a Mutex under the semaphore's rule; its Lock part is the permit.
-Lock Semaphore::permit() const { return Lock(std::move(*make_waiter())); }
+Mutex Semaphore::permit() const { return std::move(*make_waiter()); }
 
 std::unique_ptr<Mutex> Semaphore::make_waiter() const {
     detail::queue_rule rule;

@@ -149,6 +149,11 @@ public:
     Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec);
     Mutex(const Mutex&) = delete;
     Mutex& operator=(const Mutex&) = delete;
+    /// Moves the lock (held or not); the moved-from object may only be
+    /// destroyed or assigned to.
+    Mutex(Mutex&&) noexcept = default;
+    /// Releases what this object holds or waits for, then takes `other`'s.
+    Mutex& operator=(Mutex&&) noexcept = default;
 
     /// Calls `callback(position)` on the session's executor when this object's
     /// place in the queue (0 = first) is read anew and differs from the last one:

@@ -156,12 +156,14 @@ public:
             [this, deadline](auto handler) { async_try_acquire_impl(deadline, false, std::move(handler)); }, token);
     }
 
-    /// One permit as a Lock: lock() waits for a lease of this semaphore (FIFO
-    /// with every other waiter, Leases and permits alike), unlock() gives it
-    /// back, and every other form of Lock (try_lock_for, async_lock,
-    /// async_wait_lost, fencing_token, ...) works on it. Each call makes a new
-    /// contender: one Lock holds at most one lease at a time.
-    Lock permit() const;
+    /// One permit as a Mutex (and so a Lock): lock() waits for a lease of this
+    /// semaphore (FIFO with every other waiter, Leases and permits alike),
+    /// unlock() gives it back, and every other form of Lock (try_lock_for,
+    /// async_lock, async_wait_lost, fencing_token, ...) works on it, as do the
+    /// Mutex extras (node_path(), queue_position()). It needs the Session, not
+    /// this Semaphore, to outlive it. Each call makes a new contender: one
+    /// permit holds at most one lease at a time.
+    Mutex permit() const;
 
     /// How many holders the semaphore admits at once.
     std::size_t permits() const noexcept { return permits_; }

@@ -69,6 +69,7 @@ struct bench_options {
     credentials creds;  ///< --auth-file, --acl (ZooKeeper part used here)
     std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
     bool connect_timeout_given = false;
+    std::optional<std::size_t> mark_grants_after;  ///< MutexOptions::mark_grants_after; none: its default
     int lock_paths = 5;             ///< scenario multi: M
     int acquire_timeout_ms = 2000;  ///< scenario multi: an acquisition waiting longer gives up
 };
@@ -124,6 +125,7 @@ void connect(Session& session) {
 MutexOptions mutex_options(const bench_options& o) {
     MutexOptions m;
     m.watch_all_children = o.naive;
+    if (o.mark_grants_after) m.mark_grants_after = *o.mark_grants_after;
     return m;
 }
 
@@ -188,6 +190,8 @@ result run_contended(const bench_options& o) {
     }
     std::atomic<int> remaining{o.ops};
     std::vector<std::vector<double>> latencies(static_cast<std::size_t>(k));
+    // Each measured hold: when it was granted, when its release was sent.
+    std::vector<std::vector<std::pair<clock_type::time_point, clock_type::time_point>>> holds(latencies.size());
     const auto start = run_together(
         k,
         [&](int i) {
@@ -196,14 +200,26 @@ result run_contended(const bench_options& o) {
             while (true) {
                 const auto t0 = clock_type::now();
                 m.lock();
+                const auto granted = clock_type::now();
                 const bool last = remaining.fetch_sub(1) <= 0;
-                if (!last) lat.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
+                if (!last) {
+                    lat.push_back(std::chrono::duration<double, std::micro>(granted - t0).count());
+                    holds[static_cast<std::size_t>(i)].emplace_back(granted, clock_type::now());
+                }
                 unlock(m, o.confirm_unlock);
                 if (last) break;
             }
         },
         [&] { remaining = 0; });
     const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
+
+    // A handoff: from one hold's release to the next hold's grant (one holder at a time).
+    std::vector<std::pair<clock_type::time_point, clock_type::time_point>> order;
+    for (const auto& h : holds) order.insert(order.end(), h.begin(), h.end());
+    std::sort(order.begin(), order.end());
+    std::vector<double> handoffs;
+    for (std::size_t j = 1; j < order.size(); ++j)
+        handoffs.push_back(std::chrono::duration<double, std::micro>(order[j].first - order[j - 1].second).count());
 
     std::vector<double> all;
     std::uint64_t acquisitions = 0, notifications = 0, listings = 0;
@@ -215,6 +231,7 @@ result run_contended(const bench_options& o) {
         listings += st.attempts;
     }
     auto r = timed_result("contended", k, all, wall);
+    r.extra["handoff_p50_us"] = percentile(handoffs, 0.5);
     r.notifications_per_acquire = static_cast<double>(notifications) / static_cast<double>(acquisitions);
     r.getchildren_per_acquire = static_cast<double>(listings) / static_cast<double>(acquisitions);
     r.naive = o.naive;
@@ -469,6 +486,8 @@ void print(const nlohmann::json& j, bool json) {
     };
     static const extra_field extras[] = {{"p50_vs_floor", 2, "x"},
                                          {"ops_per_s_vs_floor", 2, "x"},
+                                         {"handoff_p50_us", 0, " us"},
+                                         {"handoff_p50_vs_floor", 2, "x"},
                                          {"permits", 0, ""},
                                          {"paths", 0, ""},
                                          {"timeouts", 0, ""},
@@ -556,6 +575,7 @@ int bench(bench_options o) {
     if (o.scenario == "waiters" || o.scenario == "locks") {
         scale_bench_options s;
         s.session = session_options(o);
+        s.mutex = mutex_options(o);
         s.path = unique_path(o, o.scenario);
         s.waiters = o.waiters;
         s.sessions = o.sessions;
@@ -608,6 +628,28 @@ int bench(bench_options o) {
             r.extra["floor_p50_us"] = floor.p50_us;
             r.extra["p50_vs_floor"] = r.p50_us / floor.p50_us;
             r.extra["ops_per_s_vs_floor"] = r.ops_per_s / floor.ops_per_s;
+        }
+        if (s == "contended" && o.floor && !o.naive) {
+            handoff_floor_options fo;
+            fo.connect = o.connect;
+            fo.dir = unique_path(o, "handoff-floor");
+            fo.auth = o.creds.zookeeper;
+            fo.clients = o.clients;
+            fo.ops = o.ops;
+            fo.warmup = std::min(o.ops / 10, 200);
+            const auto f = run_handoff_floor(fo);
+            auto floor = timed_result("contended", o.clients, f.acquire_us, f.wall_s);
+            floor.backend = "c-client floor";
+            floor.notifications_per_acquire = 1.0;  // each waiter is woken once, by its predecessor's deletion
+            floor.extra["handoff_p50_us"] = percentile(f.handoff_us, 0.5);
+            auto fj = to_json(floor);
+            fj["measures"] = "each waiter watches its predecessor and holds on its deletion, no listing after "
+                             "it; release = delete + create + getChildren pipelined";
+            print(fj, o.json);
+            r.extra["floor_p50_us"] = floor.p50_us;
+            r.extra["p50_vs_floor"] = r.p50_us / floor.p50_us;
+            r.extra["ops_per_s_vs_floor"] = r.ops_per_s / floor.ops_per_s;
+            r.extra["handoff_p50_vs_floor"] = r.extra["handoff_p50_us"].get<double>() / floor.extra["handoff_p50_us"].get<double>();
         }
         print(to_json(r), o.json);
         if (o.curator)
@@ -843,8 +885,14 @@ void add_bench(CLI::App& app, int& exit_code) {
     cmd->add_flag("--json", o->json, "one JSON object per line");
     cmd->add_flag("--curator", o->curator, "also run Apache Curator's InterProcessMutex on the same server");
     cmd->add_flag("!--no-floor", o->floor,
-                  "skip the C client's floor loop (delete + create + getChildren pipelined) that runs beside the "
-                  "uncontended mutex scenario and gives zklock's ratio to it");
+                  "skip the C client's floor loops that run beside the mutex scenarios and give zklock's ratio to "
+                  "them: uncontended, delete + create + getChildren pipelined; contended, the same clients on one "
+                  "lock, each waiter holding on its predecessor's deletion");
+    cmd->add_option("--mark-grants-after", o->mark_grants_after,
+                    "MutexOptions::mark_grants_after of zklock's mutexes: a holder whose listing showed at least this "
+                    "many contenders marks its grant, so its successor holds without listing (default 128; 2: every "
+                    "handoff)")
+        ->check(CLI::Range(std::size_t{2}, std::numeric_limits<std::size_t>::max()));
     o->curator_script = default_bench_script("bench/curator/run.sh");
     cmd->add_option("--curator-script", o->curator_script, "the Curator harness")->capture_default_str();
     o->kazoo_script = default_bench_script("bench/kazoo/kazoo_bench.py");

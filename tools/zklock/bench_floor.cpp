@@ -5,6 +5,12 @@
 // create of a new EPHEMERAL_SEQUENTIAL node, and the getChildren that shows
 // the node is first; the cycle ends with the getChildren reply. That is what
 // a lock() + unlock() costs at least on the wire: one round trip.
+//
+// The handoff floor (run_handoff_floor) is the contended counterpart: K
+// handles on one lock, driven from one thread. A waiter watches its
+// predecessor (exists) and takes the deletion as its grant, which holds only
+// because in this loop nobody leaves the queue but a holder; a holder releases
+// at once (delete, then create and getChildren for its next turn, pipelined).
 #include "bench_floor.hpp"
 
 #include "bench.hpp"
@@ -15,6 +21,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -45,24 +52,39 @@ void note(loop_state* s, int rc) {
     if (rc != ZOK && s->failure == ZOK) s->failure = rc;
 }
 
-// Drives the single-threaded handle until `done()` or `deadline`.
-template <class Done> bool drive(zhandle_t* zh, const loop_state& st, Done done, clock_type::time_point deadline) {
+// Drives the single-threaded handles until `done()` or `deadline`; false when
+// a session died or time ran out.
+template <class Done>
+bool drive_all(const std::vector<zhandle_t*>& zhs, const std::vector<const loop_state*>& states, Done done,
+               clock_type::time_point deadline) {
+    std::vector<pollfd> fds(zhs.size());
     while (!done()) {
-        if (st.dead || clock_type::now() >= deadline) return false;
-        int fd = -1, interest = 0;
-        timeval tv{};
-        if (const int rc = zookeeper_interest(zh, &fd, &interest, &tv); rc != ZOK && rc != ZCONNECTIONLOSS) return false;
-        pollfd p{fd, 0, 0};
-        if (interest & ZOOKEEPER_READ) p.events |= POLLIN;
-        if (interest & ZOOKEEPER_WRITE) p.events |= POLLOUT;
-        const long ms = tv.tv_sec * 1000 + tv.tv_usec / 1000;
-        ::poll(&p, fd >= 0 ? 1 : 0, static_cast<int>(std::min(ms, 100L)));
-        int events = 0;
-        if (p.revents & (POLLIN | POLLHUP | POLLERR)) events |= ZOOKEEPER_READ;
-        if (p.revents & POLLOUT) events |= ZOOKEEPER_WRITE;
-        zookeeper_process(zh, events);
+        if (clock_type::now() >= deadline) return false;
+        long wait_ms = 100;
+        for (std::size_t i = 0; i < zhs.size(); ++i) {
+            if (states[i]->dead) return false;
+            int fd = -1, interest = 0;
+            timeval tv{};
+            if (const int rc = zookeeper_interest(zhs[i], &fd, &interest, &tv); rc != ZOK && rc != ZCONNECTIONLOSS)
+                return false;
+            fds[i] = pollfd{fd, 0, 0};
+            if (interest & ZOOKEEPER_READ) fds[i].events |= POLLIN;
+            if (interest & ZOOKEEPER_WRITE) fds[i].events |= POLLOUT;
+            wait_ms = std::min(wait_ms, static_cast<long>(tv.tv_sec * 1000 + tv.tv_usec / 1000));
+        }
+        ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
+        for (std::size_t i = 0; i < zhs.size(); ++i) {
+            int events = 0;
+            if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) events |= ZOOKEEPER_READ;
+            if (fds[i].revents & POLLOUT) events |= ZOOKEEPER_WRITE;
+            zookeeper_process(zhs[i], events);
+        }
     }
     return true;
+}
+
+template <class Done> bool drive(zhandle_t* zh, const loop_state& st, Done done, clock_type::time_point deadline) {
+    return drive_all({zh}, {&st}, done, deadline);
 }
 
 struct handle {
@@ -72,40 +94,50 @@ struct handle {
     }
 };
 
-}  // namespace
-
-floor_result run_floor(const floor_options& o) {
-    loop_state st;
-    handle h;
+// A handle connected to `connect` with `auth`; its session events go to `st`.
+void open_handle(handle& h, loop_state& st, const std::string& connect, const std::vector<auth_entry>& auth) {
     // The loop reports its failures itself: the C client's lines are dropped.
-    h.zh = zookeeper_init2(o.connect.c_str(), watcher, 10000, nullptr, &st, 0, [](const char*) {});
+    h.zh = zookeeper_init2(connect.c_str(), watcher, 10000, nullptr, &st, 0, [](const char*) {});
     if (!h.zh) throw error(make_error_code(errc::invalid_argument), "bench floor: zookeeper_init failed");
     zoo_set_servers_resolution_delay(h.zh, -1);  // as zklock's Session: no DNS per event-loop turn
-    for (const auto& a : o.auth)
+    for (const auto& a : auth)
         zoo_add_auth(h.zh, a.scheme.c_str(), a.credentials.data(), static_cast<int>(a.credentials.size()), nullptr,
                      nullptr);
-    const auto deadline = clock_type::now() + std::chrono::seconds(30);
-    if (!drive(h.zh, st, [&] { return st.connected; }, deadline))
-        throw error(make_error_code(errc::timeout), "bench floor: could not connect to " + o.connect);
+    if (!drive(h.zh, st, [&] { return st.connected; }, clock_type::now() + std::chrono::seconds(30)))
+        throw error(make_error_code(errc::timeout), "bench floor: could not connect to " + connect);
+}
 
-    ACL_vector* acl = o.auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
-    // The lock directory (and its parents), as containers.
+// The lock directory (and its parents), as containers.
+void create_dir(zhandle_t* zh, loop_state& st, const std::string& dir, ACL_vector* acl) {
     std::string prefix;
-    for (std::size_t at = 1; at <= o.dir.size(); ++at) {
-        if (at != o.dir.size() && o.dir[at] != '/') continue;
-        prefix = o.dir.substr(0, at);
+    for (std::size_t at = 1; at <= dir.size(); ++at) {
+        if (at != dir.size() && dir[at] != '/') continue;
+        prefix = dir.substr(0, at);
         ++st.pending;
-        zoo_acreate2(h.zh, prefix.c_str(), "", 0, acl, ZOO_CONTAINER,
+        zoo_acreate2(zh, prefix.c_str(), "", 0, acl, ZOO_CONTAINER,
                      [](int rc, const char*, const Stat*, const void* d) {
                          note(static_cast<loop_state*>(const_cast<void*>(d)), rc == ZNODEEXISTS ? ZOK : rc);
                      },
                      &st);
     }
-    if (!drive(h.zh, st, [&] { return st.pending == 0; }, deadline) || st.failure != ZOK)
-        throw error(from_zookeeper(st.failure), "bench floor: could not create " + o.dir);
+    if (!drive(zh, st, [&] { return st.pending == 0; }, clock_type::now() + std::chrono::seconds(30)) ||
+        st.failure != ZOK)
+        throw error(from_zookeeper(st.failure), "bench floor: could not create " + dir);
+}
 
-    // A name as long as zklock's (`_c_<uuid>-lock-`).
-    const std::string node_prefix = o.dir + "/_c_00000000-0000-4000-8000-000000000000-lock-";
+// A name as long as zklock's (`_c_<uuid>-lock-`).
+std::string node_prefix(const std::string& dir) { return dir + "/_c_00000000-0000-4000-8000-000000000000-lock-"; }
+
+}  // namespace
+
+floor_result run_floor(const floor_options& o) {
+    loop_state st;
+    handle h;
+    open_handle(h, st, o.connect, o.auth);
+    ACL_vector* acl = o.auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
+    create_dir(h.zh, st, o.dir, acl);
+
+    const std::string prefix = node_prefix(o.dir);
     std::string previous;  // the node to delete in the next cycle
     floor_result r;
     r.samples_us.reserve(static_cast<std::size_t>(o.ops));
@@ -129,7 +161,7 @@ floor_result run_floor(const floor_options& o) {
             zoo_adelete(h.zh, previous.c_str(), -1, deleted, &st);
         }
         st.pending += 2;
-        zoo_acreate2(h.zh, node_prefix.c_str(), "", 0, acl, ZOO_EPHEMERAL_SEQUENTIAL, created, &st);
+        zoo_acreate2(h.zh, prefix.c_str(), "", 0, acl, ZOO_EPHEMERAL_SEQUENTIAL, created, &st);
         zoo_aget_children(h.zh, o.dir.c_str(), 0, listed, &st);
         if (!drive(h.zh, st, [&] { return st.pending == 0; }, t0 + std::chrono::seconds(30)) || st.failure != ZOK)
             throw error(from_zookeeper(st.failure == ZOK ? ZOPERATIONTIMEOUT : st.failure), "bench floor: cycle failed");
@@ -144,6 +176,119 @@ floor_result run_floor(const floor_options& o) {
         drive(h.zh, st, [&] { return st.pending == 0; }, clock_type::now() + std::chrono::seconds(10));
     }
     return r;
+}
+
+
+namespace {
+
+// One client of the handoff floor.
+struct floor_client {
+    struct handoff_run* run = nullptr;
+    zhandle_t* zh = nullptr;
+    loop_state session;
+    std::string node;  // our node in the queue (full path)
+    clock_type::time_point enqueued;
+};
+
+struct handoff_run {
+    std::string dir, prefix;
+    ACL_vector* acl = nullptr;
+    int grants = 0, total = 0, warmup = 0;
+    int failure = ZOK;
+    bool released = false;  // a holder has released since the first grant
+    clock_type::time_point last_release, measured_from;
+    std::vector<double> acquire_us, handoff_us;
+};
+
+void fail(handoff_run* r, int rc) {
+    if (r->failure == ZOK) r->failure = rc;
+}
+
+void enqueue(floor_client* c);
+
+// Our turn: count it, release at once and queue again (one write: delete,
+// create, getChildren), unless the run is over.
+void grant(floor_client* c) {
+    auto* r = c->run;
+    const auto now = clock_type::now();
+    if (r->grants >= r->total) return;
+    if (r->grants == r->warmup) r->measured_from = now;
+    if (r->grants >= r->warmup) {
+        r->acquire_us.push_back(std::chrono::duration<double, std::micro>(now - c->enqueued).count());
+        if (r->released) r->handoff_us.push_back(std::chrono::duration<double, std::micro>(now - r->last_release).count());
+    }
+    ++r->grants;
+    r->released = true;
+    r->last_release = clock_type::now();
+    zoo_adelete(c->zh, c->node.c_str(), -1, [](int rc, const void* d) {
+        if (rc != ZOK) fail(static_cast<floor_client*>(const_cast<void*>(d))->run, rc);
+    }, c);
+    if (r->grants < r->total) enqueue(c);
+}
+
+void predecessor_watch(zhandle_t*, int type, int, const char*, void* ctx) {
+    if (type == ZOO_DELETED_EVENT) grant(static_cast<floor_client*>(ctx));
+}
+
+void enqueue(floor_client* c) {
+    c->enqueued = clock_type::now();
+    zoo_acreate2(c->zh, c->run->prefix.c_str(), "", 0, c->run->acl, ZOO_EPHEMERAL_SEQUENTIAL,
+                 [](int rc, const char* name, const Stat*, const void* d) {
+                     auto* c = static_cast<floor_client*>(const_cast<void*>(d));
+                     if (rc == ZOK && name) c->node = name;
+                     else fail(c->run, rc);
+                 },
+                 c);
+    // Sent with the create, answered after it: the listing shows our node.
+    zoo_aget_children(c->zh, c->run->dir.c_str(), 0, [](int rc, const String_vector* children, const void* d) {
+        auto* c = static_cast<floor_client*>(const_cast<void*>(d));
+        if (rc != ZOK || c->node.empty()) return fail(c->run, rc == ZOK ? ZNONODE : rc);
+        std::vector<std::string> names(children->data, children->data + children->count);
+        std::sort(names.begin(), names.end());  // one prefix, zero-padded sequence numbers
+        const auto own = c->node.substr(c->run->dir.size() + 1);
+        const auto at = std::lower_bound(names.begin(), names.end(), own);
+        if (at == names.begin()) return grant(c);
+        const auto predecessor = c->run->dir + "/" + *(at - 1);
+        zoo_awexists(c->zh, predecessor.c_str(), predecessor_watch, c, [](int rc, const Stat*, const void* d) {
+            auto* c = static_cast<floor_client*>(const_cast<void*>(d));
+            if (rc == ZNONODE) grant(c);  // gone already: it held and released (nobody else leaves)
+            else if (rc != ZOK) fail(c->run, rc);
+        }, c);
+    }, c);
+}
+
+}  // namespace
+
+handoff_floor_result run_handoff_floor(const handoff_floor_options& o) {
+    handoff_run run;
+    run.dir = o.dir;
+    run.prefix = node_prefix(o.dir);
+    run.acl = o.auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
+    run.warmup = o.warmup;
+    run.total = o.warmup + o.ops;
+    const auto k = static_cast<std::size_t>(std::max(1, o.clients));
+    std::vector<floor_client> clients(k);
+    std::vector<handle> handles(k);
+    std::vector<zhandle_t*> zhs;
+    std::vector<const loop_state*> states;
+    for (std::size_t i = 0; i < k; ++i) {
+        open_handle(handles[i], clients[i].session, o.connect, o.auth);
+        clients[i].run = &run;
+        clients[i].zh = handles[i].zh;
+        zhs.push_back(handles[i].zh);
+        states.push_back(&clients[i].session);
+    }
+    create_dir(zhs[0], clients[0].session, o.dir, run.acl);
+    for (auto& c : clients) enqueue(&c);
+    const bool ok = drive_all(zhs, states, [&] { return run.grants >= run.total || run.failure != ZOK; },
+                              clock_type::now() + std::chrono::seconds(30) + std::chrono::milliseconds(10) * run.total);
+    if (!ok || run.failure != ZOK)
+        throw error(from_zookeeper(run.failure == ZOK ? ZOPERATIONTIMEOUT : run.failure), "bench floor: handoff failed");
+    handoff_floor_result r;
+    r.wall_s = std::chrono::duration<double>(clock_type::now() - run.measured_from).count();
+    r.acquire_us = std::move(run.acquire_us);
+    r.handoff_us = std::move(run.handoff_us);
+    return r;  // closing the handles deletes the waiters' nodes
 }
 
 }  // namespace zklock::cli

@@ -1,6 +1,6 @@
-// zklock bench's floor: the leanest uncontended lock cycle the ZooKeeper C
-// client can run (bench_floor.cpp), measured beside zklock's on the same
-// server so every report gives zklock's ratio to it.
+// zklock bench's floors: the leanest uncontended lock cycle and the leanest
+// contended handoff the ZooKeeper C client can run (bench_floor.cpp), measured
+// beside zklock's on the same server so every report gives zklock's ratio to them.
 #pragma once
 
 #include <zklock/acl.hpp>
@@ -25,5 +25,25 @@ struct floor_result {
 
 /// Runs the loop; throws zklock::error when the server cannot be reached or a request fails.
 floor_result run_floor(const floor_options& options);
+
+struct handoff_floor_options {
+    std::string connect;
+    std::string dir;               ///< the one lock's directory
+    std::vector<auth_entry> auth;  ///< added to every handle; nodes then get creator-all ACLs
+    int clients = 8;               ///< handles on the lock, all driven from one thread
+    int ops = 2000;                ///< measured grants
+    int warmup = 200;              ///< unmeasured grants first
+};
+
+struct handoff_floor_result {
+    std::vector<double> acquire_us;  ///< per grant: from queueing (create sent) to the grant
+    std::vector<double> handoff_us;  ///< per grant after a release: from the holder's delete sent to this grant
+    double wall_s = 0;               ///< the measured grants' wall time
+};
+
+/// The lean contended loop: each waiter watches its predecessor and takes its
+/// deletion as the grant (sound here because only holders leave), each holder
+/// releases at once and queues again. Throws as run_floor.
+handoff_floor_result run_handoff_floor(const handoff_floor_options& options);
 
 }  // namespace zklock::cli

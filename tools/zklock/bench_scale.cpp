@@ -118,7 +118,7 @@ int bench_waiters(const scale_bench_options& o) {
 
     const auto enqueue_start = clock_type::now();
     for (int i = 0; i < n; ++i) {
-        waiters.push_back(std::make_unique<Mutex>(*sessions[static_cast<std::size_t>(i % s)], o.path));
+        waiters.push_back(std::make_unique<Mutex>(*sessions[static_cast<std::size_t>(i % s)], o.path, o.mutex));
         auto& w = *waiters.back();
         auto first = std::make_shared<std::atomic<bool>>(true);
         w.on_queue_position([&decided, first](std::size_t) {
@@ -203,7 +203,7 @@ int bench_locks(const scale_bench_options& o) {
 
     const auto acquire_start = clock_type::now();
     for (int i = 0; i < n; ++i) {
-        locks.push_back(std::make_unique<Mutex>(session, o.path + "/lock-" + std::to_string(i)));
+        locks.push_back(std::make_unique<Mutex>(session, o.path + "/lock-" + std::to_string(i), o.mutex));
         locks.back()->async_lock([&](std::error_code ec) {
             note(ec);
             granted.add();

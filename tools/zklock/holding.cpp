@@ -9,7 +9,6 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/post.hpp>
 
 namespace zklock::cli {
 namespace {
@@ -28,8 +27,9 @@ MutexOptions options(const holding_kind& kind) {
 // side) and of a lock set (MultiMutex), so that one class drives them all.
 struct exclusive_side {
     using lock_type = Mutex;
-    static const std::string& target(const std::vector<std::string>& paths) { return paths.front(); }
-    static MutexOptions lock_options(const holding_kind& kind) { return options(kind); }
+    static Mutex make(Session& s, const std::vector<std::string>& paths, const holding_kind& kind) {
+        return Mutex(s, paths.front(), options(kind));
+    }
     template <class H> static void lock(Mutex& m, H h) { m.async_lock(std::move(h)); }
     template <class H> static void try_lock(Mutex& m, H h) { m.async_try_lock(std::move(h)); }
     template <class H> static void try_lock_for(Mutex& m, milliseconds d, H h) { m.async_try_lock_for(d, std::move(h)); }
@@ -45,8 +45,9 @@ struct exclusive_side {
 
 struct shared_side {
     using lock_type = SharedMutex;
-    static const std::string& target(const std::vector<std::string>& paths) { return paths.front(); }
-    static MutexOptions lock_options(const holding_kind& kind) { return options(kind); }
+    static SharedMutex make(Session& s, const std::vector<std::string>& paths, const holding_kind& kind) {
+        return SharedMutex(s, paths.front(), options(kind));
+    }
     template <class H> static void lock(SharedMutex& m, H h) { m.async_lock_shared(std::move(h)); }
     template <class H> static void try_lock(SharedMutex& m, H h) { m.async_try_lock_shared(std::move(h)); }
     template <class H> static void try_lock_for(SharedMutex& m, milliseconds d, H h) {
@@ -64,12 +65,11 @@ struct shared_side {
 
 struct set_side {
     using lock_type = MultiMutex;
-    static const std::vector<std::string>& target(const std::vector<std::string>& paths) { return paths; }
-    static MultiMutexOptions lock_options(const holding_kind& kind) {
+    static MultiMutex make(Session& s, const std::vector<std::string>& paths, const holding_kind& kind) {
         MultiMutexOptions o;
         o.node_data = kind.node_data;
         o.lock_delay = kind.lock_delay;
-        return o;
+        return MultiMutex(s, paths, o);
     }
     template <class H> static void lock(MultiMutex& m, H h) { m.async_lock(std::move(h)); }
     template <class H> static void try_lock(MultiMutex& m, H h) { m.async_try_lock(std::move(h)); }
@@ -93,11 +93,25 @@ struct set_side {
     }
 };
 
+// One permit of the semaphore at the path: a Mutex under the semaphore's
+// rule (Semaphore::permit()), held through the exclusive side's calls.
+struct permit_side : exclusive_side {
+    static Mutex make(Session& s, const std::vector<std::string>& paths, const holding_kind& kind) {
+        SemaphoreOptions o;
+        o.node_data = kind.node_data;
+        o.lock_delay = kind.lock_delay;
+        return Semaphore(s, paths.front(), *kind.permits, o).permit();
+    }
+    static std::string busy(const std::vector<std::string>& paths, const holding_kind& kind) {
+        return "all " + std::to_string(*kind.permits) + " permits of " + paths.front() + " are held by others";
+    }
+};
+
 template <class Side> class lock_holding final : public holding {
 public:
     lock_holding(asio::io_context& io, Session& session, const std::vector<std::string>& paths,
                  const holding_kind& kind)
-        : io_(io), paths_(paths), lock_(session, Side::target(paths), Side::lock_options(kind)) {}
+        : io_(io), paths_(paths), kind_(kind), lock_(Side::make(session, paths, kind)) {}
 
     void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
         const auto bind = [this](auto handler) {
@@ -113,77 +127,25 @@ public:
     std::int64_t fencing_token() const override { return Side::fencing_token(lock_); }
     void wait_lost(done_handler done) override { Side::wait_lost(lock_, asio::bind_executor(io_, std::move(done))); }
     void release(done_handler done) override { Side::unlock(lock_, asio::bind_executor(io_, std::move(done))); }
-    std::string busy_message() const override { return Side::busy(paths_); }
+    std::string busy_message() const override {
+        if constexpr (requires { Side::busy(paths_, kind_); }) return Side::busy(paths_, kind_);
+        else return Side::busy(paths_);
+    }
     std::string failure_detail() const override { return Side::failure_detail(lock_); }
 
 private:
     asio::io_context& io_;
     std::vector<std::string> paths_;
+    holding_kind kind_;
     typename Side::lock_type lock_;
     asio::cancellation_signal cancel_;
-};
-
-SemaphoreOptions semaphore_options(const holding_kind& kind) {
-    SemaphoreOptions o;
-    o.node_data = kind.node_data;
-    o.lock_delay = kind.lock_delay;
-    return o;
-}
-
-class lease_holding final : public holding {
-public:
-    lease_holding(asio::io_context& io, Session& session, const std::string& path, const holding_kind& kind)
-        : io_(io), session_(session), semaphore_(session, path, *kind.permits, semaphore_options(kind)) {}
-
-    void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
-        pending_ = true;
-        auto handler = asio::bind_cancellation_slot(
-            cancel_->slot(), asio::bind_executor(io_, [this, done = std::move(done)](std::error_code ec, std::optional<Lease> lease) {
-                pending_ = false;
-                if (lease) lease_ = std::move(lease);
-                done(ec, lease_.has_value());
-            }));
-        if (no_wait) return semaphore_.async_try_acquire(std::move(handler));
-        // No deadline: hours::max() waits as long as it takes.
-        semaphore_.async_try_acquire_for(wait.value_or(milliseconds::max()), std::move(handler));
-    }
-    // The semaphore's inner acquire detaches its cancellation handler on the
-    // session's executor (before the completion reaches io_): emit there, so the
-    // emit never races with that. The signal outlives a late emit.
-    void cancel() override {
-        if (!pending_) return;
-        asio::post(session_.get_executor(), [signal = cancel_] { signal->emit(asio::cancellation_type::terminal); });
-    }
-    std::string node_path() const override { return lease_ ? lease_->node_path() : std::string(); }
-    std::int64_t fencing_token() const override { return lease_ ? lease_->fencing_token() : 0; }
-    void wait_lost(done_handler done) override {
-        if (!lease_) return asio::post(io_, [done = std::move(done)] { done(make_error_code(errc::not_held)); });
-        lease_->async_wait_lost(asio::bind_executor(io_, std::move(done)));
-    }
-    void release(done_handler done) override {
-        if (!lease_) return asio::post(io_, [done = std::move(done)] { done(make_error_code(errc::not_held)); });
-        lease_->async_release(asio::bind_executor(io_, std::move(done)));
-    }
-    std::string busy_message() const override {
-        return "all " + std::to_string(semaphore_.permits()) + " permits of " + semaphore_.path() +
-               " are held by others";
-    }
-    std::string failure_detail() const override { return semaphore_.failure_detail(); }
-
-private:
-    asio::io_context& io_;
-    Session& session_;
-    Semaphore semaphore_;
-    std::optional<Lease> lease_;
-    std::shared_ptr<asio::cancellation_signal> cancel_ = std::make_shared<asio::cancellation_signal>();
-    bool pending_ = false;
 };
 
 } // namespace
 
 std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, const std::vector<std::string>& paths,
                                       const holding_kind& kind) {
-    if (kind.permits) return std::make_unique<lease_holding>(io, session, paths.front(), kind);
+    if (kind.permits) return std::make_unique<lock_holding<permit_side>>(io, session, paths, kind);
     if (paths.size() > 1) return std::make_unique<lock_holding<set_side>>(io, session, paths, kind);
     if (kind.shared) return std::make_unique<lock_holding<shared_side>>(io, session, paths, kind);
     return std::make_unique<lock_holding<exclusive_side>>(io, session, paths, kind);

@@ -1,6 +1,7 @@
 // What `zklock run` and `zklock lock` hold: the lock (a Mutex), a shared hold
 // of a read-write lock (a SharedMutex reader), several locks as one (a
-// MultiMutex) or one permit of a semaphore (a Lease).
+// MultiMutex) or one permit of a semaphore (Semaphore::permit(): a Mutex under
+// the semaphore's rule).
 #pragma once
 
 #include <zklock/node_names.hpp>

@@ -53,7 +53,7 @@ std::string utc_stamp(std::int64_t ms) {
     const std::time_t s = static_cast<std::time_t>(ms / 1000);
     std::tm tm{};
     ::gmtime_r(&s, &tm);
-    char buf[40];
+    char buf[64];
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                   tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
     return buf;
