@@ -641,6 +641,7 @@ int bench(bench_options o) {
             auto floor = timed_result("contended", o.clients, f.acquire_us, f.wall_s);
             floor.backend = "c-client floor";
             floor.notifications_per_acquire = 1.0;  // each waiter is woken once, by its predecessor's deletion
+            floor.getchildren_per_acquire = 1.0;     // each turn lists once, behind its create
             floor.extra["handoff_p50_us"] = percentile(f.handoff_us, 0.5);
             auto fj = to_json(floor);
             fj["measures"] = "each waiter watches its predecessor and holds on its deletion, no listing after "
