@@ -550,6 +550,43 @@ int bench_multi_scenario(const bench_options& o) {
     return 0;
 }
 
+// The C client's floor of zklock's scenario in `r` (bench_floor.cpp), run now;
+// zklock's ratios to it go into r.extra. Returns the floor's line.
+nlohmann::json run_floor_beside(const bench_options& o, result& r) {
+    const bool contended = r.scenario == "contended";
+    handoff_floor_options fo;
+    fo.connect = o.connect;
+    fo.dir = unique_path(o, contended ? "handoff-floor" : "floor");
+    fo.auth = o.creds.zookeeper;
+    fo.ops = o.ops;
+    fo.warmup = std::min(o.ops / 10, 200);
+    fo.clients = r.clients;
+    result floor;
+    std::string measures;
+    if (contended) {
+        const auto f = run_handoff_floor(fo);
+        floor = timed_result(r.scenario, r.clients, f.acquire_us, f.wall_s);
+        floor.notifications_per_acquire = 1.0;  // each waiter is woken once, by its predecessor's deletion
+        floor.extra["handoff_p50_us"] = percentile(f.handoff_us, 0.5);
+        r.extra["handoff_p50_vs_floor"] =
+            r.extra["handoff_p50_us"].get<double>() / floor.extra["handoff_p50_us"].get<double>();
+        measures = "each waiter watches its predecessor and holds on its deletion, no listing after it; release = "
+                   "delete + create + getChildren pipelined";
+    } else {
+        const auto f = run_floor(fo);
+        floor = timed_result(r.scenario, 1, f.samples_us, f.wall_s);
+        measures = "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
+    }
+    floor.backend = "c-client floor";
+    floor.getchildren_per_acquire = 1.0;  // one listing per cycle or turn, behind its create
+    r.extra["floor_p50_us"] = floor.p50_us;
+    r.extra["p50_vs_floor"] = r.p50_us / floor.p50_us;
+    r.extra["ops_per_s_vs_floor"] = r.ops_per_s / floor.ops_per_s;
+    auto fj = to_json(floor);
+    fj["measures"] = measures;
+    return fj;
+}
+
 int bench(bench_options o) {
     std::unique_ptr<testing::ZooKeeperServer> server;
     if (!o.connect_given) {
@@ -610,48 +647,8 @@ int bench(bench_options o) {
     else scenarios = {o.scenario};
     for (const auto& s : scenarios) {
         auto r = s == "uncontended" ? run_uncontended(o) : run_contended(o);
-        if (s == "uncontended" && o.floor && !o.naive) {
-            // Right after zklock's run, on the same warm server.
-            floor_options fo;
-            fo.connect = o.connect;
-            fo.dir = unique_path(o, "floor");
-            fo.auth = o.creds.zookeeper;
-            fo.ops = o.ops;
-            fo.warmup = std::min(o.ops / 10, 200);
-            const auto f = run_floor(fo);
-            auto floor = timed_result("uncontended", 1, f.samples_us, f.wall_s);
-            floor.backend = "c-client floor";
-            floor.getchildren_per_acquire = 1.0;  // one listing per cycle, by construction
-            auto fj = to_json(floor);
-            fj["measures"] = "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
-            print(fj, o.json);
-            r.extra["floor_p50_us"] = floor.p50_us;
-            r.extra["p50_vs_floor"] = r.p50_us / floor.p50_us;
-            r.extra["ops_per_s_vs_floor"] = r.ops_per_s / floor.ops_per_s;
-        }
-        if (s == "contended" && o.floor && !o.naive) {
-            handoff_floor_options fo;
-            fo.connect = o.connect;
-            fo.dir = unique_path(o, "handoff-floor");
-            fo.auth = o.creds.zookeeper;
-            fo.clients = o.clients;
-            fo.ops = o.ops;
-            fo.warmup = std::min(o.ops / 10, 200);
-            const auto f = run_handoff_floor(fo);
-            auto floor = timed_result("contended", o.clients, f.acquire_us, f.wall_s);
-            floor.backend = "c-client floor";
-            floor.notifications_per_acquire = 1.0;  // each waiter is woken once, by its predecessor's deletion
-            floor.getchildren_per_acquire = 1.0;     // each turn lists once, behind its create
-            floor.extra["handoff_p50_us"] = percentile(f.handoff_us, 0.5);
-            auto fj = to_json(floor);
-            fj["measures"] = "each waiter watches its predecessor and holds on its deletion, no listing after "
-                             "it; release = delete + create + getChildren pipelined";
-            print(fj, o.json);
-            r.extra["floor_p50_us"] = floor.p50_us;
-            r.extra["p50_vs_floor"] = r.p50_us / floor.p50_us;
-            r.extra["ops_per_s_vs_floor"] = r.ops_per_s / floor.ops_per_s;
-            r.extra["handoff_p50_vs_floor"] = r.extra["handoff_p50_us"].get<double>() / floor.extra["handoff_p50_us"].get<double>();
-        }
+        // Right after zklock's run, on the same warm server; printed first.
+        if (o.floor && !o.naive) print(run_floor_beside(o, r), o.json);
         print(to_json(r), o.json);
         if (o.curator)
             if (auto c = run_curator(o, s)) print(*c, o.json);

@@ -26,13 +26,9 @@ struct floor_result {
 /// Runs the loop; throws zklock::error when the server cannot be reached or a request fails.
 floor_result run_floor(const floor_options& options);
 
-struct handoff_floor_options {
-    std::string connect;
-    std::string dir;               ///< the one lock's directory
-    std::vector<auth_entry> auth;  ///< added to every handle; nodes then get creator-all ACLs
-    int clients = 8;               ///< handles on the lock, all driven from one thread
-    int ops = 2000;                ///< measured grants
-    int warmup = 200;              ///< unmeasured grants first
+/// The same server, lock directory, credentials and counts, with the clients.
+struct handoff_floor_options : floor_options {
+    int clients = 8;  ///< handles on the lock, all driven from one thread (ops: measured grants)
 };
 
 struct handoff_floor_result {
