@@ -1,0 +1,85 @@
+// zklock bench over ZooKeeper's recipes: the options and result of a run,
+// and what bench.cpp (the mutex scenarios, the command) and bench_recipes.cpp
+// (election, semaphore, read-write lock) share.
+#pragma once
+
+#include "commands.hpp"
+
+#include <zklock/mutex.hpp>
+#include <zklock/session.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zklock::cli::zkbench {
+
+using clock_type = std::chrono::steady_clock;
+
+struct bench_options {
+    std::string connect;
+    bool connect_given = false;
+    std::string recipe = "mutex";
+    std::string scenario = "uncontended";
+    int clients = 8;
+    int permits = 3;
+    double read_ratio = 0.8;
+    int ops = 2000;
+    bool naive = false;
+    bool confirm_unlock = false;
+    bool json = false;
+    bool curator = false;
+    bool floor = true;  ///< the C client's floor loop beside the uncontended mutex run
+    std::string curator_script;
+    std::string kazoo_script;
+    std::string duration_text = "10s";  ///< --scenario mixed
+    std::string hold_text = "0";        ///< --scenario mixed
+    int waiters = 1000;                 ///< --scenario waiters
+    int sessions = 20;                  ///< --scenario waiters
+    int locks = 10000;                  ///< --scenario locks
+    std::string path = "/zklock-bench";
+    std::vector<std::string> server_config;
+    int warmup = 20000;
+    credentials creds;  ///< --auth-file, --acl (ZooKeeper part used here)
+    std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
+    bool connect_timeout_given = false;
+    std::optional<std::size_t> mark_grants_after;  ///< MutexOptions::mark_grants_after; none: its default
+    int lock_paths = 5;             ///< scenario multi: M
+    int acquire_timeout_ms = 2000;  ///< scenario multi: an acquisition waiting longer gives up
+};
+
+struct result {
+    std::string backend = "zookeeper";
+    std::string scenario;
+    int clients = 1;
+    int ops = 0;
+    double p50_us = 0, p99_us = 0, mean_us = 0, ops_per_s = 0, wall_s = 0;
+    double notifications_per_acquire = 0, getchildren_per_acquire = 0;
+    bool naive = false;
+    bool confirm_unlock = false;
+    nlohmann::json extra = nlohmann::json::object();  ///< recipe-specific fields
+};
+
+/// p50, p99 and mean of `us` into `r`.
+void fill_latency(result& r, const std::vector<double>& us);
+/// A run of `clients` clients whose samples (us) took `wall_s` seconds in all.
+result timed_result(std::string scenario, int clients, const std::vector<double>& samples, double wall_s);
+/// The Session options of every client of a run.
+SessionOptions session_options(const bench_options& o);
+/// Connects, or throws saying what each server gave when none answered in time.
+void connect(Session& session);
+/// A lock path of its own for one run of `scenario`.
+std::string unique_path(const bench_options& o, const std::string& scenario);
+
+/// --recipe election: handoffs from a resigning leader to the next.
+result run_election(const bench_options& o);
+/// --recipe semaphore: K clients on --permits leases.
+result run_semaphore(const bench_options& o);
+/// --recipe rwlock: readers and writers at --read-ratio.
+result run_rwlock(const bench_options& o);
+
+} // namespace zklock::cli::zkbench
