@@ -38,7 +38,7 @@ struct exclusive_side {
     static std::string node_path(const Mutex& m) { return m.node_path(); }
     static std::int64_t fencing_token(const Mutex& m) { return m.fencing_token(); }
     static std::string failure_detail(const Mutex& m) { return m.failure_detail(); }
-    static std::string busy(const std::vector<std::string>& paths) {
+    static std::string busy(const std::vector<std::string>& paths, const holding_kind&) {
         return "lock " + paths.front() + " is held by someone else";
     }
 };
@@ -58,7 +58,7 @@ struct shared_side {
     static std::string node_path(const SharedMutex& m) { return m.node_path_shared(); }
     static std::int64_t fencing_token(const SharedMutex& m) { return m.shared_fencing_token(); }
     static std::string failure_detail(const SharedMutex& m) { return m.failure_detail_shared(); }
-    static std::string busy(const std::vector<std::string>& paths) {
+    static std::string busy(const std::vector<std::string>& paths, const holding_kind&) {
         return "lock " + paths.front() + " is held, or waited for, by a writer (an exclusive holder)";
     }
 };
@@ -86,7 +86,7 @@ struct set_side {
     }
     static std::int64_t fencing_token(const MultiMutex& m) { return m.fencing_token(); }
     static std::string failure_detail(const MultiMutex& m) { return m.failure_detail(); }
-    static std::string busy(const std::vector<std::string>& paths) {
+    static std::string busy(const std::vector<std::string>& paths, const holding_kind&) {
         std::string all;
         for (const auto& p : paths) all += (all.empty() ? "" : ", ") + p;
         return "locks " + all + ": someone else holds or waits ahead for one of them";
@@ -127,10 +127,7 @@ public:
     std::int64_t fencing_token() const override { return Side::fencing_token(lock_); }
     void wait_lost(done_handler done) override { Side::wait_lost(lock_, asio::bind_executor(io_, std::move(done))); }
     void release(done_handler done) override { Side::unlock(lock_, asio::bind_executor(io_, std::move(done))); }
-    std::string busy_message() const override {
-        if constexpr (requires { Side::busy(paths_, kind_); }) return Side::busy(paths_, kind_);
-        else return Side::busy(paths_);
-    }
+    std::string busy_message() const override { return Side::busy(paths_, kind_); }
     std::string failure_detail() const override { return Side::failure_detail(lock_); }
 
 private:
