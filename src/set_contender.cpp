@@ -2,15 +2,12 @@
 // listings, the watches and the grant. Holding and leaving: set_contender_hold.cpp.
 #include "set_contender.hpp"
 
+#include <zklock/detail/limits.hpp>
 #include <zklock/detail/reply_kind.hpp>
 
 namespace zklock::detail {
 
 namespace {
-// As the single queue: parents reaped between ensure_parents and the
-// transaction are created again this many times.
-constexpr int max_parent_retries = 5;
-
 // The first op of a failed transaction that failed on its own (the ones after
 // it report ZRUNTIMEINCONSISTENCY), or 0.
 std::size_t failed_op(const std::vector<int>& op_errors) {

@@ -2,6 +2,7 @@
 
 #include <zklock/detail/acl_check.hpp>
 #include <zklock/detail/dialect.hpp>
+#include <zklock/detail/limits.hpp>
 #include <zklock/detail/reply_kind.hpp>
 #include <zklock/error.hpp>
 
@@ -10,10 +11,6 @@
 namespace zklock::detail {
 
 namespace {
-
-// Parents that vanish between ensure_parents and create (a container the server
-// reaped) are re-created this many times before the acquire fails.
-constexpr int max_parent_retries = 5;
 
 using kind = acquire_action::kind;
 

@@ -51,7 +51,7 @@ void take_over_and_close(const Session& session, const clientid_t& id, std::chro
 } // namespace
 
 SessionFreeze::SessionFreeze(Session& session, std::chrono::milliseconds timeout) : session_(session) {
-    auto impl = detail::internal_access::session(session);
+    auto impl = zklock::detail::internal_access::session(session);
     if (impl->state() == session_state::closed)
         throw error(make_error_code(errc::session_closed), "SessionFreeze: the session is closed");
     // Hold the session's strand: a handler that waits until thawed.
@@ -100,8 +100,8 @@ namespace {
 
 // Runs `submit(impl, done)` on the session's strand once connected and waits for
 // the return code it passes to `done`.
-int on_session(Session& session, const std::function<void(detail::session_impl&, std::function<void(int)>)>& submit) {
-    auto impl = detail::internal_access::session(session);
+int on_session(Session& session, const std::function<void(zklock::detail::session_impl&, std::function<void(int)>)>& submit) {
+    auto impl = zklock::detail::internal_access::session(session);
     auto p = std::make_shared<std::promise<int>>();
     auto f = p->get_future();
     impl->post([impl, p, submit] {
@@ -116,16 +116,16 @@ int on_session(Session& session, const std::function<void(detail::session_impl&,
 } // namespace
 
 void delete_node(Session& session, const std::string& path) {
-    const int rc = on_session(session, [path](detail::session_impl& s, std::function<void(int)> done) {
+    const int rc = on_session(session, [path](zklock::detail::session_impl& s, std::function<void(int)> done) {
         s.remove(path, -1, std::move(done));
     });
     throw_if(from_zookeeper(rc), "zklock::testing::delete_node " + path);
 }
 
 void create_node(Session& session, const std::string& path, const std::string& data, bool ephemeral) {
-    const int rc = on_session(session, [path, data, ephemeral](detail::session_impl& s, std::function<void(int)> done) {
+    const int rc = on_session(session, [path, data, ephemeral](zklock::detail::session_impl& s, std::function<void(int)> done) {
         s.create(path, data, ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT, *s.acl(),
-                 [done = std::move(done)](int rc, std::string, const detail::node_stat&) { done(rc); });
+                 [done = std::move(done)](int rc, std::string, const zklock::detail::node_stat&) { done(rc); });
     });
     throw_if(from_zookeeper(rc), "zklock::testing::create_node " + path);
 }
@@ -133,9 +133,9 @@ void create_node(Session& session, const std::string& path, const std::string& d
 std::string create_sequential_node(Session& session, const std::string& prefix, const std::string& data,
                                    bool ephemeral) {
     auto made = std::make_shared<std::string>();
-    const int rc = on_session(session, [prefix, data, ephemeral, made](detail::session_impl& s, std::function<void(int)> done) {
+    const int rc = on_session(session, [prefix, data, ephemeral, made](zklock::detail::session_impl& s, std::function<void(int)> done) {
         s.create(prefix, data, ZOO_SEQUENCE | (ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT), *s.acl(),
-                 [made, done = std::move(done)](int rc, std::string path, const detail::node_stat&) {
+                 [made, done = std::move(done)](int rc, std::string path, const zklock::detail::node_stat&) {
                      *made = std::move(path);
                      done(rc);
                  });
@@ -145,8 +145,8 @@ std::string create_sequential_node(Session& session, const std::string& prefix, 
 }
 
 void set_acl(Session& session, const std::string& path, const acl_list& acl) {
-    auto c = std::make_shared<const detail::c_acl>(acl);
-    const int rc = on_session(session, [path, c](detail::session_impl& s, std::function<void(int)> done) {
+    auto c = std::make_shared<const zklock::detail::c_acl>(acl);
+    const int rc = on_session(session, [path, c](zklock::detail::session_impl& s, std::function<void(int)> done) {
         s.set_acl(path, -1, *c, std::move(done));
     });
     throw_if(from_zookeeper(rc), "zklock::testing::set_acl " + path);
@@ -154,7 +154,7 @@ void set_acl(Session& session, const std::string& path, const acl_list& acl) {
 
 acl_list get_acl(Session& session, const std::string& path) {
     auto out = std::make_shared<acl_list>();
-    const int rc = on_session(session, [path, out](detail::session_impl& s, std::function<void(int)> done) {
+    const int rc = on_session(session, [path, out](zklock::detail::session_impl& s, std::function<void(int)> done) {
         s.get_acl(path, [out, done = std::move(done)](int rc, acl_list acl) {
             *out = std::move(acl);
             done(rc);

@@ -12,7 +12,7 @@ namespace zklock::testing {
 namespace {
 
 // Runs `read` on the strand of `impl` and waits for its text at most `timeout`.
-std::string on_strand(const std::shared_ptr<detail::session_impl>& impl, std::function<std::string()> read,
+std::string on_strand(const std::shared_ptr<zklock::detail::session_impl>& impl, std::function<std::string()> read,
                       std::chrono::milliseconds timeout) {
     if (impl->state() == session_state::closed) return "session closed";
     auto p = std::make_shared<std::promise<std::string>>();
@@ -26,12 +26,12 @@ std::string on_strand(const std::shared_ptr<detail::session_impl>& impl, std::fu
 }  // namespace
 
 std::string describe_internals(const Session& session, std::chrono::milliseconds timeout) {
-    auto impl = detail::internal_access::session(session);
+    auto impl = zklock::detail::internal_access::session(session);
     return on_strand(impl, [impl] { return impl->describe(); }, timeout);
 }
 
 std::string describe_internals(const Mutex& mutex, std::chrono::milliseconds timeout) {
-    auto engine = detail::internal_access::engine(mutex);
+    auto engine = zklock::detail::internal_access::engine(mutex);
     return on_strand(engine->session(), [engine] { return engine->describe(); }, timeout);
 }
 

@@ -31,7 +31,7 @@ namespace {
 using steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds stop_grace{10000};
+constexpr milliseconds postgres_stop_grace{10000};
 constexpr milliseconds children_exit_timeout{10000};
 constexpr milliseconds pause_timeout{5000};
 
@@ -268,7 +268,7 @@ void PostgresServer::stop_process() {
     if (process->running()) {
         process->signal(SIGINT);  // fast shutdown (SIGTERM would wait for every client to leave)
         process->resume();
-        if (!process->wait_exit(stop_grace)) kill_process();
+        if (!process->wait_exit(postgres_stop_grace)) kill_process();
     }
 }
 

@@ -1,5 +1,6 @@
 #include "zklock/testing/process.hpp"
 
+#include "posix_io.hpp"
 #include "timed_resume.hpp"
 
 #include <algorithm>
@@ -30,9 +31,7 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-[[noreturn]] void throw_errno(int err, const std::string& what) {
-    throw std::system_error(err, std::generic_category(), what);
-}
+using posix_io::throw_errno;
 
 class Fd {
 public:

@@ -17,7 +17,7 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds poll_interval{10};
 constexpr milliseconds probe_timeout{1000};
-constexpr milliseconds stop_grace{5000};
+constexpr milliseconds server_stop_grace{5000};
 
 }  // namespace
 
@@ -111,7 +111,7 @@ bool ServerProcess::pause_for(milliseconds duration) {
     return true;
 }
 
-void ServerProcess::stop_process() { process_->stop(stop_grace); }
+void ServerProcess::stop_process() { process_->stop(server_stop_grace); }
 
 void ServerProcess::kill_process() noexcept {
     try {

@@ -6,9 +6,9 @@
 #
 #   tests/consumer/shared.sh PARENT_BUILD_DIR WORK_DIR
 #
-# The shared build uses the C++ compiler and compiler launcher (e.g. ccache) of
-# PARENT_BUILD_DIR and is kept between runs, so a later run rebuilds only what
-# changed. Set CMAKE to use a cmake other than the one on PATH.
+# The shared build uses the C++ compiler, compiler launcher (e.g. ccache) and
+# unity setting of PARENT_BUILD_DIR and is kept between runs, so a later run
+# rebuilds only what changed. Set CMAKE to use a cmake other than the one on PATH.
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
@@ -34,6 +34,8 @@ cxx=$(cache_value CMAKE_CXX_COMPILER)
 [[ -n $cxx ]] && args+=("-DCMAKE_CXX_COMPILER=$cxx")
 launcher=$(cache_value CMAKE_CXX_COMPILER_LAUNCHER)
 [[ -n $launcher ]] && args+=("-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher")
+unity=$(cache_value CMAKE_UNITY_BUILD)
+[[ -n $unity ]] && args+=("-DCMAKE_UNITY_BUILD=$unity")
 
 echo "install_consumer_shared: building zklock's shared libraries in $work/zklock-build"
 "$cmake_cmd" "${args[@]}" >"$work/zklock-build.log" 2>&1 || {

@@ -74,13 +74,19 @@ std::vector<std::string> inheritable_descriptors(pid_t pid) {
     for (const auto& entry : std::filesystem::directory_iterator(proc / "fdinfo", ec)) {
         const auto fd = entry.path().filename().string();
         if (std::stoi(fd) <= 2) continue;
-        const auto info = read_file(entry.path());
-        const auto at = info.find("flags:");
-        if (at == std::string::npos) continue;  // closed meanwhile
-        const auto flags = std::stoul(info.substr(at + 6), nullptr, 8);
-        if ((flags & 02000000) != 0) continue;
+        // What the descriptor is, read before and after its flags: a descriptor
+        // closed (or the process gone) meanwhile is not judged, since its flags
+        // may belong to another file.
         std::error_code link_ec;
         const auto target = std::filesystem::read_symlink(proc / "fd" / fd, link_ec).string();
+        if (link_ec) continue;
+        const auto info = read_file(entry.path());
+        const auto at = info.find("flags:");
+        if (at == std::string::npos) continue;
+        const auto flags = std::stoul(info.substr(at + 6), nullptr, 8);
+        if ((flags & 02000000) != 0) continue;
+        const auto again = std::filesystem::read_symlink(proc / "fd" / fd, link_ec).string();
+        if (link_ec || again != target) continue;
         // The sanitizers' leak checker reads /proc/PID/maps and lists
         // /proc/PID/task of the exiting process without O_CLOEXEC: not zklock's.
         if (target == (proc / "task").string() || target == (proc / "maps").string()) continue;
@@ -100,7 +106,7 @@ bool accepts_connections(std::uint16_t port) {
     return ok;
 }
 
-struct bench_run {
+struct safety_run {
     int exit_code = -1;
     std::string output;
     std::set<std::string> inheritable;  // descriptors of the bench seen without close-on-exec
@@ -108,12 +114,12 @@ struct bench_run {
     pid_t pid = -1;                     // the bench's
 };
 
-bench_run run_bench(const TempDir& dir, std::vector<std::string> args, std::chrono::seconds limit) {
+safety_run run_bench(const TempDir& dir, std::vector<std::string> args, std::chrono::seconds limit) {
     args.insert(args.begin(), {ZKLOCK_CLI_PATH, "bench"});
     ChildProcessOptions o;
     o.output_path = dir.path() / "bench.out";
     ChildProcess bench(std::move(args), o);
-    bench_run run;
+    safety_run run;
     run.pid = bench.pid();
     const auto exited = wait_until(
         [&] {

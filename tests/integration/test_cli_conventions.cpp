@@ -20,8 +20,6 @@ using namespace zklock::test::cli;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 class CliConventionsTest : public CliTest {};
 
 // --- no server ---------------------------------------------------------------------

@@ -42,8 +42,6 @@ void write_file(const std::filesystem::path& path, const std::string& content, m
     ASSERT_EQ(::chmod(path.c_str(), mode), 0) << path;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 class CliSecurityTest : public CliTest {
 protected:
     void SetUp() override {

@@ -24,6 +24,9 @@ using zklock::testing::ChildProcess;
 using zklock::testing::ChildProcessOptions;
 using zklock::testing::TempDir;
 
+/// Whether `text` holds `part`.
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 // The first line of a file once it is complete (a writer may be halfway through).
 inline std::optional<std::string> first_line(const std::filesystem::path& p) {
     const auto text = read_file(p);

@@ -11,6 +11,7 @@
 
 using namespace zklock::detail;
 using zklock::test::hex32;
+using zklock::test::names;
 using zklock::test::seq;
 using zklock::test::uuid;
 
@@ -30,11 +31,6 @@ std::string curator_write(std::int32_t s) { return "_c_" + uuid + "-__WRIT__" + 
 std::string go_lock(std::int32_t s) { return "_c_" + hex32 + "-lock-" + seq(s); }
 std::string c_lock(std::int32_t s) { return "x-0000018bcd12ef34-" + seq(s); }
 
-std::vector<std::string> names(const std::vector<lock_node>& v) {
-    std::vector<std::string> out;
-    for (const auto& n : v) out.push_back(n.name);
-    return out;
-}
 std::vector<std::string> every_exclusive_peer_node(std::int32_t s) {
     return {kazoo_lock(s), curator_latch(s), curator_write(s), go_lock(s), c_lock(s), "lock-" + seq(s)};
 }

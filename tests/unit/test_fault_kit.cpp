@@ -97,11 +97,11 @@ TEST(TcpSockets, ParsesProcNetTables) {
     const std::string tcp6 =
         "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
         "   0: 0000000000000000FFFF00000100007F:0C77 0000000000000000FFFF00000100007F:8ED4 01 00000000:00000000 00:00000000 00000000     0        0 6001 1 0 20 4 30 10 -1\n";
-    const auto v4 = detail::parse_proc_net_tcp(tcp);
+    const auto v4 = zklock::testing::detail::parse_proc_net_tcp(tcp);
     ASSERT_EQ(v4.size(), 2u);
     EXPECT_EQ(v4[0], (TcpSocket{3179, 0, 10, 5001}));
     EXPECT_EQ(v4[1], (TcpSocket{40100, 3179, 1, 5002}));
-    const auto v6 = detail::parse_proc_net_tcp(tcp6);
+    const auto v6 = zklock::testing::detail::parse_proc_net_tcp(tcp6);
     ASSERT_EQ(v6.size(), 1u);
     EXPECT_EQ(v6[0], (TcpSocket{3191, 36564, 1, 6001}));
 }
@@ -123,7 +123,7 @@ TEST(PartitionRules, CutsTheNodesOwnPortsAndTheConnectionsItOpened) {
         {45000, 5432, 1, 9},    // something else entirely: left alone
         {46000, 3191, 6, 10},   // not established: left alone
     };
-    const auto rules = detail::partition_rules(leader, peers, sockets);
+    const auto rules = zklock::testing::detail::partition_rules(leader, peers, sockets);
     const std::vector<TcpPacketMatch> expected{{0, 3183}, {3183, 0}, {0, 3193}, {3193, 0},
                                                {60468, 3192}, {3192, 60468}, {36052, 3191}, {3191, 36052}};
     EXPECT_EQ(rules, expected);
@@ -134,5 +134,5 @@ TEST(PartitionRules, CutsTheNodesOwnPortsAndTheConnectionsItOpened) {
 }
 
 TEST(PartitionRules, StandaloneHasNothingToCut) {
-    EXPECT_TRUE(detail::partition_rules({2181, 0, 0}, {}, {{2181, 0, 10, 1}, {2181, 50000, 1, 2}}).empty());
+    EXPECT_TRUE(zklock::testing::detail::partition_rules({2181, 0, 0}, {}, {{2181, 0, 10, 1}, {2181, 50000, 1, 2}}).empty());
 }

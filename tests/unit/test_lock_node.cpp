@@ -1,5 +1,7 @@
 #include <zklock/detail/lock_node.hpp>
 
+#include "node_name_samples.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,19 +10,8 @@
 #include <set>
 
 using namespace zklock::detail;
-
-namespace {
-std::string node(std::string_view guid, std::int32_t seq) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%010d", seq);  // what the server appends
-    return node_name_prefix(guid) + buf;
-}
-std::vector<std::string> names(const std::vector<lock_node>& v) {
-    std::vector<std::string> out;
-    for (const auto& n : v) out.push_back(n.name);
-    return out;
-}
-} // namespace
+using zklock::test::names;
+using zklock::test::node;
 
 TEST(LockNode, GuidIsAVersion4Uuid) {
     const auto g = new_guid();

@@ -16,11 +16,9 @@
 #include <set>
 
 using namespace zklock::detail;
+using zklock::test::node;
 using zklock::test::seq;
 
-namespace {
-std::string node(const std::string& tag, std::int32_t s) { return node_name_prefix(tag) + seq(s); }
-} // namespace
 
 TEST(LockSet, ValidSetsAreAccepted) {
     EXPECT_TRUE(validate_lock_set({"/locks/a"}));

@@ -215,7 +215,7 @@ nlohmann::json to_json(const result& r) {
     return j;
 }
 
-void print(const nlohmann::json& j, bool json) {
+void print_zookeeper_row(const nlohmann::json& j, bool json) {
     if (json) {
         std::cout << j.dump() << std::endl;
         return;
@@ -293,13 +293,13 @@ int bench_multi_scenario(const bench_options& o) {
     m.timeout = std::chrono::milliseconds(o.acquire_timeout_ms);
     for (const auto method : {multi_method::multi_mutex, multi_method::sorted_singles, multi_method::unsorted_singles}) {
         m.base = unique_path(o, "multi");
-        print(run_multi(m, method), o.json);
+        print_zookeeper_row(run_multi(m, method), o.json);
     }
     if (o.curator)
         for (const char* order : {"sorted", "unsorted"})
             if (auto c = run_curator(o, "multi", {"--lock-paths", std::to_string(o.lock_paths), "--order", order,
                                                   "--timeout-ms", std::to_string(o.acquire_timeout_ms)}))
-                print(*c, o.json);
+                print_zookeeper_row(*c, o.json);
     return 0;
 }
 
@@ -391,7 +391,7 @@ int bench(bench_options o) {
         const auto r = o.recipe == "election"    ? run_election(o)
                        : o.recipe == "semaphore" ? run_semaphore(o)
                                                  : run_rwlock(o);
-        print(to_json(r), o.json);
+        print_zookeeper_row(to_json(r), o.json);
         return 0;
     }
     if (o.scenario == "multi") return bench_multi_scenario(o);
@@ -401,10 +401,10 @@ int bench(bench_options o) {
     for (const auto& s : scenarios) {
         auto r = s == "uncontended" ? run_uncontended(o) : run_contended(o);
         // Right after zklock's run, on the same warm server; printed first.
-        if (o.floor && !o.naive) print(run_floor_beside(o, r), o.json);
-        print(to_json(r), o.json);
+        if (o.floor && !o.naive) print_zookeeper_row(run_floor_beside(o, r), o.json);
+        print_zookeeper_row(to_json(r), o.json);
         if (o.curator)
-            if (auto c = run_curator(o, s)) print(*c, o.json);
+            if (auto c = run_curator(o, s)) print_zookeeper_row(*c, o.json);
     }
     return 0;
 }

@@ -95,6 +95,9 @@ std::optional<std::string> capture(const std::vector<std::string>& argv,
 /// The p-th percentile (0..1) of `v`; NaN when v is empty.
 double percentile(std::vector<double> v, double p);
 
+/// The distinct string values of `key` over `rows`, in order of first appearance.
+std::vector<std::string> distinct_values(const nlohmann::json& rows, const char* key);
+
 /// `j[key]` with `precision` decimals, or "-" when it is missing or not a number.
 std::string format_field(const nlohmann::json& j, const char* key, int precision = 0);
 

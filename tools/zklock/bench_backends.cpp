@@ -517,7 +517,7 @@ std::optional<nlohmann::json> postgres_baseline(const std::string& conninfo, int
 
 // --- output --------------------------------------------------------------------------
 
-void print(const nlohmann::json& r, bool json) {
+void print_backend_row(const nlohmann::json& r, bool json) {
     if (json) {
         std::cout << r.dump() << std::endl;
         return;
@@ -601,16 +601,16 @@ int bench_backends(const backend_bench_options& o) {
         }
         if (uncontended) {
             results.push_back(run_uncontended(backend, *services.front(), o.ops));
-            print(results.back(), o.json);
+            print_backend_row(results.back(), o.json);
         }
         for (const int k : counts) {
             if (contended) {
                 results.push_back(run_clients(backend, services, k, o.ops, false));
-                print(results.back(), o.json);
+                print_backend_row(results.back(), o.json);
             }
             if (separate) {
                 results.push_back(run_clients(backend, services, k, o.ops, true));
-                print(results.back(), o.json);
+                print_backend_row(results.back(), o.json);
             }
         }
         if (o.baselines && backend == "redis")

@@ -109,6 +109,15 @@ double percentile(std::vector<double> v, double p) {
     return v[std::min(idx, v.size() - 1)];
 }
 
+std::vector<std::string> distinct_values(const nlohmann::json& rows, const char* key) {
+    std::vector<std::string> values;
+    for (const auto& r : rows) {
+        auto v = r[key].get<std::string>();
+        if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(std::move(v));
+    }
+    return values;
+}
+
 std::string format_field(const nlohmann::json& j, const char* key, int precision) {
     if (!j.contains(key) || !j[key].is_number()) return "-";
     std::ostringstream s;

@@ -53,7 +53,7 @@ std::string ms_text(const nlohmann::json& v) {
     return v.is_number() ? std::to_string(v.get<long long>()) + " ms" : std::string("never");
 }
 
-void print(const nlohmann::json& r, bool json) {
+void print_safety_row(const nlohmann::json& r, bool json) {
     if (json) {
         std::cout << r.dump() << std::endl;
         return;
@@ -108,7 +108,7 @@ int bench_safety(const safety_bench_options& o) {
                 rows.push_back(safety::skipped_row(row, fault, "failed", detail::redact_secrets(e.what())));
             }
             if (rows.back()["status"] == "failed") ++failures;
-            print(rows.back(), o.json);
+            print_safety_row(rows.back(), o.json);
         }
     }
     const auto& s = o.settings;

@@ -40,24 +40,6 @@ std::string ms_cell(const json& row, const char* key) {
     return "never";
 }
 
-std::vector<std::string> backends_in(const json& rows) {
-    std::vector<std::string> names;
-    for (const auto& r : rows) {
-        const auto b = r["backend"].get<std::string>();
-        if (std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
-    }
-    return names;
-}
-
-std::vector<std::string> faults_in(const json& rows) {
-    std::vector<std::string> names;
-    for (const auto& r : rows) {
-        const auto f = r["fault"].get<std::string>();
-        if (std::find(names.begin(), names.end(), f) == names.end()) names.push_back(f);
-    }
-    return names;
-}
-
 std::string row_label(const json& r) {
     const auto b = r["backend"].get<std::string>();
     return r.value("anti_example", false) ? "*" + b + "* (anti-example)" : b;
@@ -109,7 +91,7 @@ std::string safety_markdown(const json& report) {
           "whose holder never learnt it (a killed holder is not counted).\n";
 
     const auto& rows = report["rows"];
-    for (const auto& fault : faults_in(rows)) {
+    for (const auto& fault : distinct_values(rows, "fault")) {
         md << "\n## " << fault << "\n\n";
         if (report.contains("fault_descriptions") && report["fault_descriptions"].contains(fault))
             md << sentence(cell(text(report["fault_descriptions"][fault]))) << "\n\n";
@@ -136,7 +118,7 @@ std::string safety_markdown(const json& report) {
     }
 
     md << "\n## Rows\n\n";
-    for (const auto& b : backends_in(rows))
+    for (const auto& b : distinct_values(rows, "backend"))
         if (report.contains("row_descriptions") && report["row_descriptions"].contains(b))
             md << "- " << b << ": " << text(report["row_descriptions"][b]) << "\n";
     md << "\n## Chart\n\n"
@@ -152,7 +134,7 @@ namespace {
 /// The faults that ran for at least one row (the chart's columns).
 std::vector<std::string> faults_run(const json& rows) {
     std::vector<std::string> out;
-    for (const auto& f : faults_in(rows))
+    for (const auto& f : distinct_values(rows, "fault"))
         for (const auto& r : rows)
             if (r["fault"] == f && r["status"] == "ran") {
                 out.push_back(f);
@@ -170,7 +152,7 @@ std::string safety_chart_data(const json& report, const std::string& key) {
     dat << "backend";
     for (const auto& f : faults) dat << " " << f;
     dat << "\n";
-    for (const auto& b : backends_in(rows)) {
+    for (const auto& b : distinct_values(rows, "backend")) {
         dat << b;
         for (const auto& f : faults) {
             std::string v = "?";

@@ -22,6 +22,10 @@ namespace zklock::detail {
 /// after every reconnect, would never get an answer.
 inline constexpr std::size_t default_max_request_bytes = 0xfffff;
 
+/// Times an acquire re-creates parents that vanished between creating them and
+/// creating its node (a container the server reaped) before it fails.
+inline constexpr int max_parent_retries = 5;
+
 /// Largest permit count of a Semaphore (the server's sequence counter is a signed 32-bit int).
 inline constexpr std::size_t max_permits = 0x7fffffff;
 

@@ -35,7 +35,7 @@ private:
     testing::TempDir dir_{"zklock-flock-"};
 };
 
-const Registration registered("flock", [] { return std::make_unique<FlockEnv>(); });
+const Registration flock_registered("flock", [] { return std::make_unique<FlockEnv>(); });
 
 } // namespace
 

@@ -59,7 +59,7 @@ private:
     testing::ZooKeeperServer server_;
 };
 
-const Registration registered("zookeeper", [] { return std::make_unique<ZooKeeperEnv>(); });
+const Registration zookeeper_registered("zookeeper", [] { return std::make_unique<ZooKeeperEnv>(); });
 
 } // namespace
 } // namespace zklock::conformance
