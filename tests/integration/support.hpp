@@ -137,11 +137,15 @@ protected:
         return o;
     }
 
-    /// True: the tests of the suite share one server (started by the first,
-    /// stopped after the last), each on its own paths; for suites of short
-    /// tests that change nothing of the server's. ctest runs such a suite as
-    /// one test (tests/CMakeLists.txt, _zklock_shared_server_suites).
-    virtual bool share_server() const { return false; }
+    /// True (the default): when several tests of a suite run in one process,
+    /// a test hands its server to the next one (each test works on its own
+    /// paths, lock_path()), unless it left the server stopped or frozen; a test
+    /// that stops, restarts or pauses it and brings it back passes on a server
+    /// as good as new. ctest runs the suites listed in tests/CMakeLists.txt
+    /// (_zklock_shared_server_suites) as one process each; the others run a
+    /// process, and so a server, per test. A suite whose tests change what the
+    /// next one would see (ACLs or data on shared paths) returns false.
+    virtual bool share_server() const { return true; }
 
     void SetUp() override {
         if (share_server() && shared_server()) server_ = std::move(shared_server());
@@ -152,7 +156,18 @@ protected:
 
     void TearDown() override {
         check_no_nodes_left();
-        if (share_server() && server_ && server_->running()) shared_server() = std::move(server_);
+        if (share_server() && !own_server_ && server_ && server_->running() && !server_->paused())
+            shared_server() = std::move(server_);
+    }
+
+    /// For a test that stops, restarts or pauses the server, called first: a
+    /// server of its own, started now, as when each test had one (its restart
+    /// then replays only its own log, well within a session timeout); the
+    /// shared one waits for the next test.
+    void own_server() {
+        if (share_server() && server_ && !shared_server()) shared_server() = std::move(server_);
+        server_ = std::make_unique<testing::ZooKeeperServer>(server_options());
+        own_server_ = true;
     }
 
     void check_no_nodes_left() {
@@ -202,6 +217,7 @@ protected:
     }
 
     std::unique_ptr<testing::ZooKeeperServer> server_;
+    bool own_server_ = false;
     std::vector<std::string> checked_paths_;
     /// Who checks the paths for leftovers in TearDown (tests whose locks others may not read).
     std::vector<auth_entry> observer_auth_;

@@ -18,8 +18,6 @@ namespace {
 
 class CliMultiTest : public CliTest {
 protected:
-    bool share_server() const override { return true; }
-
     // run -c HOSTS [extra] PATH... -- CMD...
     std::vector<std::string> run_set(const std::vector<std::string>& paths, std::vector<std::string> extra = {}) {
         std::vector<std::string> args{"run", "-c", server_->connect_string()};

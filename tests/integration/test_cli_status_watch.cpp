@@ -14,10 +14,7 @@ using namespace zklock::test::cli;
 
 namespace {
 
-class StatusWatchTest : public CliTest {
-protected:
-    bool share_server() const override { return true; }
-};
+class StatusWatchTest : public CliTest {};
 
 // The JSON lines printed so far (each a complete line).
 std::vector<nlohmann::json> json_lines(const std::filesystem::path& p) {

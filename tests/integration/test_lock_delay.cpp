@@ -21,8 +21,6 @@ namespace {
 
 class LockDelayTest : public ServerTest {
 protected:
-    bool share_server() const override { return true; }
-
     static MutexOptions delayed(std::chrono::milliseconds delay) {
         MutexOptions o;
         o.lock_delay = delay;

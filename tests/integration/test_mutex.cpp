@@ -248,6 +248,7 @@ TEST_F(MutexTest, AsyncTryLockForReportsNotAcquired) {
 }
 
 TEST_F(MutexTest, UnlockWhileTheServerIsPausedStillDeletesTheNode) {
+    own_server();  // it stops, restarts or pauses the server
     const auto path = lock_path();
     auto s = connect(4000ms);
     EventLog log(*s);
@@ -266,6 +267,7 @@ TEST_F(MutexTest, UnlockWhileTheServerIsPausedStillDeletesTheNode) {
 }
 
 TEST_F(MutexTest, UnlockWhileTheServerRestartsStillDeletesTheNode) {
+    own_server();  // it stops, restarts or pauses the server
     const auto path = lock_path();
     auto s = connect(4000ms);
     EventLog log(*s);
@@ -314,6 +316,7 @@ TEST_F(MutexTest, NodeDeletedBySomeoneElseIsReportedAsLoss) {
 }
 
 TEST_F(MutexTest, SuspensionLongerThanTheSessionTimeoutIsLoss) {
+    own_server();  // it stops, restarts or pauses the server
     const auto path = lock_path();
     auto s = connect(1000ms);
     Mutex m(*s, path);
@@ -392,6 +395,7 @@ TEST_F(MutexTest, RecursiveMutexIsReentrantPerThread) {
 }
 
 TEST_F(MutexTest, CreateLostInFlightFindsItsNodeInsteadOfMakingASecond) {
+    own_server();  // it stops, restarts or pauses the server
     const auto path = lock_path();
     auto s = connect(4000ms);
     EventLog log(*s);
@@ -434,6 +438,7 @@ TEST_F(MutexTest, AsyncTryLockDoesNotWaitAndContendersCarryNodeData) {
 }
 
 TEST_F(MutexTest, CancelWhileTheCreateIsInDoubtLeavesNoNode) {
+    own_server();  // it stops, restarts or pauses the server
     const auto path = lock_path();
     auto s = connect(4000ms);
     EventLog log(*s);

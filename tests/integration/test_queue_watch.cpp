@@ -11,10 +11,7 @@ using namespace zklock::test;
 
 namespace {
 
-class QueueWatchTest : public ServerTest {
-protected:
-    bool share_server() const override { return true; }
-};
+class QueueWatchTest : public ServerTest {};
 
 std::vector<std::string> nodes_of(const queue_listing& l) {
     std::vector<std::string> out;

@@ -66,6 +66,7 @@ TEST_F(SessionTest, ExpiryIsReportedAndANewSessionOpened) {
 }
 
 TEST_F(SessionTest, ServerRestartWithinTheTimeoutKeepsTheSession) {
+    own_server();  // it stops, restarts or pauses the server
     auto s = connect(4000ms);
     EventLog log(*s);
     const auto id = s->session_id();
@@ -80,6 +81,7 @@ TEST_F(SessionTest, ServerRestartWithinTheTimeoutKeepsTheSession) {
 }
 
 TEST_F(SessionTest, PausedServerSuspendsTheSessionUntilItAnswersAgain) {
+    own_server();  // it stops, restarts or pauses the server
     auto s = connect(2000ms);
     EventLog log(*s);
     server_->pause();
