@@ -21,8 +21,10 @@ complete_words() {
 expect() {
   local want=$1
   shift
-  if ! complete_words "$@" | grep -qx -- "$want"; then
-    echo "bash_completion: 'zklock $*<TAB>' does not offer $want (offers: $(complete_words "$@" | tr '\n' ' '))" >&2
+  local offers
+  offers=$(complete_words "$@")  # whole: grep -q would close the pipe early (pipefail)
+  if ! grep -qx -- "$want" <<<"$offers"; then
+    echo "bash_completion: 'zklock $*<TAB>' does not offer $want (offers: $(tr '\n' ' ' <<<"$offers"))" >&2
     status=1
   fi
 }

@@ -147,7 +147,8 @@ if "$cmake_cmd" -S "$source_dir" -B "$consumer_build/local" "${common_args[@]}" 
   echo "install_consumer: [local] COMPONENTS local configured; it names no library" >&2
   exit 1
 fi
-if ! tr -s ' \n' '  ' <"$consumer_build/local.log" | grep -q "zklock has no component 'local'"; then
+local_log=$(tr -s ' \n' '  ' <"$consumer_build/local.log")  # whole: grep -q would close the pipe early (pipefail)
+if ! grep -q "zklock has no component 'local'" <<<"$local_log"; then
   cat "$consumer_build/local.log"
   echo "install_consumer: [local] the failure does not say why" >&2
   exit 1

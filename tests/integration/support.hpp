@@ -162,11 +162,15 @@ protected:
 
     /// For a test that stops, restarts or pauses the server, called first: a
     /// server of its own, started now, as when each test had one (its restart
-    /// then replays only its own log, well within a session timeout); the
-    /// shared one waits for the next test.
-    void own_server() {
+    /// then replays only its own log); the shared one waits for the next test.
+    /// A test whose restart must fit in a session timeout passes a longer
+    /// `max_session_timeout` (and connects with it): a server takes 2-5 s to
+    /// start on a loaded machine, more than the default 4 s.
+    void own_server(std::chrono::milliseconds max_session_timeout = 4000ms) {
         if (share_server() && server_ && !shared_server()) shared_server() = std::move(server_);
-        server_ = std::make_unique<testing::ZooKeeperServer>(server_options());
+        auto o = server_options();
+        o.max_session_timeout_ms = static_cast<int>(max_session_timeout.count());
+        server_ = std::make_unique<testing::ZooKeeperServer>(o);
         own_server_ = true;
     }
 

@@ -248,9 +248,9 @@ TEST_F(MutexTest, AsyncTryLockForReportsNotAcquired) {
 }
 
 TEST_F(MutexTest, UnlockWhileTheServerIsPausedStillDeletesTheNode) {
-    own_server();  // it stops, restarts or pauses the server
+    own_server(20s);  // it restarts the server, within a session timeout
     const auto path = lock_path();
-    auto s = connect(4000ms);
+    auto s = connect(20s);
     EventLog log(*s);
     Mutex m(*s, path);
     m.lock();
@@ -267,9 +267,9 @@ TEST_F(MutexTest, UnlockWhileTheServerIsPausedStillDeletesTheNode) {
 }
 
 TEST_F(MutexTest, UnlockWhileTheServerRestartsStillDeletesTheNode) {
-    own_server();  // it stops, restarts or pauses the server
+    own_server(20s);  // it restarts the server, within a session timeout
     const auto path = lock_path();
-    auto s = connect(4000ms);
+    auto s = connect(20s);
     EventLog log(*s);
     Mutex m(*s, path);
     m.lock();

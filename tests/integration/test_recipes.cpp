@@ -470,10 +470,10 @@ TEST_F(RecipeTest, OnLostStillReportsTheTermAfterAResign) {
 }
 
 TEST_F(RecipeTest, ReconnectWithinTheSessionTimeoutKeepsTheLeader) {
-    own_server();  // it stops, restarts or pauses the server
+    own_server(20s);  // it restarts the server, within a session timeout
     const auto path = lock_path();
-    auto a = connect(4000ms);
-    auto b = connect(4000ms);
+    auto a = connect(20s);
+    auto b = connect(20s);
     EventLog log(*a);
     LeaderElection leader(*a, path, "a");
     LeaderElection follower(*b, path, "b");

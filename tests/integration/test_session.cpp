@@ -66,8 +66,8 @@ TEST_F(SessionTest, ExpiryIsReportedAndANewSessionOpened) {
 }
 
 TEST_F(SessionTest, ServerRestartWithinTheTimeoutKeepsTheSession) {
-    own_server();  // it stops, restarts or pauses the server
-    auto s = connect(4000ms);
+    own_server(20s);  // it restarts the server, within a session timeout
+    auto s = connect(20s);
     EventLog log(*s);
     const auto id = s->session_id();
     server_->stop();

@@ -27,7 +27,16 @@ using zklock::test::wait_until;
 
 class Conformance : public ::testing::TestWithParam<std::string> {
 protected:
-    void SetUp() override { env_ = registry().at(GetParam())(); }
+    // One environment (its servers) per backend for the whole process: each
+    // test works on its own names and checks them for leftovers, and no test
+    // breaks a server (crash() drops a client, steal() deletes a key, a row or
+    // a node). ctest runs each backend's tests in one process.
+    void SetUp() override {
+        static std::map<std::string, std::unique_ptr<BackendEnv>> envs;
+        auto& env = envs[GetParam()];
+        if (!env) env = registry().at(GetParam())();
+        env_ = env.get();
+    }
     void TearDown() override {
         if (!env_) return;
         for (const auto& name : names_)
@@ -39,7 +48,7 @@ protected:
         names_.push_back(n);
         return n;
     }
-    std::unique_ptr<BackendEnv> env_;
+    BackendEnv* env_ = nullptr;
     std::vector<std::string> names_;
 };
 
