@@ -140,11 +140,11 @@ protected:
     /// True (the default): when several tests of a suite run in one process,
     /// a test hands its server to the next one (each test works on its own
     /// paths, lock_path()), unless it left the server stopped or frozen; a test
-    /// that stops, restarts or pauses it and brings it back passes on a server
-    /// as good as new. ctest runs the suites listed in tests/CMakeLists.txt
-    /// (_zklock_shared_server_suites) as one process each; the others run a
-    /// process, and so a server, per test. A suite whose tests change what the
-    /// next one would see (ACLs or data on shared paths) returns false.
+    /// that stops, restarts or pauses the server takes one of its own
+    /// (own_server()). ctest runs the suites named in zklock_add_gtests()
+    /// (tests/CMakeLists.txt) as one process each; the others run a process,
+    /// and so a server, per test. A suite whose tests change what the next one
+    /// would see (ACLs or data on shared paths) returns false.
     virtual bool share_server() const { return true; }
 
     void SetUp() override {
