@@ -33,7 +33,6 @@ namespace {
 using steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds redis_stop_grace{5000};
 constexpr milliseconds shutdown_timeout{1000};
 constexpr int max_resp_depth = 64;
 constexpr long long max_resp_count = 1LL << 32;
@@ -333,7 +332,7 @@ void RedisServer::stop_process() {
         }
         process()->wait_exit(shutdown_timeout);
     }
-    process()->stop(redis_stop_grace);
+    ServerProcess::stop_process();  // SIGTERM, SIGKILL after the grace, if it did not exit
 }
 
 std::string RedisServer::host() const { return "127.0.0.1"; }
