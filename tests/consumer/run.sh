@@ -12,6 +12,9 @@
 #
 #   tests/consumer/run.sh BUILD_DIR PREFIX [CONSUMER_BUILD_DIR]
 #
+# CONSUMER_CASES (environment; default: every case) names the cases to run,
+# e.g. "core all pkgconfig": shared.sh runs the ones a shared build can break.
+#
 # PREFIX and CONSUMER_BUILD_DIR (default: PREFIX-build; one subdirectory per
 # case) are wiped first, but only if they are empty or were made by an earlier
 # run (marker file).
@@ -136,31 +139,40 @@ consumer() {
   "$dir/zklock_consumer"
 }
 
-consumer core "" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
-consumer redis "redis" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
-consumer postgres "postgres" "$no_modules"
-consumer all "testing backends" ""
+cases=${CONSUMER_CASES:-core redis postgres all local pkgconfig}
+wanted() {
+  [[ " $cases " == *" $1 "* ]]
+}
 
-echo "install_consumer: [local] find_package(zklock COMPONENTS local) must fail"
-if "$cmake_cmd" -S "$source_dir" -B "$consumer_build/local" "${common_args[@]}" \
-    -DZKLOCK_CONSUMER_COMPONENTS=local >"$consumer_build/local.log" 2>&1; then
-  echo "install_consumer: [local] COMPONENTS local configured; it names no library" >&2
-  exit 1
-fi
-local_log=$(tr -s ' \n' '  ' <"$consumer_build/local.log")  # whole: grep -q would close the pipe early (pipefail)
-if ! grep -q "zklock has no component 'local'" <<<"$local_log"; then
-  cat "$consumer_build/local.log"
-  echo "install_consumer: [local] the failure does not say why" >&2
-  exit 1
+wanted core && consumer core "" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
+wanted redis && consumer redis "redis" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
+wanted postgres && consumer postgres "postgres" "$no_modules"
+wanted all && consumer all "testing backends" ""
+
+if wanted local; then
+  echo "install_consumer: [local] find_package(zklock COMPONENTS local) must fail"
+  if "$cmake_cmd" -S "$source_dir" -B "$consumer_build/local" "${common_args[@]}" \
+      -DZKLOCK_CONSUMER_COMPONENTS=local >"$consumer_build/local.log" 2>&1; then
+    echo "install_consumer: [local] COMPONENTS local configured; it names no library" >&2
+    exit 1
+  fi
+  local_log=$(tr -s ' \n' '  ' <"$consumer_build/local.log")  # whole: grep -q would close the pipe early (pipefail)
+  if ! grep -q "zklock has no component 'local'" <<<"$local_log"; then
+    cat "$consumer_build/local.log"
+    echo "install_consumer: [local] the failure does not say why" >&2
+    exit 1
+  fi
 fi
 
-echo "install_consumer: [pkgconfig] $cxx main.cpp \$(pkg-config --cflags --libs zklock)"
-static=()
 shared_library=$(find "$prefix/$libdir" -maxdepth 1 -name 'libzklock.so*' -print -quit)
-[[ -z $shared_library ]] && static=(--static)
-read -r -a pc_flags <<<"$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config "${static[@]}" --cflags --libs zklock)"
-"${cxx:-c++}" -std=c++20 "${sanitize_flags[@]}" "$source_dir/main.cpp" -o "$consumer_build/pkgconfig-consumer" "${pc_flags[@]}"
-LD_LIBRARY_PATH=$prefix/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$consumer_build/pkgconfig-consumer"
+if wanted pkgconfig; then
+  echo "install_consumer: [pkgconfig] $cxx main.cpp \$(pkg-config --cflags --libs zklock)"
+  static=()
+  [[ -z $shared_library ]] && static=(--static)
+  read -r -a pc_flags <<<"$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config "${static[@]}" --cflags --libs zklock)"
+  "${cxx:-c++}" -std=c++20 "${sanitize_flags[@]}" "$source_dir/main.cpp" -o "$consumer_build/pkgconfig-consumer" "${pc_flags[@]}"
+  LD_LIBRARY_PATH=$prefix/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$consumer_build/pkgconfig-consumer"
+fi
 
 if [[ -n $shared_library ]]; then
   echo "install_consumer: [shared] soname and exported symbols of $shared_library"
