@@ -33,7 +33,7 @@ TEST(CliBenchFloorTest, TheFloorsRunBesideTheMutexScenariosAndGiveZklocksRatioTo
     EXPECT_EQ(floor["backend"], "c-client floor");
     EXPECT_EQ(floor["scenario"], "uncontended");
     EXPECT_EQ(floor["ops"], 20);
-    EXPECT_EQ(floor["getchildren_per_acquire"], 1.0);
+    EXPECT_EQ(floor["attempts_per_grant"], 1.0);
     EXPECT_EQ(zk["backend"], "zookeeper");
     ASSERT_TRUE(zk.contains("p50_vs_floor")) << zk.dump();
     EXPECT_DOUBLE_EQ(zk["floor_p50_us"].get<double>(), floor["p50_us"].get<double>());

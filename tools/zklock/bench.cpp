@@ -4,6 +4,7 @@
 #include "arguments.hpp"
 #include "bench.hpp"
 #include "bench_multi.hpp"
+#include "bench_run.hpp"
 #include "bench_zookeeper.hpp"
 #include "bench_floor.hpp"
 #include "bench_safety.hpp"
@@ -41,24 +42,6 @@
 namespace zklock::cli {
 namespace zkbench {
 
-void fill_latency(result& r, const std::vector<double>& us) {
-    r.p50_us = percentile(us, 0.50);
-    r.p99_us = percentile(us, 0.99);
-    r.mean_us = us.empty() ? 0 : std::accumulate(us.begin(), us.end(), 0.0) / static_cast<double>(us.size());
-}
-
-/// A run of `clients` clients whose samples (us) took `wall_s` seconds in all.
-result timed_result(std::string scenario, int clients, const std::vector<double>& samples, double wall_s) {
-    result r;
-    r.scenario = std::move(scenario);
-    r.clients = clients;
-    r.ops = static_cast<int>(samples.size());
-    r.wall_s = wall_s;
-    r.ops_per_s = static_cast<double>(samples.size()) / wall_s;
-    fill_latency(r, samples);
-    return r;
-}
-
 SessionOptions session_options(const bench_options& o) {
     SessionOptions s;
     s.connect = o.connect;
@@ -89,171 +72,45 @@ std::string unique_path(const bench_options& o, const std::string& scenario) {
            std::to_string(clock_type::now().time_since_epoch().count());
 }
 
-void unlock(Mutex& m, bool confirm) {
-    if (!confirm) return m.unlock();
-    std::promise<std::error_code> p;
-    auto f = p.get_future();
-    m.async_unlock([&p](std::error_code ec) { p.set_value(ec); });
-    throw_if(f.get(), "unlock");
-}
-
-result run_uncontended(const bench_options& o) {
-    Session session(session_options(o));
-    connect(session);
-    Mutex m(session, unique_path(o, "uncontended"), mutex_options(o));
-    const int warmup = std::min(o.ops / 10, 200);
-    for (int i = 0; i < warmup; ++i) {
-        m.lock();
-        unlock(m, true);
-    }
-    std::vector<double> us;
-    us.reserve(static_cast<std::size_t>(o.ops));
-    const auto start = clock_type::now();
-    for (int i = 0; i < o.ops; ++i) {
-        const auto t0 = clock_type::now();
-        m.lock();
-        unlock(m, o.confirm_unlock);
-        us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
-    }
-    // The last delete may still be in flight: wait for it so the next run starts clean.
-    m.lock();
-    unlock(m, true);
-    const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
-    result r;
-    r.scenario = "uncontended";
+// The options of zklock's run of a mutex scenario.
+run_options mutex_run(const bench_options& o) {
+    run_options r;
+    r.backend = "zookeeper";
     r.ops = o.ops;
-    r.wall_s = wall;
-    r.ops_per_s = o.ops / wall;
-    fill_latency(r, us);
-    const auto st = m.stats();
-    r.getchildren_per_acquire = static_cast<double>(st.attempts) / static_cast<double>(st.acquisitions);
-    r.notifications_per_acquire = static_cast<double>(st.wakeups) / static_cast<double>(st.acquisitions);
-    r.naive = o.naive;
     r.confirm_unlock = o.confirm_unlock;
     return r;
 }
 
-result run_contended(const bench_options& o) {
+// How zklock's row was run, beside its figures.
+bench_result& mark_options(bench_result& r, const bench_options& o) {
+    if (o.naive) r.extra["naive"] = true;
+    if (o.confirm_unlock) r.extra["confirm_unlock"] = true;
+    return r;
+}
+
+bench_result run_mutex_uncontended(const bench_options& o) {
+    Session session(session_options(o));
+    connect(session);
+    Mutex m(session, unique_path(o, "uncontended"), mutex_options(o));
+    warm_up(m, std::min(o.ops / 10, 200));
+    auto r = run_uncontended(m, mutex_run(o));
+    return mark_options(r, o);
+}
+
+bench_result run_mutex_contended(const bench_options& o) {
     const auto path = unique_path(o, "contended");
     const int k = std::max(1, o.clients);
     std::vector<std::unique_ptr<Session>> sessions;
     std::vector<std::unique_ptr<Mutex>> mutexes;
+    std::vector<Lock*> locks;
     for (int i = 0; i < k; ++i) {
         sessions.push_back(std::make_unique<Session>(session_options(o)));
         connect(*sessions.back());
         mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
+        locks.push_back(mutexes.back().get());
     }
-    std::atomic<int> remaining{o.ops};
-    std::vector<std::vector<double>> latencies(static_cast<std::size_t>(k));
-    // Each measured hold: when it was granted, when its release was sent.
-    std::vector<std::vector<std::pair<clock_type::time_point, clock_type::time_point>>> holds(latencies.size());
-    const auto start = run_together(
-        k,
-        [&](int i) {
-            auto& m = *mutexes[static_cast<std::size_t>(i)];
-            auto& lat = latencies[static_cast<std::size_t>(i)];
-            while (true) {
-                const auto t0 = clock_type::now();
-                m.lock();
-                const auto granted = clock_type::now();
-                const bool last = remaining.fetch_sub(1) <= 0;
-                if (!last) {
-                    lat.push_back(std::chrono::duration<double, std::micro>(granted - t0).count());
-                    holds[static_cast<std::size_t>(i)].emplace_back(granted, clock_type::now());
-                }
-                unlock(m, o.confirm_unlock);
-                if (last) break;
-            }
-        },
-        [&] { remaining = 0; });
-    const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
-
-    // A handoff: from one hold's release to the next hold's grant (one holder at a time).
-    std::vector<std::pair<clock_type::time_point, clock_type::time_point>> order;
-    for (const auto& h : holds) order.insert(order.end(), h.begin(), h.end());
-    std::sort(order.begin(), order.end());
-    std::vector<double> handoffs;
-    for (std::size_t j = 1; j < order.size(); ++j)
-        handoffs.push_back(std::chrono::duration<double, std::micro>(order[j].first - order[j - 1].second).count());
-
-    std::vector<double> all;
-    std::uint64_t acquisitions = 0, notifications = 0, listings = 0;
-    for (std::size_t i = 0; i < mutexes.size(); ++i) {
-        all.insert(all.end(), latencies[i].begin(), latencies[i].end());
-        const auto st = mutexes[i]->stats();
-        acquisitions += st.acquisitions;
-        notifications += st.wakeups;
-        listings += st.attempts;
-    }
-    auto r = timed_result("contended", k, all, wall);
-    r.extra["handoff_p50_us"] = percentile(handoffs, 0.5);
-    r.notifications_per_acquire = static_cast<double>(notifications) / static_cast<double>(acquisitions);
-    r.getchildren_per_acquire = static_cast<double>(listings) / static_cast<double>(acquisitions);
-    r.naive = o.naive;
-    r.confirm_unlock = o.confirm_unlock;
-    return r;
-}
-
-nlohmann::json to_json(const result& r) {
-    nlohmann::json j = {{"backend", r.backend},
-            {"scenario", r.scenario},
-            {"clients", r.clients},
-            {"ops", r.ops},
-            {"p50_us", r.p50_us},
-            {"p99_us", r.p99_us},
-            {"mean_us", r.mean_us},
-            {"ops_per_s", r.ops_per_s},
-            {"wall_s", r.wall_s},
-            {"notifications_per_acquire", r.notifications_per_acquire},
-            {"getchildren_per_acquire", r.getchildren_per_acquire},
-            {"naive", r.naive},
-            {"confirm_unlock", r.confirm_unlock}};
-    for (const auto& item : r.extra.items()) j[item.key()] = item.value();
-    // A figure that could not be measured is null, not a misleading number.
-    for (auto& item : j.items())
-        if (item.value().is_number_float() && std::isnan(item.value().get<double>())) item.value() = nullptr;
-    return j;
-}
-
-void print_zookeeper_row(const nlohmann::json& j, bool json) {
-    if (json) {
-        std::cout << j.dump() << std::endl;
-        return;
-    }
-    auto num = [&](const char* key, int precision = 0) { return format_field(j, key, precision); };
-    const std::string recipe = j.value("recipe", std::string("mutex"));
-    const char* rate_unit = recipe == "election" ? "handoffs/s" : recipe == "rwlock" ? "ops/s" : "acq/s";
-    std::string label = j["backend"].get<std::string>();
-    if (j.value("naive", false)) label += " (naive: watch all children)";
-    if (j.value("confirm_unlock", false)) label += " (unlock waits for the delete)";
-    std::cout << std::left << std::setw(50) << label << std::setw(12) << j["scenario"].get<std::string>()
-              << " clients " << std::setw(3) << j["clients"].get<int>() << " ops " << std::setw(6)
-              << j["ops"].get<int>() << " p50 " << std::setw(7) << num("p50_us") << " us  p99 " << std::setw(7)
-              << num("p99_us") << " us  " << std::setw(8) << num("ops_per_s") << " " << rate_unit << "  notif/acq "
-              << num("notifications_per_acquire", 2) << "  getChildren/acq " << num("getchildren_per_acquire", 2);
-    // Recipe-specific figures (see the JSON for their names).
-    struct extra_field {
-        const char* key;
-        int precision;
-        const char* unit;
-    };
-    static const extra_field extras[] = {{"p50_vs_floor", 2, "x"},
-                                         {"ops_per_s_vs_floor", 2, "x"},
-                                         {"handoff_p50_us", 0, " us"},
-                                         {"handoff_p50_vs_floor", 2, "x"},
-                                         {"permits", 0, ""},
-                                         {"paths", 0, ""},
-                                         {"timeouts", 0, ""},
-                                         {"read_ratio", 2, ""},
-                                         {"read_p50_us", 0, " us"},
-                                         {"read_p99_us", 0, " us"},
-                                         {"write_p50_us", 0, " us"},
-                                         {"write_p99_us", 0, " us"},
-                                         {"reader_notifications_per_acquire", 2, ""}};
-    for (const auto& e : extras)
-        if (j.contains(e.key)) std::cout << "  " << e.key << " " << num(e.key, e.precision) << e.unit;
-    if (j.contains("measures")) std::cout << "  (" << j["measures"].get<std::string>() << ")";
-    std::cout << std::endl;
+    auto r = run_clients(locks, mutex_run(o), false);
+    return mark_options(r, o);
 }
 
 std::optional<nlohmann::json> run_curator(const bench_options& o, const std::string& scenario,
@@ -293,19 +150,19 @@ int bench_multi_scenario(const bench_options& o) {
     m.timeout = std::chrono::milliseconds(o.acquire_timeout_ms);
     for (const auto method : {multi_method::multi_mutex, multi_method::sorted_singles, multi_method::unsorted_singles}) {
         m.base = unique_path(o, "multi");
-        print_zookeeper_row(run_multi(m, method), o.json);
+        print_result(run_multi(m, method), o.json);
     }
     if (o.curator)
         for (const char* order : {"sorted", "unsorted"})
             if (auto c = run_curator(o, "multi", {"--lock-paths", std::to_string(o.lock_paths), "--order", order,
                                                   "--timeout-ms", std::to_string(o.acquire_timeout_ms)}))
-                print_zookeeper_row(*c, o.json);
+                print_result(*c, o.json);
     return 0;
 }
 
 // The C client's floor of zklock's scenario in `r` (bench_floor.cpp), run now;
 // zklock's ratios to it go into r.extra. Returns the floor's line.
-nlohmann::json run_floor_beside(const bench_options& o, result& r) {
+nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
     const bool contended = r.scenario == "contended";
     handoff_floor_options fo;
     fo.connect = o.connect;
@@ -314,12 +171,11 @@ nlohmann::json run_floor_beside(const bench_options& o, result& r) {
     fo.ops = o.ops;
     fo.warmup = std::min(o.ops / 10, 200);
     fo.clients = r.clients;
-    result floor;
+    bench_result floor;
     std::string measures;
     if (contended) {
         const auto f = run_handoff_floor(fo);
         floor = timed_result(r.scenario, r.clients, f.acquire_us, f.wall_s);
-        floor.notifications_per_acquire = 1.0;  // each waiter is woken once, by its predecessor's deletion
         floor.extra["handoff_p50_us"] = percentile(f.handoff_us, 0.5);
         r.extra["handoff_p50_vs_floor"] =
             r.extra["handoff_p50_us"].get<double>() / floor.extra["handoff_p50_us"].get<double>();
@@ -331,7 +187,12 @@ nlohmann::json run_floor_beside(const bench_options& o, result& r) {
         measures = "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
     }
     floor.backend = "c-client floor";
-    floor.getchildren_per_acquire = 1.0;  // one listing per cycle or turn, behind its create
+    // By construction: one listing per cycle or turn, behind its create; in
+    // turns, each waiter woken once, by its predecessor's deletion.
+    lock_stats by_design;
+    by_design.acquisitions = by_design.attempts = floor.ops;
+    by_design.wakeups = contended ? floor.ops : 0;
+    floor.counters = by_design;
     r.extra["floor_p50_us"] = floor.p50_us;
     r.extra["p50_vs_floor"] = r.p50_us / floor.p50_us;
     r.extra["ops_per_s_vs_floor"] = r.ops_per_s / floor.ops_per_s;
@@ -359,7 +220,7 @@ int bench(bench_options o) {
         auto w = o;
         w.ops = o.warmup;
         w.naive = false;
-        run_uncontended(w);
+        run_mutex_uncontended(w);
         std::cerr << "zklock bench: warmed up the server with " << o.warmup << " acquire/release cycles\n";
     }
     if (o.scenario == "waiters" || o.scenario == "locks") {
@@ -391,7 +252,7 @@ int bench(bench_options o) {
         const auto r = o.recipe == "election"    ? run_election(o)
                        : o.recipe == "semaphore" ? run_semaphore(o)
                                                  : run_rwlock(o);
-        print_zookeeper_row(to_json(r), o.json);
+        print_result(to_json(r), o.json);
         return 0;
     }
     if (o.scenario == "multi") return bench_multi_scenario(o);
@@ -399,12 +260,12 @@ int bench(bench_options o) {
     if (o.scenario == "all") scenarios = {"uncontended", "contended"};
     else scenarios = {o.scenario};
     for (const auto& s : scenarios) {
-        auto r = s == "uncontended" ? run_uncontended(o) : run_contended(o);
+        auto r = s == "uncontended" ? run_mutex_uncontended(o) : run_mutex_contended(o);
         // Right after zklock's run, on the same warm server; printed first.
-        if (o.floor && !o.naive) print_zookeeper_row(run_floor_beside(o, r), o.json);
-        print_zookeeper_row(to_json(r), o.json);
+        if (o.floor && !o.naive) print_result(run_floor_beside(o, r), o.json);
+        print_result(to_json(r), o.json);
         if (o.curator)
-            if (auto c = run_curator(o, s)) print_zookeeper_row(*c, o.json);
+            if (auto c = run_curator(o, s)) print_result(*c, o.json);
     }
     return 0;
 }

@@ -1,15 +1,11 @@
-// zklock bench --backend: the same scenarios on every lock backend, through the
-// backend-neutral zklock::Lock, each client with its own session or connection.
-//
-//   uncontended  one client, one lock: acquire + release, each waiting for the
-//                server's answer (the latency a caller pays for a free lock)
-//   contended    K clients on one lock, each acquiring again right after its
-//                release: acquisitions/s, the wait, the handoff (a holder's
-//                release call to the next grant), fairness (longest wait,
-//                grants that overtook an earlier request), wake-ups per grant
-//   separate     K clients on K different locks: what the server sustains
-//                when nobody waits
+// zklock bench --backend: the same scenarios (bench_run.hpp) on every lock
+// backend, through the backend-neutral zklock::Lock, each client with its own
+// session or connection; uncontended, each release waits for the server's
+// answer (the latency a caller pays for a free lock); the servers (the user's,
+// or throwaway ones), the servers' own benchmark tools as baselines, the report.
 #include "bench.hpp"
+#include "bench_result.hpp"
+#include "bench_run.hpp"
 #include "commands.hpp"
 
 #include <zklock/backends.hpp>
@@ -43,24 +39,7 @@
 namespace zklock::cli {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-double us(clock_type::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double mean(const std::vector<double>& v) {
-    return v.empty() ? std::numeric_limits<double>::quiet_NaN()
-                     : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
-/// NaN (not measured) becomes null in the JSON.
-nlohmann::json number(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
-
-void unlock_confirmed(Lock& lock) {
-    std::promise<std::error_code> done;
-    auto f = done.get_future();
-    lock.async_unlock([&done](std::error_code ec) { done.set_value(ec); });
-    throw_if(f.get(), "zklock bench: unlock");
-}
+using clock_type = bench_clock;
 
 std::string unique_name(const std::string& what) {
     static std::atomic<int> n{0};
@@ -229,155 +208,6 @@ private:
     std::optional<testing::TempDir> flock_dir_;
 };
 
-// --- the scenarios ----------------------------------------------------------------
-
-struct grant_record {
-    clock_type::time_point requested, granted, released;
-};
-
-lock_stats sum(const std::vector<Lock>& locks) {
-    lock_stats total;
-    for (const auto& l : locks) {
-        const auto c = l.stats();
-        total.acquisitions += c.acquisitions;
-        total.attempts += c.attempts;
-        total.wakeups += c.wakeups;
-        total.timer_retries += c.timer_retries;
-    }
-    return total;
-}
-
-void add_counters(nlohmann::json& r, const lock_stats& c, const lock_capabilities& caps) {
-    const double grants = static_cast<double>(std::max<std::uint64_t>(c.acquisitions, 1));
-    r["attempts_per_grant"] = static_cast<double>(c.attempts) / grants;
-    // Server-queued backends (advisory and row locks) hand the lock over in the
-    // server: their wake-ups are not visible to the client.
-    r["wakeups_per_grant"] = caps.backend == "postgres-advisory" || caps.backend == "postgres-row"
-                                 ? nlohmann::json(nullptr)
-                                 : nlohmann::json(static_cast<double>(c.wakeups) / grants);
-    r["timer_retries_per_grant"] = static_cast<double>(c.timer_retries) / grants;
-}
-
-nlohmann::json base_result(const std::string& backend, const std::string& scenario, int clients) {
-    return {{"backend", backend}, {"scenario", scenario}, {"clients", clients}};
-}
-
-nlohmann::json run_uncontended(const std::string& backend, LockService& service, int ops) {
-    std::vector<Lock> locks;
-    locks.push_back(service.make_lock(unique_name("uncontended")));
-    auto& lock = locks.front();
-    std::vector<double> samples;
-    samples.reserve(static_cast<std::size_t>(ops));
-    const auto start = clock_type::now();
-    for (int i = 0; i < ops; ++i) {
-        const auto t0 = clock_type::now();
-        lock.lock();
-        unlock_confirmed(lock);
-        samples.push_back(us(clock_type::now() - t0));
-    }
-    const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
-    auto r = base_result(backend, "uncontended", 1);
-    r["ops"] = ops;
-    r["wall_s"] = wall;
-    r["ops_per_s"] = ops / wall;
-    r["p50_us"] = number(percentile(samples, 0.5));
-    r["p99_us"] = number(percentile(samples, 0.99));
-    r["mean_us"] = number(mean(samples));
-    r["measures"] = "acquire + release, each waiting for the server";
-    add_counters(r, sum(locks), lock.capabilities());
-    return r;
-}
-
-/// Grants that overtook an earlier request: the lock went to a client that asked
-/// after another client that was still waiting (by steady_clock, one process).
-int out_of_order_grants(std::vector<grant_record> grants) {
-    std::sort(grants.begin(), grants.end(), [](const auto& a, const auto& b) { return a.granted < b.granted; });
-    int count = 0;
-    auto earliest_later_request = clock_type::time_point::max();
-    for (auto it = grants.rbegin(); it != grants.rend(); ++it) {
-        if (earliest_later_request < it->requested) ++count;
-        earliest_later_request = std::min(earliest_later_request, it->requested);
-    }
-    return count;
-}
-
-/// The most grants that went, ahead of one request, to clients that asked after it.
-int most_overtaken(const std::vector<grant_record>& grants) {
-    int most = 0;
-    for (const auto& r : grants) {
-        int n = 0;
-        for (const auto& g : grants)
-            if (g.requested > r.requested && g.granted < r.granted) ++n;
-        most = std::max(most, n);
-    }
-    return most;
-}
-
-/// K clients, each on its own thread and service; `separate`: each on its own lock.
-nlohmann::json run_clients(const std::string& backend, std::vector<std::unique_ptr<LockService>>& services, int k,
-                           int ops, bool separate) {
-    const std::string shared_name = unique_name("contended");
-    std::vector<Lock> locks;
-    for (int i = 0; i < k; ++i)
-        locks.push_back(services[static_cast<std::size_t>(i)]->make_lock(separate ? unique_name("separate")
-                                                                                  : shared_name));
-    std::atomic<int> remaining{ops};
-    std::vector<std::vector<grant_record>> records(static_cast<std::size_t>(k));
-    for (auto& mine : records) mine.reserve(static_cast<std::size_t>(ops));
-    const auto start = run_together(
-        k,
-        [&](int i) {
-            auto& lock = locks[static_cast<std::size_t>(i)];
-            auto& mine = records[static_cast<std::size_t>(i)];
-            while (true) {
-                grant_record g;
-                g.requested = clock_type::now();
-                lock.lock();
-                g.granted = clock_type::now();
-                const bool last = remaining.fetch_sub(1) <= 0;
-                g.released = clock_type::now();
-                lock.unlock();
-                if (last) break;
-                mine.push_back(g);
-            }
-        },
-        [&] { remaining = std::numeric_limits<int>::min() / 2; });
-
-    std::vector<grant_record> all;
-    for (const auto& v : records) all.insert(all.end(), v.begin(), v.end());
-    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.granted < b.granted; });
-    std::vector<double> waits;
-    for (const auto& g : all) waits.push_back(us(g.granted - g.requested));
-    const auto end = all.empty() ? clock_type::now() : all.back().granted;
-    const auto wall = std::chrono::duration<double>(end - start).count();
-
-    auto r = base_result(backend, separate ? "separate" : "contended", k);
-    r["ops"] = all.size();
-    r["wall_s"] = wall;
-    r["ops_per_s"] = static_cast<double>(all.size()) / wall;
-    r["p50_us"] = number(percentile(waits, 0.5));
-    r["p99_us"] = number(percentile(waits, 0.99));
-    r["mean_us"] = number(mean(waits));
-    r["longest_wait_us"] = number(waits.empty() ? std::nan("") : *std::max_element(waits.begin(), waits.end()));
-    if (separate) {
-        r["measures"] = "acquire on K separate locks (one per client)";
-    } else {
-        // Handoff: a holder's release call to the next grant (grants of one lock
-        // never overlap, so consecutive records are holder and successor).
-        std::vector<double> handoffs;
-        for (std::size_t i = 1; i < all.size(); ++i) handoffs.push_back(us(all[i].granted - all[i - 1].released));
-        r["handoff_p50_us"] = number(percentile(handoffs, 0.5));
-        r["handoff_p99_us"] = number(percentile(handoffs, 0.99));
-        const int overtaken = out_of_order_grants(all);
-        r["out_of_order_grants"] = overtaken;
-        r["most_overtaken"] = most_overtaken(all);
-        r["out_of_order_share"] = all.empty() ? 0.0 : static_cast<double>(overtaken) / static_cast<double>(all.size());
-        r["measures"] = "acquire wait with K clients on one lock";
-    }
-    add_counters(r, sum(locks), locks.front().capabilities());
-    return r;
-}
-
 // --- baselines: the servers' own benchmark tools ------------------------------------
 
 bool on_path(const std::string& tool) { return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0; }
@@ -515,25 +345,7 @@ std::optional<nlohmann::json> postgres_baseline(const std::string& conninfo, int
                           {"transactions", transactions}};
 }
 
-// --- output --------------------------------------------------------------------------
-
-void print_backend_row(const nlohmann::json& r, bool json) {
-    if (json) {
-        std::cout << r.dump() << std::endl;
-        return;
-    }
-    auto num = [&](const char* key, int precision = 0) { return format_field(r, key, precision); };
-    std::cout << std::left << std::setw(18) << r["backend"].get<std::string>() << std::setw(12)
-              << r["scenario"].get<std::string>() << " clients " << std::setw(3) << r["clients"].get<int>() << " p50 "
-              << std::setw(7) << num("p50_us") << " us  p99 " << std::setw(7) << num("p99_us") << " us  " << std::setw(8)
-              << num("ops_per_s") << " acq/s";
-    if (r["scenario"] == "contended")
-        std::cout << "  handoff p50 " << num("handoff_p50_us") << " us  longest wait " << num("longest_wait_us")
-                  << " us  out-of-order " << r["out_of_order_grants"].get<int>() << " (most overtaken "
-                  << r["most_overtaken"].get<int>() << ")  wake-ups/grant "
-                  << num("wakeups_per_grant", 2) << "  attempts/grant " << num("attempts_per_grant", 2);
-    std::cout << std::endl;
-}
+// --- the machine ---------------------------------------------------------------------
 
 /// The mean time for one thread to hand work to another and get the answer back
 /// (asio::post, then a std::future): the floor under every blocking call here.
@@ -549,7 +361,7 @@ double thread_round_trip_us() {
         boost::asio::post(io, [&answered] { answered.set_value(); });
         f.get();
     }
-    const double mean = us(clock_type::now() - start) / rounds;
+    const double mean = micros(clock_type::now() - start) / rounds;
     guard.reset();
     runner.join();
     return mean;
@@ -594,23 +406,31 @@ int bench_backends(const backend_bench_options& o) {
         const int warmup = backend == "zookeeper" ? o.warmup : std::min(o.warmup, 2000);
         if (warmup > 0) {
             auto lock = services.front()->make_lock(unique_name("warmup"));
-            for (int i = 0; i < warmup; ++i) {
-                lock.lock();
-                unlock_confirmed(lock);
-            }
+            warm_up(lock, warmup);
         }
+        run_options run;
+        run.backend = backend;
+        run.ops = o.ops;
         if (uncontended) {
-            results.push_back(run_uncontended(backend, *services.front(), o.ops));
-            print_backend_row(results.back(), o.json);
+            auto lock = services.front()->make_lock(unique_name("uncontended"));
+            results.push_back(to_json(run_uncontended(lock, run)));
+            print_result(results.back(), o.json);
         }
+        // Contended and separate: each client's release returns as unlock() does.
+        run.confirm_unlock = false;
         for (const int k : counts) {
-            if (contended) {
-                results.push_back(run_clients(backend, services, k, o.ops, false));
-                print_backend_row(results.back(), o.json);
-            }
-            if (separate) {
-                results.push_back(run_clients(backend, services, k, o.ops, true));
-                print_backend_row(results.back(), o.json);
+            for (const bool apart : {false, true}) {
+                if (!(apart ? separate : contended)) continue;
+                const std::string shared_name = unique_name("contended");
+                std::vector<Lock> locks;
+                std::vector<Lock*> clients;
+                for (int i = 0; i < k; ++i) {
+                    locks.push_back(services[static_cast<std::size_t>(i)]->make_lock(
+                        apart ? unique_name("separate") : shared_name));
+                }
+                for (auto& l : locks) clients.push_back(&l);
+                results.push_back(to_json(run_clients(clients, run, apart)));
+                print_result(results.back(), o.json);
             }
         }
         if (o.baselines && backend == "redis")

@@ -38,17 +38,13 @@ void run_sessions_together(int k, std::atomic<bool>& abort, const std::vector<st
     });
 }
 
-double us_between(clock_type::time_point a, clock_type::time_point b) {
-    return std::chrono::duration<double, std::micro>(b - a).count();
-}
-
 // Leader election failover: K participants campaign on one path; each leader
 // resigns as soon as its campaign completes and campaigns again (it rejoins the
 // end of the line). A sample is the time from the leader's resign() call to the
 // completion of the next leader's campaign (both steady_clock, one process).
 } // namespace
 
-result run_election(const bench_options& o) {
+bench_result run_election(const bench_options& o) {
     const auto path = unique_path(o, "election");
     const int k = std::max(1, o.clients);
     const int handoffs = o.ops;
@@ -72,7 +68,7 @@ result run_election(const bench_options& o) {
             const auto won = clock_type::now();
             const int term = terms.fetch_add(1);  // 0 = the first leader: no handoff before it
             if (term >= 1 && term <= handoffs) {
-                mine.push_back(us_between(clock_type::time_point(clock_type::duration(resigned_at.load())), won));
+                mine.push_back(micros(won - clock_type::time_point(clock_type::duration(resigned_at.load()))));
                 if (term == handoffs) last_handoff_at = won.time_since_epoch().count();
             }
             resigned_at = clock_type::now().time_since_epoch().count();
@@ -84,30 +80,24 @@ result run_election(const bench_options& o) {
     });
     std::vector<double> all;
     for (const auto& v : samples) all.insert(all.end(), v.begin(), v.end());
-    std::uint64_t acquisitions = 0, notifications = 0, listings = 0;
-    for (auto& e : elections) {
-        const auto st = e->stats();
-        acquisitions += st.acquisitions;
-        notifications += st.wakeups;
-        listings += st.attempts;
-    }
+    lock_stats counted;
+    for (auto& e : elections) add_stats(counted, e->stats());
     const auto end = last_handoff_at.load() ? clock_type::time_point(clock_type::duration(last_handoff_at.load()))
                                             : clock_type::now();
     auto r = timed_result("election", k, all, std::chrono::duration<double>(end - start).count());
-    r.notifications_per_acquire = static_cast<double>(notifications) / static_cast<double>(acquisitions);
-    r.getchildren_per_acquire = static_cast<double>(listings) / static_cast<double>(acquisitions);
+    r.counters = counted;
     r.extra = {{"recipe", "election"},
                {"measures", "failover: leader's resign() to the next leader's campaign completing"},
                {"handoffs_per_s", r.ops_per_s},
                {"failover_p50_us", r.p50_us},
                {"failover_p99_us", r.p99_us},
-               {"acquisitions", acquisitions}};
+               {"acquisitions", counted.acquisitions}};
     return r;
 }
 
 // Semaphore: K clients, P permits, N acquisitions in all; each client acquires,
 // releases at once and acquires again. A sample is acquire() as the caller sees it.
-result run_semaphore(const bench_options& o) {
+bench_result run_semaphore(const bench_options& o) {
     const auto path = unique_path(o, "semaphore");
     const int k = std::max(1, o.clients);
     const auto permits = static_cast<std::size_t>(std::max(1, o.permits));
@@ -119,7 +109,7 @@ result run_semaphore(const bench_options& o) {
     std::atomic<int> remaining{o.ops};
     std::vector<std::vector<double>> samples(static_cast<std::size_t>(k));
     std::atomic<bool> abort{false};
-    std::atomic<std::uint64_t> grants{0}, notifications{0}, listings{0};
+    std::vector<lock_stats> counted(static_cast<std::size_t>(k));
     const auto start = clock_type::now();
     run_sessions_together(k, abort, sessions, [&](int i) {
         auto& sem = *semaphores[static_cast<std::size_t>(i)];
@@ -128,11 +118,8 @@ result run_semaphore(const bench_options& o) {
             const auto t0 = clock_type::now();
             Lease lease = sem.acquire();
             const bool last = remaining.fetch_sub(1) <= 0;
-            if (!last) mine.push_back(us_between(t0, clock_type::now()));
-            const auto st = lease.stats();
-            grants += st.acquisitions;
-            notifications += st.wakeups;
-            listings += st.attempts;
+            if (!last) mine.push_back(micros(clock_type::now() - t0));
+            add_stats(counted[static_cast<std::size_t>(i)], lease.stats());
             lease.release();
             if (last) break;
         }
@@ -141,15 +128,15 @@ result run_semaphore(const bench_options& o) {
     std::vector<double> all;
     for (const auto& v : samples) all.insert(all.end(), v.begin(), v.end());
     auto r = timed_result("semaphore", k, all, wall);
-    r.notifications_per_acquire = static_cast<double>(notifications) / static_cast<double>(grants);
-    r.getchildren_per_acquire = static_cast<double>(listings) / static_cast<double>(grants);
+    r.counters.emplace();
+    for (const auto& c : counted) add_stats(*r.counters, c);
     r.extra = {{"recipe", "semaphore"}, {"permits", permits}, {"measures", "acquire() wait"}};
     return r;
 }
 
 // Read-write lock: K clients, each operation a read (lock_shared) with
 // probability read_ratio, otherwise a write (lock); released at once.
-result run_rwlock(const bench_options& o) {
+bench_result run_rwlock(const bench_options& o) {
     const auto path = unique_path(o, "rwlock");
     const int k = std::max(1, o.clients);
     auto sessions = connect_sessions(o, k);
@@ -172,7 +159,7 @@ result run_rwlock(const bench_options& o) {
             else rw.lock();
             const auto t1 = clock_type::now();
             const bool last = remaining.fetch_sub(1) <= 0;
-            if (!last) (read ? reads : writes)[static_cast<std::size_t>(i)].push_back(us_between(t0, t1));
+            if (!last) (read ? reads : writes)[static_cast<std::size_t>(i)].push_back(micros(t1 - t0));
             if (read) rw.unlock_shared();
             else rw.unlock();
             if (last) break;
@@ -188,23 +175,13 @@ result run_rwlock(const bench_options& o) {
     all.insert(all.end(), all_writes.begin(), all_writes.end());
     lock_stats w, rd;
     for (auto& l : locks) {
-        const auto ws = l->stats();
-        const auto rs = l->stats_shared();
-        w.acquisitions += ws.acquisitions;
-        w.wakeups += ws.wakeups;
-        w.attempts += ws.attempts;
-        rd.acquisitions += rs.acquisitions;
-        rd.wakeups += rs.wakeups;
-        rd.attempts += rs.attempts;
+        add_stats(w, l->stats());
+        add_stats(rd, l->stats_shared());
     }
 
-    auto ratio = [](std::uint64_t a, std::uint64_t b) {
-        return b ? static_cast<double>(a) / static_cast<double>(b) : std::numeric_limits<double>::quiet_NaN();
-    };
     auto r = timed_result("rwlock", k, all, wall);
-    // The existing fields carry the writers' figures (SharedMutex::stats(), not stats_shared()).
-    r.notifications_per_acquire = ratio(w.wakeups, w.acquisitions);
-    r.getchildren_per_acquire = ratio(w.attempts, w.acquisitions);
+    // The counters per grant are the writers' (SharedMutex::stats(), not stats_shared()).
+    r.counters = w;
     r.extra = {{"recipe", "rwlock"},
                {"read_ratio", o.read_ratio},
                {"reads", all_reads.size()},
@@ -213,10 +190,8 @@ result run_rwlock(const bench_options& o) {
                {"read_p99_us", percentile(all_reads, 0.99)},
                {"write_p50_us", percentile(all_writes, 0.50)},
                {"write_p99_us", percentile(all_writes, 0.99)},
-               {"writer_notifications_per_acquire", r.notifications_per_acquire},
-               {"writer_getchildren_per_acquire", r.getchildren_per_acquire},
-               {"reader_notifications_per_acquire", ratio(rd.wakeups, rd.acquisitions)},
-               {"reader_getchildren_per_acquire", ratio(rd.attempts, rd.acquisitions)}};
+               {"reader_wakeups_per_grant", ratio(rd.wakeups, rd.acquisitions)},
+               {"reader_attempts_per_grant", ratio(rd.attempts, rd.acquisitions)}};
     return r;
 }
 

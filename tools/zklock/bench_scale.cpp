@@ -10,6 +10,7 @@
 // Both report the client's resident memory per waiter / held lock (VmRSS
 // before and after, divided by N).
 #include "bench.hpp"
+#include "bench_result.hpp"
 
 #include <zklock/mutex.hpp>
 
@@ -18,7 +19,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
-#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -83,21 +83,6 @@ std::vector<std::unique_ptr<Session>> open_sessions(const SessionOptions& option
     return out;
 }
 
-void print_result(const nlohmann::json& j, bool json) {
-    if (json) {
-        std::cout << j.dump() << std::endl;
-        return;
-    }
-    std::cout << std::fixed << std::setprecision(2) << j.at("scenario").get<std::string>();
-    for (const auto& [key, value] : j.items()) {
-        if (key == "scenario" || key == "backend") continue;
-        std::cout << "  " << key << " ";
-        if (value.is_number_float()) std::cout << value.get<double>();
-        else std::cout << value;
-    }
-    std::cout << std::endl;
-}
-
 } // namespace
 
 int bench_waiters(const scale_bench_options& o) {
@@ -157,12 +142,8 @@ int bench_waiters(const scale_bench_options& o) {
     granted.wait_for(static_cast<std::size_t>(n));
     const double drain_s = seconds_since(drain_start);
 
-    std::uint64_t listings = 0, acquisitions = 0;
-    for (const auto& w : waiters) {
-        const auto st = w->stats();
-        listings += st.attempts;
-        acquisitions += st.acquisitions;
-    }
+    lock_stats counted;
+    for (const auto& w : waiters) add_stats(counted, w->stats());
     std::size_t out_of_order = 0;
     for (std::size_t i = 1; i < grant_order.size(); ++i) out_of_order += grant_order[i] < grant_order[i - 1];
 
@@ -175,7 +156,8 @@ int bench_waiters(const scale_bench_options& o) {
     j["enqueue_per_s"] = n / enqueue_s;
     j["drain_s"] = drain_s;
     j["handoffs_per_s"] = (n - 1) / drain_s;
-    j["listings_per_acquire"] = acquisitions ? static_cast<double>(listings) / static_cast<double>(acquisitions) : 0.0;
+    j["attempts_per_grant"] = ratio(counted.attempts, counted.acquisitions);
+    j["wakeups_per_grant"] = ratio(counted.wakeups, counted.acquisitions);
     j["full_listing_bytes"] = listing_bytes;
     j["rss_per_waiter_bytes"] = static_cast<double>(rss_queued - rss_before) / n;
     j["grants_out_of_fifo_order"] = out_of_order;

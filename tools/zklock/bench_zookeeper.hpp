@@ -1,8 +1,9 @@
-// zklock bench over ZooKeeper's recipes: the options and result of a run,
+// zklock bench over ZooKeeper's recipes: the options of a run,
 // and what bench.cpp (the mutex scenarios, the command) and bench_recipes.cpp
 // (election, semaphore, read-write lock) share.
 #pragma once
 
+#include "bench_result.hpp"
 #include "commands.hpp"
 
 #include <zklock/mutex.hpp>
@@ -18,7 +19,7 @@
 
 namespace zklock::cli::zkbench {
 
-using clock_type = std::chrono::steady_clock;
+using clock_type = bench_clock;
 
 struct bench_options {
     std::string connect;
@@ -52,22 +53,6 @@ struct bench_options {
     int acquire_timeout_ms = 2000;  ///< scenario multi: an acquisition waiting longer gives up
 };
 
-struct result {
-    std::string backend = "zookeeper";
-    std::string scenario;
-    int clients = 1;
-    int ops = 0;
-    double p50_us = 0, p99_us = 0, mean_us = 0, ops_per_s = 0, wall_s = 0;
-    double notifications_per_acquire = 0, getchildren_per_acquire = 0;
-    bool naive = false;
-    bool confirm_unlock = false;
-    nlohmann::json extra = nlohmann::json::object();  ///< recipe-specific fields
-};
-
-/// p50, p99 and mean of `us` into `r`.
-void fill_latency(result& r, const std::vector<double>& us);
-/// A run of `clients` clients whose samples (us) took `wall_s` seconds in all.
-result timed_result(std::string scenario, int clients, const std::vector<double>& samples, double wall_s);
 /// The Session options of every client of a run.
 SessionOptions session_options(const bench_options& o);
 /// Connects, or throws saying what each server gave when none answered in time.
@@ -76,10 +61,10 @@ void connect(Session& session);
 std::string unique_path(const bench_options& o, const std::string& scenario);
 
 /// --recipe election: handoffs from a resigning leader to the next.
-result run_election(const bench_options& o);
+bench_result run_election(const bench_options& o);
 /// --recipe semaphore: K clients on --permits leases.
-result run_semaphore(const bench_options& o);
+bench_result run_semaphore(const bench_options& o);
 /// --recipe rwlock: readers and writers at --read-ratio.
-result run_rwlock(const bench_options& o);
+bench_result run_rwlock(const bench_options& o);
 
 } // namespace zklock::cli::zkbench
