@@ -36,6 +36,8 @@ public:
     Socket(const Socket&) = delete;
     Socket& operator=(const Socket&) = delete;
     [[nodiscard]] int get() const noexcept { return fd_; }
+    /// Gives the descriptor away: the caller closes it.
+    [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
 
 private:
     int fd_;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -299,6 +300,12 @@ std::vector<pid_t> PostgresServer::resume_targets() const {
     for (const pid_t child : children_of(postmaster)) targets.push_back(::getpgid(child) == child ? -child : child);
     targets.push_back(-postmaster);  // last: the children are running when it looks at them
     return targets;
+}
+
+std::string PostgresServer::version() {
+    auto v = psql("SHOW server_version");
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+    return v;
 }
 
 std::string PostgresServer::psql(const std::string& sql, milliseconds timeout) {

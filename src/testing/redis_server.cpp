@@ -224,13 +224,25 @@ reply_ptr run(redisContext* c, const std::vector<std::string>& args) {
 bool answers_ping(std::uint16_t port, const RedisCredentials& as, milliseconds timeout) {
     const auto deadline = steady::now() + timeout;
     sigpipe_blocked no_sigpipe;
-    std::unique_ptr<redisContext, context_free> c(redisConnectWithTimeout("127.0.0.1", port, to_timeval(timeout)));
-    if (!c) return false;
-    // hiredis 0.14 opens its socket without SOCK_CLOEXEC: a child another
-    // thread starts must not inherit it.
-    if (c->fd >= 0) {
-        const int flags = ::fcntl(c->fd, F_GETFD);
-        if (flags < 0 || ::fcntl(c->fd, F_SETFD, flags | FD_CLOEXEC) < 0) return false;
+    // hiredis 0.14 opens its sockets without SOCK_CLOEXEC, and a child another
+    // thread starts meanwhile would inherit one: the probe connects its own
+    // close-on-exec socket and hands it over, blocking (hiredis's timeouts are
+    // the socket's).
+    int fd = -1;
+    try {
+        fd = connect_loopback(port, deadline, "Redis probe").release();
+    } catch (const std::system_error&) {
+        return false;
+    }
+    const int status_flags = ::fcntl(fd, F_GETFL);
+    if (status_flags < 0 || ::fcntl(fd, F_SETFL, status_flags & ~O_NONBLOCK) < 0) {
+        ::close(fd);
+        return false;
+    }
+    std::unique_ptr<redisContext, context_free> c(redisConnectFd(fd));
+    if (!c) {
+        ::close(fd);
+        return false;
     }
     if (c->err != 0 || steady::now() >= deadline) return false;
     if (redisSetTimeout(c.get(), to_timeval(deadline - steady::now())) != REDIS_OK) return false;
@@ -339,6 +351,15 @@ std::string RedisServer::host() const { return "127.0.0.1"; }
 
 std::string RedisServer::command(const std::vector<std::string>& args, milliseconds timeout) {
     return redis_command(port(), args, timeout, admin());
+}
+
+std::string RedisServer::version() {
+    const auto info = command({"INFO", "server"});
+    const std::string field = "redis_version:";
+    const auto at = info.find(field);
+    if (at == std::string::npos) return "";
+    const auto start = at + field.size();
+    return info.substr(start, info.find('\r', start) - start);
 }
 
 const std::filesystem::path& RedisServer::directory() const noexcept { return temp_dir_.path(); }

@@ -3,10 +3,7 @@
 #include "support.hpp"
 
 #include <zklock/backends.hpp>
-#include <zklock/testing/postgres_server.hpp>
-#include <zklock/testing/process.hpp>
-#include <zklock/testing/redis_server.hpp>
-#include <zklock/testing/zookeeper_server.hpp>
+#include <zklock/testing/backend_servers.hpp>
 
 #include <boost/asio/use_future.hpp>
 
@@ -26,50 +23,51 @@
 namespace zklock::test {
 namespace {
 
-/// The servers one backend needs, started for one test, and the options that reach them.
-class BackendServers {
+/// The servers one backend needs (testing::BackendServers), started for one
+/// test, and the options that reach them.
+class BackendSetup {
 public:
-    explicit BackendServers(const std::string& backend) {
+    explicit BackendSetup(const std::string& backend) : servers_(server_options()) {
         options_.ttl = 2s;
         options_.connect_timeout = 10s;
+        servers_.start_for(backend);
         if (backend == "zookeeper") {
-            testing::ZooKeeperServerOptions o;
-            o.tick_time_ms = 100;
-            o.max_session_timeout_ms = 4000;
-            // wchp shows which sessions watch which node (the counters test needs it);
-            // a later line of zoo.cfg overrides the fixture's whitelist.
-            o.extra_config = {"4lw.commands.whitelist=*"};
-            zookeeper_ = std::make_unique<testing::ZooKeeperServer>(o);
-            options_.zookeeper = zookeeper_->connect_string();
+            options_.zookeeper = servers_.zookeeper().connect_string();
             options_.zookeeper_session_timeout = 4s;
         } else if (backend == "redis") {
-            redis_.push_back(std::make_unique<testing::RedisServer>());
-            options_.redis = redis_.front()->connect_string();
+            options_.redis = servers_.redis().connect_string();
+            redis_.push_back(&servers_.redis());
         } else if (backend == "redlock") {
-            for (int i = 0; i < 5; ++i) {
-                redis_.push_back(std::make_unique<testing::RedisServer>());
-                options_.redlock.push_back(redis_.back()->connect_string());
-            }
+            options_.redlock = servers_.redlock_connect_strings();
+            for (const auto& m : servers_.redlock()) redis_.push_back(m.get());
         } else if (backend.starts_with("postgres")) {
-            postgres_ = std::make_unique<testing::PostgresServer>();
-            options_.postgres = postgres_->connect_string();
+            options_.postgres = servers_.postgres().connect_string();
         } else if (backend == "flock") {
-            flock_dir_ = std::make_unique<testing::TempDir>("zklock-backends-flock-");
-            options_.flock_directory = flock_dir_->path().string();
+            options_.flock_directory = servers_.flock_directory().string();
         }
     }
 
     const BackendOptions& options() const { return options_; }
-    testing::ZooKeeperServer* zookeeper() const { return zookeeper_.get(); }
-    const std::vector<std::unique_ptr<testing::RedisServer>>& redis() const { return redis_; }
-    testing::PostgresServer* postgres() const { return postgres_.get(); }
+    testing::ZooKeeperServer* zookeeper() { return &servers_.zookeeper(); }
+    /// The backend's Redis servers: one for redis, the masters for redlock.
+    const std::vector<testing::RedisServer*>& redis() const { return redis_; }
+    testing::PostgresServer* postgres() { return &servers_.postgres(); }
 
 private:
+    static testing::BackendServersOptions server_options() {
+        testing::BackendServersOptions o;
+        o.zookeeper.tick_time_ms = 100;
+        o.zookeeper.max_session_timeout_ms = 4000;
+        // wchp shows which sessions watch which node (the counters test needs it);
+        // a later line of zoo.cfg overrides the fixture's whitelist.
+        o.zookeeper.extra_config = {"4lw.commands.whitelist=*"};
+        o.flock_prefix = "zklock-backends-flock-";
+        return o;
+    }
+
+    testing::BackendServers servers_;
     BackendOptions options_;
-    std::unique_ptr<testing::ZooKeeperServer> zookeeper_;
-    std::vector<std::unique_ptr<testing::RedisServer>> redis_;
-    std::unique_ptr<testing::PostgresServer> postgres_;
-    std::unique_ptr<testing::TempDir> flock_dir_;
+    std::vector<testing::RedisServer*> redis_;
 };
 
 std::vector<std::string> backend_names() {
@@ -138,7 +136,7 @@ class Factory : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
         if (!lock_backend_available(GetParam())) GTEST_SKIP() << GetParam() << " is not built into this zklock";
-        servers_ = std::make_unique<BackendServers>(GetParam());
+        servers_ = std::make_unique<BackendSetup>(GetParam());
     }
 
     /// Returns once the server shows `waiter` waiting behind the holder, by what the
@@ -193,7 +191,7 @@ protected:
         return wait_until([&] { return waiter.stats().attempts >= 2; });
     }
 
-    std::unique_ptr<BackendServers> servers_;
+    std::unique_ptr<BackendSetup> servers_;
 };
 
 TEST_P(Factory, OpensAServiceWhoseLocksExcludeEachOther) {

@@ -11,10 +11,7 @@
 #include <zklock/backends.hpp>
 #include <zklock/detail/redis_address.hpp>
 #include <zklock/detail/secrets.hpp>
-#include <zklock/testing/postgres_server.hpp>
-#include <zklock/testing/process.hpp>
-#include <zklock/testing/redis_server.hpp>
-#include <zklock/testing/zookeeper_server.hpp>
+#include <zklock/testing/backend_servers.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -52,7 +49,7 @@ std::string unique_name(const std::string& what) {
 
 class servers {
 public:
-    explicit servers(const backend_bench_options& o) : o_(o) {
+    explicit servers(const backend_bench_options& o) : o_(o), throwaway_(throwaway_options(o)) {
         options_.ttl = o.ttl;
         if (o.connect_timeout) options_.connect_timeout = *o.connect_timeout;
         options_.zookeeper_session_timeout = std::chrono::seconds(10);
@@ -85,98 +82,87 @@ public:
     std::string postgres_conninfo() const { return options_.postgres; }
 
 private:
+    // Throwaway servers: ZooKeeper with a 20 s session limit and, unless
+    // --server-config says otherwise, the other servers' durability (no fsync
+    // on commit); Redis requiring the auth file's Redis credentials, if any.
+    static testing::BackendServersOptions throwaway_options(const backend_bench_options& o) {
+        testing::BackendServersOptions t;
+        t.zookeeper.tick_time_ms = 200;
+        t.zookeeper.max_session_timeout_ms = 20000;
+        t.zookeeper.extra_config = o.server_config.empty() ? std::vector<std::string>{"forceSync=no"} : o.server_config;
+        if (!o.redis_password.empty()) {
+            if (o.redis_user.empty() || o.redis_user == "default") t.redis.password = o.redis_password;
+            else t.redis.users = {{o.redis_user, o.redis_password}};
+        }
+        t.flock_prefix = "zklock-bench-flock-";
+        t.on_start = [](const std::string& what, const std::string& where) {
+            std::cerr << "zklock bench: started a throwaway " << what << " at " << where << "\n";
+        };
+        return t;
+    }
+
     void zookeeper() {
-        if (zk_started_) return;
-        zk_started_ = true;
+        if (described_.contains("zookeeper")) return;
         if (o_.zookeeper) {
             options_.zookeeper = *o_.zookeeper;
             described_["zookeeper"] = "at " + *o_.zookeeper;
-            return;
+        } else {
+            options_.zookeeper = throwaway_.zookeeper().connect_string();
+            std::string config;
+            for (const auto& line : throwaway_.options().zookeeper.extra_config) config += " " + line;
+            described_["zookeeper"] = "throwaway ZooKeeper (Debian zookeeper package), one server," + config;
         }
-        testing::ZooKeeperServerOptions so;
-        so.tick_time_ms = 200;
-        so.max_session_timeout_ms = 20000;
-        // Durability as the other throwaway servers: no fsync on commit.
-        so.extra_config = o_.server_config.empty() ? std::vector<std::string>{"forceSync=no"} : o_.server_config;
-        zk_ = std::make_unique<testing::ZooKeeperServer>(so);
-        options_.zookeeper = zk_->connect_string();
-        std::string config;
-        for (const auto& line : so.extra_config) config += " " + line;
-        described_["zookeeper"] = "throwaway ZooKeeper (Debian zookeeper package), one server," + config;
-        notice_started("ZooKeeper", options_.zookeeper);
     }
 
     void redis() {
-        if (redis_started_) return;
-        redis_started_ = true;
+        if (described_.contains("redis")) return;
         if (o_.redis) {
             options_.redis = *o_.redis;
             described_["redis"] = "at " + detail::redact_secrets(*o_.redis);
-            return;
+        } else {
+            auto& server = throwaway_.redis();
+            options_.redis = server.connect_string();
+            described_["redis"] = "throwaway redis-server " + server.version() + ", no persistence" + protection();
         }
-        redis_ = std::make_unique<testing::RedisServer>(throwaway_redis());
-        options_.redis = redis_->connect_string();
-        described_["redis"] = "throwaway redis-server " + redis_version(*redis_) + ", no persistence" + protection();
-        notice_started("Redis", options_.redis);
     }
 
     void redlock() {
-        if (redlock_started_) return;
-        redlock_started_ = true;
+        if (described_.contains("redlock")) return;
         if (o_.redlock) {
             options_.redlock = *o_.redlock;
             std::string list;
             for (const auto& m : *o_.redlock) list += (list.empty() ? "" : ",") + m;
             described_["redlock"] = "at " + detail::redact_secrets(list);
-            return;
+        } else {
+            options_.redlock = throwaway_.redlock_connect_strings();
+            described_["redlock"] = "five throwaway redis-server " + throwaway_.redlock().front()->version() +
+                                    " masters, no persistence" + protection();
         }
-        for (int i = 0; i < 5; ++i) {
-            redlock_.push_back(std::make_unique<testing::RedisServer>(throwaway_redis()));
-            options_.redlock.push_back(redlock_.back()->connect_string());
-        }
-        described_["redlock"] = "five throwaway redis-server " + redis_version(*redlock_.front()) +
-                                " masters, no persistence" + protection();
-        notice_started("five Redis masters for Redlock", options_.redlock.front() + ",...");
     }
 
     void postgres() {
-        if (pg_started_) return;
-        pg_started_ = true;
+        if (described_.contains("postgres-lease")) return;
+        std::string where;
         if (o_.postgres) {
             options_.postgres = *o_.postgres;
-            for (const char* b : {"postgres-lease", "postgres-advisory", "postgres-row"})
-                described_[b] = "at '" + detail::redact_secrets(*o_.postgres) + "'";
-            return;
+            where = "at '" + detail::redact_secrets(*o_.postgres) + "'";
+        } else {
+            auto& server = throwaway_.postgres();
+            options_.postgres = server.connect_string();
+            where = "throwaway PostgreSQL " + server.version() + ", fsync=off";
         }
-        pg_ = std::make_unique<testing::PostgresServer>();
-        options_.postgres = pg_->connect_string();
-        std::string version = pg_->psql("SHOW server_version");
-        while (!version.empty() && std::isspace(static_cast<unsigned char>(version.back()))) version.pop_back();
-        for (const char* b : {"postgres-lease", "postgres-advisory", "postgres-row"})
-            described_[b] = "throwaway PostgreSQL " + version + ", fsync=off";
-        notice_started("PostgreSQL", options_.postgres);
+        for (const char* b : {"postgres-lease", "postgres-advisory", "postgres-row"}) described_[b] = where;
     }
 
     void flock() {
-        if (flock_started_) return;
-        flock_started_ = true;
+        if (described_.contains("flock")) return;
         if (o_.flock_dir) {
             options_.flock_directory = *o_.flock_dir;
             described_["flock"] = "lock files in " + options_.flock_directory;
         } else {
-            flock_dir_.emplace("zklock-bench-flock-");
-            options_.flock_directory = flock_dir_->path().string();
+            options_.flock_directory = throwaway_.flock_directory().string();
             described_["flock"] = "lock files in a temp directory";
         }
-    }
-
-    /// A throwaway Redis server requires the auth file's Redis credentials, if any.
-    testing::RedisServerOptions throwaway_redis() const {
-        testing::RedisServerOptions so;
-        if (o_.redis_password.empty()) return so;
-        if (o_.redis_user.empty() || o_.redis_user == "default") so.password = o_.redis_password;
-        else so.users = {{o_.redis_user, o_.redis_password}};
-        return so;
     }
 
     std::string protection() const {
@@ -184,28 +170,10 @@ private:
         return o_.redis_user.empty() || o_.redis_user == "default" ? ", requirepass" : ", ACL user " + o_.redis_user;
     }
 
-    static std::string redis_version(testing::RedisServer& server) {
-        const auto info = server.command({"INFO", "server"});
-        const auto at = info.find("redis_version:");
-        if (at == std::string::npos) return "";
-        const auto start = at + std::string("redis_version:").size();
-        return info.substr(start, info.find('\r', start) - start);
-    }
-
-    static void notice_started(const std::string& what, const std::string& where) {
-        std::cerr << "zklock bench: started a throwaway " << what << " at " << where << "\n";
-    }
-
     const backend_bench_options& o_;
     BackendOptions options_;
     nlohmann::json described_ = nlohmann::json::object();
-    bool zk_started_ = false, redis_started_ = false, redlock_started_ = false, pg_started_ = false,
-         flock_started_ = false;
-    std::unique_ptr<testing::ZooKeeperServer> zk_;
-    std::unique_ptr<testing::RedisServer> redis_;
-    std::vector<std::unique_ptr<testing::RedisServer>> redlock_;
-    std::unique_ptr<testing::PostgresServer> pg_;
-    std::optional<testing::TempDir> flock_dir_;
+    testing::BackendServers throwaway_;
 };
 
 // --- baselines: the servers' own benchmark tools ------------------------------------

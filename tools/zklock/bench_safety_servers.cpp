@@ -3,20 +3,11 @@
 #include "bench_safety_plan.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <iostream>
 #include <stdexcept>
 
 namespace zklock::cli::safety {
 namespace {
-
-std::string redis_version(testing::RedisServer& server) {
-    const auto info = server.command({"INFO", "server"});
-    const auto at = info.find("redis_version:");
-    if (at == std::string::npos) return "";
-    const auto start = at + std::string("redis_version:").size();
-    return info.substr(start, info.find('\r', start) - start);
-}
 
 void started(const std::string& what, const std::string& where) {
     std::cerr << "zklock bench: started a throwaway " << what << " at " << where << "\n";
@@ -26,65 +17,70 @@ bool redis_row(const std::string& row) { return row == "redis" || is_anti_exampl
 
 }  // namespace
 
-safety_servers::safety_servers(std::chrono::milliseconds ttl) : ttl_(ttl) {}
+// ZooKeeper: tickTime 100 ms, sessions from 200 ms to twice the TTL (at least
+// 2 s), no fsync; Redis without persistence (the killed-server row's durable one
+// is started here); PostgreSQL with fsync off (the fixture's default).
+testing::BackendServersOptions safety_servers::throwaway_options(std::chrono::milliseconds ttl) {
+    testing::BackendServersOptions t;
+    t.zookeeper.tick_time_ms = 100;
+    t.zookeeper.min_session_timeout_ms = 200;
+    t.zookeeper.max_session_timeout_ms = std::max(2000, static_cast<int>(2 * ttl.count()));
+    t.zookeeper.extra_config = {"forceSync=no"};
+    t.flock_prefix = "zklock-safety-flock-";
+    t.on_start = started;
+    return t;
+}
+
+safety_servers::safety_servers(std::chrono::milliseconds ttl) : ttl_(ttl), servers_(throwaway_options(ttl)) {}
 
 testing::ZooKeeperServer& safety_servers::zookeeper() {
-    if (!zk_) {
-        testing::ZooKeeperServerOptions so;
-        so.tick_time_ms = 100;
-        so.min_session_timeout_ms = 200;
-        so.max_session_timeout_ms = std::max(2000, static_cast<int>(2 * ttl_.count()));
-        so.extra_config = {"forceSync=no"};
-        zk_ = std::make_unique<testing::ZooKeeperServer>(so);
+    auto& server = servers_.zookeeper();
+    if (!described_.contains("zookeeper"))
         described_["zookeeper"] = "throwaway ZooKeeper (Debian zookeeper package), one server, tickTime=100, "
                                   "forceSync=no; session timeout " + std::to_string(ttl_.count()) + " ms";
-        started("ZooKeeper", zk_->connect_string());
-    }
-    return *zk_;
+    return server;
 }
 
 testing::RedisServer& safety_servers::redis(bool durable) {
-    auto& server = durable ? durable_redis_ : redis_;
-    if (!server) {
-        testing::RedisServerOptions so;
-        so.persistence = durable;
-        server = std::make_unique<testing::RedisServer>(so);
-        const auto version = redis_version(*server);
-        described_[durable ? "redis (killed-server)" : "redis"] =
-            "throwaway redis-server " + version +
-            (durable ? " with appendonly yes, appendfsync always" : " without persistence") + "; TTL " +
-            std::to_string(ttl_.count()) + " ms";
-        started(durable ? "Redis with persistence" : "Redis", server->connect_string());
+    if (!durable) {
+        auto& server = servers_.redis();
+        if (!described_.contains("redis"))
+            described_["redis"] = "throwaway redis-server " + server.version() + " without persistence; TTL " +
+                                  std::to_string(ttl_.count()) + " ms";
+        return server;
     }
-    return *server;
+    if (!durable_redis_) {
+        testing::RedisServerOptions so;
+        so.persistence = true;
+        durable_redis_ = std::make_unique<testing::RedisServer>(so);
+        described_["redis (killed-server)"] = "throwaway redis-server " + durable_redis_->version() +
+                                              " with appendonly yes, appendfsync always; TTL " +
+                                              std::to_string(ttl_.count()) + " ms";
+        started("Redis with persistence", durable_redis_->connect_string());
+    }
+    return *durable_redis_;
 }
 
-std::vector<std::unique_ptr<testing::RedisServer>>& safety_servers::redlock() {
-    if (redlock_.empty()) {
-        for (int i = 0; i < 5; ++i) redlock_.push_back(std::make_unique<testing::RedisServer>());
-        described_["redlock"] = "five throwaway redis-server " + redis_version(*redlock_.front()) +
+const std::vector<std::unique_ptr<testing::RedisServer>>& safety_servers::redlock() {
+    const auto& masters = servers_.redlock();
+    if (!described_.contains("redlock"))
+        described_["redlock"] = "five throwaway redis-server " + masters.front()->version() +
                                 " masters without persistence; TTL " + std::to_string(ttl_.count()) + " ms";
-        started("five Redis masters for Redlock", redlock_.front()->connect_string() + ",...");
-    }
-    return redlock_;
+    return masters;
 }
 
 testing::PostgresServer& safety_servers::postgres() {
-    if (!pg_) {
-        pg_ = std::make_unique<testing::PostgresServer>();
-        auto version = pg_->psql("SHOW server_version");
-        while (!version.empty() && std::isspace(static_cast<unsigned char>(version.back()))) version.pop_back();
-        described_["postgres"] = "throwaway PostgreSQL " + version + ", fsync=off, shared by the three postgres rows; "
-                                 "lease TTL " + std::to_string(ttl_.count()) + " ms";
-        started("PostgreSQL", pg_->connect_string());
-    }
-    return *pg_;
+    auto& server = servers_.postgres();
+    if (!described_.contains("postgres"))
+        described_["postgres"] = "throwaway PostgreSQL " + server.version() +
+                                 ", fsync=off, shared by the three postgres rows; lease TTL " +
+                                 std::to_string(ttl_.count()) + " ms";
+    return server;
 }
 
 const std::string& safety_servers::flock_directory() {
-    if (!flock_dir_) {
-        flock_dir_.emplace("zklock-safety-flock-");
-        flock_path_ = flock_dir_->path().string();
+    if (flock_path_.empty()) {
+        flock_path_ = servers_.flock_directory().string();
         described_["flock"] = "lock files in a temp directory";
     }
     return flock_path_;

@@ -13,10 +13,7 @@
 // testing::ChildProcess), stopped on destruction.
 #pragma once
 
-#include <zklock/testing/postgres_server.hpp>
-#include <zklock/testing/process.hpp>
-#include <zklock/testing/redis_server.hpp>
-#include <zklock/testing/zookeeper_server.hpp>
+#include <zklock/testing/backend_servers.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -51,17 +48,16 @@ public:
 private:
     testing::ZooKeeperServer& zookeeper();
     testing::RedisServer& redis(bool durable);
-    std::vector<std::unique_ptr<testing::RedisServer>>& redlock();
+    const std::vector<std::unique_ptr<testing::RedisServer>>& redlock();
     testing::PostgresServer& postgres();
     const std::string& flock_directory();
 
+    static testing::BackendServersOptions throwaway_options(std::chrono::milliseconds ttl);
+
     std::chrono::milliseconds ttl_;
     nlohmann::json described_ = nlohmann::json::object();
-    std::unique_ptr<testing::ZooKeeperServer> zk_;
-    std::unique_ptr<testing::RedisServer> redis_, durable_redis_;
-    std::vector<std::unique_ptr<testing::RedisServer>> redlock_;
-    std::unique_ptr<testing::PostgresServer> pg_;
-    std::optional<testing::TempDir> flock_dir_;
+    testing::BackendServers servers_;
+    std::unique_ptr<testing::RedisServer> durable_redis_;  ///< killed-server's: appendonly, appendfsync always
     std::string flock_path_;
 };
 

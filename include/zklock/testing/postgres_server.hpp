@@ -141,6 +141,9 @@ public:
     /// SQL error, or the server is down) or does not finish within timeout.
     std::string psql(const std::string& sql, std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+    /// The server's version ("15.8 (Debian 15.8-0+deb12u1)"): SHOW server_version.
+    [[nodiscard]] std::string version();
+
     /// The temp dir: holds the data directory, the Unix socket and the logs.
     [[nodiscard]] const std::filesystem::path& directory() const noexcept;
     /// The data directory (postgres -D).

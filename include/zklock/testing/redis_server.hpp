@@ -147,6 +147,8 @@ public:
     /// redis_command(port(), args, timeout, admin()): the raw RESP reply.
     std::string command(const std::vector<std::string>& args,
                         std::chrono::milliseconds timeout = std::chrono::seconds(5));
+    /// The server's version ("7.0.15"), from INFO server; "" when it does not say.
+    [[nodiscard]] std::string version();
     /// Who command() and the fixture's probes authenticate as: the default user
     /// with options.password, else the first of options.users, else nobody.
     [[nodiscard]] RedisCredentials admin() const;

@@ -3,7 +3,7 @@
 #include "../support.hpp"
 
 #include <zklock/local/flock_lock_service.hpp>
-#include <zklock/testing/process.hpp>
+#include <zklock/testing/backend_servers.hpp>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -15,7 +15,7 @@ namespace {
 
 class FlockEnv : public BackendEnv {
 public:
-    std::unique_ptr<LockService> client() override { return std::make_unique<FlockLockService>(dir_.path().string()); }
+    std::unique_ptr<LockService> client() override { return std::make_unique<FlockLockService>(dir_.string()); }
     void crash(LockService&) override {}
     std::optional<std::string> cannot_crash() const override {
         return "a flock is released only when its holder's process exits; FlockLock.ReleasedWhenTheHolderProcessExits "
@@ -23,16 +23,15 @@ public:
     }
     void steal(const std::string&) override {}  // never called: flock reports no loss (nothing can take it)
     std::size_t leftovers(const std::string& name) override {
-        const int fd = ::open((dir_.path() / (name + ".lock")).c_str(), O_RDWR | O_CLOEXEC);
+        const int fd = ::open((dir_ / (name + ".lock")).c_str(), O_RDWR | O_CLOEXEC);
         if (fd < 0) return 0;
         const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
         ::close(fd);
         return free ? 0 : 1;
     }
-    const testing::TempDir& dir() const { return dir_; }
-
 private:
-    testing::TempDir dir_{"zklock-flock-"};
+    testing::BackendServers servers_;
+    const std::filesystem::path& dir_ = servers_.flock_directory();
 };
 
 const Registration flock_registered("flock", [] { return std::make_unique<FlockEnv>(); });

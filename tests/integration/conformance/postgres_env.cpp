@@ -6,6 +6,7 @@
 
 
 #include <zklock/postgres/postgres_lock_service.hpp>
+#include <zklock/testing/backend_servers.hpp>
 #include <zklock/testing/postgres_server.hpp>
 
 #include <stdexcept>
@@ -22,7 +23,7 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 class PostgresEnv : public BackendEnv {
 public:
-    explicit PostgresEnv(pg_kind kind) : kind_(kind) {}
+    explicit PostgresEnv(pg_kind kind) : kind_(kind), server_(servers_.postgres()) {}
 
     std::unique_ptr<LockService> client() override {
         PostgresOptions o;
@@ -89,7 +90,8 @@ private:
     }
 
     pg_kind kind_;
-    testing::PostgresServer server_;
+    testing::BackendServers servers_;
+    testing::PostgresServer& server_;
 };
 
 const Registration lease("postgres-lease", [] { return std::make_unique<PostgresEnv>(pg_kind::lease); });

@@ -1,7 +1,7 @@
 #include "backend_env.hpp"
 
 #include <zklock/redis/redis_lock_service.hpp>
-#include <zklock/testing/redis_server.hpp>
+#include <zklock/testing/backend_servers.hpp>
 
 #include <memory>
 #include <vector>
@@ -23,6 +23,7 @@ std::size_t integer_reply(const std::string& r) { return r.size() > 1 && r[0] ==
 
 class RedisEnv : public BackendEnv {
 public:
+    RedisEnv() : server_(servers_.redis()) {}
     std::unique_ptr<LockService> client() override {
         return std::make_unique<RedisLockService>(server_.connect_string(), options());
     }
@@ -31,31 +32,27 @@ public:
     std::size_t leftovers(const std::string& name) override { return integer_reply(server_.command({"EXISTS", key(name)})); }
 
 private:
-    testing::RedisServer server_;
+    testing::BackendServers servers_;
+    testing::RedisServer& server_;
 };
 
 class RedlockEnv : public BackendEnv {
 public:
-    RedlockEnv() {
-        for (int i = 0; i < 5; ++i) servers_.push_back(std::make_unique<testing::RedisServer>());
-    }
-    std::unique_ptr<LockService> client() override {
-        std::vector<std::string> masters;
-        for (const auto& s : servers_) masters.push_back(s->connect_string());
-        return std::make_unique<RedlockService>(masters, options());
-    }
+    RedlockEnv() : masters_(servers_.redlock_connect_strings()) {}
+    std::unique_ptr<LockService> client() override { return std::make_unique<RedlockService>(masters_, options()); }
     void crash(LockService& service) override { static_cast<RedlockService&>(service).abandon_for_testing(); }
     void steal(const std::string& name) override {
-        for (const auto& s : servers_) s->command({"DEL", key(name)});
+        for (const auto& s : servers_.redlock()) s->command({"DEL", key(name)});
     }
     std::size_t leftovers(const std::string& name) override {
         std::size_t n = 0;
-        for (const auto& s : servers_) n += integer_reply(s->command({"EXISTS", key(name)}));
+        for (const auto& s : servers_.redlock()) n += integer_reply(s->command({"EXISTS", key(name)}));
         return n;
     }
 
 private:
-    std::vector<std::unique_ptr<testing::RedisServer>> servers_;
+    testing::BackendServers servers_;  // five masters
+    std::vector<std::string> masters_;
 };
 
 const Registration redis_registered("redis", [] { return std::make_unique<RedisEnv>(); });

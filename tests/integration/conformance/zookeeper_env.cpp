@@ -2,7 +2,7 @@
 
 #include <zklock/mutex.hpp>
 #include <zklock/testing/faults.hpp>
-#include <zklock/testing/zookeeper_server.hpp>
+#include <zklock/testing/backend_servers.hpp>
 #include <zklock/zookeeper_lock_service.hpp>
 
 namespace zklock::conformance {
@@ -21,7 +21,7 @@ private:
 
 class ZooKeeperEnv : public BackendEnv {
 public:
-    ZooKeeperEnv() : server_(options()) {}
+    ZooKeeperEnv() : servers_(options()), server_(servers_.zookeeper()) {}
 
     std::unique_ptr<LockService> client() override {
         SessionOptions o;
@@ -49,14 +49,15 @@ public:
     }
 
 private:
-    static testing::ZooKeeperServerOptions options() {
-        testing::ZooKeeperServerOptions o;
-        o.tick_time_ms = 100;
+    static testing::BackendServersOptions options() {
+        testing::BackendServersOptions o;
+        o.zookeeper.tick_time_ms = 100;
         return o;
     }
     static std::string path(const std::string& name) { return std::string(root) + "/" + name; }
 
-    testing::ZooKeeperServer server_;
+    testing::BackendServers servers_;
+    testing::ZooKeeperServer& server_;
 };
 
 const Registration zookeeper_registered("zookeeper", [] { return std::make_unique<ZooKeeperEnv>(); });
