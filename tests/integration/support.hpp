@@ -144,7 +144,8 @@ protected:
     /// (own_server()). ctest runs the suites named in zklock_add_gtests()
     /// (tests/CMakeLists.txt) as one process each; the others run a process,
     /// and so a server, per test. A suite whose tests change what the next one
-    /// would see (ACLs or data on shared paths) returns false.
+    /// would see gives each test its own path_root() (ACLs on the parents), or
+    /// returns false.
     virtual bool share_server() const { return true; }
 
     void SetUp() override {
@@ -207,10 +208,16 @@ protected:
         return s;
     }
 
+    /// The node this test's lock paths live under: "/zklock-tests" for every
+    /// test of a suite. A suite whose tests make parents with restrictive ACLs
+    /// (which would shut the next test out of "/zklock-tests") gives each test
+    /// a root of its own, so that its tests can share a server.
+    virtual std::string path_root() const { return "/zklock-tests"; }
+
     /// A lock path unique to this test; checked for leftovers in TearDown.
     std::string lock_path(const std::string& name = "lock") {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::string p = std::string("/zklock-tests/") + info->name() + "/" + name;
+        std::string p = path_root() + "/" + info->name() + "/" + name;
         checked_paths_.push_back(p);
         return p;
     }

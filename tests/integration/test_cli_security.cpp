@@ -44,6 +44,13 @@ void write_file(const std::filesystem::path& path, const std::string& content, m
 
 class CliSecurityTest : public CliTest {
 protected:
+    // alice's runs make lock directories and their parents with her ACL: each
+    // test has a root of its own, so the next one (sharing the server) is not
+    // shut out.
+    std::string path_root() const override {
+        return std::string("/zklock-tests-") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    }
+
     void SetUp() override {
         CliTest::SetUp();
         write_file(alice_file(), std::string("# alice\ndigest:alice:") + alice_secret + "\n", 0600);
@@ -79,7 +86,7 @@ protected:
     /// A lock path protected by alice's ACL; checked for leftovers with her credentials.
     std::string alice_path(const std::string& name = "lock") {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        auto p = std::string("/zklock-tests/") + info->name() + "/" + name;
+        auto p = path_root() + "/" + info->name() + "/" + name;
         alice_paths_.push_back(p);
         return p;
     }

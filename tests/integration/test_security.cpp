@@ -23,6 +23,13 @@ const auth_entry mallory{"digest", "mallory:mallory-secret"};
 
 class SecurityTest : public ServerTest {
 protected:
+    // The tests make lock directories and their parents with alice's ACL: each
+    // test has a root of its own, so the next one (sharing the server) is not
+    // shut out.
+    std::string path_root() const override {
+        return std::string("/zklock-tests-") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    }
+
     void SetUp() override {
         ServerTest::SetUp();
         observer_auth_ = {alice};
@@ -164,8 +171,8 @@ TEST_F(SecurityTest, ASchemeTheServerRefusesFailsTheSessionAtOnce) {
 TEST_F(SecurityTest, AnOpenDirectoryMadeBySomeoneElseIsReportedNotUsed) {
     const auto path = lock_path();
     auto open = session({});
-    zt::create_node(*open, "/zklock-tests");
-    zt::create_node(*open, "/zklock-tests/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    for (auto slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
+        zt::create_node(*open, path.substr(0, slash));
     zt::create_node(*open, path);
     auto a = session({alice}, acls::creator_all());
     Mutex m(*a, path);
