@@ -48,6 +48,36 @@ TEST_F(CliBenchMixedTest, EveryKindTakesTurnsAndNoZklockHoldOverlapsAnother) {
         EXPECT_EQ(pair.find("zklock"), std::string::npos) << n << " overlapping holds of " << pair << ": " << out;
 }
 
+// --kazoo runs kazoo's Lock beside zklock's run of each mutex scenario, on the
+// same server, and prints its row as the bench prints every row.
+TEST_F(CliBenchMixedTest, KazooRunsEachMutexScenarioBesideZklock) {
+    Cli cli;
+    auto p = cli.start({"bench", "-c", server_->connect_string(), "--scenario", "all", "--clients", "2", "--ops", "10",
+                        "--warmup", "0", "--no-floor", "--kazoo", "--json"},
+                       "bench");
+    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
+    const auto out = cli.output("bench");
+    std::vector<nlohmann::json> rows;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with("{")) rows.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(rows.size(), 4u) << out;
+    const std::pair<const char*, int> scenarios[] = {{"uncontended", 1}, {"contended", 2}};
+    for (std::size_t i = 0; i < 2; ++i) {
+        const auto& [scenario, clients] = scenarios[i];
+        const auto& zk = rows[2 * i];
+        const auto& kazoo = rows[2 * i + 1];
+        EXPECT_EQ(zk.at("backend"), "zookeeper") << out;
+        EXPECT_EQ(zk.at("scenario"), scenario) << out;
+        EXPECT_EQ(kazoo.at("backend"), "kazoo") << out;
+        EXPECT_EQ(kazoo.at("scenario"), scenario) << out;
+        EXPECT_EQ(kazoo.at("clients"), clients) << out;
+        EXPECT_EQ(kazoo.at("ops"), 10) << out;
+        EXPECT_GT(kazoo.at("p50_us").get<double>(), 0) << out;
+        EXPECT_GT(kazoo.at("ops_per_s").get<double>(), 0) << out;
+    }
+}
+
 // Every waiter is queued before the drain starts, and each is granted in the
 // order of its node's sequence; the full queue's listing is the sum of the
 // names (zklock's are 55 bytes: "_c_" + a 36-character UUID + "-lock-" + ten

@@ -113,30 +113,42 @@ bench_result run_mutex_contended(const bench_options& o) {
     return mark_options(r, o);
 }
 
-std::optional<nlohmann::json> run_curator(const bench_options& o, const std::string& scenario,
-                                          const std::vector<std::string>& extra = {}) {
-    if (o.curator_script.empty() || !std::filesystem::exists(o.curator_script)) {
-        std::cerr << "zklock bench: Curator harness not found at '" << o.curator_script
-                  << "' (pass --curator-script)\n";
+// A peer's run of `scenario` on the same server (Curator's harness,
+// bench/curator/run.sh; kazoo's client, bench/kazoo/kazoo_bench.py), run as a
+// child without a shell: its result line, or nullopt after saying why.
+std::optional<nlohmann::json> run_peer(const bench_options& o, const std::string& peer, const std::string& scenario,
+                                       const std::vector<std::string>& extra = {}) {
+    const int clients = scenario == "uncontended" ? 1 : o.clients;
+    const auto path = unique_path(o, peer + "-" + scenario);
+    std::vector<std::string> argv;
+    if (peer == "curator") {
+        if (o.curator_script.empty() || !std::filesystem::exists(o.curator_script)) {
+            std::cerr << "zklock bench: Curator harness not found at '" << o.curator_script
+                      << "' (pass --curator-script)\n";
+            return std::nullopt;
+        }
+        argv = {o.curator_script, o.connect, scenario, std::to_string(clients), std::to_string(o.ops), path};
+    } else {
+        if (const auto why = kazoo_unavailable(o.kazoo_script); !why.empty()) {
+            std::cerr << "zklock bench: kazoo not run: " << why << "\n";
+            return std::nullopt;
+        }
+        argv = {kazoo_python, o.kazoo_script, "--connect", o.connect,         "--scenario", scenario,
+                "--clients",  std::to_string(clients), "--ops", std::to_string(o.ops), "--path", path};
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const auto out = capture(argv);
+    if (!out) return std::nullopt;
+    // The result is the last line that is a JSON object (a JVM or Python may log before it).
+    std::istringstream lines(*out);
+    std::optional<nlohmann::json> result;
+    for (std::string line; std::getline(lines, line);)
+        if (line.starts_with("{")) result = nlohmann::json::parse(line, nullptr, false);
+    if (!result || result->is_discarded()) {
+        std::cerr << "zklock bench: " << peer << " printed no result line:\n" << *out;
         return std::nullopt;
     }
-    std::string cmd = "'" + o.curator_script + "' '" + o.connect + "' " + scenario + " " +
-                            std::to_string(scenario == "uncontended" ? 1 : o.clients) + " " + std::to_string(o.ops) +
-                            " '" + unique_path(o, "curator-" + scenario) + "'";
-    for (const auto& word : extra) cmd += " " + shell_quote(word);
-    std::FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (!pipe) return std::nullopt;
-    std::string out;
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-    const int status = ::pclose(pipe);
-    if (status != 0) {
-        std::cerr << "zklock bench: Curator harness failed (status " << status << ")\n";
-        return std::nullopt;
-    }
-    const auto line_start = out.rfind('{');
-    if (line_start == std::string::npos) return std::nullopt;
-    return nlohmann::json::parse(out.substr(line_start));
+    return result;
 }
 
 // --scenario multi: MultiMutex, single locks sorted and in the caller's order,
@@ -152,9 +164,10 @@ int bench_multi_scenario(const bench_options& o) {
         m.base = unique_path(o, "multi");
         print_result(run_multi(m, method), o.json);
     }
+    if (o.kazoo) std::cerr << "zklock bench: kazoo has no lock over several paths; --kazoo ignored\n";
     if (o.curator)
         for (const char* order : {"sorted", "unsorted"})
-            if (auto c = run_curator(o, "multi", {"--lock-paths", std::to_string(o.lock_paths), "--order", order,
+            if (auto c = run_peer(o, "curator", "multi", {"--lock-paths", std::to_string(o.lock_paths), "--order", order,
                                                   "--timeout-ms", std::to_string(o.acquire_timeout_ms)}))
                 print_result(*c, o.json);
     return 0;
@@ -248,7 +261,8 @@ int bench(bench_options o) {
         return bench_mixed(m);
     }
     if (o.recipe != "mutex") {
-        if (o.curator) std::cerr << "zklock bench: --curator compares the mutex recipe only; ignored\n";
+        if (o.curator || o.kazoo)
+            std::cerr << "zklock bench: --curator and --kazoo compare the mutex recipe only; ignored\n";
         const auto r = o.recipe == "election"    ? run_election(o)
                        : o.recipe == "semaphore" ? run_semaphore(o)
                                                  : run_rwlock(o);
@@ -264,8 +278,9 @@ int bench(bench_options o) {
         // Right after zklock's run, on the same warm server; printed first.
         if (o.floor && !o.naive) print_result(run_floor_beside(o, r), o.json);
         print_result(to_json(r), o.json);
-        if (o.curator)
-            if (auto c = run_curator(o, s)) print_result(*c, o.json);
+        for (const auto& [asked, peer] : {std::pair{o.curator, "curator"}, std::pair{o.kazoo, "kazoo"}})
+            if (asked)
+                if (auto row = run_peer(o, peer, s)) print_result(*row, o.json);
     }
     return 0;
 }
@@ -330,9 +345,9 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     for (const auto& n : o.backends)
         if (std::find(unique.begin(), unique.end(), n) == unique.end()) unique.push_back(n);
     o.backends = unique;
-    if (z.recipe != "mutex" || z.naive || z.curator || z.confirm_unlock) {
-        std::cerr << "zklock bench: --backend compares plain locks: --recipe, --naive, --curator and --confirm-unlock "
-                     "apply to the ZooKeeper bench only\n";
+    if (z.recipe != "mutex" || z.naive || z.curator || z.kazoo || z.confirm_unlock) {
+        std::cerr << "zklock bench: --backend compares plain locks: --recipe, --naive, --curator, --kazoo and "
+                     "--confirm-unlock apply to the ZooKeeper bench only\n";
         return exit_usage;
     }
     if (z.scenario == "multi") {
@@ -375,7 +390,7 @@ int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::Ap
     // own, without credentials, and measures no speed.
     for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--flock-dir",
                                "--auth-file", "--acl", "--scenario", "--sweep", "--baselines", "--recipe", "--naive", "--curator",
-                               "--confirm-unlock", "--server-config", "--warmup", "--permits", "--read-ratio", "--path"})
+                               "--kazoo", "--confirm-unlock", "--server-config", "--warmup", "--permits", "--read-ratio", "--path"})
         if (cmd.count(option))
             return refuse(std::string(option) + " does not apply with --safety (it starts, kills and restarts its own "
                                                 "servers, and measures no speed)");
@@ -498,6 +513,8 @@ void add_bench(CLI::App& app, int& exit_code) {
     cmd->add_flag("--confirm-unlock", o->confirm_unlock, "unlock waits for the delete to commit (as Curator's release does)");
     cmd->add_flag("--json", o->json, "one JSON object per line");
     cmd->add_flag("--curator", o->curator, "also run Apache Curator's InterProcessMutex on the same server");
+    cmd->add_flag("--kazoo", o->kazoo,
+                  "also run kazoo's Lock (python3-kazoo) on the same server, uncontended and contended");
     cmd->add_flag("!--no-floor", o->floor,
                   "skip the C client's floor loops that run beside the mutex scenarios and give zklock's ratio to "
                   "them: uncontended, delete + create + getChildren pipelined; contended, the same clients on one "
@@ -510,7 +527,7 @@ void add_bench(CLI::App& app, int& exit_code) {
     o->curator_script = default_bench_script("bench/curator/run.sh");
     cmd->add_option("--curator-script", o->curator_script, "the Curator harness")->capture_default_str();
     o->kazoo_script = default_bench_script("bench/kazoo/kazoo_bench.py");
-    cmd->add_option("--kazoo-script", o->kazoo_script, "the kazoo client of --scenario mixed")->capture_default_str();
+    cmd->add_option("--kazoo-script", o->kazoo_script, "the kazoo client of --kazoo and --scenario mixed")->capture_default_str();
     cmd->add_option("--duration", o->duration_text, "--scenario mixed: how long the clients contend (10s, 1m, ...)")
         ->capture_default_str();
     cmd->add_option("--hold", o->hold_text,

@@ -92,6 +92,12 @@ std::optional<std::string> capture(const std::vector<std::string>& argv,
                                    const std::vector<std::pair<std::string, std::string>>& set_env = {},
                                    const std::vector<std::string>& unset_env = {});
 
+/// Debian's Python, which python3-kazoo installs into: what runs the kazoo client.
+inline constexpr const char* kazoo_python = "/usr/bin/python3";
+/// Why the kazoo client at `script` (bench/kazoo/kazoo_bench.py) cannot run
+/// here, or empty.
+std::string kazoo_unavailable(const std::string& script);
+
 /// The p-th percentile (0..1) of `v`; NaN when v is empty.
 double percentile(std::vector<double> v, double p);
 

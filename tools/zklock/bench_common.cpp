@@ -6,6 +6,7 @@
 #include <zklock/detail/secrets.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <ctime>
 #include <atomic>
@@ -100,6 +101,12 @@ std::optional<std::string> capture(const std::vector<std::string>& argv,
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return fail("failed", output);
     return output;
+}
+
+std::string kazoo_unavailable(const std::string& script) {
+    if (!std::filesystem::exists(script)) return "kazoo client not found at '" + script + "' (pass --kazoo-script)";
+    if (!capture({kazoo_python, "-c", "import kazoo.recipe.lock"})) return "python3-kazoo is missing";
+    return {};
 }
 
 double percentile(std::vector<double> v, double p) {

@@ -112,16 +112,6 @@ private:
     std::unique_ptr<testing::ChildProcess> child_;
 };
 
-/// Debian's Python, which python3-kazoo installs into.
-constexpr const char* python = "/usr/bin/python3";
-
-/// Why kazoo cannot run here, or empty.
-std::string kazoo_unavailable(const std::string& script) {
-    if (!std::filesystem::exists(script)) return "kazoo client not found at '" + script + "' (pass --kazoo-script)";
-    if (!capture({python, "-c", "import kazoo.recipe.lock"})) return "python3-kazoo is missing";
-    return {};
-}
-
 struct overlap_count {
     std::size_t total = 0;
     std::map<std::string, std::size_t> by_pair;  ///< "curator/kazoo" (names sorted)
@@ -168,7 +158,7 @@ int bench_mixed(const mixed_bench_options& o) {
             for (int i = 0; i < k; ++i)
                 peers.push_back(std::make_unique<peer_process>(
                     "kazoo", dir.path(), "kazoo-" + std::to_string(i),
-                    std::vector<std::string>{python, o.kazoo_script, "--connect", o.connect, "--path", o.path,
+                    std::vector<std::string>{kazoo_python, o.kazoo_script, "--connect", o.connect, "--path", o.path,
                                              "--hold-us", std::to_string(hold_us)}));
     }
 

@@ -34,6 +34,7 @@ struct bench_options {
     bool confirm_unlock = false;
     bool json = false;
     bool curator = false;
+    bool kazoo = false;
     bool floor = true;  ///< the C client's floor loop beside the uncontended mutex run
     std::string curator_script;
     std::string kazoo_script;
