@@ -26,6 +26,7 @@ kazoo's Lock queues only behind the names it recognises: --extra-lock-pattern
 import argparse
 import json
 import logging
+import math
 import sys
 import threading
 import time
@@ -51,9 +52,10 @@ def acquire(lock):
 
 
 def percentile(sorted_ns, p):
+    """The nearest-rank percentile in microseconds, as the Curator harness takes it; None without samples."""
     if not sorted_ns:
-        return 0.0
-    return sorted_ns[min(len(sorted_ns) - 1, int(p * len(sorted_ns)))] / 1000.0
+        return None
+    return sorted_ns[min(len(sorted_ns) - 1, max(0, math.ceil(p * len(sorted_ns)) - 1))] / 1000.0
 
 
 def result(scenario, clients, samples_ns, wall_ns):
@@ -61,7 +63,7 @@ def result(scenario, clients, samples_ns, wall_ns):
     wall_s = wall_ns / 1e9
     return {"backend": "kazoo", "scenario": scenario, "clients": clients, "ops": len(s),
             "p50_us": percentile(s, 0.50), "p99_us": percentile(s, 0.99),
-            "mean_us": (sum(s) / len(s) / 1000.0) if s else 0.0,
+            "mean_us": (sum(s) / len(s) / 1000.0) if s else None,
             "ops_per_s": len(s) / wall_s if wall_s > 0 else 0.0, "wall_s": wall_s}
 
 
@@ -101,7 +103,9 @@ def contended(args, patterns):
         guard = threading.Lock()
         samples = [[] for _ in range(k)]
         errors = []
-        barrier = threading.Barrier(k + 1)
+        # A worker that never reaches the barrier (or a main thread that fails
+        # first) breaks it for everyone after the timeout: nobody waits forever.
+        barrier = threading.Barrier(k + 1, timeout=ACQUIRE_TIMEOUT_S)
 
         def worker(i):
             try:
@@ -118,7 +122,7 @@ def contended(args, patterns):
             except Exception as e:  # reported once every worker has stopped
                 errors.append(e)
 
-        threads = [threading.Thread(target=worker, args=(i,), name="bench-%d" % i) for i in range(k)]
+        threads = [threading.Thread(target=worker, args=(i,), name="bench-%d" % i, daemon=True) for i in range(k)]
         for t in threads:
             t.start()
         barrier.wait()

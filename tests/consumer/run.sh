@@ -139,7 +139,14 @@ consumer() {
   "$dir/zklock_consumer"
 }
 
-cases=${CONSUMER_CASES:-core redis postgres all local pkgconfig}
+all_cases="core redis postgres all local pkgconfig"
+cases=${CONSUMER_CASES:-$all_cases}
+for c in $cases; do
+  if [[ " $all_cases " != *" $c "* ]]; then
+    echo "install_consumer: CONSUMER_CASES names '$c'; the cases are: $all_cases" >&2
+    exit 2
+  fi
+done
 wanted() {
   [[ " $cases " == *" $1 "* ]]
 }

@@ -1,6 +1,8 @@
 // zklock bench: acquire/release latency and contended throughput of the
-// ZooKeeper recipe, with the herd baseline and Apache Curator beside it; and
-// the other recipes on the same engine (--recipe election | semaphore | rwlock).
+// ZooKeeper recipe (bench_run.cpp's scenarios over a Mutex), with the C
+// client's floors, the herd baseline and the peers (Apache Curator, kazoo)
+// beside it; and the other recipes on the same engine (--recipe election |
+// semaphore | rwlock).
 #include "arguments.hpp"
 #include "bench.hpp"
 #include "bench_multi.hpp"

@@ -90,7 +90,7 @@ void print_result(const nlohmann::json& row, bool json) {
     const char* rate_unit = recipe == "election" ? "handoffs/s" : recipe == "rwlock" ? "ops/s" : "acq/s";
     std::ostringstream line;
     line << std::left;
-    if (!label.empty()) line << std::setw(label.size() > 18 ? 50 : 18) << label;
+    if (!label.empty()) line << std::setw(18) << label << (label.size() >= 18 ? " " : "");
     line << std::setw(12) << row.value("scenario", std::string());
     if (row.contains("clients")) line << " clients " << std::setw(3) << shown("clients", row["clients"]);
     if (row.contains("ops")) line << " ops " << std::setw(6) << shown("ops", row["ops"]);

@@ -1,6 +1,7 @@
 #include "bench_run.hpp"
 
 #include "bench.hpp"
+#include "bench_fairness.hpp"
 #include "commands.hpp"
 
 #include <algorithm>
@@ -30,35 +31,6 @@ lock_stats summed(const std::vector<Lock*>& locks) {
 bool wakeups_visible(const Lock& lock) {
     const auto backend = lock.capabilities().backend;
     return backend != "postgres-advisory" && backend != "postgres-row";
-}
-
-struct grant_record {
-    bench_clock::time_point requested, granted, released;
-};
-
-/// Grants that overtook an earlier request: the lock went to a client that asked
-/// after another client that was still waiting (by steady_clock, one process).
-int out_of_order_grants(std::vector<grant_record> grants) {
-    std::sort(grants.begin(), grants.end(), [](const auto& a, const auto& b) { return a.granted < b.granted; });
-    int count = 0;
-    auto earliest_later_request = bench_clock::time_point::max();
-    for (auto it = grants.rbegin(); it != grants.rend(); ++it) {
-        if (earliest_later_request < it->requested) ++count;
-        earliest_later_request = std::min(earliest_later_request, it->requested);
-    }
-    return count;
-}
-
-/// The most grants that went, ahead of one request, to clients that asked after it.
-int most_overtaken(const std::vector<grant_record>& grants) {
-    int most = 0;
-    for (const auto& r : grants) {
-        int n = 0;
-        for (const auto& g : grants)
-            if (g.requested > r.requested && g.granted < r.granted) ++n;
-        most = std::max(most, n);
-    }
-    return most;
 }
 
 } // namespace
@@ -104,7 +76,7 @@ bench_result run_clients(const std::vector<Lock*>& locks, const run_options& o, 
     const int k = static_cast<int>(locks.size());
     std::atomic<int> remaining{o.ops};
     std::vector<std::vector<grant_record>> records(locks.size());
-    for (auto& mine : records) mine.reserve(static_cast<std::size_t>(std::max(o.ops, 0)));
+    for (auto& mine : records) mine.reserve(static_cast<std::size_t>(std::max(o.ops, 0)) / locks.size() + 1);
     const auto start = run_together(
         k,
         [&](int i) {

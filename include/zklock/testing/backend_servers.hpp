@@ -33,8 +33,9 @@ struct BackendServersOptions {
     std::size_t redlock_masters = 5;   ///< how many Redlock masters redlock() starts
     PostgresServerOptions postgres;    ///< of the PostgreSQL server
     std::string flock_prefix = "zklock-flock-";  ///< of the flock backend's temp directory
-    /// Told of each start, e.g. to print it: what ("ZooKeeper", "Redis", "five
-    /// Redis masters for Redlock", "PostgreSQL") and where ("127.0.0.1:PORT").
+    /// Told of each start, e.g. to print it: what ("ZooKeeper", "Redis", "5
+    /// Redis masters for Redlock", "PostgreSQL") and where ("127.0.0.1:PORT",
+    /// the first master's followed by ",..." for Redlock).
     std::function<void(const std::string& what, const std::string& where)> on_start;
 };
 
