@@ -19,8 +19,8 @@ using steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using posix_io::until;
 
-constexpr milliseconds poll_interval{25};
-constexpr milliseconds probe_timeout{1000};
+constexpr milliseconds quorum_poll_interval{25};
+constexpr milliseconds quorum_probe_timeout{1000};
 
 }  // namespace
 
@@ -54,7 +54,7 @@ Ensemble::Ensemble(EnsembleOptions options) : root_("zklock-ensemble-") {
     const auto deadline = steady::now() + options.start_timeout;
     std::string why;
     while (true) {
-        const auto state = check_quorum(until(deadline, probe_timeout), &why);
+        const auto state = check_quorum(until(deadline, quorum_probe_timeout), &why);
         if (state == quorum_state::ready) return;
         if (state == quorum_state::forming && steady::now() >= deadline) {
             why = "no quorum within " + std::to_string(options.start_timeout.count()) + " ms";
@@ -67,7 +67,7 @@ Ensemble::Ensemble(EnsembleOptions options) : root_("zklock-ensemble-") {
             }
             throw std::runtime_error(message);
         }
-        std::this_thread::sleep_for(until(deadline, poll_interval));  // allowed: polling interval of a deadline wait
+        std::this_thread::sleep_for(until(deadline, quorum_poll_interval));  // allowed: polling interval of a deadline wait
     }
 }
 
@@ -122,7 +122,7 @@ std::optional<std::size_t> Ensemble::leader_index() {
         auto& node = *nodes_[i];
         if (node.paused() || !node.running() || is_partitioned(i)) continue;
         try {
-            const auto mode = server_mode(node.four_letter_word("srvr", probe_timeout));
+            const auto mode = server_mode(node.four_letter_word("srvr", quorum_probe_timeout));
             if (mode == "leader" || mode == "standalone") return i;
         } catch (const std::system_error&) {
         }
@@ -166,9 +166,9 @@ Ensemble::quorum_state Ensemble::check_quorum(milliseconds per_node_timeout, std
 bool Ensemble::wait_for_quorum(milliseconds timeout) {
     const auto deadline = steady::now() + timeout;
     while (true) {
-        if (check_quorum(until(deadline, probe_timeout), nullptr) == quorum_state::ready) return true;
+        if (check_quorum(until(deadline, quorum_probe_timeout), nullptr) == quorum_state::ready) return true;
         if (steady::now() >= deadline) return false;
-        std::this_thread::sleep_for(until(deadline, poll_interval));  // allowed: polling interval of a deadline wait
+        std::this_thread::sleep_for(until(deadline, quorum_poll_interval));  // allowed: polling interval of a deadline wait
     }
 }
 
@@ -230,7 +230,7 @@ std::optional<std::size_t> Ensemble::node_of_session(std::int64_t session_id) {
         auto& node = *nodes_[i];
         if (node.paused() || !node.running()) continue;
         try {
-            for (const auto& c : served_connections(node.four_letter_word("cons", probe_timeout))) {
+            for (const auto& c : served_connections(node.four_letter_word("cons", quorum_probe_timeout))) {
                 if (c.session_id == session_id) return i;
             }
         } catch (const std::system_error&) {

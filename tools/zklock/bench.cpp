@@ -75,8 +75,8 @@ std::string unique_path(const bench_options& o, const std::string& scenario) {
 }
 
 // The options of zklock's run of a mutex scenario.
-run_options mutex_run(const bench_options& o) {
-    run_options r;
+scenario_options mutex_run(const bench_options& o) {
+    scenario_options r;
     r.backend = "zookeeper";
     r.ops = o.ops;
     r.confirm_unlock = o.confirm_unlock;

@@ -376,7 +376,7 @@ int bench_backends(const backend_bench_options& o) {
             auto lock = services.front()->make_lock(unique_name("warmup"));
             warm_up(lock, warmup);
         }
-        run_options run;
+        scenario_options run;
         run.backend = backend;
         run.ops = o.ops;
         if (uncontended) {

@@ -42,7 +42,7 @@ void warm_up(Lock& lock, int cycles) {
     }
 }
 
-bench_result run_uncontended(Lock& lock, const run_options& o) {
+bench_result run_uncontended(Lock& lock, const scenario_options& o) {
     const auto before = lock.stats();
     std::vector<double> samples;
     samples.reserve(static_cast<std::size_t>(std::max(o.ops, 0)));
@@ -72,7 +72,7 @@ bench_result run_uncontended(Lock& lock, const run_options& o) {
     return r;
 }
 
-bench_result run_clients(const std::vector<Lock*>& locks, const run_options& o, bool separate) {
+bench_result run_clients(const std::vector<Lock*>& locks, const scenario_options& o, bool separate) {
     const int k = static_cast<int>(locks.size());
     std::atomic<int> remaining{o.ops};
     std::vector<std::vector<grant_record>> records(locks.size());

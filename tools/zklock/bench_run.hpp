@@ -19,7 +19,7 @@
 
 namespace zklock::cli {
 
-struct run_options {
+struct scenario_options {
     std::string backend;  ///< the results' backend
     int ops = 2000;       ///< measured acquisitions
     /// Each release waits for the server's answer (async_unlock). Otherwise
@@ -33,11 +33,11 @@ void warm_up(Lock& lock, int cycles);
 
 /// Acquire + release on `lock` with nobody else on it. An unconfirmed last
 /// release is waited for (outside the measurement), so the next run starts clean.
-bench_result run_uncontended(Lock& lock, const run_options& o);
+bench_result run_uncontended(Lock& lock, const scenario_options& o);
 
 /// locks.size() clients, each on its own thread with its own lock object (and
 /// session or connection); `separate`: each lock a different lock, otherwise
 /// all the same lock (contended).
-bench_result run_clients(const std::vector<Lock*>& locks, const run_options& o, bool separate);
+bench_result run_clients(const std::vector<Lock*>& locks, const scenario_options& o, bool separate);
 
 } // namespace zklock::cli
