@@ -39,6 +39,18 @@ protected:
         s->connect();
         return s;
     }
+
+    // The parents of `path`, made where missing (an earlier test of the suite,
+    // sharing the server, may have made /zklock-tests).
+    static void create_parents(Session& s, const std::string& path) {
+        for (auto slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+            try {
+                zt::create_node(s, path.substr(0, slash));
+            } catch (const zklock::error& e) {
+                if (e.code() != zklock::errc::node_exists) throw;
+            }
+        }
+    }
 };
 
 }  // namespace
@@ -184,8 +196,7 @@ TEST_F(NetworkFaultTest, LostCreateReplyDuringAnAcquireLeavesExactlyOneNodeAndTh
     auto s = connect_through(link, 2000ms);
     EventLog events(*s);
     auto observer = connect();
-    zt::create_node(*observer, "/zklock-tests");
-    zt::create_node(*observer, "/zklock-tests/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    create_parents(*observer, path);
     zt::create_node(*observer, path);  // so the first create is the lock node's, not a parent's
     link.drop_next_reply(path + "/_c_");
 
@@ -212,8 +223,7 @@ TEST_F(NetworkFaultTest, LostCreateReplyInKazoosNamesLeavesExactlyOneNodeAndTheA
     zt::FaultyLink link(server_->port());
     auto s = connect_through(link, 2000ms);
     auto observer = connect();
-    zt::create_node(*observer, "/zklock-tests");
-    zt::create_node(*observer, "/zklock-tests/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    create_parents(*observer, path);
     zt::create_node(*observer, path);
     link.drop_next_reply(path + "/");  // the lock node's create: the first request under the path
 
@@ -241,8 +251,7 @@ TEST_F(NetworkFaultTest, GarbledCreateReplyDuringAnAcquireLeavesExactlyOneNodeAn
     auto s = connect_through(link, 2000ms);
     EventLog events(*s);
     auto observer = connect();
-    zt::create_node(*observer, "/zklock-tests");
-    zt::create_node(*observer, "/zklock-tests/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    create_parents(*observer, path);
     zt::create_node(*observer, path);
     link.garble_next_reply(path + "/_c_");
 
