@@ -92,6 +92,10 @@ std::optional<std::string> capture(const std::vector<std::string>& argv,
                                    const std::vector<std::pair<std::string, std::string>>& set_env = {},
                                    const std::vector<std::string>& unset_env = {});
 
+/// Says on stderr that the bench started a throwaway `what` at `where` (the
+/// BackendServersOptions::on_start of every bench mode).
+void say_started(const std::string& what, const std::string& where);
+
 /// Debian's Python, which python3-kazoo installs into: what runs the kazoo client.
 inline constexpr const char* kazoo_python = "/usr/bin/python3";
 /// Why the kazoo client at `script` (bench/kazoo/kazoo_bench.py) cannot run

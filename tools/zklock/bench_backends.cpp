@@ -95,9 +95,7 @@ private:
             else t.redis.users = {{o.redis_user, o.redis_password}};
         }
         t.flock_prefix = "zklock-bench-flock-";
-        t.on_start = [](const std::string& what, const std::string& where) {
-            std::cerr << "zklock bench: started a throwaway " << what << " at " << where << "\n";
-        };
+        t.on_start = say_started;
         return t;
     }
 

@@ -103,6 +103,10 @@ std::optional<std::string> capture(const std::vector<std::string>& argv,
     return output;
 }
 
+void say_started(const std::string& what, const std::string& where) {
+    std::cerr << "zklock bench: started a throwaway " << what << " at " << where << "\n";
+}
+
 std::string kazoo_unavailable(const std::string& script) {
     if (!std::filesystem::exists(script)) return "kazoo client not found at '" + script + "' (pass --kazoo-script)";
     if (!capture({kazoo_python, "-c", "import kazoo.recipe.lock"})) return "python3-kazoo is missing";

@@ -1,17 +1,13 @@
 #include "bench_safety_servers.hpp"
 
+#include "bench.hpp"
 #include "bench_safety_plan.hpp"
 
 #include <algorithm>
-#include <iostream>
 #include <stdexcept>
 
 namespace zklock::cli::safety {
 namespace {
-
-void started(const std::string& what, const std::string& where) {
-    std::cerr << "zklock bench: started a throwaway " << what << " at " << where << "\n";
-}
 
 bool redis_row(const std::string& row) { return row == "redis" || is_anti_example(row); }
 
@@ -27,7 +23,7 @@ testing::BackendServersOptions safety_servers::throwaway_options(std::chrono::mi
     t.zookeeper.max_session_timeout_ms = std::max(2000, static_cast<int>(2 * ttl.count()));
     t.zookeeper.extra_config = {"forceSync=no"};
     t.flock_prefix = "zklock-safety-flock-";
-    t.on_start = started;
+    t.on_start = say_started;
     return t;
 }
 
@@ -56,7 +52,7 @@ testing::RedisServer& safety_servers::redis(bool durable) {
         described_["redis (killed-server)"] = "throwaway redis-server " + durable_redis_->version() +
                                               " with appendonly yes, appendfsync always; TTL " +
                                               std::to_string(ttl_.count()) + " ms";
-        started("Redis with persistence", durable_redis_->connect_string());
+        say_started("Redis with persistence", durable_redis_->connect_string());
     }
     return *durable_redis_;
 }
