@@ -108,21 +108,4 @@ acquire_actions acquire_machine::handover_read(int rc, std::string_view data) {
     return {act(kind::start_delay)};
 }
 
-// ---- lock-delay's reads ----------------------------------------------------------------
-
-std::optional<directory_before> directory_read(int rc, std::string_view data, const node_stat& st) {
-    if (rc == ZNONODE) return directory_before{};
-    if (rc != ZOK) return std::nullopt;  // not read: a grant at the first listing counts as after a loss
-    return directory_before{true, st.num_children, st.cversion, st.pzxid, st.mzxid, split_release_marker(data)};
-}
-
-std::optional<std::string> release_record_data(std::string_view rule_data, const std::optional<directory_before>& before,
-                                               std::string_view node) {
-    const auto seq = recognise(node);
-    if (!before || !seq) return std::nullopt;
-    // Whatever the directory held stays (a semaphore's permit count).
-    const auto base = rule_data.empty() ? std::string_view(before->data.base) : rule_data;
-    return with_release_marker(base, seq->sequence);
-}
-
 } // namespace zklock::detail

@@ -4,6 +4,7 @@
 #include <zklock/detail/dialect.hpp>
 #include <zklock/detail/limits.hpp>
 #include <zklock/detail/reply_kind.hpp>
+#include <zklock/detail/session_states.hpp>
 #include <zklock/error.hpp>
 
 #include <zookeeper.h>
@@ -72,12 +73,14 @@ acquire_actions acquire_machine::connected(acquire_step step) {
 
 acquire_actions acquire_machine::connect_failed(std::error_code ec) {
     if (stage_ == stage::waiting) return fail(ec);
-    if (stage_ == stage::held) {
-        auto a = act(kind::lose);
-        a.ec = ec;
-        return {a};
-    }
+    if (stage_ == stage::held) return lose(ec);
     return {};
+}
+
+acquire_actions acquire_machine::lose(std::error_code ec) {
+    auto a = act(kind::lose);
+    a.ec = ec;
+    return {a};
 }
 
 acquire_actions acquire_machine::send_create() {
@@ -358,38 +361,14 @@ acquire_actions acquire_machine::own_node_gone() {
 }
 
 acquire_actions acquire_machine::session_changed(session_event e, std::error_code close_reason) {
-    auto lose = [](errc why) {
-        auto a = act(kind::lose);
-        a.ec = make_error_code(why);
-        return acquire_actions{a};
-    };
-    switch (e) {
-    case session_event::expired:
-        if (stage_ == stage::held) return lose(errc::session_expired);
-        if (stage_ == stage::waiting) return requeue();  // queue again on the new session
-        break;
-    case session_event::suspended_too_long:
-        if (stage_ == stage::held && setup_.lose_on_suspension) return lose(errc::connection_suspended);
-        break;
-    case session_event::closed:
-        if (stage_ == stage::held) return lose(errc::session_closed);
-        if (stage_ == stage::waiting) return fail(close_reason);  // auth_failed or session_closed
-        break;
-    case session_event::reconnected:
-        // The session survived: a node of ours that went was deleted by someone else.
-        if (stage_ == stage::held && node_gone_) return lose(errc::node_deleted);
-        // Watches survive a reconnect, but a re-check costs one listing and
-        // covers a deletion the old connection never delivered.
-        if (stage_ == stage::waiting && !watching_.empty()) {
-            ++generation_;
-            return list();
-        }
-        break;
-    case session_event::connected:
-    case session_event::suspended:
-        break;
-    }
-    return {};
+    using step = attempt_reaction::step;
+    const auto r = on_session_event(e, held(), waiting(), node_gone_, setup_.lose_on_suspension, close_reason);
+    if (r.what == step::lose) return lose(r.ec);
+    if (r.what == step::requeue) return requeue();  // queue again on the new session
+    if (r.what == step::fail) return fail(r.ec);
+    if (r.what != step::recheck || watching_.empty()) return {};
+    ++generation_;
+    return list();
 }
 
 std::string acquire_machine::describe() const {

@@ -1,6 +1,8 @@
 #include <zklock/detail/lock_delay.hpp>
 #include <zklock/detail/lock_node.hpp>
 
+#include <zookeeper.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -57,6 +59,23 @@ std::vector<std::int32_t> sequences_ahead(const std::vector<std::string>& childr
 std::vector<std::int32_t> without(std::vector<std::int32_t> ahead, std::string_view gone) {
     if (const auto n = recognise(gone)) std::erase(ahead, n->sequence);
     return ahead;
+}
+
+// ---- reads and writes of the lock directory ------------------------------------------
+
+std::optional<directory_before> directory_read(int rc, std::string_view data, const node_stat& st) {
+    if (rc == ZNONODE) return directory_before{};
+    if (rc != ZOK) return std::nullopt;  // not read: a grant at the first listing counts as after a loss
+    return directory_before{true, st.num_children, st.cversion, st.pzxid, st.mzxid, split_release_marker(data)};
+}
+
+std::optional<std::string> release_record_data(std::string_view rule_data, const std::optional<directory_before>& before,
+                                               std::string_view node) {
+    const auto seq = recognise(node);
+    if (!before || !seq) return std::nullopt;
+    // Whatever the directory held stays (a semaphore's permit count).
+    const auto base = rule_data.empty() ? std::string_view(before->data.base) : rule_data;
+    return with_release_marker(base, seq->sequence);
 }
 
 } // namespace zklock::detail

@@ -1,5 +1,7 @@
 #include <zklock/detail/session_states.hpp>
 
+#include <zklock/error.hpp>
+
 #include <zookeeper.h>
 
 namespace zklock::detail {
@@ -21,6 +23,36 @@ client_state_step on_client_state(session_state now, int zoo_state, bool auth_pe
 session_event connected_event(session_state before, std::int64_t old_id, std::int64_t new_id) noexcept {
     return before == session_state::suspended && new_id == old_id ? session_event::reconnected
                                                                   : session_event::connected;
+}
+
+attempt_reaction on_session_event(session_event e, bool held, bool waiting, bool node_gone,
+                                  bool lose_on_suspension, std::error_code close_reason) noexcept {
+    using step = attempt_reaction::step;
+    const auto lose = [](errc why) { return attempt_reaction{step::lose, make_error_code(why)}; };
+    switch (e) {
+    case session_event::expired:
+        if (held) return lose(errc::session_expired);
+        if (waiting) return {step::requeue, {}};
+        break;
+    case session_event::suspended_too_long:
+        if (held && lose_on_suspension) return lose(errc::connection_suspended);
+        break;
+    case session_event::closed:
+        if (held) return lose(errc::session_closed);
+        if (waiting) return {step::fail, close_reason};  // auth_failed or session_closed
+        break;
+    case session_event::reconnected:
+        // The session survived: a node of ours that went was deleted by someone else.
+        if (held && node_gone) return lose(errc::node_deleted);
+        // Watches survive a reconnect, but a re-check costs one listing and
+        // covers a deletion the old connection never delivered.
+        if (waiting) return {step::recheck, {}};
+        break;
+    case session_event::connected:
+    case session_event::suspended:
+        break;
+    }
+    return {};
 }
 
 } // namespace zklock::detail

@@ -4,6 +4,8 @@
 #include <zklock/detail/acquire_machine.hpp>
 #include <zklock/error.hpp>
 
+#include "machine_words.hpp"
+
 #include <gtest/gtest.h>
 
 #include <zookeeper.h>
@@ -15,29 +17,13 @@ using namespace zklock;
 using namespace zklock::detail;
 using namespace std::chrono_literals;
 
+using namespace machine_words;
+
 namespace {
 
-using words = std::vector<std::string>;
-
-words said(const acquire_actions& actions) {
-    words out;
-    for (const auto& a : actions) out.push_back(to_string(a));
-    return out;
-}
-
-constexpr std::int64_t session_a = 0x100;
-constexpr std::int64_t session_b = 0x200;
-const std::string guid = "0f8fad5b-d9cb-469f-a165-70867728950e";
 const std::string ours = "_c_" + guid + "-lock-0000000005";
 const std::string ahead = "_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-0000000004";
 const std::string further_ahead = "_c_6fa459ea-ee8a-3ca4-894e-db77e160355e-lock-0000000003";
-
-node_stat stat_of(std::int64_t czxid, std::int64_t owner) {
-    node_stat st;
-    st.czxid = czxid;
-    st.ephemeral_owner = owner;
-    return st;
-}
 
 acquire_setup mutex_setup() {
     acquire_setup s;

@@ -204,6 +204,7 @@ private:
     acquire_actions retry(acquire_step step);
     acquire_actions requeue();
     acquire_actions fail(std::error_code ec, std::string detail = {});
+    static acquire_actions lose(std::error_code ec);
     void compare_dir_data(std::string_view dir_data);
     std::string refused(std::string_view what, std::string_view path) const;
     std::string foreign_semaphore(const std::string& peer) const;
@@ -242,15 +243,5 @@ private:
     bool ahead_held_ = false;
     bool trusts_marks() const noexcept;
 };
-
-/// Lock-delay: the lock directory as read before a create (nullopt when the
-/// read failed).
-ZKLOCK_EXPORT std::optional<directory_before> directory_read(int rc, std::string_view data, const node_stat& st);
-/// Lock-delay: the directory's data that records a clean release of `node`
-/// (nullopt without the read before its create): what the directory held
-/// (`rule_data` when given: a semaphore's permit count) and the record.
-ZKLOCK_EXPORT std::optional<std::string> release_record_data(std::string_view rule_data,
-                                                             const std::optional<directory_before>& before,
-                                                             std::string_view node);
 
 } // namespace zklock::detail

@@ -11,6 +11,7 @@
 // cut off and still acts has that long to notice its loss.
 #pragma once
 
+#include <zklock/detail/node_stat.hpp>
 #include <zklock/export.hpp>
 
 #include <cstddef>
@@ -86,5 +87,15 @@ ZKLOCK_EXPORT std::vector<std::int32_t> sequences_ahead(const std::vector<std::s
 /// `ahead` without the contender named `gone` (granted by one deletion,
 /// without a listing: the others are still ahead).
 ZKLOCK_EXPORT std::vector<std::int32_t> without(std::vector<std::int32_t> ahead, std::string_view gone);
+
+/// Lock-delay: the lock directory as read before a create (nullopt when the
+/// read failed).
+ZKLOCK_EXPORT std::optional<directory_before> directory_read(int rc, std::string_view data, const node_stat& st);
+/// Lock-delay: the directory's data that records a clean release of `node`
+/// (nullopt without the read before its create): what the directory held
+/// (`rule_data` when given: a semaphore's permit count) and the record.
+ZKLOCK_EXPORT std::optional<std::string> release_record_data(std::string_view rule_data,
+                                                             const std::optional<directory_before>& before,
+                                                             std::string_view node);
 
 } // namespace zklock::detail

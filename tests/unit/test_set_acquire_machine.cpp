@@ -1,0 +1,473 @@
+// A lock set's acquire protocol (detail/set_acquire_machine.hpp) step by step,
+// without a server: each test feeds the events a server and a session would
+// give and checks the actions the machine asks for, in order.
+#include <zklock/detail/set_acquire_machine.hpp>
+#include <zklock/detail/limits.hpp>
+#include <zklock/error.hpp>
+
+#include "machine_words.hpp"
+
+#include <gtest/gtest.h>
+
+#include <zookeeper.h>
+
+#include <string>
+#include <vector>
+
+using namespace zklock;
+using namespace zklock::detail;
+using namespace std::chrono_literals;
+
+// A namespace of its own: the unit tests compile as one unit, beside
+// test_acquire_machine.cpp's fixture of the same name.
+namespace set_acquire_tests {
+using namespace machine_words;
+
+namespace {
+
+const std::string prefix = "_c_" + guid + "-lock-";
+const std::string ours_a = prefix + "0000000005";  // our node in /locks/a
+const std::string ours_b = prefix + "0000000002";  // and in /locks/b
+const std::string path_a = "/locks/a/" + ours_a;
+const std::string path_b = "/locks/b/" + ours_b;
+const std::string ahead_a = "_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-0000000004";
+const std::string further_a = "_c_6fa459ea-ee8a-3ca4-894e-db77e160355e-lock-0000000003";
+const std::string ahead_b = "_c_3d813cbb-47fb-32ba-91df-831e1593ac29-lock-0000000001";
+
+set_setup two_locks() {
+    set_setup s;
+    s.dirs = {"/locks/a", "/locks/b"};
+    s.acl_text = "world:anyone:cdrwa";
+    s.identity = "digest:alice";
+    return s;
+}
+
+/// The transaction and the pipelined listings, as begin() + connected() send them.
+const words transaction{"create " + prefix, "count_attempt", "list pipelined @0", "list pipelined @1"};
+
+/// A machine for the set /locks/a + /locks/b on a connected session `session_a`.
+struct fixture {
+    explicit fixture(set_setup s = two_locks()) : setup(std::move(s)), m(setup, guid) {
+        m.session = {session_a, true, false};
+    }
+    /// Connected and the transaction sent.
+    void send() {
+        EXPECT_EQ(said(m.begin()), (words{"forget_positions", "wait_connected create"}));
+        EXPECT_EQ(said(m.connected(set_step::create)), transaction);
+    }
+    /// The transaction made our nodes; the token's read is on its way.
+    void create() {
+        send();
+        EXPECT_EQ(said(m.created(ZOK, {}, {path_a, path_b})), (words{"nodes_known", "read_token " + ours_a}));
+    }
+    /// Created, listed behind `ahead_a` in /locks/a and first in /locks/b: waiting in /locks/a.
+    void wait_in_a() {
+        create();
+        m.listed(0, set_listing::pipelined, ZOK, {ahead_a, ours_a});
+        m.listed(1, set_listing::pipelined, ZOK, {ours_b});
+        EXPECT_EQ(said(m.token_read(ZOK, stat_of(50, session_a))),
+                  (words{"positions", "watch_node @0 " + ahead_a + " #1"}));
+        EXPECT_TRUE(m.waiting());
+    }
+    set_setup setup;
+    set_acquire_machine m;
+};
+
+} // namespace
+
+// ---- the common path ----------------------------------------------------------------
+
+TEST(SetAcquireMachine, OneTransactionAndEveryListingInOneRoundTripThenTheTokenThenTheGrant) {
+    fixture f;
+    f.create();
+    EXPECT_EQ(said(f.m.listed(0, set_listing::pipelined, ZOK, {ours_a})), words{});
+    EXPECT_EQ(said(f.m.listed(1, set_listing::pipelined, ZOK, {ours_b})), words{});
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
+              (words{"positions", "grant #50", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b}));
+    EXPECT_TRUE(f.m.held());
+    EXPECT_EQ(f.m.positions(), (std::vector<std::optional<std::size_t>>{0, 0}));
+    EXPECT_EQ(f.m.node_paths(), (words{path_a, path_b}));
+}
+
+TEST(SetAcquireMachine, AFailedPipelinedListingIsSentAgainAfterTheToken) {
+    fixture f;
+    f.create();
+    f.m.listed(0, set_listing::pipelined, ZOK, {ours_a});
+    f.m.listed(1, set_listing::pipelined, ZCONNECTIONLOSS, {});
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))), (words{"count_attempt", "list fresh @1"}));
+    EXPECT_EQ(said(f.m.listed(1, set_listing::fresh, ZOK, {ours_b})),
+              (words{"positions", "grant #50", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b}));
+}
+
+TEST(SetAcquireMachine, TheDeletionOfTheLastBlockerGrantsThatQueueWithoutAListing) {
+    fixture f;
+    f.wait_in_a();
+    EXPECT_EQ(f.m.positions(), (std::vector<std::optional<std::size_t>>{1, 0}));
+    EXPECT_EQ(said(f.m.watch_set(0, ahead_a, 1, ZOK, stat_of(40, session_b))), words{});
+    EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)),
+              (words{"count_wakeup", "positions", "grant #50", "watch_own_node @0 " + ours_a,
+                     "watch_own_node @1 " + ours_b}));
+    EXPECT_EQ(f.m.positions(), (std::vector<std::optional<std::size_t>>{0, 0}));
+}
+
+TEST(SetAcquireMachine, AWakeBehindAnotherContenderListsThatQueueOnly) {
+    fixture f;
+    f.create();
+    f.m.listed(0, set_listing::pipelined, ZOK, {further_a, ahead_a, ours_a});
+    f.m.listed(1, set_listing::pipelined, ZOK, {ahead_b, ours_b});
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
+              (words{"positions", "watch_node @0 " + ahead_a + " #1", "watch_node @1 " + ahead_b + " #1"}));
+    EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)),
+              (words{"count_wakeup", "count_attempt", "list fresh @0"}));
+    EXPECT_EQ(said(f.m.listed(0, set_listing::fresh, ZOK, {further_a, ours_a})),
+              (words{"positions", "watch_node @0 " + further_a + " #3"}));
+    // /locks/b's watch is of its own round: still current.
+    EXPECT_EQ(said(f.m.watch_fired(1, ahead_b, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "positions"}));
+    EXPECT_EQ(said(f.m.watch_fired(0, further_a, 3, ZOO_DELETED_EVENT)),
+              (words{"count_wakeup", "positions", "grant #50", "watch_own_node @0 " + ours_a,
+                     "watch_own_node @1 " + ours_b}));
+}
+
+TEST(SetAcquireMachine, AStaleWatchOrAChangeOfDataDoesNotGrant) {
+    fixture f;
+    f.wait_in_a();
+    EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_CHANGED_EVENT)), (words{"watch_node @0 " + ahead_a + " #1"}));
+    EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 0, ZOO_DELETED_EVENT)), words{});  // an earlier round's
+    EXPECT_EQ(said(f.m.watch_fired(1, ahead_a, 1, ZOO_DELETED_EVENT)), words{});  // another queue's round
+    EXPECT_TRUE(f.m.waiting());
+}
+
+TEST(SetAcquireMachine, APredecessorAlreadyGoneGrantsAtOnce) {
+    fixture f;
+    f.wait_in_a();
+    EXPECT_EQ(said(f.m.watch_set(0, ahead_a, 1, ZNONODE, {})),
+              (words{"positions", "grant #50", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b}));
+}
+
+TEST(SetAcquireMachine, APersistentNodeAheadFailsWithTheCommandThatClearsIt) {
+    fixture f;
+    f.wait_in_a();
+    const auto out = f.m.watch_set(0, ahead_a, 1, ZOK, stat_of(40, 0));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].what, set_action::kind::fail);
+    EXPECT_EQ(out[0].ec, errc::blocked_by_persistent_node);
+    EXPECT_NE(out[0].detail.find("zkCli.sh delete /locks/a/" + ahead_a), std::string::npos);
+}
+
+TEST(SetAcquireMachine, ATryThatWouldWaitGivesUpAndItsCancelDeletesEveryNodeWithOneMulti) {
+    auto s = two_locks();
+    s.no_wait = true;
+    fixture f(s);
+    f.create();
+    f.m.listed(0, set_listing::pipelined, ZOK, {ahead_a, ours_a});
+    f.m.listed(1, set_listing::pipelined, ZOK, {ours_b});
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))), (words{"positions", "give_up"}));
+    EXPECT_EQ(said(f.m.cancel()), (words{"delete_set " + path_a + " " + path_b + " #256 wait"}));
+    EXPECT_EQ(said(f.m.deleted({})), (words{"cleaned_up"}));
+}
+
+// ---- the transaction ----------------------------------------------------------------
+
+TEST(SetAcquireMachine, AMissingDirectoryMakesEveryDirectoryThenTriesAgain) {
+    fixture f;
+    f.send();
+    // The transaction fails as a whole; the pipelined listings say nothing.
+    EXPECT_EQ(said(f.m.listed(0, set_listing::pipelined, ZNONODE, {})), words{});
+    EXPECT_EQ(said(f.m.created(ZNONODE, {ZOK, ZNONODE}, {})), (words{"ensure_parents @0", "ensure_parents @1"}));
+    EXPECT_EQ(said(f.m.parents_ensured(1, ZOK, {})), words{});
+    EXPECT_EQ(said(f.m.parents_ensured(0, ZNODEEXISTS, {})), transaction);
+}
+
+TEST(SetAcquireMachine, ADirectoryThatKeepsVanishingFailsAfterAFewTries) {
+    fixture f;
+    f.send();
+    for (int i = 0; i < max_parent_retries; ++i) {
+        f.m.created(ZNONODE, {ZNONODE, ZRUNTIMEINCONSISTENCY}, {});
+        f.m.parents_ensured(0, ZOK, {});
+        EXPECT_EQ(said(f.m.parents_ensured(1, ZOK, {})), transaction);
+    }
+    const auto out = f.m.created(ZNONODE, {ZNONODE, ZRUNTIMEINCONSISTENCY}, {});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].what, set_action::kind::fail);
+    EXPECT_EQ(out[0].ec, errc::no_node);
+}
+
+TEST(SetAcquireMachine, AParentRefusedNamesThePathAndWhoWasRefused) {
+    fixture f;
+    f.send();
+    f.m.created(ZNONODE, {ZNONODE, ZRUNTIMEINCONSISTENCY}, {});
+    f.m.parents_ensured(0, ZNOAUTH, "/locks");
+    const auto out = f.m.parents_ensured(1, ZOK, {});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].ec, errc::no_auth);
+    EXPECT_EQ(out[0].detail, "not authorized: digest:alice may not create /locks");
+}
+
+TEST(SetAcquireMachine, ARefusedTransactionNamesTheDirectoryThatRefusedIt) {
+    fixture f;
+    f.send();
+    const auto out = f.m.created(ZNOAUTH, {ZRUNTIMEINCONSISTENCY, ZNOAUTH}, {});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].ec, errc::no_auth);
+    EXPECT_EQ(out[0].detail, "not authorized: digest:alice may not create lock nodes under /locks/b");
+}
+
+// ---- a lost transaction reply ---------------------------------------------------------
+
+TEST(SetAcquireMachine, ALostReplyOfATransactionThatCommittedIsFoundByGuidAndNotCreatedAgain) {
+    fixture f;
+    f.send();
+    EXPECT_EQ(said(f.m.created(ZCONNECTIONLOSS, {}, {})), (words{"wait_connected recover"}));
+    EXPECT_EQ(said(f.m.connected(set_step::recover)),
+              (words{"count_attempt", "list recover @0", "list recover @1"}));
+    EXPECT_EQ(said(f.m.listed(1, set_listing::recover, ZOK, {ahead_b, ours_b})), words{});
+    EXPECT_EQ(said(f.m.listed(0, set_listing::recover, ZOK, {ours_a})),
+              (words{"nodes_known", "read_token " + ours_a}));
+    // The recovering listings decide: no listing again.
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
+              (words{"positions", "watch_node @1 " + ahead_b + " #1"}));
+}
+
+TEST(SetAcquireMachine, ALostReplyOfATransactionThatDidNotCommitCreatesAgain) {
+    fixture f;
+    f.send();
+    f.m.created(ZOPERATIONTIMEOUT, {}, {});
+    f.m.connected(set_step::recover);
+    f.m.listed(0, set_listing::recover, ZOK, {ahead_a});
+    EXPECT_EQ(said(f.m.listed(1, set_listing::recover, ZNONODE, {})), transaction);
+}
+
+TEST(SetAcquireMachine, ALostReplyOnANewSessionCreatesAgainWithoutLooking) {
+    fixture f;
+    f.send();
+    f.m.created(ZCONNECTIONLOSS, {}, {});
+    f.m.session.id = session_b;
+    EXPECT_EQ(said(f.m.connected(set_step::recover)), transaction);
+}
+
+TEST(SetAcquireMachine, ATransactionFoundInPartDeletesWhatIsLeftAndQueuesAgain) {
+    fixture f;
+    f.send();
+    f.m.created(ZCONNECTIONLOSS, {}, {});
+    f.m.connected(set_step::recover);
+    f.m.listed(0, set_listing::recover, ZOK, {ours_a});
+    EXPECT_EQ(said(f.m.listed(1, set_listing::recover, ZOK, {ahead_b})),
+              (words{"delete_set " + path_a + " #256", "requeue"}));
+    EXPECT_FALSE(f.m.waiting());
+}
+
+// ---- cancellation ---------------------------------------------------------------------
+
+TEST(SetAcquireMachine, ACancelWithTheTransactionInFlightWaitsForItsReplyThenDeletesWhatItMade) {
+    fixture f;
+    f.send();
+    EXPECT_EQ(said(f.m.cancel()), words{});
+    EXPECT_EQ(said(f.m.listed(0, set_listing::pipelined, ZOK, {ours_a})), words{});
+    EXPECT_EQ(said(f.m.created(ZOK, {}, {path_a, path_b})),
+              (words{"delete_set " + path_a + " " + path_b + " #256 wait"}));
+    EXPECT_EQ(said(f.m.deleted({})), (words{"cleaned_up"}));
+    EXPECT_EQ(said(f.m.deleted({})), words{});  // once
+}
+
+TEST(SetAcquireMachine, ACancelWithTheTransactionInFlightThatFailedLeavesNothingToDelete) {
+    fixture f;
+    f.send();
+    f.m.cancel();
+    EXPECT_EQ(said(f.m.created(ZNOAUTH, {ZNOAUTH, ZRUNTIMEINCONSISTENCY}, {})), (words{"cleaned_up"}));
+}
+
+TEST(SetAcquireMachine, ACancelAfterALostReplyDeletesByGuidInEveryDirectoryAndReportsTheFirstError) {
+    fixture f;
+    f.send();
+    f.m.created(ZCONNECTIONLOSS, {}, {});
+    EXPECT_EQ(said(f.m.cancel()),
+              (words{"delete_by_guid @0 " + guid + " #256 wait", "delete_by_guid @1 " + guid + " #256 wait"}));
+    EXPECT_EQ(said(f.m.deleted(make_error_code(errc::timeout))), words{});
+    const auto out = f.m.deleted({});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].what, set_action::kind::cleaned_up);
+    EXPECT_EQ(out[0].ec, errc::timeout);
+}
+
+TEST(SetAcquireMachine, ACancelWhileDisconnectedLeavesTheDeletesToTheSessionAndCompletesAtOnce) {
+    fixture f;
+    f.send();
+    f.m.session.connected = false;
+    EXPECT_EQ(said(f.m.cancel()),
+              (words{"delete_by_guid @0 " + guid + " #256", "delete_by_guid @1 " + guid + " #256", "cleaned_up"}));
+    // The transaction's reply comes after all: what it made goes too.
+    EXPECT_EQ(said(f.m.created(ZOK, {}, {path_a, path_b})), (words{"delete_set " + path_a + " " + path_b + " #256"}));
+}
+
+TEST(SetAcquireMachine, ACancelWhileWaitingDeletesEveryNode) {
+    fixture f;
+    f.wait_in_a();
+    EXPECT_EQ(said(f.m.cancel()), (words{"delete_set " + path_a + " " + path_b + " #256 wait"}));
+    // A late wake-up of the cancelled attempt does nothing.
+    EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)), words{});
+    EXPECT_EQ(said(f.m.cancel()), (words{"cleaned_up"}));
+}
+
+// ---- the session ----------------------------------------------------------------------
+
+TEST(SetAcquireMachine, ExpiryWhileWaitingQueuesAgainOnTheNewSession) {
+    fixture f;
+    f.wait_in_a();
+    EXPECT_EQ(said(f.m.session_changed(session_event::expired)), (words{"requeue"}));
+}
+
+TEST(SetAcquireMachine, ACloseWhileWaitingFailsWithTheSessionsReason) {
+    fixture f;
+    f.wait_in_a();
+    const auto out = f.m.session_changed(session_event::closed, make_error_code(errc::auth_failed));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].what, set_action::kind::fail);
+    EXPECT_EQ(out[0].ec, errc::auth_failed);
+}
+
+TEST(SetAcquireMachine, AReconnectListsAgainEveryQueueWeWaitIn) {
+    fixture f;
+    f.create();
+    f.m.listed(0, set_listing::pipelined, ZOK, {ahead_a, ours_a});
+    f.m.listed(1, set_listing::pipelined, ZOK, {ahead_b, ours_b});
+    f.m.token_read(ZOK, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)),
+              (words{"count_attempt", "list fresh @0", "count_attempt", "list fresh @1"}));
+    // The watches of before are stale now.
+    EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)), words{});
+}
+
+TEST(SetAcquireMachine, NodesOfASessionThatExpiredBeforeTheGrantAreNotHeld) {
+    fixture f;
+    f.wait_in_a();
+    f.m.session.id = session_b;  // the expiry's event has not come yet
+    EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "positions", "requeue"}));
+    EXPECT_FALSE(f.m.held());
+}
+
+TEST(SetAcquireMachine, AConnectionThatNeverComesBackFailsTheAcquire) {
+    fixture f;
+    f.send();
+    f.m.created(ZCONNECTIONLOSS, {}, {});
+    const auto out = f.m.connect_failed(make_error_code(errc::session_closed));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].what, set_action::kind::fail);
+    EXPECT_EQ(out[0].ec, errc::session_closed);
+}
+
+// ---- a node of ours deleted -------------------------------------------------------------
+
+TEST(SetAcquireMachine, ANodeDeletedBeforeTheGrantTakesTheOthersWithItAndQueuesAgain) {
+    fixture f;
+    f.wait_in_a();
+    f.m.watch_fired(0, ahead_a, 1, ZOO_CHANGED_EVENT);
+    f.m.session_changed(session_event::reconnected);
+    EXPECT_EQ(said(f.m.listed(0, set_listing::fresh, ZOK, {ahead_a})),
+              (words{"delete_set " + path_a + " " + path_b + " #256", "requeue"}));
+}
+
+TEST(SetAcquireMachine, TheTokensNodeGoneBeforeTheGrantQueuesAgain) {
+    fixture f;
+    f.create();
+    EXPECT_EQ(said(f.m.token_read(ZNONODE, {})), (words{"delete_set " + path_a + " " + path_b + " #256", "requeue"}));
+}
+
+TEST(SetAcquireMachine, OneNodeGoneWhileHeldLosesTheSetAndTheOthersGo) {
+    fixture f;
+    f.wait_in_a();
+    f.m.watch_set(0, ahead_a, 1, ZNONODE, {});
+    ASSERT_TRUE(f.m.held());
+    EXPECT_EQ(said(f.m.own_watch_fired(0, ZOO_CHANGED_EVENT)), (words{"watch_own_node @0 " + ours_a}));
+    EXPECT_EQ(said(f.m.own_watch_fired(1, ZOO_DELETED_EVENT)), (words{"node_gone"}));
+    EXPECT_EQ(said(f.m.own_watch_fired(0, ZOO_DELETED_EVENT)), words{});  // told once
+    EXPECT_TRUE(f.m.node_gone());
+    // The session survived: someone else deleted it.
+    EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)), (words{"lose " + make_error_code(errc::node_deleted).message()}));
+    EXPECT_EQ(said(f.m.lost(make_error_code(errc::node_deleted))),
+              (words{"forget_positions", "delete_set " + path_a + " " + path_b + " #256"}));
+}
+
+TEST(SetAcquireMachine, ExpiryWhileHeldLosesTheSetWithNothingToDelete) {
+    fixture f;
+    f.wait_in_a();
+    f.m.watch_set(0, ahead_a, 1, ZNONODE, {});
+    EXPECT_EQ(said(f.m.session_changed(session_event::expired)),
+              (words{"lose " + make_error_code(errc::session_expired).message()}));
+    EXPECT_EQ(said(f.m.lost(make_error_code(errc::session_expired))), (words{"forget_positions"}));
+}
+
+TEST(SetAcquireMachine, ASuspensionLosesTheSetOnlyWhenTheSessionSaysSo) {
+    fixture keeps;
+    keeps.wait_in_a();
+    keeps.m.watch_set(0, ahead_a, 1, ZNONODE, {});
+    EXPECT_EQ(said(keeps.m.session_changed(session_event::suspended_too_long)), words{});
+    auto s = two_locks();
+    s.lose_on_suspension = true;
+    fixture loses(s);
+    loses.wait_in_a();
+    loses.m.watch_set(0, ahead_a, 1, ZNONODE, {});
+    EXPECT_EQ(said(loses.m.session_changed(session_event::suspended_too_long)),
+              (words{"lose " + make_error_code(errc::connection_suspended).message()}));
+}
+
+// ---- release and lock-delay -----------------------------------------------------------
+
+TEST(SetAcquireMachine, AReleaseDeletesEveryNodeWithOneMultiAndCompletesWithItsAnswer) {
+    fixture f;
+    f.wait_in_a();
+    f.m.watch_set(0, ahead_a, 1, ZNONODE, {});
+    EXPECT_EQ(said(f.m.release()), (words{"forget_positions", "delete_set " + path_a + " " + path_b + " #256 wait"}));
+    EXPECT_EQ(said(f.m.own_watch_fired(0, ZOO_DELETED_EVENT)), words{});  // our own delete
+    const auto out = f.m.deleted(make_error_code(errc::timeout));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].what, set_action::kind::cleaned_up);
+    EXPECT_EQ(out[0].ec, errc::timeout);
+    EXPECT_EQ(said(f.m.release()), words{});
+}
+
+TEST(SetAcquireMachine, UnderLockDelayAnUncleanHandoverInAnyQueueWaitsAndAReleaseRecordsItselfInEvery) {
+    auto s = two_locks();
+    s.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    EXPECT_EQ(said(f.m.connected(set_step::create)),
+              (words{"read_dir_before @0", "read_dir_before @1", "create " + prefix, "count_attempt",
+                     "list pipelined @0", "list pipelined @1"}));
+    f.m.dir_before_read(0, ZOK, "", node_stat{});
+    f.m.dir_before_read(1, ZOK, "", node_stat{});
+    f.m.created(ZOK, {}, {path_a, path_b});
+    f.m.listed(0, set_listing::pipelined, ZOK, {ahead_a, ours_a});
+    f.m.listed(1, set_listing::pipelined, ZOK, {ours_b});
+    f.m.token_read(ZOK, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)),
+              (words{"count_wakeup", "positions", "read_handover @0", "read_handover @1"}));
+    // /locks/a's holder went without its release record: wait the lock-delay.
+    EXPECT_EQ(said(f.m.handover_read(0, ZOK, "")), words{});
+    EXPECT_EQ(said(f.m.handover_read(1, ZOK, "")), (words{"start_delay"}));
+    EXPECT_EQ(said(f.m.delay_elapsed()),
+              (words{"grant #50", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b}));
+    EXPECT_EQ(said(f.m.release()),
+              (words{"forget_positions", "delete_set " + path_a + " " + path_b +
+                                             " #256 wait record /locks/a=zklock released=5 record /locks/b=zklock "
+                                             "released=2"}));
+}
+
+TEST(SetAcquireMachine, UnderLockDelayACleanHandoverEverywhereGrantsAtOnce) {
+    auto s = two_locks();
+    s.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(set_step::create);
+    f.m.dir_before_read(0, ZOK, "zklock released=3", node_stat{});
+    f.m.dir_before_read(1, ZOK, "", node_stat{});
+    f.m.created(ZOK, {}, {path_a, path_b});
+    f.m.listed(0, set_listing::pipelined, ZOK, {ahead_a, ours_a});
+    f.m.listed(1, set_listing::pipelined, ZOK, {ours_b});
+    f.m.token_read(ZOK, stat_of(50, session_a));
+    f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT);
+    EXPECT_EQ(said(f.m.handover_read(0, ZOK, "zklock released=4")), words{});
+    EXPECT_EQ(said(f.m.handover_read(1, ZOK, "")),
+              (words{"grant #50", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b}));
+}
+
+} // namespace set_acquire_tests
