@@ -256,6 +256,7 @@ void set_contender::do_release(std::function<void(std::error_code)> done) {
         return;
     }
     auto a = std::exchange(attempt_, nullptr);
+    clear_nodes();  // before the "released" event
     // A server that takes the deletes and never answers: after the session
     // timeout the release completes with errc::timeout (not confirmed; the
     // session keeps the deletes).

@@ -94,7 +94,7 @@ acquire_actions acquire_machine::dir_before_read(int rc, std::string_view data, 
 // ---- lock-delay ----------------------------------------------------------------------
 
 acquire_actions acquire_machine::handover_read(int rc, std::string_view data) {
-    if (stage_ != stage::waiting) return {};
+    if (stage_ != stage::waiting || handover_ != handover_check::reading) return {};
     if (session_gone(rc)) return {};  // the session event decides
     handover h;
     h.ahead_before = ahead_;
@@ -102,9 +102,13 @@ acquire_actions acquire_machine::handover_read(int rc, std::string_view data) {
     if (rc == ZOK) h.now = split_release_marker(data);
     h.before = before_;
     h.exclusive = !setup_.rule.read_write && setup_.rule.permits <= 1;
-    if (rc == ZOK && clean_handover(h)) return grant();
+    if (rc == ZOK && clean_handover(h)) {
+        handover_ = handover_check::done;
+        return grant();
+    }
     // A holder went without releasing (or we cannot tell): it may still be
     // acting, so wait lock_delay before telling anyone we hold.
+    handover_ = handover_check::delaying;
     return {act(kind::start_delay)};
 }
 

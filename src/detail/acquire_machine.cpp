@@ -326,9 +326,10 @@ acquire_actions acquire_machine::grant() {
     // The node belongs to a session that is gone (it was expired between our
     // listing and now): it is not ours to hold. Queue again on this session.
     if (owner_ != session.id) return requeue();
-    if (setup_.rule.lock_delay.count() > 0 && !handover_checked_) {
+    if (setup_.rule.lock_delay.count() > 0 && handover_ != handover_check::done) {
+        if (handover_ != handover_check::unchecked) return {};  // the check under way grants
         // How the lock came to us: the directory's record of the last clean release.
-        handover_checked_ = true;
+        handover_ = handover_check::reading;
         return {act(kind::read_handover)};
     }
     stage_ = stage::held;
@@ -338,7 +339,11 @@ acquire_actions acquire_machine::grant() {
     return {act(kind::grant, node_, token_)};
 }
 
-acquire_actions acquire_machine::delay_elapsed() { return grant(); }
+acquire_actions acquire_machine::delay_elapsed() {
+    if (handover_ != handover_check::delaying) return {};
+    handover_ = handover_check::done;
+    return grant();
+}
 
 acquire_actions acquire_machine::own_watch_set(int rc) {
     if (stage_ != stage::held || node_gone_) return {};

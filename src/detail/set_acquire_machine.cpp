@@ -384,9 +384,10 @@ set_actions set_acquire_machine::grant() {
     // Nodes of a session that is gone (expired between our listing and now)
     // are not ours to hold: queue again on this session.
     if (owner_ != session.id) return requeue(false);
-    if (setup_.lock_delay.count() > 0 && !handover_checked_) {
+    if (setup_.lock_delay.count() > 0 && handover_ != handover_check::done) {
+        if (handover_ != handover_check::unchecked) return {};  // the check under way grants
         // Every queue's handover must be clean: the directories' records, read in one pipeline.
-        handover_checked_ = true;
+        handover_ = handover_check::reading;
         pending_ = setup_.dirs.size();
         handover_clean_ = true;
         set_actions out;
@@ -401,14 +402,19 @@ set_actions set_acquire_machine::grant() {
 }
 
 set_actions set_acquire_machine::handover_read(std::size_t queue, int rc, std::string_view data) {
-    if (stage_ != stage::waiting || pending_ == 0) return {};
+    if (stage_ != stage::waiting || handover_ != handover_check::reading || pending_ == 0) return {};
     const handover h{ahead_[queue], ahead_now_[queue], split_release_marker(data), before_[queue], true};
     handover_clean_ = handover_clean_ && rc == ZOK && clean_handover(h);
     if (--pending_ > 0) return {};
+    handover_ = handover_clean_ ? handover_check::done : handover_check::delaying;
     if (handover_clean_) return grant();
     return {act(set_kind::start_delay)};
 }
 
-set_actions set_acquire_machine::delay_elapsed() { return grant(); }
+set_actions set_acquire_machine::delay_elapsed() {
+    if (handover_ != handover_check::delaying) return {};
+    handover_ = handover_check::done;
+    return grant();
+}
 
 } // namespace zklock::detail

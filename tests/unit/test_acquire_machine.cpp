@@ -463,6 +463,28 @@ TEST(AcquireMachine, LockDelayWaitsWhenTheHolderAheadLeftWithoutAReleaseRecord) 
     EXPECT_EQ(said(f.m.delay_elapsed()), (words{"grant " + ours + " #50"}));
 }
 
+TEST(AcquireMachine, UnderLockDelayAGrantDecidedAgainWhileTheHandoverIsCheckedWaitsForTheCheck) {
+    auto s = mutex_setup();
+    s.rule.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.dir_before_read(ZOK, "", stat_of(0, 0));
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    f.m.listed(listing::pipelined, ZOK, {ahead, ours});
+    EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)), (words{"count_attempt", "list fresh"}));
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {ours})), (words{"position", "read_handover"}));
+    // Another re-check's listing decides the grant again while the check reads, and while it waits.
+    f.m.session_changed(session_event::reconnected);
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {ours})), (words{"position"}));
+    EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"start_delay"}));
+    f.m.session_changed(session_event::reconnected);
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {ours})), (words{"position"}));
+    EXPECT_TRUE(f.m.waiting());
+    EXPECT_EQ(said(f.m.delay_elapsed()), (words{"grant " + ours + " #50"}));
+    EXPECT_EQ(said(f.m.delay_elapsed()), words{});
+}
+
 // ---- the handoff without a listing ------------------------------------------------------
 
 namespace {

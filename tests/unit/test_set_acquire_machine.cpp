@@ -470,4 +470,79 @@ TEST(SetAcquireMachine, UnderLockDelayACleanHandoverEverywhereGrantsAtOnce) {
               (words{"grant #50", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b}));
 }
 
+TEST(SetAcquireMachine, UnderLockDelayAGrantDecidedAgainWhileTheHandoverIsCheckedWaitsForTheCheck) {
+    auto s = two_locks();
+    s.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(set_step::create);
+    f.m.dir_before_read(0, ZOK, "", node_stat{});
+    f.m.dir_before_read(1, ZOK, "", node_stat{});
+    f.m.created(ZOK, {}, {path_a, path_b});
+    f.m.listed(0, set_listing::pipelined, ZOK, {ahead_a, ours_a});
+    f.m.listed(1, set_listing::pipelined, ZOK, {ahead_b, ours_b});
+    f.m.token_read(ZOK, stat_of(50, session_a));
+    f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT);
+    // Two listings of /locks/b on their way: a watch's retry and a reconnect's re-check.
+    EXPECT_EQ(said(f.m.watch_set(1, ahead_b, 1, ZCONNECTIONLOSS, {})), (words{"wait_connected list @1"}));
+    EXPECT_EQ(said(f.m.connected(set_step::list, 1)), (words{"count_attempt", "list fresh @1"}));
+    EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)), (words{"count_attempt", "list fresh @1"}));
+    EXPECT_EQ(said(f.m.listed(1, set_listing::fresh, ZOK, {ours_b})),
+              (words{"positions", "read_handover @0", "read_handover @1"}));
+    EXPECT_EQ(said(f.m.listed(1, set_listing::fresh, ZOK, {ours_b})), (words{"positions"}));
+    f.m.handover_read(0, ZOK, "zklock released=4");
+    EXPECT_EQ(said(f.m.handover_read(1, ZOK, "")), (words{"start_delay"}));  // /locks/b's holder left no record
+    f.m.session_changed(session_event::reconnected);  // nothing to re-check: first everywhere
+    EXPECT_TRUE(f.m.waiting());
+    EXPECT_EQ(said(f.m.delay_elapsed()),
+              (words{"grant #50", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b}));
+    EXPECT_EQ(said(f.m.delay_elapsed()), words{});
+}
+
+TEST(SetAcquireMachine, LateRepliesToAnAttemptThatQueuedAgainAreNotHeard) {
+    fixture f;
+    f.send();
+    EXPECT_EQ(said(f.m.session_changed(session_event::expired)), (words{"requeue"}));
+    EXPECT_EQ(said(f.m.created(ZOK, {}, {path_a, path_b})), words{});  // the old session's: gone with it
+    EXPECT_EQ(said(f.m.listed(0, set_listing::pipelined, ZOK, {ours_a})), words{});
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))), words{});
+    EXPECT_EQ(said(f.m.connected(set_step::create)), words{});
+    EXPECT_EQ(said(f.m.delay_elapsed()), words{});
+    EXPECT_EQ(said(f.m.session_changed(session_event::expired)), words{});
+}
+
+TEST(SetAcquireMachine, ACancelWhileTheParentsAreMadeCompletesAtOnceAndTheirRepliesAreNotHeard) {
+    fixture f;
+    f.send();
+    f.m.created(ZNONODE, {ZNONODE, ZRUNTIMEINCONSISTENCY}, {});
+    EXPECT_EQ(said(f.m.cancel()), (words{"cleaned_up"}));
+    EXPECT_EQ(said(f.m.parents_ensured(0, ZOK, {})), words{});
+    EXPECT_EQ(said(f.m.parents_ensured(1, ZOK, {})), words{});
+}
+
+TEST(SetAcquireMachine, ACancelledTransactionWhoseReplyIsLostLeavesTheGuidsDeletesToTheSession) {
+    fixture f;
+    f.send();
+    EXPECT_EQ(said(f.m.cancel()), words{});  // connected: the reply is waited for
+    f.m.session.connected = false;
+    EXPECT_EQ(said(f.m.created(ZCONNECTIONLOSS, {}, {})),
+              (words{"delete_by_guid @0 " + guid + " #256", "delete_by_guid @1 " + guid + " #256", "cleaned_up"}));
+}
+
+TEST(SetAcquireMachine, WhileHeldTheOwnWatchesAreSetAgainAfterTroubleAndAClosedSessionLosesTheSet) {
+    fixture f;
+    f.wait_in_a();
+    f.m.watch_set(0, ahead_a, 1, ZNONODE, {});
+    EXPECT_EQ(said(f.m.own_watch_set(1, ZCONNECTIONLOSS)), (words{"wait_connected watch_own_node @1"}));
+    EXPECT_EQ(said(f.m.connected(set_step::watch_own_node, 1)), (words{"watch_own_node @1 " + ours_b}));
+    EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)), words{});  // nothing of ours went
+    EXPECT_EQ(said(f.m.connect_failed(make_error_code(errc::session_closed))),
+              (words{"lose " + make_error_code(errc::session_closed).message()}));
+    EXPECT_EQ(said(f.m.session_changed(session_event::closed)),
+              (words{"lose " + make_error_code(errc::session_closed).message()}));
+    EXPECT_TRUE(f.m.held());  // until the engine reports the loss
+    EXPECT_EQ(said(f.m.lost(make_error_code(errc::session_closed))), (words{"forget_positions"}));
+    EXPECT_EQ(said(f.m.release()), words{});
+}
+
 } // namespace set_acquire_tests

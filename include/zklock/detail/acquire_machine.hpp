@@ -236,7 +236,7 @@ private:
     std::optional<directory_before> before_;
     std::optional<std::vector<std::int32_t>> ahead_;
     std::vector<std::int32_t> ahead_now_;
-    bool handover_checked_ = false;
+    handover_check handover_ = handover_check::unchecked;
     // The handoff without a listing: the longest listing seen, and whether the
     // node we watch has marked its grant (mark_held).
     std::size_t longest_listing_ = 0;

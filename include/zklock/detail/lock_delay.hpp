@@ -65,6 +65,11 @@ struct handover {
     bool exclusive = true;
 };
 
+/// Where an attempt's check of its handover stands. A grant decided while the
+/// check is reading or delaying waits for it (another listing can decide the
+/// grant again meanwhile: a retried one beside a reconnect's re-check).
+enum class handover_check { unchecked, reading, delaying, done };
+
 /// True when the lock came to us by a clean release (or from nobody), false
 /// when a node that may have held it went without one: then the grant waits
 /// lock_delay. Judged conservatively: a doubt is a loss.

@@ -234,7 +234,7 @@ private:
     std::vector<std::optional<directory_before>> before_;
     std::vector<std::optional<std::vector<std::int32_t>>> ahead_;
     std::vector<std::vector<std::int32_t>> ahead_now_;
-    bool handover_checked_ = false;
+    handover_check handover_ = handover_check::unchecked;
 };
 
 } // namespace zklock::detail
