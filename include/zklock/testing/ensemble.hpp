@@ -28,37 +28,20 @@
 
 namespace zklock::testing {
 
-/// Options of an Ensemble. Every node gets the same settings.
-struct EnsembleOptions {
+/// Options of an Ensemble. Every node gets the same settings: those of
+/// ZooKeeperProcessOptions, and these.
+struct EnsembleOptions : ZooKeeperProcessOptions {
     /// Number of servers. Default 3. 1 runs a single server in standalone mode.
     std::size_t size = 3;
-    /// tickTime in milliseconds. Default 100.
-    int tick_time_ms = 100;
     /// initLimit in ticks: how long a follower may take to connect and sync
     /// to a leader. Default 50 (5 s at the default tick).
     int init_limit = 50;
     /// syncLimit in ticks: how far a follower may lag before the leader drops
     /// it. Default 20 (2 s at the default tick).
     int sync_limit = 20;
-    /// As in ZooKeeperServerOptions. Default 0: 2 x tick.
-    int min_session_timeout_ms = 0;
-    /// As in ZooKeeperServerOptions. Default 0: 20 x tick.
-    int max_session_timeout_ms = 0;
     /// How long the constructor may take to get a quorum (and a restart() of
     /// one node to rejoin it). Default 60 s.
     std::chrono::milliseconds start_timeout{60000};
-    /// As in ZooKeeperServerOptions. Default "java".
-    std::string java = "java";
-    /// As in ZooKeeperServerOptions. Default "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar".
-    std::string classpath = "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar";
-    /// As in ZooKeeperServerOptions. Default: SLF4J log4j binding and log4j.
-    std::string logging_classpath = "/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar";
-    /// As in ZooKeeperServerOptions. Default true.
-    bool quiet = true;
-    /// As in ZooKeeperServerOptions. Default: none.
-    std::vector<std::string> jvm_flags;
-    /// As in ZooKeeperServerOptions. Default: none.
-    std::vector<std::string> extra_config;
 };
 
 /// N ZooKeeper servers forming one ensemble on 127.0.0.1, each with its own

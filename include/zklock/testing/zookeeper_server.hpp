@@ -38,14 +38,9 @@
 
 namespace zklock::testing {
 
-/// Options of a standalone ZooKeeperServer.
-struct ZooKeeperServerOptions {
-    /// Client port on 127.0.0.1. Default 0: a free port chosen at start.
-    std::uint16_t port = 0;
-    /// Snapshot and transaction log directory. Default (empty): "data" in the
-    /// server's own temp dir, removed with it. A given directory is created
-    /// if missing and never removed.
-    std::string data_dir;
+/// What every ZooKeeper server process of the fixtures is given, standalone
+/// (ZooKeeperServerOptions) or a member of an Ensemble (EnsembleOptions).
+struct ZooKeeperProcessOptions {
     /// tickTime in milliseconds. Default 100. Session timeouts are clamped by
     /// the server to [min_session_timeout_ms, max_session_timeout_ms].
     int tick_time_ms = 100;
@@ -53,8 +48,6 @@ struct ZooKeeperServerOptions {
     int min_session_timeout_ms = 0;
     /// maxSessionTimeout in milliseconds. Default 0: the server's default, 20 x tick.
     int max_session_timeout_ms = 0;
-    /// How long a start (constructor, restart()) may take before it fails. Default 30 s.
-    std::chrono::milliseconds start_timeout{30000};
     /// The java executable, looked up in PATH unless it contains '/'. Default "java".
     std::string java = "java";
     /// Class path holding the server jar and, first, the log4j configuration.
@@ -74,6 +67,18 @@ struct ZooKeeperServerOptions {
     /// Extra zoo.cfg lines ("key=value"), appended last so they override the
     /// generated ones (e.g. "forceSync=no"). Default: none.
     std::vector<std::string> extra_config;
+};
+
+/// Options of a standalone ZooKeeperServer.
+struct ZooKeeperServerOptions : ZooKeeperProcessOptions {
+    /// Client port on 127.0.0.1. Default 0: a free port chosen at start.
+    std::uint16_t port = 0;
+    /// Snapshot and transaction log directory. Default (empty): "data" in the
+    /// server's own temp dir, removed with it. A given directory is created
+    /// if missing and never removed.
+    std::string data_dir;
+    /// How long a start (constructor, restart()) may take before it fails. Default 30 s.
+    std::chrono::milliseconds start_timeout{30000};
 };
 
 class Ensemble;
