@@ -1,7 +1,7 @@
 #include <zklock/multi_mutex.hpp>
 
 #include "detail/internal_access.hpp"
-#include "set_contender.hpp"
+#include "lock_set_engine.hpp"
 
 #include <zklock/detail/lock_set.hpp>
 
@@ -33,7 +33,7 @@ detail::check_result check_input(const Session& session, const std::vector<std::
 }
 
 // The engine of a set; bad input throws, or with `ec` refuses every acquire.
-std::shared_ptr<detail::set_contender> make_engine(Session& session, const std::vector<std::string>& paths,
+std::shared_ptr<detail::lock_set_engine> make_engine(Session& session, const std::vector<std::string>& paths,
                                                    MultiMutexOptions options, std::error_code* ec) {
     const auto data = detail::set_node_data(
         options.node_data.empty() ? detail::default_node_data() : options.node_data, paths);
@@ -41,7 +41,7 @@ std::shared_ptr<detail::set_contender> make_engine(Session& session, const std::
     if (check.error && !ec) throw error(check.error, "zklock::MultiMutex: " + check.reason);
     if (ec) *ec = check.error;
     // A refused set still gets an engine (with no paths it never sends anything).
-    auto engine = detail::set_contender::make(
+    auto engine = detail::lock_set_engine::make(
         detail::internal_access::session(session), check.error ? std::vector<std::string>{} : paths, data,
         options.acl ? std::make_shared<const detail::c_acl>(std::move(*options.acl)) : nullptr, options.lock_delay);
     if (check.error) engine->refuse(check.error, check.reason);
@@ -60,7 +60,7 @@ std::string subject_of(const std::vector<std::string>& paths) {
 MultiMutex::MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options, std::error_code* ec)
     : MultiMutex(make_engine(session, paths, std::move(options), ec), paths) {}
 
-MultiMutex::MultiMutex(std::shared_ptr<detail::set_contender> engine, std::vector<std::string> paths)
+MultiMutex::MultiMutex(std::shared_ptr<detail::lock_set_engine> engine, std::vector<std::string> paths)
     : Lock(engine, subject_of(paths)), paths_(std::move(paths)), engine_(std::move(engine)) {}
 
 MultiMutex::MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options)

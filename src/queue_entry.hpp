@@ -1,5 +1,5 @@
 // The front half every ZooKeeper queue engine shares, the single queue's
-// (contender.hpp) and the lock set's (set_contender.hpp): one acquire per
+// (contender.hpp) and the lock set's (lock_set_engine.hpp): one acquire per
 // object, decided on the session's strand; an acquire made while a lost hold's
 // reason is still unknown waits for it; a cancellation reaches only the
 // acquire its slot was given to; the deadline; release and shutdown as the

@@ -22,7 +22,7 @@
 namespace zklock {
 
 namespace detail {
-class set_contender;
+class lock_set_engine;
 }
 
 /// Options of a MultiMutex.
@@ -98,10 +98,10 @@ public:
 
 private:
     MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options, std::error_code* ec);
-    MultiMutex(std::shared_ptr<detail::set_contender> engine, std::vector<std::string> paths);
+    MultiMutex(std::shared_ptr<detail::lock_set_engine> engine, std::vector<std::string> paths);
 
     std::vector<std::string> paths_;
-    std::shared_ptr<detail::set_contender> engine_;
+    std::shared_ptr<detail::lock_set_engine> engine_;
 };
 
 } // namespace zklock

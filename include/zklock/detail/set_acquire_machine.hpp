@@ -2,7 +2,7 @@
 //
 // One set_acquire_machine is one attempt of a set: one node in every lock
 // directory, made by one `multi` transaction, from the transaction to the
-// grant, the hold and the nodes' removal. The engine (src/set_contender.cpp)
+// grant, the hold and the nodes' removal. The engine (src/lock_set_engine.cpp)
 // feeds it what happened (a reply, a watch, a session event, a cancel) and
 // performs the actions it returns, in order. What it decides, each driven by a
 // unit test without a server (tests/unit/test_set_acquire_machine.cpp):

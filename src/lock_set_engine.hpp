@@ -15,15 +15,15 @@
 
 namespace zklock::detail {
 
-class ZKLOCK_EXPORT set_contender : public queue_entry {
+class ZKLOCK_EXPORT lock_set_engine : public queue_entry {
 public:
 
     /// `dirs`: the lock paths, already validated (validate_lock_set).
     /// `lock_delay`: as the single queue's (queue_rule::lock_delay), per queue.
-    static std::shared_ptr<set_contender> make(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
+    static std::shared_ptr<lock_set_engine> make(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
                                                std::string node_data, std::shared_ptr<const c_acl> acl = nullptr,
                                                std::chrono::milliseconds lock_delay = {});
-    ~set_contender() override;
+    ~lock_set_engine() override;
 
     // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
 
@@ -44,12 +44,12 @@ private:
         std::shared_ptr<boost::asio::steady_timer> delay_timer;  // lock-delay's wait
     };
 
-    set_contender(std::shared_ptr<session_impl> session, std::vector<std::string> dirs, std::string node_data,
+    lock_set_engine(std::shared_ptr<session_impl> session, std::vector<std::string> dirs, std::string node_data,
                   std::shared_ptr<const c_acl> acl, std::chrono::milliseconds lock_delay);
     void subscribe();
 
-    std::shared_ptr<set_contender> shared_from_this() {
-        return std::static_pointer_cast<set_contender>(queue_entry::shared_from_this());
+    std::shared_ptr<lock_set_engine> shared_from_this() {
+        return std::static_pointer_cast<lock_set_engine>(queue_entry::shared_from_this());
     }
 
     // strand only: queue_entry's hooks

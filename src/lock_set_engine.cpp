@@ -1,20 +1,20 @@
 // The lock set's engine: performs detail/set_acquire_machine's actions and
 // feeds the answers, watches and session events back.
-#include "set_contender.hpp"
+#include "lock_set_engine.hpp"
 
 namespace zklock::detail {
 namespace asio = boost::asio;
 
-std::shared_ptr<set_contender> set_contender::make(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
+std::shared_ptr<lock_set_engine> lock_set_engine::make(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
                                                    std::string node_data, std::shared_ptr<const c_acl> acl,
                                                    std::chrono::milliseconds lock_delay) {
-    std::shared_ptr<set_contender> c(
-        new set_contender(std::move(session), std::move(dirs), std::move(node_data), std::move(acl), lock_delay));
+    std::shared_ptr<lock_set_engine> c(
+        new lock_set_engine(std::move(session), std::move(dirs), std::move(node_data), std::move(acl), lock_delay));
     c->subscribe();
     return c;
 }
 
-set_contender::set_contender(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
+lock_set_engine::lock_set_engine(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
                              std::string node_data, std::shared_ptr<const c_acl> acl,
                              std::chrono::milliseconds lock_delay)
     : queue_entry(std::move(session)),
@@ -32,26 +32,26 @@ set_contender::set_contender(std::shared_ptr<session_impl> session, std::vector<
     setup_.lose_on_suspension = options.lose_locks_on_suspension;
 }
 
-set_contender::~set_contender() { session_->remove_listener(listener_id_); }
+lock_set_engine::~lock_set_engine() { session_->remove_listener(listener_id_); }
 
-void set_contender::subscribe() {
-    std::weak_ptr<set_contender> weak = shared_from_this();
+void lock_set_engine::subscribe() {
+    std::weak_ptr<lock_set_engine> weak = shared_from_this();
     listener_id_ = session_->add_listener([weak](session_event e, std::int64_t) {
         if (auto self = weak.lock()) self->on_session_event(e);
     });
 }
 
-std::vector<std::optional<std::size_t>> set_contender::queue_positions() const {
+std::vector<std::optional<std::size_t>> lock_set_engine::queue_positions() const {
     std::lock_guard lk(mutex_);
     return positions_;
 }
 
-std::vector<std::string> set_contender::node_paths() const {
+std::vector<std::string> lock_set_engine::node_paths() const {
     std::lock_guard lk(mutex_);
     return node_paths_;
 }
 
-void set_contender::set_positions(const std::vector<std::optional<std::size_t>>& positions) {
+void lock_set_engine::set_positions(const std::vector<std::optional<std::size_t>>& positions) {
     {
         std::lock_guard lk(mutex_);
         positions_ = positions;
@@ -63,19 +63,19 @@ void set_contender::set_positions(const std::vector<std::optional<std::size_t>>&
     if (farthest) report_position(*farthest);
 }
 
-std::string set_contender::event_path() const {
+std::string lock_set_engine::event_path() const {
     std::string out;
     for (const auto& dir : dirs_) out += (out.empty() ? "" : ",") + dir;
     return out;
 }
 
-void set_contender::clear_nodes() {
+void lock_set_engine::clear_nodes() {
     std::lock_guard lk(mutex_);
     node_paths_.assign(dirs_.size(), {});
     positions_.assign(dirs_.size(), std::nullopt);
 }
 
-std::string set_contender::describe() const {
+std::string lock_set_engine::describe() const {
     static constexpr const char* phases[] = {"idle", "acquiring", "held"};
     std::string out = std::string("phase=") + phases[static_cast<int>(phase_)];
     out += std::string(" busy=") + (busy_ ? "yes" : "no") + " held=" + (held_ ? "yes" : "no");
@@ -86,7 +86,7 @@ std::string set_contender::describe() const {
 // ---- driving the machine ------------------------------------------------------------
 
 template <class Event>
-void set_contender::feed(const std::shared_ptr<attempt>& a, Event&& event) {
+void lock_set_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
     a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed};
     // An action that ends the attempt (fail, requeue, give up) comes last; the
     // grant completes after the own-node watches that follow it are sent.
@@ -95,7 +95,7 @@ void set_contender::feed(const std::shared_ptr<attempt>& a, Event&& event) {
     if (granted) complete_grant();
 }
 
-bool set_contender::perform(const std::shared_ptr<attempt>& a, const set_action& action) {
+bool lock_set_engine::perform(const std::shared_ptr<attempt>& a, const set_action& action) {
     using kind = set_action::kind;
     switch (action.what) {
     case kind::grant: begin_hold(action.number); return true;
@@ -128,7 +128,7 @@ bool set_contender::perform(const std::shared_ptr<attempt>& a, const set_action&
     case kind::start_delay:
         a->delay_timer = std::make_shared<asio::steady_timer>(session_->strand());
         a->delay_timer->expires_after(lock_delay_);
-        a->delay_timer->async_wait([weak = std::weak_ptr<set_contender>(shared_from_this()), a](
+        a->delay_timer->async_wait([weak = std::weak_ptr<lock_set_engine>(shared_from_this()), a](
                                        boost::system::error_code ec) {
             if (auto self = weak.lock(); self && !ec)
                 self->feed(a, [](set_acquire_machine& m) { return m.delay_elapsed(); });
@@ -144,7 +144,7 @@ bool set_contender::perform(const std::shared_ptr<attempt>& a, const set_action&
     return false;
 }
 
-void set_contender::send(const std::shared_ptr<attempt>& a, const set_action& action) {
+void lock_set_engine::send(const std::shared_ptr<attempt>& a, const set_action& action) {
     using kind = set_action::kind;
     auto self = shared_from_this();
     const auto i = action.queue;
@@ -179,7 +179,7 @@ void set_contender::send(const std::shared_ptr<attempt>& a, const set_action& ac
     }
 }
 
-void set_contender::send_create(const std::shared_ptr<attempt>& a, const set_action& action) {
+void lock_set_engine::send_create(const std::shared_ptr<attempt>& a, const set_action& action) {
     std::vector<multi_op> ops;
     for (const auto& dir : dirs_)
         ops.push_back({multi_op::kind::create, dir + "/" + action.name, node_data_, ZOO_EPHEMERAL_SEQUENTIAL, -1, acl_});
@@ -189,7 +189,7 @@ void set_contender::send_create(const std::shared_ptr<attempt>& a, const set_act
     });
 }
 
-void set_contender::send_watch(const std::shared_ptr<attempt>& a, const set_action& action) {
+void lock_set_engine::send_watch(const std::shared_ptr<attempt>& a, const set_action& action) {
     auto self = shared_from_this();
     const auto i = action.queue;
     // getData, not exists: a node that is already gone leaves no watch behind.
@@ -210,7 +210,7 @@ void set_contender::send_watch(const std::shared_ptr<attempt>& a, const set_acti
         });
 }
 
-void set_contender::send_delete(const std::shared_ptr<attempt>& a, const set_action& action) {
+void lock_set_engine::send_delete(const std::shared_ptr<attempt>& a, const set_action& action) {
     std::function<void(std::error_code)> answer;
     if (action.wait)
         answer = [self = shared_from_this(), a](std::error_code ec) {
@@ -226,7 +226,7 @@ void set_contender::send_delete(const std::shared_ptr<attempt>& a, const set_act
 
 // ---- the front half's hooks ---------------------------------------------------------
 
-void set_contender::new_attempt() {
+void lock_set_engine::new_attempt() {
     setup_.no_wait = no_wait_;
     // The guid is in every node's name: a lost transaction reply's nodes are found by it.
     auto a = std::make_shared<attempt>(setup_, new_guid());
@@ -234,7 +234,7 @@ void set_contender::new_attempt() {
     feed(a, [](set_acquire_machine& m) { return m.begin(); });
 }
 
-void set_contender::abandon(std::error_code ec) {
+void lock_set_engine::abandon(std::error_code ec) {
     if (phase_ != phase::acquiring) return;  // a second cancel or a late deadline: already done
     auto finish = stop_acquiring(ec);
     clear_nodes();
@@ -244,13 +244,13 @@ void set_contender::abandon(std::error_code ec) {
     feed(a, [](set_acquire_machine& m) { return m.cancel(); });
 }
 
-void set_contender::fail(std::error_code ec, std::string detail) {
+void lock_set_engine::fail(std::error_code ec, std::string detail) {
     if (phase_ == phase::held) return lose(ec);  // e.g. the session closed while re-arming an own-node watch
     if (phase_ == phase::acquiring && !detail.empty()) set_failure_detail(std::move(detail));
     abandon(ec);
 }
 
-void set_contender::do_release(std::function<void(std::error_code)> done) {
+void lock_set_engine::do_release(std::function<void(std::error_code)> done) {
     if (phase_ != phase::held || !attempt_) {
         if (done) done(make_error_code(errc::not_held));
         return;
@@ -264,7 +264,7 @@ void set_contender::do_release(std::function<void(std::error_code)> done) {
     feed(a, [](set_acquire_machine& m) { return m.release(); });
 }
 
-void set_contender::lose(std::error_code ec) {
+void lock_set_engine::lose(std::error_code ec) {
     if (phase_ != phase::held) return;
     auto a = std::exchange(attempt_, nullptr);
     auto next = end_hold();
@@ -278,7 +278,7 @@ void set_contender::lose(std::error_code ec) {
     report_loss(ec, std::move(next));
 }
 
-void set_contender::on_session_event(session_event e) {
+void lock_set_engine::on_session_event(session_event e) {
     if (!attempt_) return;
     const auto reason = e == session_event::closed ? session_->close_reason() : std::error_code{};
     feed(attempt_, [e, reason](set_acquire_machine& m) { return m.session_changed(e, reason); });
