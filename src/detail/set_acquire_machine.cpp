@@ -93,6 +93,19 @@ set_actions set_acquire_machine::list(std::size_t queue) const {
     return {act(set_kind::count_attempt), l};
 }
 
+void set_acquire_machine::gather(gathering what) {
+    gathering_ = what;
+    pending_ = setup_.dirs.size();
+    pending_rc_ = ZOK;
+    pending_at_.clear();
+}
+
+bool set_acquire_machine::gathered(gathering what) {
+    if (gathering_ != what || pending_ == 0 || --pending_ > 0) return false;
+    gathering_ = gathering::none;
+    return true;
+}
+
 // ---- the transaction ----------------------------------------------------------------
 
 set_actions set_acquire_machine::begin() { return {act(set_kind::forget_positions), retry(set_step::create).front()}; }
@@ -117,8 +130,7 @@ set_actions set_acquire_machine::connected(set_step step, std::size_t queue) {
         parent_retries_ = 0;
         return send_create();
     }
-    pending_ = setup_.dirs.size();
-    pending_rc_ = ZOK;
+    gather(gathering::recovery);
     recovery_.assign(setup_.dirs.size(), {});
     set_actions out{act(set_kind::count_attempt)};
     for (std::size_t i = 0; i < setup_.dirs.size(); ++i) {
@@ -176,9 +188,7 @@ set_actions set_acquire_machine::created(int rc, const std::vector<int>& op_erro
     if (rc == ZNONODE && parent_retries_ < max_parent_retries) {
         // The transaction fails as a whole when one directory is missing: make
         // every directory (and its parents) as containers, then try again.
-        pending_ = setup_.dirs.size();
-        pending_rc_ = ZOK;
-        pending_at_.clear();
+        gather(gathering::parents);
         set_actions out;
         for (std::size_t i = 0; i < setup_.dirs.size(); ++i) out.push_back(act(set_kind::ensure_parents, i));
         return out;
@@ -195,12 +205,12 @@ set_actions set_acquire_machine::created(int rc, const std::vector<int>& op_erro
 }
 
 set_actions set_acquire_machine::parents_ensured(std::size_t, int rc, std::string_view at) {
-    if (stage_ != stage::waiting || pending_ == 0) return {};
+    if (stage_ != stage::waiting || gathering_ != gathering::parents) return {};
     if (rc != ZOK && rc != ZNODEEXISTS && pending_rc_ == ZOK) {
         pending_rc_ = rc;
         pending_at_ = std::string(at);
     }
-    if (--pending_ > 0) return {};
+    if (!gathered(gathering::parents)) return {};
     ++parent_retries_;
     if (pending_rc_ == ZOK) return send_create();
     if (connection_trouble(pending_rc_)) return retry(set_step::create);
@@ -271,10 +281,10 @@ set_actions set_acquire_machine::listed(std::size_t queue, set_listing which, in
         return {};
     }
     if (which == set_listing::recover) {
-        if (pending_ == 0) return {};
+        if (gathering_ != gathering::recovery) return {};
         if (rc != ZOK && rc != ZNONODE && pending_rc_ == ZOK) pending_rc_ = rc;
         recovery_[queue] = children;
-        if (--pending_ > 0) return {};
+        if (!gathered(gathering::recovery)) return {};
         if (connection_trouble(pending_rc_)) return retry(set_step::recover);
         if (session_gone(pending_rc_)) return {};
         if (pending_rc_ != ZOK) return fail(from_zookeeper(pending_rc_));
@@ -388,7 +398,7 @@ set_actions set_acquire_machine::grant() {
         if (handover_ != handover_check::unchecked) return {};  // the check under way grants
         // Every queue's handover must be clean: the directories' records, read in one pipeline.
         handover_ = handover_check::reading;
-        pending_ = setup_.dirs.size();
+        gather(gathering::handover);
         handover_clean_ = true;
         set_actions out;
         for (std::size_t i = 0; i < setup_.dirs.size(); ++i) out.push_back(act(set_kind::read_handover, i));
@@ -402,10 +412,11 @@ set_actions set_acquire_machine::grant() {
 }
 
 set_actions set_acquire_machine::handover_read(std::size_t queue, int rc, std::string_view data) {
-    if (stage_ != stage::waiting || handover_ != handover_check::reading || pending_ == 0) return {};
+    if (stage_ != stage::waiting || handover_ != handover_check::reading || gathering_ != gathering::handover)
+        return {};
     const handover h{ahead_[queue], ahead_now_[queue], split_release_marker(data), before_[queue], true};
     handover_clean_ = handover_clean_ && rc == ZOK && clean_handover(h);
-    if (--pending_ > 0) return {};
+    if (!gathered(gathering::handover)) return {};
     handover_ = handover_clean_ ? handover_check::done : handover_check::delaying;
     if (handover_clean_) return grant();
     return {act(set_kind::start_delay)};

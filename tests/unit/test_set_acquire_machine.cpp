@@ -256,6 +256,21 @@ TEST(SetAcquireMachine, ATransactionFoundInPartDeletesWhatIsLeftAndQueuesAgain) 
     EXPECT_FALSE(f.m.waiting());
 }
 
+TEST(SetAcquireMachine, AReplyOfAnEarlierGatheringIsNotCountedInTheRecovery) {
+    fixture f;
+    f.send();
+    f.m.created(ZNONODE, {ZNONODE, ZRUNTIMEINCONSISTENCY}, {});
+    f.m.parents_ensured(0, ZOK, {});
+    EXPECT_EQ(said(f.m.parents_ensured(1, ZCONNECTIONLOSS, {})), (words{"wait_connected create"}));
+    f.m.connected(set_step::create);
+    f.m.created(ZCONNECTIONLOSS, {}, {});
+    f.m.connected(set_step::recover);
+    // A late duplicate of the parents' replies: not one of the recovery's.
+    EXPECT_EQ(said(f.m.parents_ensured(1, ZOK, {})), words{});
+    EXPECT_EQ(said(f.m.listed(0, set_listing::recover, ZOK, {ours_a})), words{});
+    EXPECT_EQ(said(f.m.listed(1, set_listing::recover, ZOK, {ours_b})), (words{"nodes_known", "read_token " + ours_a}));
+}
+
 // ---- cancellation ---------------------------------------------------------------------
 
 TEST(SetAcquireMachine, ACancelWithTheTransactionInFlightWaitsForItsReplyThenDeletesWhatItMade) {

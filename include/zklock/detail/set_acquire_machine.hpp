@@ -212,7 +212,14 @@ private:
     bool cleanup_after_create_ = false;
     bool node_gone_ = false;
     // Replies gathered from every queue before a decision: the parents of
-    // every directory, the recovering listings, the handover reads.
+    // every directory, the recovering listings, the handover reads. One
+    // gathering at a time; a reply of another is not counted.
+    enum class gathering { none, parents, recovery, handover };
+    gathering gathering_ = gathering::none;
+    /// Starts gathering `what` from every queue.
+    void gather(gathering what);
+    /// Counts a reply of `what`; true when it was the last one.
+    bool gathered(gathering what);
     std::size_t pending_ = 0;
     int pending_rc_ = 0;
     std::string pending_at_;
