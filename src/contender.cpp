@@ -281,7 +281,7 @@ void contender_engine::abandon(std::error_code ec) {
 }
 
 void contender_engine::fail(std::error_code ec) {
-    if (phase_ == phase::held) return lose(ec);  // e.g. the session closed while re-arming the own-node watch
+    if (phase_ == phase::held) return lose(ec);  // a failure reported while held is a loss
     abandon(ec);
 }
 

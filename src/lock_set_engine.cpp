@@ -5,9 +5,10 @@
 namespace zklock::detail {
 namespace asio = boost::asio;
 
-std::shared_ptr<lock_set_engine> lock_set_engine::make(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
-                                                   std::string node_data, std::shared_ptr<const c_acl> acl,
-                                                   std::chrono::milliseconds lock_delay) {
+std::shared_ptr<lock_set_engine> lock_set_engine::make(std::shared_ptr<session_impl> session,
+                                                       std::vector<std::string> dirs, std::string node_data,
+                                                       std::shared_ptr<const c_acl> acl,
+                                                       std::chrono::milliseconds lock_delay) {
     std::shared_ptr<lock_set_engine> c(
         new lock_set_engine(std::move(session), std::move(dirs), std::move(node_data), std::move(acl), lock_delay));
     c->subscribe();
@@ -15,8 +16,8 @@ std::shared_ptr<lock_set_engine> lock_set_engine::make(std::shared_ptr<session_i
 }
 
 lock_set_engine::lock_set_engine(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
-                             std::string node_data, std::shared_ptr<const c_acl> acl,
-                             std::chrono::milliseconds lock_delay)
+                                 std::string node_data, std::shared_ptr<const c_acl> acl,
+                                 std::chrono::milliseconds lock_delay)
     : queue_entry(std::move(session)),
       dirs_(std::move(dirs)),
       node_data_(std::move(node_data)),
@@ -245,7 +246,7 @@ void lock_set_engine::abandon(std::error_code ec) {
 }
 
 void lock_set_engine::fail(std::error_code ec, std::string detail) {
-    if (phase_ == phase::held) return lose(ec);  // e.g. the session closed while re-arming an own-node watch
+    if (phase_ == phase::held) return lose(ec);  // a failure reported while held is a loss
     if (phase_ == phase::acquiring && !detail.empty()) set_failure_detail(std::move(detail));
     abandon(ec);
 }

@@ -20,9 +20,10 @@ public:
 
     /// `dirs`: the lock paths, already validated (validate_lock_set).
     /// `lock_delay`: as the single queue's (queue_rule::lock_delay), per queue.
-    static std::shared_ptr<lock_set_engine> make(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
-                                               std::string node_data, std::shared_ptr<const c_acl> acl = nullptr,
-                                               std::chrono::milliseconds lock_delay = {});
+    static std::shared_ptr<lock_set_engine> make(std::shared_ptr<session_impl> session,
+                                                 std::vector<std::string> dirs, std::string node_data,
+                                                 std::shared_ptr<const c_acl> acl = nullptr,
+                                                 std::chrono::milliseconds lock_delay = {});
     ~lock_set_engine() override;
 
     // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
@@ -45,7 +46,7 @@ private:
     };
 
     lock_set_engine(std::shared_ptr<session_impl> session, std::vector<std::string> dirs, std::string node_data,
-                  std::shared_ptr<const c_acl> acl, std::chrono::milliseconds lock_delay);
+                    std::shared_ptr<const c_acl> acl, std::chrono::milliseconds lock_delay);
     void subscribe();
 
     std::shared_ptr<lock_set_engine> shared_from_this() {

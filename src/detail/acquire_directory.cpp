@@ -1,7 +1,7 @@
 // The acquire machine's reads of the lock directory: a semaphore's permit
 // count (read, claimed, compared), the directory's ACL against the policy,
 // and lock-delay's reads (the directory before the create, the handover
-// before a grant) and its clean-release record.
+// before a grant).
 #include <zklock/detail/acquire_machine.hpp>
 
 #include <zklock/detail/acl_check.hpp>

@@ -449,14 +449,24 @@ TEST(AcquireMachine, LockDelayGrantsAtOnceAfterACleanReleaseAndRecordsItsOwn) {
                                                                  with_release_marker("", 5)}));
 }
 
-TEST(AcquireMachine, LockDelayWaitsWhenTheHolderAheadLeftWithoutAReleaseRecord) {
+namespace {
+acquire_setup lock_delay_setup() {
     auto s = mutex_setup();
     s.rule.lock_delay = 2s;
-    fixture f(s);
+    return s;
+}
+/// Under lock-delay: the directory read before the create, then the node made.
+void create_after_reading_the_directory(fixture& f) {
     f.m.begin();
     f.m.connected(acquire_step::create);
     f.m.dir_before_read(ZOK, "", stat_of(0, 0));
     f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+}
+} // namespace
+
+TEST(AcquireMachine, LockDelayWaitsWhenTheHolderAheadLeftWithoutAReleaseRecord) {
+    fixture f(lock_delay_setup());
+    create_after_reading_the_directory(f);
     EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ahead, ours})), (words{"position #1", "watch_node " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "read_handover"}));
     EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"start_delay"}));  // no record of its release
@@ -464,13 +474,8 @@ TEST(AcquireMachine, LockDelayWaitsWhenTheHolderAheadLeftWithoutAReleaseRecord) 
 }
 
 TEST(AcquireMachine, UnderLockDelayAGrantDecidedAgainWhileTheHandoverIsCheckedWaitsForTheCheck) {
-    auto s = mutex_setup();
-    s.rule.lock_delay = 2s;
-    fixture f(s);
-    f.m.begin();
-    f.m.connected(acquire_step::create);
-    f.m.dir_before_read(ZOK, "", stat_of(0, 0));
-    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    fixture f(lock_delay_setup());
+    create_after_reading_the_directory(f);
     f.m.listed(listing::pipelined, ZOK, {ahead, ours});
     EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)), (words{"count_attempt", "list fresh"}));
     EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {ours})), (words{"position", "read_handover"}));

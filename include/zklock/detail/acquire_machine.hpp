@@ -20,8 +20,8 @@
 //   ephemeral ahead of us, one deletion that alone grants us;
 // - lock-delay (detail/lock_delay.hpp decides): the directory before the
 //   create, the queue ahead of us, the handover check before a grant;
-// - the session: expiry queues again on the new session, a close fails the
-//   acquire, a reconnect re-checks;
+// - the session (detail/session_states.hpp decides): expiry queues again on
+//   the new session, a close fails the acquire, a reconnect re-checks;
 // - cancellation at any point: what to delete (our node, or whatever carries
 //   our guid when a create's outcome is unknown), waiting for a create reply
 //   that is on its way.
@@ -232,7 +232,7 @@ private:
     bool node_gone_ = false;
     std::vector<std::string> recovered_listing_;  // the listing that found our node after a lost create reply
     // Lock-delay: the directory before our create, the sequences ahead of us
-    // at the previous and at the granting listing, whether the grant was checked.
+    // at the previous and at the granting listing, where the handover check stands.
     std::optional<directory_before> before_;
     std::optional<std::vector<std::int32_t>> ahead_;
     std::vector<std::int32_t> ahead_now_;

@@ -22,8 +22,9 @@
 //   ahead of us, every queue's handover checked before the grant;
 // - any node of the set deleted before the grant: the others go, a new attempt;
 //   any node gone while held: the set is lost and the others go;
-// - the session: expiry queues again on the new session, a close fails the
-//   acquire, a reconnect re-checks the queues we wait in;
+// - the session (detail/session_states.hpp decides): expiry queues again on
+//   the new session, a close fails the acquire, a reconnect re-checks the
+//   queues we wait in;
 // - cancellation at any point: the nodes go with one multi, or, when the
 //   transaction's outcome is unknown, whatever carries our guid in each
 //   directory; a transaction whose reply is on its way is waited for.
