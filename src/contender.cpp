@@ -29,10 +29,9 @@ std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session
 contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
                                    std::string node_data, std::shared_ptr<const c_acl> acl)
     : queue_entry(std::move(session)),
-      dir_(std::move(dir)),
       node_data_(std::move(node_data)),
       acl_(acl ? std::move(acl) : session_->acl()) {
-    setup_.dir = dir_;
+    setup_.dir = std::move(dir);
     // A naming without this role is refused before the engine is made (Mutex's check_input).
     setup_.form = form_of(rule.names, rule.role).value_or(node_form{});
     setup_.rule = std::move(rule);
@@ -117,7 +116,7 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
         // connection's end).
         held_ = false;
         token_ = 0;
-        return find_loss_reason(dir_, [this, a] { return phase_ == phase::held && attempt_ == a; });
+        return find_loss_reason(setup_.dir, [this, a] { return phase_ == phase::held && attempt_ == a; });
     case kind::lose: return lose(action.ec);
     case kind::requeue: return new_attempt();
     case kind::fail: return fail(action.ec, action.detail);
@@ -157,7 +156,7 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
     using kind = acquire_action::kind;
     auto self = shared_from_this();
     auto read_dir = [&](auto answer) {
-        session_->get_data(dir_, {}, [self, a, answer](int rc, std::string data, const node_stat& st) {
+        session_->get_data(setup_.dir, {}, [self, a, answer](int rc, std::string data, const node_stat& st) {
             self->feed(a, [&](acquire_machine& m) { return answer(m, rc, data, st); });
         });
     };
@@ -181,10 +180,10 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
     case kind::mark_held:
         return session_->set_data(path_of(action.name), node_data_, -1, [](int) {});  // the own-node watch tells of a loss
     case kind::claim_dir:
-        return session_->set_data(dir_, setup_.rule.dir_data, static_cast<std::int32_t>(action.number),
+        return session_->set_data(setup_.dir, setup_.rule.dir_data, static_cast<std::int32_t>(action.number),
                                   [self, a](int rc) { self->feed(a, [&](acquire_machine& m) { return m.dir_claimed(rc); }); });
     case kind::read_dir_acl:
-        return session_->get_acl(dir_, [self, a](int rc, acl_list acl) {
+        return session_->get_acl(setup_.dir, [self, a](int rc, acl_list acl) {
             self->feed(a, [&](acquire_machine& m) { return m.dir_acl_read(rc, acl); });
         });
     case kind::create:
@@ -193,7 +192,7 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
                                     self->feed(a, [&](acquire_machine& m) { return m.created(rc, name, st); });
                                 });
     case kind::ensure_parents:
-        return session_->ensure_parents(dir_, setup_.rule.dir_data, *acl_, [self, a](int rc, const std::string& at) {
+        return session_->ensure_parents(setup_.dir, setup_.rule.dir_data, *acl_, [self, a](int rc, const std::string& at) {
             self->feed(a, [&](acquire_machine& m) { return m.parents_ensured(rc, at); });
         });
     case kind::read_token:
@@ -214,9 +213,9 @@ void contender_engine::send_list(const std::shared_ptr<attempt>& a, const acquir
     auto on_list = [self, a, which = action.which](int rc, std::vector<std::string> children) {
         self->feed(a, [&](acquire_machine& m) { return m.listed(which, rc, children); });
     };
-    if (!action.watch) return session_->get_children(dir_, on_list);
+    if (!action.watch) return session_->get_children(setup_.dir, on_list);
     session_->get_children_watch(
-        dir_,
+        setup_.dir,
         [self, a, generation = action.number](int type) {
             self->feed(a, [&](acquire_machine& m) { return m.watch_fired({}, generation, type); });
         },
@@ -248,11 +247,11 @@ void contender_engine::send_watch(const std::shared_ptr<attempt>& a, const acqui
 void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acquire_action& action) {
     auto done = action.wait ? std::exchange(a->done, nullptr) : nullptr;
     if (action.what == acquire_action::kind::delete_by_guid) {
-        if (!action.wait) return session_->delete_owned_by_guid(dir_, action.name, action.number);
-        return session_->delete_owned_by_guid(dir_, action.name, action.number, std::move(done));
+        if (!action.wait) return session_->delete_owned_by_guid(setup_.dir, action.name, action.number);
+        return session_->delete_owned_by_guid(setup_.dir, action.name, action.number, std::move(done));
     }
     if (action.release_record) {
-        multi_op record{multi_op::kind::set_data, dir_, *action.release_record, 0, -1, nullptr};
+        multi_op record{multi_op::kind::set_data, setup_.dir, *action.release_record, 0, -1, nullptr};
         return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {std::move(record)});
     }
     if (!action.wait) return session_->delete_owned(path_of(action.name), action.number);

@@ -40,7 +40,7 @@ public:
     // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
     std::optional<std::size_t> queue_position() const noexcept;
     std::string node_path() const;
-    const std::string& dir() const noexcept { return dir_; }
+    const std::string& dir() const noexcept { return setup_.dir; }
     /// The acquire protocol's state in words (phase, the attempt's node and
     /// flags, what it watches); strand only (zklock::testing::describe_internals).
     std::string describe() const;
@@ -72,7 +72,7 @@ private:
     void do_release(std::function<void(std::error_code)> done) override;
     bool hold_ending() const noexcept override { return attempt_ && attempt_->fsm.node_gone(); }
     void lose(std::error_code ec) override;
-    std::string event_path() const override { return dir_; }
+    std::string event_path() const override { return setup_.dir; }
     /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
     void fail(std::error_code ec, std::string detail);
     void set_position(std::int64_t position);
@@ -88,12 +88,11 @@ private:
     void send_list(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_delete(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action);
-    std::string path_of(const std::string& child) const { return dir_ + "/" + child; }
+    std::string path_of(const std::string& child) const { return setup_.dir + "/" + child; }
 
-    std::string dir_;
     std::string node_data_;
     std::shared_ptr<const c_acl> acl_;
-    acquire_setup setup_;  // what every attempt's machine is told
+    acquire_setup setup_;  // what every attempt's machine is told; setup_.dir is the lock directory
     std::uint64_t listener_id_ = 0;
 
     // strand only

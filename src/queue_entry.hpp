@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <memory>
 #include <optional>
 
 namespace zklock::detail {
@@ -129,7 +130,7 @@ protected:
     // strand only
     phase phase_ = phase::idle;
     acquire_callback callback_;
-    std::optional<boost::asio::steady_timer> deadline_timer_;
+    std::unique_ptr<boost::asio::steady_timer> deadline_timer_;  // made by the first acquire with a deadline
     bool no_wait_ = false;
     clock::time_point wait_started_{};
     clock::time_point held_since_{};
