@@ -19,14 +19,12 @@ lock_set_engine::lock_set_engine(std::shared_ptr<session_impl> session, std::vec
                                  std::string node_data, std::shared_ptr<const c_acl> acl,
                                  std::chrono::milliseconds lock_delay)
     : queue_entry(std::move(session)),
-      dirs_(std::move(dirs)),
       node_data_(std::move(node_data)),
       acl_(acl ? std::move(acl) : session_->acl()),
-      lock_delay_(lock_delay),
-      positions_(dirs_.size()),
-      node_paths_(dirs_.size()) {
-    setup_.dirs = dirs_;
-    setup_.lock_delay = lock_delay_;
+      positions_(dirs.size()),
+      node_paths_(dirs.size()) {
+    setup_.dirs = std::move(dirs);
+    setup_.lock_delay = lock_delay;
     setup_.acl_text = to_string(acl_->entries());
     const auto& options = session_->options();
     setup_.identity = zklock::identity(options.auth);
@@ -66,14 +64,14 @@ void lock_set_engine::set_positions(const std::vector<std::optional<std::size_t>
 
 std::string lock_set_engine::event_path() const {
     std::string out;
-    for (const auto& dir : dirs_) out += (out.empty() ? "" : ",") + dir;
+    for (const auto& dir : setup_.dirs) out += (out.empty() ? "" : ",") + dir;
     return out;
 }
 
 void lock_set_engine::clear_nodes() {
     std::lock_guard lk(mutex_);
-    node_paths_.assign(dirs_.size(), {});
-    positions_.assign(dirs_.size(), std::nullopt);
+    node_paths_.assign(setup_.dirs.size(), {});
+    positions_.assign(setup_.dirs.size(), std::nullopt);
 }
 
 std::string lock_set_engine::describe() const {
@@ -104,7 +102,7 @@ bool lock_set_engine::perform(const std::shared_ptr<attempt>& a, const set_actio
         // One node gone loses the whole set: nobody may act on it from now on.
         held_ = false;
         token_ = 0;
-        find_loss_reason(dirs_[0], [this, a] { return phase_ == phase::held && attempt_ == a; });
+        find_loss_reason(setup_.dirs[0], [this, a] { return phase_ == phase::held && attempt_ == a; });
         break;
     case kind::lose: lose(action.ec); break;
     case kind::requeue: new_attempt(); break;
@@ -128,7 +126,7 @@ bool lock_set_engine::perform(const std::shared_ptr<attempt>& a, const set_actio
     }
     case kind::start_delay:
         a->delay_timer = std::make_shared<asio::steady_timer>(session_->strand());
-        a->delay_timer->expires_after(lock_delay_);
+        a->delay_timer->expires_after(setup_.lock_delay);
         a->delay_timer->async_wait([weak = std::weak_ptr<lock_set_engine>(shared_from_this()), a](
                                        boost::system::error_code ec) {
             if (auto self = weak.lock(); self && !ec)
@@ -151,20 +149,20 @@ void lock_set_engine::send(const std::shared_ptr<attempt>& a, const set_action& 
     const auto i = action.queue;
     switch (action.what) {
     case kind::read_dir_before:
-        return session_->get_data(dirs_[i], {}, [self, a, i](int rc, std::string data, const node_stat& st) {
+        return session_->get_data(setup_.dirs[i], {}, [self, a, i](int rc, std::string data, const node_stat& st) {
             self->feed(a, [&](set_acquire_machine& m) { return m.dir_before_read(i, rc, data, st); });
         });
     case kind::read_handover:
-        return session_->get_data(dirs_[i], {}, [self, a, i](int rc, std::string data, const node_stat&) {
+        return session_->get_data(setup_.dirs[i], {}, [self, a, i](int rc, std::string data, const node_stat&) {
             self->feed(a, [&](set_acquire_machine& m) { return m.handover_read(i, rc, data); });
         });
     case kind::create: return send_create(a, action);
     case kind::ensure_parents:
-        return session_->ensure_parents(dirs_[i], {}, *acl_, [self, a, i](int rc, const std::string& at) {
+        return session_->ensure_parents(setup_.dirs[i], {}, *acl_, [self, a, i](int rc, const std::string& at) {
             self->feed(a, [&](set_acquire_machine& m) { return m.parents_ensured(i, rc, at); });
         });
     case kind::list:
-        return session_->get_children(dirs_[i], [self, a, i, which = action.which](int rc,
+        return session_->get_children(setup_.dirs[i], [self, a, i, which = action.which](int rc,
                                                                                   std::vector<std::string> children) {
             self->feed(a, [&](set_acquire_machine& m) { return m.listed(i, which, rc, children); });
         });
@@ -182,7 +180,7 @@ void lock_set_engine::send(const std::shared_ptr<attempt>& a, const set_action& 
 
 void lock_set_engine::send_create(const std::shared_ptr<attempt>& a, const set_action& action) {
     std::vector<multi_op> ops;
-    for (const auto& dir : dirs_)
+    for (const auto& dir : setup_.dirs)
         ops.push_back({multi_op::kind::create, dir + "/" + action.name, node_data_, ZOO_EPHEMERAL_SEQUENTIAL, -1, acl_});
     session_->multi(std::move(ops), [self = shared_from_this(), a](int rc, std::vector<int> errors,
                                                                    std::vector<std::string> created) {
@@ -218,7 +216,7 @@ void lock_set_engine::send_delete(const std::shared_ptr<attempt>& a, const set_a
             self->feed(a, [&](set_acquire_machine& m) { return m.deleted(ec); });
         };
     if (action.what == set_action::kind::delete_by_guid)
-        return session_->delete_owned_by_guid(dirs_[action.queue], action.name, action.number, std::move(answer));
+        return session_->delete_owned_by_guid(setup_.dirs[action.queue], action.name, action.number, std::move(answer));
     std::vector<multi_op> records;
     for (const auto& [dir, data] : action.records)
         records.push_back(multi_op{multi_op::kind::set_data, dir, data, 0, -1, nullptr});

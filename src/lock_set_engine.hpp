@@ -32,7 +32,7 @@ public:
     std::vector<std::optional<std::size_t>> queue_positions() const;
     /// Per lock path, our node's full path once created; empty when none.
     std::vector<std::string> node_paths() const;
-    const std::vector<std::string>& dirs() const noexcept { return dirs_; }
+    const std::vector<std::string>& dirs() const noexcept { return setup_.dirs; }
     /// The protocol's state in words; strand only.
     std::string describe() const;
 
@@ -77,13 +77,11 @@ private:
     void send_create(const std::shared_ptr<attempt>& a, const set_action& action);
     void send_watch(const std::shared_ptr<attempt>& a, const set_action& action);
     void send_delete(const std::shared_ptr<attempt>& a, const set_action& action);
-    std::string path_of(std::size_t i, const std::string& child) const { return dirs_[i] + "/" + child; }
+    std::string path_of(std::size_t i, const std::string& child) const { return setup_.dirs[i] + "/" + child; }
 
-    std::vector<std::string> dirs_;
     std::string node_data_;
     std::shared_ptr<const c_acl> acl_;
-    std::chrono::milliseconds lock_delay_;
-    set_setup setup_;  // what every attempt's machine is told
+    set_setup setup_;  // what every attempt's machine is told; setup_.dirs are the lock directories
     std::uint64_t listener_id_ = 0;
 
     // strand only

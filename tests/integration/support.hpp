@@ -4,6 +4,7 @@
 
 #include <zklock/mutex.hpp>
 #include <zklock/session.hpp>
+#include <zklock/testing/faults.hpp>
 #include <zklock/testing/zookeeper_server.hpp>
 
 #include <gtest/gtest.h>
@@ -126,6 +127,19 @@ private:
     std::vector<session_event> events_;
     Subscription sub_;
 };
+
+/// Makes the ancestors of `path` that are missing (persistent, open ACL): a
+/// test that creates a node itself, on a server an earlier test of its suite
+/// may have used, where the tests' root may already be.
+inline void create_parents(Session& session, const std::string& path) {
+    for (auto slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+        try {
+            testing::create_node(session, path.substr(0, slash));
+        } catch (const std::system_error& e) {
+            if (e.code() != errc::node_exists) throw;
+        }
+    }
+}
 
 /// A test with its own ZooKeeper server (tickTime 100 ms: sessions of 0.2-4 s).
 class ServerTest : public ::testing::Test {

@@ -270,16 +270,10 @@ TEST_F(MultiMutexTest, ANodeDeletedBySomeoneElseLosesTheSetAndItsOtherNodesGo) {
 TEST_F(MultiMutexTest, ALostTransactionReplyIsRecoveredByTheGuidInEveryDirectory) {
     const auto p = paths({"a", "b"});
     auto observer = connect();
-    auto create = [&](const std::string& path) {
-        try {
-            zt::create_node(*observer, path);
-        } catch (const zklock::error& e) {
-            if (e.code() != errc::node_exists) throw;  // another test of the suite made it
-        }
-    };
-    create("/zklock-tests");
-    create(p[0].substr(0, p[0].rfind('/')));
-    for (const auto& path : p) create(path);  // so the transaction is the first request naming them
+    for (const auto& path : p) {  // so the transaction is the first request naming them
+        create_parents(*observer, path);
+        zt::create_node(*observer, path);
+    }
     {
         zt::FaultyLink link(server_->port());
         auto o = options();

@@ -39,18 +39,6 @@ protected:
         s->connect();
         return s;
     }
-
-    // The parents of `path`, made where missing (an earlier test of the suite,
-    // sharing the server, may have made /zklock-tests).
-    static void create_parents(Session& s, const std::string& path) {
-        for (auto slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-            try {
-                zt::create_node(s, path.substr(0, slash));
-            } catch (const zklock::error& e) {
-                if (e.code() != zklock::errc::node_exists) throw;
-            }
-        }
-    }
 };
 
 }  // namespace

@@ -137,13 +137,7 @@ TEST_F(RecipeTest, SemaphorePermitMismatchIsRefused) {
 TEST_F(RecipeTest, SemaphoreFirstParticipantsWithDifferentCountsOnAnEmptyDirectory) {
     const auto path = lock_path();
     auto s = connect();
-    const auto parent = path.substr(0, path.rfind('/'));
-    try {  // the tests' root; another test of the suite may have made it on the shared server
-        zklock::testing::create_node(*s, parent.substr(0, parent.rfind('/')));
-    } catch (const std::system_error& e) {
-        if (e.code() != zklock::errc::node_exists) throw;
-    }
-    zklock::testing::create_node(*s, parent);
+    create_parents(*s, path);
     zklock::testing::create_node(*s, path);  // persistent, no data
     // One session: the three acquires' reads, creates and listings reach the
     // server before any claim, so each reads an empty directory and claims it.
