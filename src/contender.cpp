@@ -35,12 +35,8 @@ contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::s
     // A naming without this role is refused before the engine is made (Mutex's check_input).
     setup_.form = form_of(rule.names, rule.role).value_or(node_form{});
     setup_.rule = std::move(rule);
-    const auto& options = session_->options();
-    if (!is_open(acl_->entries())) setup_.expanded_acl = expand_policy(acl_->entries(), options.auth);
-    setup_.acl_text = to_string(acl_->entries());
-    setup_.identity = zklock::identity(options.auth);
-    setup_.chroot = std::string(chroot_of(options.connect));
-    setup_.lose_on_suspension = options.lose_locks_on_suspension;
+    setup_.policy = session_->words_for(acl_);
+    setup_.lose_on_suspension = session_->options().lose_locks_on_suspension;
     if (setup_.rule.permits == 1 && !setup_.rule.read_write && !setup_.rule.watch_parent)
         setup_.mark_after = setup_.rule.mark_grants_after;
 }
@@ -192,7 +188,7 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
                                     self->feed(a, [&](acquire_machine& m) { return m.created(rc, name, st); });
                                 });
     case kind::ensure_parents:
-        return session_->ensure_parents(setup_.dir, setup_.rule.dir_data, *acl_, [self, a](int rc, const std::string& at) {
+        return session_->ensure_parents(setup_.dir, setup_.rule.dir_data, acl_, [self, a](int rc, const std::string& at) {
             self->feed(a, [&](acquire_machine& m) { return m.parents_ensured(rc, at); });
         });
     case kind::read_token:

@@ -8,6 +8,7 @@
 #include "queue_entry.hpp"
 
 #include <zklock/detail/acquire_machine.hpp>
+#include <zklock/detail/path.hpp>
 #include <zklock/lock.hpp>
 #include <zklock/lock_stats.hpp>
 
@@ -88,7 +89,7 @@ private:
     void send_list(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_delete(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action);
-    std::string path_of(const std::string& child) const { return setup_.dir + "/" + child; }
+    std::string path_of(const std::string& child) const { return child_path(setup_.dir, child); }
 
     std::string node_data_;
     std::shared_ptr<const c_acl> acl_;

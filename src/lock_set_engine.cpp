@@ -25,10 +25,8 @@ lock_set_engine::lock_set_engine(std::shared_ptr<session_impl> session, std::vec
       node_paths_(dirs.size()) {
     setup_.dirs = std::move(dirs);
     setup_.lock_delay = lock_delay;
-    setup_.acl_text = to_string(acl_->entries());
-    const auto& options = session_->options();
-    setup_.identity = zklock::identity(options.auth);
-    setup_.lose_on_suspension = options.lose_locks_on_suspension;
+    setup_.policy = session_->words_for(acl_);
+    setup_.lose_on_suspension = session_->options().lose_locks_on_suspension;
 }
 
 lock_set_engine::~lock_set_engine() { session_->remove_listener(listener_id_); }
@@ -158,7 +156,7 @@ void lock_set_engine::send(const std::shared_ptr<attempt>& a, const set_action& 
         });
     case kind::create: return send_create(a, action);
     case kind::ensure_parents:
-        return session_->ensure_parents(setup_.dirs[i], {}, *acl_, [self, a, i](int rc, const std::string& at) {
+        return session_->ensure_parents(setup_.dirs[i], {}, acl_, [self, a, i](int rc, const std::string& at) {
             self->feed(a, [&](set_acquire_machine& m) { return m.parents_ensured(i, rc, at); });
         });
     case kind::list:

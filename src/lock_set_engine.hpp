@@ -11,6 +11,7 @@
 #include "contender.hpp"
 #include "queue_entry.hpp"
 
+#include <zklock/detail/path.hpp>
 #include <zklock/detail/set_acquire_machine.hpp>
 
 namespace zklock::detail {
@@ -77,7 +78,7 @@ private:
     void send_create(const std::shared_ptr<attempt>& a, const set_action& action);
     void send_watch(const std::shared_ptr<attempt>& a, const set_action& action);
     void send_delete(const std::shared_ptr<attempt>& a, const set_action& action);
-    std::string path_of(std::size_t i, const std::string& child) const { return setup_.dirs[i] + "/" + child; }
+    std::string path_of(std::size_t i, const std::string& child) const { return child_path(setup_.dirs[i], child); }
 
     std::string node_data_;
     std::shared_ptr<const c_acl> acl_;

@@ -47,12 +47,18 @@ namespace detail {
 session_impl::session_impl(asio::any_io_executor ex, SessionOptions options, std::shared_ptr<own_context> own)
     : options_(std::move(options)),
       acl_(std::make_shared<const c_acl>(options_.acl)),
+      words_(make_policy_words(acl_->entries(), options_.auth, options_.connect)),
       own_(std::move(own)),
       user_ex_(std::move(ex)),
       strand_(asio::make_strand(user_ex_)),
       desc_(strand_),
       timer_(strand_),
       suspend_timer_(strand_) {}
+
+std::shared_ptr<const policy_words> session_impl::words_for(const std::shared_ptr<const c_acl>& acl) const {
+    if (!acl || acl == acl_) return words_;
+    return make_policy_words(acl->entries(), options_.auth, options_.connect);
+}
 
 session_impl::~session_impl() {
     // Reached only when no handler refers to this any more: nothing runs

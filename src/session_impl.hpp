@@ -4,6 +4,7 @@
 #pragma once
 
 #include <zklock/detail/node_stat.hpp>
+#include <zklock/detail/policy_words.hpp>
 #include <zklock/session.hpp>
 
 #include "detail/async_support.hpp"
@@ -107,6 +108,9 @@ public:
     ZKLOCK_EXPORT void log(log_level level, std::string_view message) const;
     /// The session's ACL policy in the C client's form.
     const std::shared_ptr<const c_acl>& acl() const noexcept { return acl_; }
+    /// What contenders with ACL policy `acl` say of it and of this session:
+    /// made once for the session's own policy and shared by its locks.
+    std::shared_ptr<const policy_words> words_for(const std::shared_ptr<const c_acl>& acl) const;
     const boost::asio::any_io_executor& user_executor() const noexcept { return user_ex_; }
     const strand_type& strand() const noexcept { return strand_; }
     session_state state() const noexcept { return state_.load(); }
@@ -184,8 +188,9 @@ public:
     ZKLOCK_EXPORT void multi(std::vector<multi_op> ops, multi_fn fn);
     /// Creates `path` and its missing ancestors as CONTAINER nodes with `acl`;
     /// `path` gets `data`. fn gets ZOK (or the first error and the path that
-    /// failed with it).
-    void ensure_parents(const std::string& path, const std::string& data, const c_acl& acl,
+    /// failed with it). `path` alone is tried first; its ancestors are created
+    /// (pipelined, top down) only when its parent is missing.
+    void ensure_parents(const std::string& path, const std::string& data, std::shared_ptr<const c_acl> acl,
                         std::function<void(int rc, const std::string& failed_path)> fn);
 
     /// Deletes `path` now or as soon as connected, retrying across connection
@@ -212,6 +217,9 @@ public:
 
 
 private:
+    /// ensure_parents once the directory's parent is known to be missing: every ancestor, then it.
+    void ensure_ancestors(const std::string& path, const std::string& data, const c_acl& acl,
+                          std::function<void(int rc, const std::string& failed_path)> fn);
     struct janitor_entry {
         std::string path;  // node path, or dir when guid is set
         std::string guid;
@@ -278,6 +286,7 @@ private:
 
     SessionOptions options_;
     std::shared_ptr<const c_acl> acl_;
+    std::shared_ptr<const policy_words> words_;  // acl_'s
     std::shared_ptr<own_context> own_;  // destroyed after the I/O objects below
     boost::asio::any_io_executor user_ex_;
     strand_type strand_;

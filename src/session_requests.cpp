@@ -145,8 +145,24 @@ void session_impl::exists(const std::string& path, watch_fn on_watch, stat_fn fn
     });
 }
 
-void session_impl::ensure_parents(const std::string& path, const std::string& data, const c_acl& acl,
+void session_impl::ensure_parents(const std::string& path, const std::string& data, std::shared_ptr<const c_acl> acl,
                                   std::function<void(int rc, const std::string& failed_path)> fn) {
+    // The directory alone first: its ancestors are there in the common case (a
+    // lock directory the server reaped, a new lock under a known parent), and
+    // every create the server refuses still costs it a logged write. Only when
+    // the directory's parent is missing too are all ancestors created.
+    const auto& a = *acl;
+    create(path, data, ZOO_CONTAINER, a,
+           [self = shared_from_this(), path, data, acl = std::move(acl), fn = std::move(fn)](
+               int rc, std::string, const node_stat&) mutable {
+               if (rc == ZOK || rc == ZNODEEXISTS) return fn(ZOK, {});
+               if (rc != ZNONODE) return fn(rc, path);
+               self->ensure_ancestors(path, data, *acl, std::move(fn));
+           });
+}
+
+void session_impl::ensure_ancestors(const std::string& path, const std::string& data, const c_acl& acl,
+                                    std::function<void(int rc, const std::string& failed_path)> fn) {
     // All creates are pipelined; the session runs them in order, so each
     // ancestor exists before its child is created. NODEEXISTS is success.
     auto ancestors = detail::ancestors(path);

@@ -77,38 +77,38 @@ acquire_actions acquire_machine::dir_acl_read(int rc, const acl_list& actual) {
         return {};
     }
     if (rc != ZOK) return {};  // a missing directory is created with the policy
-    if (const auto excess = first_excess(actual, setup_.expanded_acl); excess && !dir_error_) {
+    if (const auto excess = first_excess(actual, words().expanded_acl); excess && !dir_error_) {
         dir_error_ = make_error_code(errc::insecure_acl);
         dir_error_detail_ = "the ACL of " + setup_.dir + " (" + to_string(actual) + ") grants " + to_string(*excess) +
-                            ", more than the ACL policy (" + setup_.acl_text +
+                            ", more than the ACL policy (" + words().acl_text +
                             "): someone else created it; set its ACL (setAcl) or delete it";
     }
     return {};
 }
 
 acquire_actions acquire_machine::dir_before_read(int rc, std::string_view data, const node_stat& st) {
-    if (stage_ == stage::waiting) before_ = directory_read(rc, data, st);
+    if (stage_ == stage::waiting && delay_) delay_->before = directory_read(rc, data, st);
     return {};
 }
 
 // ---- lock-delay ----------------------------------------------------------------------
 
 acquire_actions acquire_machine::handover_read(int rc, std::string_view data) {
-    if (stage_ != stage::waiting || handover_ != handover_check::reading) return {};
+    if (stage_ != stage::waiting || !delay_ || delay_->handover != handover_check::reading) return {};
     if (session_gone(rc)) return {};  // the session event decides
     handover h;
-    h.ahead_before = ahead_;
-    h.ahead_now = ahead_now_;
+    h.ahead_before = delay_->ahead;
+    h.ahead_now = delay_->ahead_now;
     if (rc == ZOK) h.now = split_release_marker(data);
-    h.before = before_;
+    h.before = delay_->before;
     h.exclusive = !setup_.rule.read_write && setup_.rule.permits <= 1;
     if (rc == ZOK && clean_handover(h)) {
-        handover_ = handover_check::done;
+        delay_->handover = handover_check::done;
         return grant();
     }
     // A holder went without releasing (or we cannot tell): it may still be
     // acting, so wait lock_delay before telling anyone we hold.
-    handover_ = handover_check::delaying;
+    delay_->handover = handover_check::delaying;
     return {act(kind::start_delay)};
 }
 

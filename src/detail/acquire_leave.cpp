@@ -54,7 +54,7 @@ acquire_actions acquire_machine::release() {
     stage_ = stage::over;
     auto a = act(kind::delete_node, node_, owner_);
     a.wait = true;
-    if (setup_.rule.lock_delay.count() > 0) a.release_record = release_record_data(setup_.rule.dir_data, before_, node_);
+    if (delay_) a.release_record = release_record_data(setup_.rule.dir_data, delay_->before, node_);
     return {act(kind::forget_position), a};
 }
 

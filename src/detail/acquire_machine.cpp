@@ -2,6 +2,7 @@
 
 #include <zklock/detail/acl_check.hpp>
 #include <zklock/detail/dialect.hpp>
+#include <zklock/detail/path.hpp>
 #include <zklock/detail/limits.hpp>
 #include <zklock/detail/reply_kind.hpp>
 #include <zklock/detail/session_states.hpp>
@@ -21,7 +22,9 @@ void append(acquire_actions& to, acquire_actions more) {
 
 } // namespace
 
-acquire_machine::acquire_machine(const acquire_setup& setup, std::string guid) : setup_(setup), guid_(std::move(guid)) {}
+acquire_machine::acquire_machine(const acquire_setup& setup, std::string guid) : setup_(setup), guid_(std::move(guid)) {
+    if (setup_.rule.lock_delay.count() > 0) delay_ = std::make_unique<delay_state>();
+}
 
 acquire_action acquire_machine::act(acquire_action::kind k, std::string name, std::int64_t number) {
     acquire_action a;
@@ -31,10 +34,12 @@ acquire_action acquire_machine::act(acquire_action::kind k, std::string name, st
     return a;
 }
 
-std::string acquire_machine::path_of(std::string_view child) const { return setup_.dir + "/" + std::string(child); }
+const policy_words& acquire_machine::words() const noexcept { return words_of(setup_.policy); }
+
+std::string acquire_machine::path_of(std::string_view child) const { return child_path(setup_.dir, child); }
 
 std::string acquire_machine::refused(std::string_view what, std::string_view path) const {
-    return "not authorized: " + setup_.identity + " may not " + std::string(what) + " " + std::string(path);
+    return "not authorized: " + words().identity + " may not " + std::string(what) + " " + std::string(path);
 }
 
 // ---- the attempt's steps ----------------------------------------------------------
@@ -90,7 +95,7 @@ acquire_actions acquire_machine::send_create() {
     // Their replies come before the create's.
     if (!setup_.rule.dir_data.empty()) out.push_back(act(kind::read_dir_data));
     if (setup_.rule.lock_delay.count() > 0) out.push_back(act(kind::read_dir_before));
-    if (!setup_.expanded_acl.empty()) out.push_back(act(kind::read_dir_acl));
+    if (!words().expanded_acl.empty()) out.push_back(act(kind::read_dir_acl));
     out.push_back(act(kind::create, node_name_prefix(guid_, setup_.form)));
     if (setup_.rule.watch_parent) return out;  // the baseline lists with a watch after the create
     // Pipelined: the server runs one session's requests in order, so this listing
@@ -134,7 +139,7 @@ acquire_actions acquire_machine::created(int rc, std::string_view path, const no
         return fail(from_zookeeper(rc), refused("create lock nodes under", setup_.dir));
     }
     if (rc == ZINVALIDACL)
-        return fail(from_zookeeper(rc), "the server refused the ACL " + setup_.acl_text + " for " + setup_.dir);
+        return fail(from_zookeeper(rc), "the server refused the ACL " + words().acl_text + " for " + setup_.dir);
     return fail(from_zookeeper(rc));
 }
 
@@ -144,9 +149,9 @@ acquire_actions acquire_machine::parents_ensured(int rc, std::string_view at) {
     if (rc == ZOK || rc == ZNODEEXISTS) return send_create();
     if (connection_trouble(rc)) return retry(acquire_step::create);
     if (rc == ZNOAUTH) return fail(from_zookeeper(rc), refused("create", at));
-    if (rc == ZNONODE && !setup_.chroot.empty() && at.find('/', 1) == std::string_view::npos)
+    if (rc == ZNONODE && !words().chroot.empty() && at.find('/', 1) == std::string_view::npos)
         return fail(from_zookeeper(rc),
-                    "the chroot " + setup_.chroot + " of the connect string does not exist on the server");
+                    "the chroot " + words().chroot + " of the connect string does not exist on the server");
     return fail(from_zookeeper(rc));
 }
 
@@ -219,9 +224,9 @@ acquire_actions acquire_machine::evaluate(int rc, const std::vector<std::string>
     // Someone deleted our node before we were granted: queue again.
     if (!d.found) return requeue();
     acquire_actions out{act(kind::position, {}, static_cast<std::int64_t>(d.position))};
-    if (setup_.rule.lock_delay.count() > 0) {
-        ahead_now_ = sequences_ahead(children, node_);
-        if (!d.acquired) ahead_ = ahead_now_;
+    if (delay_) {
+        delay_->ahead_now = sequences_ahead(children, node_);
+        if (!d.acquired) delay_->ahead = delay_->ahead_now;
     }
     if (d.acquired) {
         append(out, grant());
@@ -312,9 +317,9 @@ acquire_actions acquire_machine::wake(bool notified, std::string_view name) {
         append(out, list());
         return out;
     }
-    if (setup_.rule.lock_delay.count() > 0)
-        ahead_now_ = last_blocker_ ? without(ahead_.value_or(std::vector<std::int32_t>{}), name)
-                                   : std::vector<std::int32_t>{};
+    if (delay_)
+        delay_->ahead_now = last_blocker_ ? without(delay_->ahead.value_or(std::vector<std::int32_t>{}), name)
+                                          : std::vector<std::int32_t>{};
     append(out, grant());
     return out;
 }
@@ -326,10 +331,10 @@ acquire_actions acquire_machine::grant() {
     // The node belongs to a session that is gone (it was expired between our
     // listing and now): it is not ours to hold. Queue again on this session.
     if (owner_ != session.id) return requeue();
-    if (setup_.rule.lock_delay.count() > 0 && handover_ != handover_check::done) {
-        if (handover_ != handover_check::unchecked) return {};  // the check under way grants
+    if (delay_ && delay_->handover != handover_check::done) {
+        if (delay_->handover != handover_check::unchecked) return {};  // the check under way grants
         // How the lock came to us: the directory's record of the last clean release.
-        handover_ = handover_check::reading;
+        delay_->handover = handover_check::reading;
         return {act(kind::read_handover)};
     }
     stage_ = stage::held;
@@ -340,8 +345,8 @@ acquire_actions acquire_machine::grant() {
 }
 
 acquire_actions acquire_machine::delay_elapsed() {
-    if (handover_ != handover_check::delaying) return {};
-    handover_ = handover_check::done;
+    if (!delay_ || delay_->handover != handover_check::delaying) return {};
+    delay_->handover = handover_check::done;
     return grant();
 }
 

@@ -79,4 +79,11 @@ std::vector<std::string> ancestors(std::string_view path) {
     return out;
 }
 
+std::string child_path(std::string_view dir, std::string_view child) {
+    std::string path;
+    path.reserve(dir.size() + 1 + child.size());
+    path.append(dir).append(1, '/').append(child);
+    return path;
+}
+
 } // namespace zklock::detail

@@ -5,6 +5,7 @@
 
 #include <zklock/detail/limits.hpp>
 #include <zklock/detail/lock_node.hpp>
+#include <zklock/detail/path.hpp>
 #include <zklock/detail/reply_kind.hpp>
 #include <zklock/error.hpp>
 
@@ -57,7 +58,7 @@ set_action set_acquire_machine::act(set_action::kind k, std::size_t queue, std::
 }
 
 std::string set_acquire_machine::path_of(std::size_t queue, std::string_view child) const {
-    return setup_.dirs[queue] + "/" + std::string(child);
+    return child_path(setup_.dirs[queue], child);
 }
 
 std::vector<std::string> set_acquire_machine::node_paths() const {
@@ -67,7 +68,7 @@ std::vector<std::string> set_acquire_machine::node_paths() const {
 }
 
 std::string set_acquire_machine::refused(std::string_view what, std::string_view path) const {
-    return "not authorized: " + setup_.identity + " may not " + std::string(what) + " " + std::string(path);
+    return "not authorized: " + words_of(setup_.policy).identity + " may not " + std::string(what) + " " + std::string(path);
 }
 
 bool set_acquire_machine::first_everywhere() const noexcept {
@@ -200,7 +201,7 @@ set_actions set_acquire_machine::created(int rc, const std::vector<int>& op_erro
     }
     if (rc == ZNOAUTH) return fail(from_zookeeper(rc), refused("create lock nodes under", dir));
     if (rc == ZINVALIDACL)
-        return fail(from_zookeeper(rc), "the server refused the ACL " + setup_.acl_text + " for " + dir);
+        return fail(from_zookeeper(rc), "the server refused the ACL " + words_of(setup_.policy).acl_text + " for " + dir);
     return fail(from_zookeeper(rc));
 }
 

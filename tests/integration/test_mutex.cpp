@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <set>
+#include <stdexcept>
 
 using namespace zklock;
 using namespace zklock::test;
@@ -572,4 +573,29 @@ TEST_F(MutexTest, AMutexOutlivingItsSessionFailsCleanly) {
     m.lock(ec);
     EXPECT_EQ(ec, errc::session_closed);
     EXPECT_FALSE(m.is_held());
+}
+
+// A lock whose directory is missing under parents that exist (a directory the
+// server reaped, a new lock in a known place) creates the directory alone, not
+// each ancestor again: a create the server refuses (NODEEXISTS) is still a
+// transaction it logs and syncs. Counted by the server's last zxid.
+TEST_F(MutexTest, AMissingLockDirectoryUnderExistingParentsCostsOneCreate) {
+    auto s = connect();
+    const auto path = lock_path("a/b/c/lock");
+    create_parents(*s, path);  // every ancestor, not the lock directory
+    const auto last_zxid = [&] {
+        const auto srvr = server_->four_letter_word("srvr");
+        const auto at = srvr.find("Zxid: 0x");
+        if (at == std::string::npos) throw std::runtime_error("no Zxid in srvr's answer: " + srvr);
+        return std::stoll(srvr.substr(at + 8), nullptr, 16);
+    };
+    const auto before = last_zxid();
+    Mutex m(*s, path);
+    m.lock();
+    auto released = m.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+    // The create refused (no directory), the directory, the create, the delete:
+    // 4 (one more allowed for a session of an earlier test closing meanwhile).
+    // Creating every ancestor again costs 9 here.
+    EXPECT_LE(last_zxid() - before, 5);
 }

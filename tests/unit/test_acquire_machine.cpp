@@ -29,7 +29,7 @@ acquire_setup mutex_setup() {
     acquire_setup s;
     s.dir = "/locks/a";
     s.form = *form_of(node_names::zklock, node_role::lock);
-    s.identity = "digest:alice";
+    s.policy = std::make_shared<const policy_words>(policy_words{{}, {}, "digest:alice", {}});
     return s;
 }
 
@@ -340,7 +340,7 @@ TEST(AcquireMachine, AVanishedParentIsCreatedAgainAFewTimesThenTheAcquireFails) 
 
 TEST(AcquireMachine, AMissingChrootIsNamed) {
     auto s = mutex_setup();
-    s.chroot = "/tenant";
+    s.policy = std::make_shared<const policy_words>(policy_words{{}, {}, "digest:alice", "/tenant"});
     fixture f(s);
     f.m.begin();
     f.m.connected(acquire_step::create);
@@ -419,8 +419,8 @@ TEST(AcquireMachine, APeersSemaphoreOnThePathIsRefused) {
 
 TEST(AcquireMachine, ADirectoryThatGrantsMoreThanThePolicyFailsTheAcquire) {
     auto s = mutex_setup();
-    s.expanded_acl = {acl_entry{"digest", "alice:x", perms::all}};
-    s.acl_text = "digest:alice:x:cdrwa";
+    s.policy = std::make_shared<const policy_words>(
+        policy_words{{acl_entry{"digest", "alice:x", perms::all}}, "digest:alice:x:cdrwa", "digest:alice", {}});
     fixture f(s);
     f.m.begin();
     EXPECT_EQ(said(f.m.connected(acquire_step::create)),

@@ -37,8 +37,7 @@ const std::string ahead_b = "_c_3d813cbb-47fb-32ba-91df-831e1593ac29-lock-000000
 set_setup two_locks() {
     set_setup s;
     s.dirs = {"/locks/a", "/locks/b"};
-    s.acl_text = "world:anyone:cdrwa";
-    s.identity = "digest:alice";
+    s.policy = std::make_shared<const policy_words>(policy_words{{}, "world:anyone:cdrwa", "digest:alice", {}});
     return s;
 }
 

@@ -31,11 +31,13 @@
 #include <zklock/detail/lock_delay.hpp>
 #include <zklock/detail/lock_node.hpp>
 #include <zklock/detail/node_stat.hpp>
+#include <zklock/detail/policy_words.hpp>
 #include <zklock/export.hpp>
 #include <zklock/session.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,12 +52,9 @@ struct acquire_setup {
     queue_rule rule;
     node_form form;            ///< how our node's name is spelled
     bool no_wait = false;      ///< a try: give up rather than wait
-    /// The ACL policy as the server stores it; empty: the policy is open and
-    /// the directory's ACL is not checked.
-    acl_list expanded_acl;
-    std::string acl_text;      ///< the ACL policy in words (to_string)
-    std::string identity;      ///< who we authenticate as, in words (zklock::identity)
-    std::string chroot;        ///< the connect string's chroot; empty without one
+    /// The ACL policy, identity and chroot, shared by the session's locks
+    /// (null: an open policy, no identity, no chroot).
+    std::shared_ptr<const policy_words> policy;
     /// SessionOptions::lose_locks_on_suspension.
     bool lose_on_suspension = false;
     /// The handoff without a listing (mutex rule only: one holder, not
@@ -210,6 +209,7 @@ private:
     std::string foreign_semaphore(const std::string& peer) const;
     static acquire_action act(acquire_action::kind k, std::string name = {}, std::int64_t number = 0);
     std::string path_of(std::string_view child) const;
+    const policy_words& words() const noexcept;
 
     const acquire_setup& setup_;
     std::string guid_;
@@ -232,11 +232,15 @@ private:
     bool node_gone_ = false;
     std::vector<std::string> recovered_listing_;  // the listing that found our node after a lost create reply
     // Lock-delay: the directory before our create, the sequences ahead of us
-    // at the previous and at the granting listing, where the handover check stands.
-    std::optional<directory_before> before_;
-    std::optional<std::vector<std::int32_t>> ahead_;
-    std::vector<std::int32_t> ahead_now_;
-    handover_check handover_ = handover_check::unchecked;
+    // at the previous and at the granting listing, where the handover check
+    // stands. Made only with lock-delay on: most attempts never need it.
+    struct delay_state {
+        std::optional<directory_before> before;
+        std::optional<std::vector<std::int32_t>> ahead;
+        std::vector<std::int32_t> ahead_now;
+        handover_check handover = handover_check::unchecked;
+    };
+    std::unique_ptr<delay_state> delay_;
     // The handoff without a listing: the longest listing seen, and whether the
     // node we watch has marked its grant (mark_held).
     std::size_t longest_listing_ = 0;

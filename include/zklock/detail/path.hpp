@@ -30,4 +30,8 @@ ZKLOCK_EXPORT check_result validate_lock_path(std::string_view path);
 /// itself: "/a/b/c" gives {"/a", "/a/b"}.
 ZKLOCK_EXPORT std::vector<std::string> ancestors(std::string_view path);
 
+/// "<dir>/<child>", allocated once at its length (built with `+`, a path's
+/// capacity came to about twice its length: the strings a held lock keeps).
+ZKLOCK_EXPORT std::string child_path(std::string_view dir, std::string_view child);
+
 } // namespace zklock::detail

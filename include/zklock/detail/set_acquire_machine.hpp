@@ -33,12 +33,14 @@
 #include <zklock/detail/lock_delay.hpp>
 #include <zklock/detail/lock_set.hpp>
 #include <zklock/detail/node_stat.hpp>
+#include <zklock/detail/policy_words.hpp>
 #include <zklock/export.hpp>
 #include <zklock/session.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,8 +54,9 @@ struct set_setup {
     std::vector<std::string> dirs;       ///< the lock directories, validated (validate_lock_set)
     bool no_wait = false;                ///< a try: give up rather than wait
     std::chrono::milliseconds lock_delay{0};
-    std::string acl_text;                ///< the nodes' ACL in words (to_string)
-    std::string identity;                ///< who we authenticate as, in words (zklock::identity)
+    /// The nodes' ACL policy and who we authenticate as, shared by the
+    /// session's locks (null: an open policy, no identity).
+    std::shared_ptr<const policy_words> policy;
     bool lose_on_suspension = false;     ///< SessionOptions::lose_locks_on_suspension
 };
 
