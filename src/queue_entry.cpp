@@ -39,10 +39,15 @@ std::function<void(std::error_code)> within_session_timeout(session_impl& sessio
     return [o](std::error_code ec) { o->call(ec); };
 }
 
-queue_entry::queue_entry(std::shared_ptr<session_impl> session)
-    : session_(std::move(session)),
-      losses_(loss_reports::make([s = session_](std::function<void()> fn) { s->post(std::move(fn)); },
-                                 session_->user_executor())) {}
+queue_entry::queue_entry(std::shared_ptr<session_impl> session) : session_(std::move(session)) {}
+
+std::shared_ptr<loss_reports> queue_entry::losses(bool make) {
+    const std::lock_guard lk(mutex_);
+    if (!losses_ && make)
+        losses_ = loss_reports::make([s = session_](std::function<void()> fn) { s->post(std::move(fn)); },
+                                     session_->user_executor());
+    return losses_;
+}
 
 void queue_entry::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
                           acquire_callback callback) {
@@ -115,16 +120,16 @@ void queue_entry::shutdown() noexcept {
             }
             // The callbacks stay: LeaderElection::resign() shuts a term down
             // and the same object may campaign again.
-            self->losses_->end_waits(operation_aborted());
+            if (auto l = self->losses(false)) l->end_waits(operation_aborted());
         });
     } catch (...) {
     }
 }
 
-void queue_entry::on_lost(std::function<void(std::error_code)> callback) { losses_->add_callback(std::move(callback)); }
+void queue_entry::on_lost(std::function<void(std::error_code)> callback) { losses(true)->add_callback(std::move(callback)); }
 
 void queue_entry::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
-    losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->phase_ == phase::held; });
+    losses(true)->wait(slot, std::move(callback), [self = shared_from_this()] { return self->phase_ == phase::held; });
 }
 
 void queue_entry::refuse(std::error_code ec, std::string reason) {
@@ -213,7 +218,7 @@ std::function<void(std::error_code)> queue_entry::end_by_release(std::function<v
     e.kind = lock_event_kind::released;
     e.held = clock::now() - held_since_;
     emit(std::move(e));
-    losses_->end_waits({});
+    if (auto l = losses(false)) l->end_waits({});
     if (!done) return done;
     return within_session_timeout(*session_, std::move(done), make_error_code(errc::timeout));
 }
@@ -261,7 +266,7 @@ void queue_entry::report_loss(std::error_code ec, std::optional<deferred_start> 
     e.reason = ec;
     e.held = clock::now() - held_since_;
     emit(std::move(e));
-    losses_->lost(ec);
+    if (auto l = losses(false)) l->lost(ec);
     if (next) {
         acquire_id_ = next->id;
         start(next->deadline, next->no_wait, std::move(next->callback));

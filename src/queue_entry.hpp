@@ -136,20 +136,23 @@ protected:
     clock::time_point held_since_{};
     std::optional<deferred_start> deferred_start_;
     std::uint64_t acquire_id_ = 0;  // the acquire in progress (phase acquiring)
-    std::shared_ptr<loss_reports> losses_;
 
     // thread-safe snapshots
     std::atomic<bool> held_{false};
     std::atomic<bool> busy_{false};  // acquiring or held, as the public API sees it
     std::atomic<std::int64_t> token_{0};
-    mutable std::mutex mutex_;  // guards failure_detail_, stats_ and what the engines keep under it
+    mutable std::mutex mutex_;  // guards failure_detail_, stats_, losses_ and what the engines keep under it
     std::string failure_detail_;
     lock_stats stats_;
+    /// Any thread: the hold's loss listeners (on_lost, wait_lost); null until
+    /// the first of them when not `make`: most locks never have one.
+    std::shared_ptr<loss_reports> losses(bool make);
 
 private:
     void emit(lock_event e);
 
     std::error_code refusal_;  // set once, before any acquire (refuse())
+    std::shared_ptr<loss_reports> losses_;  // under mutex_; made by losses(true)
     std::atomic<std::uint64_t> next_waiter_id_{1};  // acquires' ids, for their cancellation slots
     // strand only
     std::function<void(lock_event)> event_callback_;
