@@ -69,7 +69,7 @@ void queue_entry::acquire(std::optional<clock::time_point> deadline, bool no_wai
             if (auto self = weak.lock())
                 self->session_->post([self, id] {
                     if (self->deferred_start_ && self->deferred_start_->id == id) {
-                        auto d = std::exchange(self->deferred_start_, std::nullopt);
+                        auto d = std::exchange(self->deferred_start_, nullptr);
                         d->callback(operation_aborted(), false);
                     } else if (self->phase_ == phase::acquiring && self->acquire_id_ == id) {
                         self->abandon(operation_aborted());
@@ -86,7 +86,7 @@ void queue_entry::acquire(std::optional<clock::time_point> deadline, bool no_wai
         // the hold is over for the caller, so queue again once its loss has been
         // reported (report_loss() starts it). Anything else is a second acquire.
         if (self->phase_ == phase::held && self->hold_ending() && !self->deferred_start_) {
-            self->deferred_start_ = deferred_start{id, deadline, no_wait, std::move(cb)};
+            self->deferred_start_ = std::make_unique<deferred_start>(deferred_start{id, deadline, no_wait, std::move(cb)});
             return;
         }
         cb(make_error_code(errc::already_acquiring), false);
@@ -114,7 +114,7 @@ void queue_entry::shutdown() noexcept {
             if (self->phase_ == phase::acquiring) {
                 self->abandon(operation_aborted());
             } else if (self->phase_ == phase::held) {
-                if (auto d = std::exchange(self->deferred_start_, std::nullopt)) d->callback(operation_aborted(), false);
+                if (auto d = std::exchange(self->deferred_start_, nullptr)) d->callback(operation_aborted(), false);
                 self->do_release({});
                 if (!was_held) self->busy_ = false;  // granted after the call above looked
             }
@@ -251,15 +251,15 @@ void queue_entry::start(std::optional<clock::time_point> deadline, bool no_wait,
     new_attempt();
 }
 
-std::optional<queue_entry::deferred_start> queue_entry::end_hold() {
+std::unique_ptr<queue_entry::deferred_start> queue_entry::end_hold() {
     phase_ = phase::idle;
     held_ = false;
-    auto next = std::exchange(deferred_start_, std::nullopt);
+    auto next = std::exchange(deferred_start_, nullptr);
     if (!next) busy_ = false;  // otherwise it stays set for the acquire that waited
     return next;
 }
 
-void queue_entry::report_loss(std::error_code ec, std::optional<deferred_start> next) {
+void queue_entry::report_loss(std::error_code ec, std::unique_ptr<deferred_start> next) {
     session_->log(log_level::error, "lock " + event_path() + " lost: " + ec.message());
     lock_event e;
     e.kind = lock_event_kind::lost;

@@ -97,9 +97,9 @@ protected:
         bool no_wait = false;
         acquire_callback callback;
     };
-    std::optional<deferred_start> end_hold();
+    std::unique_ptr<deferred_start> end_hold();
     /// Tells the loss (`ec`) to the hold's listeners, then starts `next`.
-    void report_loss(std::error_code ec, std::optional<deferred_start> next);
+    void report_loss(std::error_code ec, std::unique_ptr<deferred_start> next);
     void set_failure_detail(std::string detail);
     /// The grant: phase held, the token, the counters, no more deadline.
     void begin_hold(std::int64_t token);
@@ -134,7 +134,7 @@ protected:
     bool no_wait_ = false;
     clock::time_point wait_started_{};
     clock::time_point held_since_{};
-    std::optional<deferred_start> deferred_start_;
+    std::unique_ptr<deferred_start> deferred_start_;  // rare: behind a pointer
     std::uint64_t acquire_id_ = 0;  // the acquire in progress (phase acquiring)
 
     // thread-safe snapshots

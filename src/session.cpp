@@ -79,7 +79,7 @@ bool session_impl::on_session_thread() const noexcept {
 std::uint64_t session_impl::add_listener(listener l) {
     std::lock_guard lk(listeners_mutex_);
     const auto id = next_id_++;
-    listeners_.emplace(id, std::make_shared<listener>(std::move(l)));
+    listeners_.emplace(id, std::move(l));
     return id;
 }
 
@@ -149,13 +149,16 @@ void session_impl::notify(session_event e) {
         log(log_level::info, "session " + sid + " closed" + (close_reason_ ? ": " + close_reason_.message() : ""));
         break;
     }
-    std::vector<std::shared_ptr<listener>> copy;
+    // Called outside the lock, so that a listener may add or remove listeners
+    // (a lock it drops removes its own); copied, one per lock, only here.
+    std::vector<listener> copy;
     {
         std::lock_guard lk(listeners_mutex_);
+        copy.reserve(listeners_.size());
         for (auto& [id, l] : listeners_) copy.push_back(l);
     }
     const auto id = session_id_.load();
-    for (auto& l : copy) (*l)(e, id);
+    for (auto& l : copy) l(e, id);
 }
 
 // ---- handle lifecycle --------------------------------------------------------

@@ -313,7 +313,7 @@ private:
     std::atomic<long> negotiated_timeout_ms_{0};
 
     std::mutex listeners_mutex_;
-    std::map<std::uint64_t, std::shared_ptr<listener>> listeners_;
+    std::map<std::uint64_t, listener> listeners_;
     std::atomic<std::uint64_t> next_id_{1};  // listeners (any thread), waiters and watches (strand)
 
     std::map<std::uint64_t, std::function<void(std::error_code)>> connect_waiters_;

@@ -156,7 +156,9 @@ void session_impl::ensure_parents(const std::string& path, const std::string& da
            [self = shared_from_this(), path, data, acl = std::move(acl), fn = std::move(fn)](
                int rc, std::string, const node_stat&) mutable {
                if (rc == ZOK || rc == ZNODEEXISTS) return fn(ZOK, {});
-               if (rc != ZNONODE) return fn(rc, path);
+               // A top-level directory has no ancestors to make: its NONODE
+               // is the chroot's, said at once.
+               if (rc != ZNONODE || detail::ancestors(path).empty()) return fn(rc, path);
                self->ensure_ancestors(path, data, *acl, std::move(fn));
            });
 }

@@ -38,12 +38,12 @@ void acquire_machine::compare_dir_data(std::string_view dir_data) {
     const auto data = split_release_marker(dir_data).base;
     if (data == setup_.rule.dir_data) return;
     if (const auto peer = foreign_semaphore_data(data)) {
-        dir_error_ = make_error_code(errc::foreign_recipe);
-        dir_error_detail_ = foreign_semaphore(*peer);
+        rare().dir_error = make_error_code(errc::foreign_recipe);
+        rare().dir_error_detail = foreign_semaphore(*peer);
         return;
     }
-    dir_error_ = make_error_code(errc::permits_mismatch);
-    dir_error_detail_ = setup_.dir + " is a semaphore with " + data + ", not " + setup_.rule.dir_data;
+    rare().dir_error = make_error_code(errc::permits_mismatch);
+    rare().dir_error_detail = setup_.dir + " is a semaphore with " + data + ", not " + setup_.rule.dir_data;
 }
 
 acquire_actions acquire_machine::dir_claimed(int rc) {
@@ -57,29 +57,29 @@ acquire_actions acquire_machine::dir_data_reread(int rc, std::string_view data) 
     if (stage_ != stage::waiting) return {};
     if (rc == ZOK && !data.empty()) {
         compare_dir_data(data);
-    } else if (rc != ZNONODE && !dir_error_) {
-        dir_error_ = rc == ZOK ? make_error_code(errc::connection_loss) : from_zookeeper(rc);
-        dir_error_detail_ = "could not set the permit count of " + setup_.dir;
+    } else if (rc != ZNONODE && !dir_error()) {
+        rare().dir_error = rc == ZOK ? make_error_code(errc::connection_loss) : from_zookeeper(rc);
+        rare().dir_error_detail = "could not set the permit count of " + setup_.dir;
     }
     // The claim settled: a listing that came meanwhile decides now.
     claiming_ = false;
-    if (!deferred_listing_) return {};
-    const auto children = std::move(*deferred_listing_);
-    deferred_listing_.reset();
+    if (!rare_ || !rare_->deferred_listing) return {};
+    const auto children = std::move(*rare_->deferred_listing);
+    rare_->deferred_listing.reset();
     return evaluate(ZOK, children);
 }
 
 acquire_actions acquire_machine::dir_acl_read(int rc, const acl_list& actual) {
     if (stage_ != stage::waiting) return {};
-    if (rc == ZNOAUTH && !dir_error_) {
-        dir_error_ = make_error_code(errc::no_auth);
-        dir_error_detail_ = refused("read the ACL of", setup_.dir);
+    if (rc == ZNOAUTH && !dir_error()) {
+        rare().dir_error = make_error_code(errc::no_auth);
+        rare().dir_error_detail = refused("read the ACL of", setup_.dir);
         return {};
     }
     if (rc != ZOK) return {};  // a missing directory is created with the policy
-    if (const auto excess = first_excess(actual, words().expanded_acl); excess && !dir_error_) {
-        dir_error_ = make_error_code(errc::insecure_acl);
-        dir_error_detail_ = "the ACL of " + setup_.dir + " (" + to_string(actual) + ") grants " + to_string(*excess) +
+    if (const auto excess = first_excess(actual, words().expanded_acl); excess && !dir_error()) {
+        rare().dir_error = make_error_code(errc::insecure_acl);
+        rare().dir_error_detail = "the ACL of " + setup_.dir + " (" + to_string(actual) + ") grants " + to_string(*excess) +
                             ", more than the ACL policy (" + words().acl_text +
                             "): someone else created it; set its ACL (setAcl) or delete it";
     }

@@ -36,6 +36,11 @@ acquire_action acquire_machine::act(acquire_action::kind k, std::string name, st
 
 const policy_words& acquire_machine::words() const noexcept { return words_of(setup_.policy); }
 
+acquire_machine::rare_state& acquire_machine::rare() {
+    if (!rare_) rare_ = std::make_unique<rare_state>();
+    return *rare_;
+}
+
 std::string acquire_machine::path_of(std::string_view child) const { return child_path(setup_.dir, child); }
 
 std::string acquire_machine::refused(std::string_view what, std::string_view path) const {
@@ -135,7 +140,7 @@ acquire_actions acquire_machine::created(int rc, std::string_view path, const no
     }
     if (rc == ZNOAUTH) {
         // The directory's ACL refused the create; its getACL may say why.
-        if (dir_error_ == errc::insecure_acl) return fail(dir_error_, dir_error_detail_);
+        if (dir_error() == errc::insecure_acl) return fail(dir_error(), rare_->dir_error_detail);
         return fail(from_zookeeper(rc), refused("create lock nodes under", setup_.dir));
     }
     if (rc == ZINVALIDACL)
@@ -184,13 +189,13 @@ acquire_actions acquire_machine::listed(listing which, int rc, const std::vector
     if (!found) return send_create();
     node_ = *found;
     // Our node exists: read its Stat for the fencing token, then decide on this listing.
-    recovered_listing_ = children;
+    rare().recovered_listing = children;
     return {act(kind::read_token, node_)};
 }
 
 acquire_actions acquire_machine::token_read(int rc, const node_stat& st) {
     if (stage_ != stage::waiting) return {};
-    const auto children = std::exchange(recovered_listing_, {});
+    const auto children = rare_ ? std::exchange(rare_->recovered_listing, {}) : std::vector<std::string>{};
     if (rc == ZNONODE) {
         node_.clear();
         parent_retries_ = 0;
@@ -212,10 +217,10 @@ acquire_actions acquire_machine::evaluate(int rc, const std::vector<std::string>
     if (rc != ZOK) return fail(from_zookeeper(rc));
 
     if (claiming_) {
-        deferred_listing_ = children;  // decided once the permit count is settled
+        rare().deferred_listing = children;  // decided once the permit count is settled
         return {};
     }
-    if (dir_error_) return fail(dir_error_, dir_error_detail_);
+    if (const auto ec = dir_error()) return fail(ec, rare_->dir_error_detail);
     if (!setup_.rule.dir_data.empty())  // a semaphore
         if (const auto peer = foreign_semaphore_children(children))
             return fail(make_error_code(errc::foreign_recipe), foreign_semaphore(*peer));
@@ -254,7 +259,7 @@ bool acquire_machine::trusts_marks() const noexcept {
 
 acquire_actions acquire_machine::watch() {
     ++generation_;
-    persistent_.clear();
+    if (rare_) rare_->persistent.clear();
     ahead_held_ = false;
     acquire_actions out;
     for (const auto& name : watching_) out.push_back(act(kind::watch_node, name, generation_));
@@ -267,8 +272,8 @@ acquire_actions acquire_machine::watch_set(std::string_view name, std::int64_t g
     if (rc == ZOK && st.ephemeral_owner == 0) {
         // Not ephemeral: no session end will ever delete it. When every node
         // we wait for is such a node, waiting is waiting forever.
-        persistent_.emplace_back(name);
-        if (persistent_.size() == watching_.size())
+        rare().persistent.emplace_back(name);
+        if (rare_->persistent.size() == watching_.size())
             return fail(make_error_code(errc::blocked_by_persistent_node),
                         path_of(name) +
                             " is a persistent node (not ephemeral) ahead of us in the queue: it never goes away by "

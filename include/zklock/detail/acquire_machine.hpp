@@ -224,13 +224,19 @@ private:
     std::vector<std::string> watching_;
     bool last_blocker_ = false;
     std::int64_t generation_ = 0;    // of the watches and listings that may still answer
-    std::vector<std::string> persistent_;  // watched nodes that are not ephemeral
-    std::error_code dir_error_;      // the directory's data or ACL disagrees with the rule or policy
-    std::string dir_error_detail_;
     bool claiming_ = false;          // setting the directory's data (a semaphore's permit count)
-    std::optional<std::vector<std::string>> deferred_listing_;  // a listing that came while claiming
     bool node_gone_ = false;
-    std::vector<std::string> recovered_listing_;  // the listing that found our node after a lost create reply
+    // What few attempts need, made on first use (rare()).
+    struct rare_state {
+        std::vector<std::string> persistent;  // watched nodes that are not ephemeral
+        std::error_code dir_error;            // the directory's data or ACL disagrees with the rule or policy
+        std::string dir_error_detail;
+        std::optional<std::vector<std::string>> deferred_listing;  // a listing that came while claiming
+        std::vector<std::string> recovered_listing;  // the listing that found our node after a lost create reply
+    };
+    std::unique_ptr<rare_state> rare_;
+    rare_state& rare();
+    std::error_code dir_error() const noexcept { return rare_ ? rare_->dir_error : std::error_code{}; }
     // Lock-delay: the directory before our create, the sequences ahead of us
     // at the previous and at the granting listing, where the handover check
     // stands. Made only with lock-delay on: most attempts never need it.
