@@ -79,9 +79,9 @@ acquire_actions acquire_machine::dir_acl_read(int rc, const acl_list& actual) {
     if (rc != ZOK) return {};  // a missing directory is created with the policy
     if (const auto excess = first_excess(actual, words().expanded_acl); excess && !dir_error()) {
         rare().dir_error = make_error_code(errc::insecure_acl);
-        rare().dir_error_detail = "the ACL of " + setup_.dir + " (" + to_string(actual) + ") grants " + to_string(*excess) +
-                            ", more than the ACL policy (" + words().acl_text +
-                            "): someone else created it; set its ACL (setAcl) or delete it";
+        rare().dir_error_detail = "the ACL of " + setup_.dir + " (" + to_string(actual) + ") grants " +
+                                  to_string(*excess) + ", more than the ACL policy (" + words().acl_text +
+                                  "): someone else created it; set its ACL (setAcl) or delete it";
     }
     return {};
 }

@@ -2,8 +2,8 @@
 
 #include <zklock/detail/acl_check.hpp>
 #include <zklock/detail/dialect.hpp>
-#include <zklock/detail/path.hpp>
 #include <zklock/detail/limits.hpp>
+#include <zklock/detail/path.hpp>
 #include <zklock/detail/reply_kind.hpp>
 #include <zklock/detail/session_states.hpp>
 #include <zklock/error.hpp>
