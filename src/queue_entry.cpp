@@ -21,15 +21,20 @@ lock_capabilities zookeeper_capabilities() noexcept {
 std::function<void(std::error_code)> within_session_timeout(session_impl& session,
                                                             std::function<void(std::error_code)> done,
                                                             std::error_code late) {
+    // The timer keeps the session's strand as it is: as a steady_timer's
+    // any_io_executor it would be allocated again for every release.
+    using strand_timer = asio::basic_waitable_timer<std::chrono::steady_clock,
+                                                    asio::wait_traits<std::chrono::steady_clock>,
+                                                    session_impl::strand_type>;
     struct once {
         std::function<void(std::error_code)> fn;
-        asio::steady_timer timer;
+        strand_timer timer;
         void call(std::error_code ec) {
             timer.cancel();
             if (auto f = std::exchange(fn, nullptr)) f(ec);
         }
     };
-    auto o = std::make_shared<once>(once{std::move(done), asio::steady_timer(session.strand())});
+    auto o = std::make_shared<once>(once{std::move(done), strand_timer(session.strand())});
     auto grace = session.negotiated_timeout();
     if (grace <= std::chrono::milliseconds::zero()) grace = session.options().session_timeout;
     o->timer.expires_after(grace);
