@@ -121,9 +121,19 @@ safety_run run_bench(const TempDir& dir, std::vector<std::string> args, std::chr
     ChildProcess bench(std::move(args), o);
     safety_run run;
     run.pid = bench.pid();
+    // A descriptor counts when two polls in a row see it (the same number and
+    // the same file): the sanitizers' runtime probes memory through a pipe it
+    // opens without close-on-exec and closes microseconds later (strace shows
+    // pipe2(fds, 0), a 16-byte write, two closes, dozens of times per run).
+    std::set<std::string> seen_last;
     const auto exited = wait_until(
         [&] {
-            for (const auto& d : inheritable_descriptors(bench.pid())) run.inheritable.insert(d);
+            std::set<std::string> seen;
+            for (const auto& d : inheritable_descriptors(bench.pid())) {
+                if (seen_last.count(d)) run.inheritable.insert(d);
+                seen.insert(d);
+            }
+            seen_last = std::move(seen);
             for (const auto pid : children_with(bench.pid(), "bench-safety-client")) run.clients.insert(pid);
             return !bench.running();
         },
