@@ -307,7 +307,6 @@ void contender_engine::lose(std::error_code ec) {
     set_position(-1);
     {
         std::lock_guard lk(mutex_);
-        stats_.total_hold += clock::now() - held_since_;
         node_path_.clear();
     }
     if (a) feed(a, [ec](acquire_machine& m) { return m.lost(ec); });

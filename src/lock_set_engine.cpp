@@ -179,7 +179,7 @@ void lock_set_engine::send(const std::shared_ptr<attempt>& a, const set_action& 
 void lock_set_engine::send_create(const std::shared_ptr<attempt>& a, const set_action& action) {
     std::vector<multi_op> ops;
     for (const auto& dir : setup_.dirs)
-        ops.push_back({multi_op::kind::create, dir + "/" + action.name, node_data_, ZOO_EPHEMERAL_SEQUENTIAL, -1, acl_});
+        ops.push_back({multi_op::kind::create, child_path(dir, action.name), node_data_, ZOO_EPHEMERAL_SEQUENTIAL, -1, acl_});
     session_->multi(std::move(ops), [self = shared_from_this(), a](int rc, std::vector<int> errors,
                                                                    std::vector<std::string> created) {
         self->feed(a, [&](set_acquire_machine& m) { return m.created(rc, errors, created); });
@@ -266,10 +266,6 @@ void lock_set_engine::lose(std::error_code ec) {
     auto a = std::exchange(attempt_, nullptr);
     auto next = end_hold();
     token_ = 0;
-    {
-        std::lock_guard lk(mutex_);
-        stats_.total_hold += clock::now() - held_since_;
-    }
     clear_nodes();
     if (a) feed(a, [ec](set_acquire_machine& m) { return m.lost(ec); });
     report_loss(ec, std::move(next));

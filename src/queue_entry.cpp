@@ -259,6 +259,10 @@ void queue_entry::start(std::optional<clock::time_point> deadline, bool no_wait,
 std::unique_ptr<queue_entry::deferred_start> queue_entry::end_hold() {
     phase_ = phase::idle;
     held_ = false;
+    {
+        std::lock_guard lk(mutex_);
+        stats_.total_hold += clock::now() - held_since_;
+    }
     auto next = std::exchange(deferred_start_, nullptr);
     if (!next) busy_ = false;  // otherwise it stays set for the acquire that waited
     return next;

@@ -89,14 +89,15 @@ protected:
     // strand only
     /// Starts the acquire `acquire_id_` names: the deadline, then new_attempt().
     void start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback);
-    /// The hold ended by a loss: phase idle, not held; returns the acquire that
-    /// waited for the loss's reason, if any (busy_ stays set for it).
     struct deferred_start {
         std::uint64_t id = 0;  // for its cancellation slot
         std::optional<clock::time_point> deadline;
         bool no_wait = false;
         acquire_callback callback;
     };
+    /// The hold ended by a loss: phase idle, not held, its time added to the
+    /// stats; returns the acquire that waited for the loss's reason, if any
+    /// (busy_ stays set for it).
     std::unique_ptr<deferred_start> end_hold();
     /// Tells the loss (`ec`) to the hold's listeners, then starts `next`.
     void report_loss(std::error_code ec, std::unique_ptr<deferred_start> next);

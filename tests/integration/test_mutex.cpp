@@ -314,6 +314,7 @@ TEST_F(MutexTest, NodeDeletedBySomeoneElseIsReportedAsLoss) {
     zklock::testing::delete_node(*admin, m.node_path());
     EXPECT_EQ(get_within(lost), errc::node_deleted);
     EXPECT_FALSE(m.is_held());
+    EXPECT_GT(m.stats().total_hold.count(), 0) << "a lost hold's time is counted too";
 }
 
 TEST_F(MutexTest, SuspensionLongerThanTheSessionTimeoutIsLoss) {
