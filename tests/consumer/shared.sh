@@ -40,8 +40,10 @@ generator=$(cache_value CMAKE_GENERATOR)
 [[ -n $generator ]] && args+=(-G "$generator")
 # CMake cannot switch an existing build to another generator: one kept from a
 # run with the other one is made anew.
-kept=$(sed -n 's/^CMAKE_GENERATOR:[A-Z]*=//p' "$work/zklock-build/CMakeCache.txt" 2>/dev/null | head -n 1)
-[[ -n $kept && $kept != "$generator" ]] && rm -rf -- "$work/zklock-build"
+if [[ -f $work/zklock-build/CMakeCache.txt ]]; then
+  kept=$(sed -n 's/^CMAKE_GENERATOR:[A-Z]*=//p' "$work/zklock-build/CMakeCache.txt" | head -n 1)
+  if [[ $kept != "$generator" ]]; then rm -rf -- "$work/zklock-build"; fi
+fi
 # A unity build here puts each library in one batch: unoptimised, its
 # compile is mostly the shared headers, so one batch per library takes a third
 # less CPU than batches of eight (63 s against 93 s) while the tests beside it
