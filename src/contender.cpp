@@ -20,8 +20,14 @@ std::string default_node_data() {
 std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session, std::string dir,
                                                         queue_rule rule, std::string node_data,
                                                         std::shared_ptr<const c_acl> acl) {
-    std::shared_ptr<contender_engine> c(new contender_engine(std::move(session), std::move(dir), std::move(rule),
-                                                             std::move(node_data), std::move(acl)));
+    // One allocation for the engine and its count (the constructor is private:
+    // a local class may call it).
+    struct made : contender_engine {
+        made(std::shared_ptr<session_impl> s, std::string d, queue_rule r, std::string n, std::shared_ptr<const c_acl> a)
+            : contender_engine(std::move(s), std::move(d), std::move(r), std::move(n), std::move(a)) {}
+    };
+    std::shared_ptr<contender_engine> c = std::make_shared<made>(std::move(session), std::move(dir), std::move(rule),
+                                                                 std::move(node_data), std::move(acl));
     c->subscribe();
     return c;
 }
@@ -29,7 +35,7 @@ std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session
 contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
                                    std::string node_data, std::shared_ptr<const c_acl> acl)
     : queue_entry(std::move(session)),
-      node_data_(std::move(node_data)),
+      node_data_(session_->node_data_for(std::move(node_data))),
       acl_(acl ? std::move(acl) : session_->acl()) {
     setup_.dir = std::move(dir);
     // A naming without this role is refused before the engine is made (Mutex's check_input).
@@ -60,7 +66,7 @@ std::optional<std::size_t> contender_engine::queue_position() const noexcept {
 
 std::string contender_engine::node_path() const {
     std::lock_guard lk(mutex_);
-    return node_path_;
+    return node_name_.empty() ? std::string() : path_of(node_name_);
 }
 
 void contender_engine::on_position(std::function<void(std::size_t)> callback) {
@@ -72,9 +78,9 @@ void contender_engine::set_position(std::int64_t position) {
     position_callback_(static_cast<std::size_t>(position));
 }
 
-void contender_engine::set_node_path(std::string path) {
+void contender_engine::set_node_name(std::string name) {
     std::lock_guard lk(mutex_);
-    node_path_ = std::move(path);
+    node_name_ = std::move(name);
 }
 
 std::string contender_engine::describe() const {
@@ -124,7 +130,7 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
         set_position(action.number);
         return report_position(static_cast<std::size_t>(action.number));
     case kind::forget_position: return set_position(-1);
-    case kind::node_known: return set_node_path(path_of(action.name));
+    case kind::node_known: return set_node_name(action.name);
     case kind::count_attempt:
     case kind::count_wakeup: {
         std::lock_guard lk(mutex_);
@@ -174,7 +180,7 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
             return m.handover_read(rc, data);
         });
     case kind::mark_held:
-        return session_->set_data(path_of(action.name), node_data_, -1, [](int) {});  // the own-node watch tells of a loss
+        return session_->set_data(path_of(action.name), *node_data_, -1, [](int) {});  // the own-node watch tells of a loss
     case kind::claim_dir:
         return session_->set_data(setup_.dir, setup_.rule.dir_data, static_cast<std::int32_t>(action.number),
                                   [self, a](int rc) { self->feed(a, [&](acquire_machine& m) { return m.dir_claimed(rc); }); });
@@ -183,7 +189,7 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
             self->feed(a, [&](acquire_machine& m) { return m.dir_acl_read(rc, acl); });
         });
     case kind::create:
-        return session_->create(path_of(action.name), node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
+        return session_->create(path_of(action.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
                                 [self, a](int rc, std::string name, const node_stat& st) {
                                     self->feed(a, [&](acquire_machine& m) { return m.created(rc, name, st); });
                                 });
@@ -268,7 +274,7 @@ void contender_engine::abandon(std::error_code ec) {
     if (phase_ != phase::acquiring) return;  // a second cancel or a late deadline: already done
     auto finish = stop_acquiring(ec);
     set_position(-1);
-    set_node_path({});
+    set_node_name({});
     auto a = std::exchange(attempt_, nullptr);
     if (!a) return finish({});
     a->done = within_session_timeout(*session_, std::move(finish), {});
@@ -292,7 +298,7 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
     }
     auto a = std::exchange(attempt_, nullptr);
     set_position(-1);
-    set_node_path({});
+    set_node_name({});
     // A server that takes the delete and never answers: after the session
     // timeout the release completes with errc::timeout (not confirmed; the
     // session keeps the delete).
@@ -307,7 +313,7 @@ void contender_engine::lose(std::error_code ec) {
     set_position(-1);
     {
         std::lock_guard lk(mutex_);
-        node_path_.clear();
+        node_name_.clear();
     }
     if (a) feed(a, [ec](acquire_machine& m) { return m.lost(ec); });
     report_loss(ec, std::move(next));

@@ -21,9 +21,6 @@
 
 namespace zklock::detail {
 
-/// "<hostname>:<pid>": what a node stores when the user gives no data.
-std::string default_node_data();
-
 /// The queue at `path` as the server has it now (blocking; see zklock::list_contenders).
 std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
                                                std::error_code& ec);
@@ -77,7 +74,7 @@ private:
     /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
     void fail(std::error_code ec, std::string detail);
     void set_position(std::int64_t position);
-    void set_node_path(std::string path);
+    void set_node_name(std::string name);
     void on_session_event(session_event e);
 
     /// Tells `a`'s machine an event (`event(machine)` returns its actions) and performs them.
@@ -91,7 +88,7 @@ private:
     void send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action);
     std::string path_of(const std::string& child) const { return child_path(setup_.dir, child); }
 
-    std::string node_data_;
+    std::shared_ptr<const std::string> node_data_;  // shared with the session's other locks when the default
     std::shared_ptr<const c_acl> acl_;
     acquire_setup setup_;  // what every attempt's machine is told; setup_.dir is the lock directory
     std::uint64_t listener_id_ = 0;
@@ -100,9 +97,10 @@ private:
     std::shared_ptr<attempt> attempt_;
     std::function<void(std::size_t)> position_callback_;
 
-    // thread-safe snapshots (mutex_ guards node_path_)
+    // thread-safe snapshots (mutex_ guards node_name_: our node's name, its
+    // path made when asked, so a held lock keeps the directory's path once)
     std::atomic<std::int64_t> position_{-1};
-    std::string node_path_;
+    std::string node_name_;
 };
 
 } // namespace zklock::detail

@@ -58,7 +58,7 @@ Mutex::Mutex(Session& session, std::string path, MutexOptions options, detail::q
     : Mutex(make_engine(session, path, std::move(options), std::move(rule), ec), path) {}
 
 Mutex::Mutex(std::shared_ptr<detail::contender_engine> engine, std::string path)
-    : Lock(engine, path), path_(std::move(path)), contender_(std::move(engine)) {}
+    : Lock(engine, std::move(path)), contender_(std::move(engine)) {}
 
 Mutex::Mutex(Session& session, std::string path, MutexOptions options)
     : Mutex(session, std::move(path), std::move(options), detail::queue_rule{}, nullptr) {}
@@ -81,11 +81,11 @@ std::string Mutex::node_path() const { return contender_->node_path(); }
 std::optional<std::size_t> Mutex::queue_position() const noexcept { return contender_->queue_position(); }
 
 std::vector<contender> Mutex::contenders(std::error_code& ec) const {
-    if (const auto check = detail::validate_lock_path(path_); !check) {
+    if (const auto check = detail::validate_lock_path(path()); !check) {
         ec = check.error;
         return {};
     }
-    return detail::list_contenders(contender_->session(), path_, ec);
+    return detail::list_contenders(contender_->session(), path(), ec);
 }
 
 std::vector<contender> Mutex::contenders() const {

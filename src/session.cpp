@@ -48,6 +48,7 @@ session_impl::session_impl(asio::any_io_executor ex, SessionOptions options, std
     : options_(std::move(options)),
       acl_(std::make_shared<const c_acl>(options_.acl)),
       words_(make_policy_words(acl_->entries(), options_.auth, options_.connect)),
+      default_node_data_(std::make_shared<const std::string>(default_node_data())),
       own_(std::move(own)),
       user_ex_(std::move(ex)),
       strand_(asio::make_strand(user_ex_)),
@@ -58,6 +59,11 @@ session_impl::session_impl(asio::any_io_executor ex, SessionOptions options, std
 std::shared_ptr<const policy_words> session_impl::words_for(const std::shared_ptr<const c_acl>& acl) const {
     if (!acl || acl == acl_) return words_;
     return make_policy_words(acl->entries(), options_.auth, options_.connect);
+}
+
+std::shared_ptr<const std::string> session_impl::node_data_for(std::string data) const {
+    if (data == *default_node_data_) return default_node_data_;
+    return std::make_shared<const std::string>(std::move(data));
 }
 
 session_impl::~session_impl() {

@@ -50,6 +50,9 @@ inline node_stat stat_of(const Stat* s) {
     return n;
 }
 
+/// "<hostname>:<pid>": what a node stores when the user gives no data.
+std::string default_node_data();
+
 /// An ACL in the C client's form, owning its strings. The C client serializes
 /// it while a create is submitted, so it only has to outlive that call.
 class ZKLOCK_EXPORT c_acl {
@@ -111,6 +114,9 @@ public:
     /// What contenders with ACL policy `acl` say of it and of this session:
     /// made once for the session's own policy and shared by its locks.
     std::shared_ptr<const policy_words> words_for(const std::shared_ptr<const c_acl>& acl) const;
+    /// `data` as a lock node's data to keep: the session's one copy when it is
+    /// the default "<hostname>:<pid>" (most locks), a copy of its own otherwise.
+    std::shared_ptr<const std::string> node_data_for(std::string data) const;
     const boost::asio::any_io_executor& user_executor() const noexcept { return user_ex_; }
     const strand_type& strand() const noexcept { return strand_; }
     session_state state() const noexcept { return state_.load(); }
@@ -287,6 +293,7 @@ private:
     SessionOptions options_;
     std::shared_ptr<const c_acl> acl_;
     std::shared_ptr<const policy_words> words_;  // acl_'s
+    std::shared_ptr<const std::string> default_node_data_;  // default_node_data(), made with the session
     std::shared_ptr<own_context> own_;  // destroyed after the I/O objects below
     boost::asio::any_io_executor user_ex_;
     strand_type strand_;

@@ -227,6 +227,8 @@ protected:
     Lock(std::shared_ptr<detail::lock_backend> backend, std::string subject);
     /// The backend this lock acquires through (for the classes built on Lock).
     const std::shared_ptr<detail::lock_backend>& backend() const noexcept { return backend_; }
+    /// The name given at construction (a Mutex's path: kept once, not per class).
+    const std::string& subject() const noexcept { return subject_; }
 
 private:
     /// Throws zklock::error for `ec` (if set) from operation `op`, naming the

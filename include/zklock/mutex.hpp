@@ -183,7 +183,7 @@ public:
     /// As above; errors in `ec` instead of thrown.
     std::vector<contender> contenders(std::error_code& ec) const;
     /// The lock path given at construction.
-    const std::string& path() const noexcept { return path_; }
+    const std::string& path() const noexcept { return subject(); }
 
 private:
     // Recipes on the same queue (Semaphore, SharedMutex) build a Mutex under
@@ -192,7 +192,6 @@ private:
     Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule, std::error_code* ec);
     Mutex(std::shared_ptr<detail::contender_engine> engine, std::string path);
 
-    std::string path_;
     std::shared_ptr<detail::contender_engine> contender_;
 };
 

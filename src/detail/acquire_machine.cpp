@@ -127,6 +127,9 @@ acquire_actions acquire_machine::created(int rc, std::string_view path, const no
     if (rc == ZOK) {
         token_ = st.czxid;
         owner_ = st.ephemeral_owner;  // the server's word on which session owns it
+        // The guid finds a node whose create is in doubt; this one is known by
+        // name from now on (a new create is a new attempt with a new guid).
+        std::string().swap(guid_);
         acquire_actions out{act(kind::node_known, node_)};
         if (setup_.rule.watch_parent) append(out, list());
         return out;  // otherwise the pipelined listing decides
