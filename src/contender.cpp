@@ -70,12 +70,14 @@ std::string contender_engine::node_path() const {
 }
 
 void contender_engine::on_position(std::function<void(std::size_t)> callback) {
-    session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable { self->position_callback_ = std::move(cb); });
+    session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable {
+        self->position_callback_ = cb ? std::make_unique<std::function<void(std::size_t)>>(std::move(cb)) : nullptr;
+    });
 }
 
 void contender_engine::set_position(std::int64_t position) {
     if (position_.exchange(position) == position || position < 0 || !position_callback_) return;
-    position_callback_(static_cast<std::size_t>(position));
+    (*position_callback_)(static_cast<std::size_t>(position));
 }
 
 void contender_engine::set_node_name(std::string name) {

@@ -95,7 +95,7 @@ private:
 
     // strand only
     std::shared_ptr<attempt> attempt_;
-    std::function<void(std::size_t)> position_callback_;
+    std::unique_ptr<std::function<void(std::size_t)>> position_callback_;  // made by on_position: most locks have none
 
     // thread-safe snapshots (mutex_ guards node_name_: our node's name, its
     // path made when asked, so a held lock keeps the directory's path once)

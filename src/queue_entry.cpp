@@ -153,13 +153,15 @@ lock_stats queue_entry::stats() const noexcept {
 }
 
 void queue_entry::on_event(std::function<void(lock_event)> callback) {
-    session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable { self->event_callback_ = std::move(cb); });
+    session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable {
+        self->event_callback_ = cb ? std::make_unique<std::function<void(lock_event)>>(std::move(cb)) : nullptr;
+    });
 }
 
 void queue_entry::emit(lock_event e) {
-    if (!event_callback_) return;
+    if (!event_callback_) return;  // most locks have no event hook
     e.path = event_path();
-    event_callback_(std::move(e));
+    (*event_callback_)(std::move(e));
 }
 
 void queue_entry::report_position(std::size_t position) {

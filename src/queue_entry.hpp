@@ -156,7 +156,7 @@ private:
     std::shared_ptr<loss_reports> losses_;  // under mutex_; made by losses(true)
     std::atomic<std::uint64_t> next_waiter_id_{1};  // acquires' ids, for their cancellation slots
     // strand only
-    std::function<void(lock_event)> event_callback_;
+    std::unique_ptr<std::function<void(lock_event)>> event_callback_;  // made by on_event: most locks have none
     bool queued_reported_ = false;         // this acquire's "queued" event went out
     std::int64_t reported_position_ = -1;  // the position its last event carried
 };
