@@ -144,7 +144,7 @@ void queue_entry::refuse(std::error_code ec, std::string reason) {
 
 std::string queue_entry::failure_detail() const {
     std::lock_guard lk(mutex_);
-    return failure_detail_;
+    return failure_detail_ ? *failure_detail_ : std::string();
 }
 
 lock_stats queue_entry::stats() const noexcept {
@@ -232,7 +232,7 @@ std::function<void(std::error_code)> queue_entry::end_by_release(std::function<v
 
 void queue_entry::set_failure_detail(std::string detail) {
     std::lock_guard lk(mutex_);
-    failure_detail_ = std::move(detail);
+    failure_detail_ = detail.empty() ? nullptr : std::make_unique<const std::string>(std::move(detail));
 }
 
 void queue_entry::start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback) {

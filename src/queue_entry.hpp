@@ -143,7 +143,7 @@ protected:
     std::atomic<bool> busy_{false};  // acquiring or held, as the public API sees it
     std::atomic<std::int64_t> token_{0};
     mutable std::mutex mutex_;  // guards failure_detail_, stats_, losses_ and what the engines keep under it
-    std::string failure_detail_;
+    std::unique_ptr<const std::string> failure_detail_;  // null while the last acquire has not failed
     lock_stats stats_;
     /// Any thread: the hold's loss listeners (on_lost, wait_lost); null until
     /// the first of them when not `make`: most locks never have one.
