@@ -6,24 +6,17 @@
 
 #include <boost/asio/error.hpp>
 
-#include <unistd.h>
-
 namespace zklock::detail {
 namespace asio = boost::asio;
 
-std::string default_node_data() {
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-    return std::string(host) + ":" + std::to_string(::getpid());
-}
-
 std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session, std::string dir,
-                                                        queue_rule rule, std::string node_data,
+                                                        queue_rule rule, std::shared_ptr<const std::string> node_data,
                                                         std::shared_ptr<const c_acl> acl) {
     // One allocation for the engine and its count (the constructor is private:
     // a local class may call it).
     struct made : contender_engine {
-        made(std::shared_ptr<session_impl> s, std::string d, queue_rule r, std::string n, std::shared_ptr<const c_acl> a)
+        made(std::shared_ptr<session_impl> s, std::string d, queue_rule r, std::shared_ptr<const std::string> n,
+             std::shared_ptr<const c_acl> a)
             : contender_engine(std::move(s), std::move(d), std::move(r), std::move(n), std::move(a)) {}
     };
     std::shared_ptr<contender_engine> c = std::make_shared<made>(std::move(session), std::move(dir), std::move(rule),
@@ -33,9 +26,9 @@ std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session
 }
 
 contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
-                                   std::string node_data, std::shared_ptr<const c_acl> acl)
+                                   std::shared_ptr<const std::string> node_data, std::shared_ptr<const c_acl> acl)
     : queue_entry(std::move(session)),
-      node_data_(session_->node_data_for(std::move(node_data))),
+      node_data_(node_data ? std::move(node_data) : session_->default_data()),
       acl_(acl ? std::move(acl) : session_->acl()) {
     setup_.dir = std::move(dir);
     // A naming without this role is refused before the engine is made (Mutex's check_input).

@@ -28,10 +28,11 @@ std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_imp
 class ZKLOCK_EXPORT contender_engine : public queue_entry {
 public:
 
-    /// `acl`: the ACL of the nodes and directories this contender creates (the
-    /// session's policy when null).
+    /// `node_data`: what its nodes store (the session's default "<hostname>:<pid>"
+    /// when null). `acl`: the ACL of the nodes and directories this contender
+    /// creates (the session's policy when null).
     static std::shared_ptr<contender_engine> make(std::shared_ptr<session_impl> session, std::string dir,
-                                                  queue_rule rule, std::string node_data,
+                                                  queue_rule rule, std::shared_ptr<const std::string> node_data,
                                                   std::shared_ptr<const c_acl> acl = nullptr);
     ~contender_engine() override;
 
@@ -55,7 +56,8 @@ private:
         std::shared_ptr<boost::asio::steady_timer> delay_timer;  // lock-delay's wait
     };
 
-    contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule, std::string node_data,
+    contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
+                     std::shared_ptr<const std::string> node_data,
                      std::shared_ptr<const c_acl> acl);
     void subscribe();
 
@@ -88,7 +90,7 @@ private:
     void send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action);
     std::string path_of(const std::string& child) const { return child_path(setup_.dir, child); }
 
-    std::shared_ptr<const std::string> node_data_;  // shared with the session's other locks when the default
+    std::shared_ptr<const std::string> node_data_;  // the session's default, shared, unless given
     std::shared_ptr<const c_acl> acl_;
     acquire_setup setup_;  // what every attempt's machine is told; setup_.dir is the lock directory
     std::uint64_t listener_id_ = 0;

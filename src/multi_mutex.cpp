@@ -36,7 +36,8 @@ detail::check_result check_input(const Session& session, const std::vector<std::
 std::shared_ptr<detail::lock_set_engine> make_engine(Session& session, const std::vector<std::string>& paths,
                                                    MultiMutexOptions options, std::error_code* ec) {
     const auto data = detail::set_node_data(
-        options.node_data.empty() ? detail::default_node_data() : options.node_data, paths);
+        options.node_data.empty() ? *detail::internal_access::session(session)->default_data() : options.node_data,
+        paths);
     const auto check = check_input(session, paths, options, data);
     if (check.error && !ec) throw error(check.error, "zklock::MultiMutex: " + check.reason);
     if (ec) *ec = check.error;

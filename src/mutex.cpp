@@ -41,12 +41,15 @@ std::shared_ptr<detail::contender_engine> make_engine(Session& session, const st
     rule.names = options.names;
     rule.lock_delay = options.lock_delay;
     rule.mark_grants_after = options.mark_grants_after;
-    std::string data = options.node_data.empty() ? detail::default_node_data() : std::move(options.node_data);
-    const auto check = check_input(session, path, options, rule, data);
+    const auto& impl = detail::internal_access::session(session);
+    // No data of its own: the session's default, one copy for all its locks.
+    auto data = options.node_data.empty() ? impl->default_data()
+                                          : std::make_shared<const std::string>(std::move(options.node_data));
+    const auto check = check_input(session, path, options, rule, *data);
     if (check.error && !ec) throw error(check.error, "zklock: " + check.reason + ": '" + path + "'");
     if (ec) *ec = check.error;
     auto engine = detail::contender_engine::make(
-        detail::internal_access::session(session), path, std::move(rule), std::move(data),
+        impl, path, std::move(rule), std::move(data),
         options.acl ? std::make_shared<const detail::c_acl>(std::move(*options.acl)) : nullptr);
     if (check.error) engine->refuse(check.error, check.reason);
     return engine;

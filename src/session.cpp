@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <future>
 
+#include <unistd.h>
+
 namespace zklock {
 namespace asio = boost::asio;
 
@@ -43,6 +45,16 @@ const char* to_string(session_event e) noexcept {
 }
 
 namespace detail {
+namespace {
+
+/// "<hostname>:<pid>": what a node stores when the user gives no data.
+std::string default_node_data() {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    return std::string(host) + ":" + std::to_string(::getpid());
+}
+
+} // namespace
 
 session_impl::session_impl(asio::any_io_executor ex, SessionOptions options, std::shared_ptr<own_context> own)
     : options_(std::move(options)),
@@ -59,11 +71,6 @@ session_impl::session_impl(asio::any_io_executor ex, SessionOptions options, std
 std::shared_ptr<const policy_words> session_impl::words_for(const std::shared_ptr<const c_acl>& acl) const {
     if (!acl || acl == acl_) return words_;
     return make_policy_words(acl->entries(), options_.auth, options_.connect);
-}
-
-std::shared_ptr<const std::string> session_impl::node_data_for(std::string data) const {
-    if (data == *default_node_data_) return default_node_data_;
-    return std::make_shared<const std::string>(std::move(data));
 }
 
 session_impl::~session_impl() {

@@ -50,9 +50,6 @@ inline node_stat stat_of(const Stat* s) {
     return n;
 }
 
-/// "<hostname>:<pid>": what a node stores when the user gives no data.
-std::string default_node_data();
-
 /// An ACL in the C client's form, owning its strings. The C client serializes
 /// it while a create is submitted, so it only has to outlive that call.
 class ZKLOCK_EXPORT c_acl {
@@ -114,9 +111,9 @@ public:
     /// What contenders with ACL policy `acl` say of it and of this session:
     /// made once for the session's own policy and shared by its locks.
     std::shared_ptr<const policy_words> words_for(const std::shared_ptr<const c_acl>& acl) const;
-    /// `data` as a lock node's data to keep: the session's one copy when it is
-    /// the default "<hostname>:<pid>" (most locks), a copy of its own otherwise.
-    std::shared_ptr<const std::string> node_data_for(std::string data) const;
+    /// The default node data "<hostname>:<pid>", made once with the session
+    /// and shared by the locks given no data of their own (most locks).
+    const std::shared_ptr<const std::string>& default_data() const noexcept { return default_node_data_; }
     const boost::asio::any_io_executor& user_executor() const noexcept { return user_ex_; }
     const strand_type& strand() const noexcept { return strand_; }
     session_state state() const noexcept { return state_.load(); }

@@ -20,7 +20,7 @@ Lock ZooKeeperLockService::make_lock(const std::string& name) {
     detail::queue_rule rule;
     rule.mark_grants_after = MutexOptions{}.mark_grants_after;  // as a Mutex does
     return Lock(detail::contender_engine::make(detail::internal_access::session(session_), root_ + "/" + name,
-                                               std::move(rule), detail::default_node_data()));
+                                               std::move(rule), nullptr));
 }
 
 lock_capabilities ZooKeeperLockService::capabilities() const noexcept { return detail::zookeeper_capabilities(); }

@@ -13,6 +13,8 @@
 #include <set>
 #include <stdexcept>
 
+#include <unistd.h>
+
 using namespace zklock;
 using namespace zklock::test;
 
@@ -437,6 +439,35 @@ TEST_F(MutexTest, AsyncTryLockDoesNotWaitAndContendersCarryNodeData) {
     ASSERT_EQ(queue.size(), 1u);
     EXPECT_EQ(queue[0].data, "worker-a");
     holder.unlock();
+}
+
+TEST_F(MutexTest, ANodeWithoutDataOfItsOwnStoresHostnameAndPid) {
+    // Locks given no node data share their session's one copy of the default;
+    // one given data keeps its own beside them.
+    const auto path = lock_path();
+    auto s = connect();
+    MutexOptions named;
+    named.node_data = "worker-b";
+    Mutex first(*s, path);
+    Mutex second(*s, path, named);
+    Mutex third(*s, path);
+    first.lock();
+    auto second_granted = second.async_lock(boost::asio::use_future);
+    auto third_granted = third.async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return first.contenders().size() == 3u; }));
+    char host[256] = {};
+    ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+    const auto expected = std::string(host) + ":" + std::to_string(::getpid());
+    const auto queue = first.contenders();
+    ASSERT_EQ(queue.size(), 3u);
+    EXPECT_EQ(queue[0].data, expected);
+    EXPECT_EQ(queue[1].data, "worker-b");
+    EXPECT_EQ(queue[2].data, expected);
+    first.unlock();
+    EXPECT_FALSE(get_within(second_granted));
+    second.unlock();
+    EXPECT_FALSE(get_within(third_granted));
+    third.unlock();
 }
 
 TEST_F(MutexTest, CancelWhileTheCreateIsInDoubtLeavesNoNode) {
