@@ -227,6 +227,7 @@ void session_impl::drop_handle() {
     }
     fd_ = -1;
     socket_id_ = 0;
+    socket_steady_ = false;
     timer_.cancel();
     timer_deadline_.reset();
     suspend_timer_.cancel();

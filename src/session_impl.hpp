@@ -303,6 +303,7 @@ private:
     zhandle_t* zh_ = nullptr;
     int fd_ = -1;
     std::uint64_t socket_id_ = 0;  // inode of the socket behind fd_
+    bool socket_steady_ = false;   // connected at the last pump, fd_ compared or unchanged since
     std::uint64_t fd_generation_ = 0;
     bool read_pending_ = false;
     bool write_pending_ = false;

@@ -25,13 +25,19 @@ void session_impl::pump() {
     }
     // The C client closes its socket on connection loss and opens a new one,
     // which may get the same number: compare the socket itself, not the number,
-    // or epoll would keep waiting on the closed one.
-    std::uint64_t socket_id = 0;
-    if (fd >= 0) {
+    // or epoll would keep waiting on the closed one. A session connected now and
+    // at the last look, on the same number, still has the same socket: a new one
+    // is opened by zookeeper_interest and is not connected before its handshake's
+    // reply has been read, so at least one look in between saw another state and
+    // compared. That spares the fstat on nearly every turn.
+    const bool connected_now = zoo_state(zh_) == ZOO_CONNECTED_STATE;
+    std::uint64_t socket_id = socket_id_;
+    if (fd >= 0 && !(fd == fd_ && connected_now && socket_steady_)) {
         struct stat st {};
         if (::fstat(fd, &st) == 0) socket_id = static_cast<std::uint64_t>(st.st_ino);
         else fd = -1;  // already closed: only the timer drives the client until it reconnects
     }
+    if (fd < 0) socket_id = 0;
     if (fd != fd_ || socket_id != socket_id_) {
         socket_id_ = socket_id;
         ++fd_generation_;
@@ -52,6 +58,7 @@ void session_impl::pump() {
             if (ec) fd_ = -1;
         }
     }
+    socket_steady_ = connected_now && fd_ >= 0;
     if (fd_ >= 0) {
         const auto gen = fd_generation_;
         if ((interest & ZOOKEEPER_READ) && !read_pending_) {
