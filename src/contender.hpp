@@ -88,6 +88,7 @@ private:
     void send_list(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_delete(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    void watch_own_node_later(const std::shared_ptr<attempt>& a);
     std::string path_of(const std::string& child) const { return child_path(setup_.dir, child); }
 
     std::shared_ptr<const std::string> node_data_;  // the session's default, shared, unless given

@@ -66,7 +66,8 @@ session_impl::session_impl(asio::any_io_executor ex, SessionOptions options, std
       strand_(asio::make_strand(user_ex_)),
       desc_(strand_),
       timer_(strand_),
-      suspend_timer_(strand_) {}
+      suspend_timer_(strand_),
+      settle_timer_(strand_) {}
 
 std::shared_ptr<const policy_words> session_impl::words_for(const std::shared_ptr<const c_acl>& acl) const {
     if (!acl || acl == acl_) return words_;
@@ -256,6 +257,8 @@ void session_impl::close_on_strand() {
     auto pending = std::move(janitor_);
     janitor_.clear();
     for (auto& e : pending) finish_janitor(e, make_error_code(errc::session_closed));
+    settle_timer_.cancel();
+    settling_.clear();
 }
 
 void session_impl::close_and_wait() noexcept {

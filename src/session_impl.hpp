@@ -213,6 +213,14 @@ public:
     void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
                               std::function<void(std::error_code)> fn = {});
 
+    /// How long a hold lasts before its holder watches its own node
+    /// (contender_engine): a hold shorter than that never pays for the watch.
+    static constexpr std::chrono::milliseconds settle_delay{10};
+    /// Runs fn on the strand settle_delay (at most one and a half of it) from
+    /// now; calls run in the order made, by one timer. Dropped, not run, when
+    /// the session closes.
+    void after_settling(std::function<void()> fn);
+
     /// What the session is doing, in words (its state, the C client's, the
     /// socket and timer it waits on, the deletes it still owes): for
     /// diagnosing a hung run (zklock::testing::describe_internals).
@@ -260,6 +268,8 @@ private:
     void on_connected();
     void pump();
     void process(int events);
+    void settle();  // runs the calls of settling_ that are due
+    void arm_settle_timer(boost::asio::steady_timer::time_point at);
     void notify(session_event e);
     void run_janitor();
     void janitor_step(std::shared_ptr<janitor_entry> e);
@@ -297,6 +307,8 @@ private:
     boost::asio::posix::stream_descriptor desc_;
     boost::asio::steady_timer timer_;
     boost::asio::steady_timer suspend_timer_;
+    boost::asio::steady_timer settle_timer_;  // the front of settling_
+    std::deque<std::pair<boost::asio::steady_timer::time_point, std::function<void()>>> settling_;
     std::optional<boost::asio::steady_timer::time_point> timer_deadline_;
     boost::asio::steady_timer::time_point last_receive_{};  // when the server last sent us anything
 

@@ -1,10 +1,12 @@
 // Driving the ZooKeeper C client from Asio: the socket and the timer the
-// client asks for (zookeeper_interest), zookeeper_process on each event, and
-// the waiters for a connection.
+// client asks for (zookeeper_interest), zookeeper_process on each event, the
+// waiters for a connection, and the calls made once a hold has settled.
 #include "session_impl.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+
+#include <algorithm>
 
 namespace zklock::detail {
 namespace asio = boost::asio;
@@ -101,6 +103,35 @@ void session_impl::process(int events) {
     zookeeper_process(zh_, events);
     in_process_ = false;
     pump();
+}
+
+void session_impl::after_settling(std::function<void()> fn) {
+    if (closing_) return;
+    const bool idle = settling_.empty();
+    settling_.emplace_back(asio::steady_timer::clock_type::now() + settle_delay, std::move(fn));
+    if (idle) arm_settle_timer(settling_.front().first);  // otherwise it is set for an earlier call
+}
+
+void session_impl::arm_settle_timer(asio::steady_timer::time_point at) {
+    settle_timer_.expires_at(at);
+    settle_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+        if (!ec) self->settle();
+    });
+}
+
+void session_impl::settle() {
+    const auto now = asio::steady_timer::clock_type::now();
+    // A call may add another: it goes to the back, due later.
+    while (!settling_.empty() && settling_.front().first <= now && !closing_) {
+        auto fn = std::move(settling_.front().second);
+        settling_.pop_front();
+        fn();
+    }
+    // Calls made one after another (a lock taken and released in a loop) would
+    // each wake the timer: the next turn comes half a delay later at the
+    // earliest and takes every call due by then, so a hold settles within
+    // one and a half delays.
+    if (!settling_.empty() && !closing_) arm_settle_timer(std::max(settling_.front().first, now + settle_delay / 2));
 }
 
 std::uint64_t session_impl::when_connected(std::function<void(std::error_code)> fn) {

@@ -108,7 +108,8 @@ struct MutexOptions {
 ///   When our node disappears, is_held() turns false at once; the reason follows
 ///   once known: a holder paused past its session timeout reads the server's
 ///   deletion of its node before the session's end, and is told session_expired,
-///   not node_deleted.
+///   not node_deleted. The holder watches its node from 10-15 ms into the hold
+///   (a shorter hold costs no watch): a deletion before then is reported then.
 ///
 /// A Mutex is a zklock::Lock on ZooKeeper (lock.hpp: lock, try_lock,
 /// try_lock_for, try_lock_until, unlock, the async_ forms, on_lost, is_held,

@@ -358,6 +358,11 @@ acquire_actions acquire_machine::delay_elapsed() {
     return grant();
 }
 
+acquire_actions acquire_machine::hold_settled() {
+    if (stage_ != stage::held || node_gone_) return {};
+    return {act(kind::watch_own_node, node_)};
+}
+
 acquire_actions acquire_machine::own_watch_set(int rc) {
     if (stage_ != stage::held || node_gone_) return {};
     if (rc == ZNONODE) return own_node_gone();

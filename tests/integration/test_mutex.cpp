@@ -319,6 +319,29 @@ TEST_F(MutexTest, NodeDeletedBySomeoneElseIsReportedAsLoss) {
     EXPECT_GT(m.stats().total_hold.count(), 0) << "a lost hold's time is counted too";
 }
 
+TEST_F(MutexTest, NodeDeletedOnceTheHolderWatchesItIsReportedAsLoss) {
+    // The holder watches its own node a moment into the hold (a short hold
+    // never pays for the watch); the test above deletes the node at once, this
+    // one once the server counts the watch.
+    const auto path = lock_path();
+    auto a = connect();
+    auto admin = connect();
+    const auto watches = [&] {
+        const auto mntr = server_->four_letter_word("mntr");
+        const auto at = mntr.find("zk_watch_count");
+        return at == std::string::npos ? -1L : std::stol(mntr.substr(mntr.find_first_of("0123456789", at)));
+    };
+    const auto before = watches();
+    ASSERT_GE(before, 0L) << "mntr gives no zk_watch_count";
+    Mutex m(*a, path);
+    m.lock();
+    ASSERT_TRUE(wait_until([&] { return watches() > before; })) << "the holder never watched its node";
+    auto lost = m.async_wait_lost(boost::asio::use_future);
+    zklock::testing::delete_node(*admin, m.node_path());
+    EXPECT_EQ(get_within(lost), errc::node_deleted);
+    EXPECT_FALSE(m.is_held());
+}
+
 TEST_F(MutexTest, SuspensionLongerThanTheSessionTimeoutIsLoss) {
     own_server();  // it stops, restarts or pauses the server
     const auto path = lock_path();

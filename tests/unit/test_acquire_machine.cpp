@@ -304,6 +304,27 @@ TEST(AcquireMachine, AHolderLearnsOfExpiryAndOfItsNodeDeletedByAnother) {
               (words{"lose " + make_error_code(errc::session_expired).message()}));
 }
 
+TEST(AcquireMachine, AHolderWatchesItsOwnNodeOnlyOnceTheHoldHasSettled) {
+    fixture f;
+    f.create();
+    // The grant alone asks for no watch: a short hold never pays for one.
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "grant " + ours + " #50"}));
+    EXPECT_EQ(said(f.m.hold_settled()), (words{"watch_own_node " + ours}));
+    // Its read finding no node (deleted before the watch was set) is the loss.
+    EXPECT_EQ(said(f.m.own_watch_set(ZNONODE)), (words{"node_gone"}));
+    EXPECT_EQ(said(f.m.hold_settled()), words{});  // gone: nothing to watch
+
+    fixture g;
+    g.create();
+    g.m.listed(listing::pipelined, ZOK, {ours});
+    g.m.release();
+    EXPECT_EQ(said(g.m.hold_settled()), words{});  // released before it settled
+
+    fixture w;  // still waiting: the hold has not begun
+    w.wait_behind_one();
+    EXPECT_EQ(said(w.m.hold_settled()), words{});
+}
+
 TEST(AcquireMachine, AHolderSuspendedTooLongLosesOnlyWhenToldToAndThenDeletesItsNode) {
     fixture f;
     f.create();

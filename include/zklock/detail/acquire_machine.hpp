@@ -98,7 +98,7 @@ struct acquire_action {
         read_handover,     ///< getData(dir) -> handover_read
         start_delay,       ///< a timer of rule.lock_delay -> delay_elapsed
         mark_held,         ///< setData(dir/name, our data again, any version): tells our successor we hold
-        grant,             ///< held: fencing token = number; then watch dir/name (own_watch_set, own_watch_fired)
+        grant,             ///< held: fencing token = number; once the hold has lasted a moment, hold_settled
         watch_own_node,    ///< getData(dir/name) with a watch -> own_watch_set, own_watch_fired
         node_gone,         ///< held, and our node went: the hold is over, why is not known yet
         lose,              ///< the hold is lost for `ec`
@@ -162,6 +162,9 @@ public:
     acquire_actions watch_fired(std::string_view name, std::int64_t generation, int type);
     acquire_actions handover_read(int rc, std::string_view data);
     acquire_actions delay_elapsed();
+    /// The hold has lasted a moment (session_impl::settle_delay): time to watch
+    /// our own node, so that a deletion by someone else is reported.
+    acquire_actions hold_settled();
     acquire_actions own_watch_set(int rc);
     acquire_actions own_watch_fired(int type);
     /// A session event; `close_reason`: why a closed session closed.
