@@ -85,11 +85,23 @@ std::string lock_set_engine::describe() const {
 template <class Event>
 void lock_set_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
     a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed};
-    // An action that ends the attempt (fail, requeue, give up) comes last; the
-    // grant completes after the own-node watches that follow it are sent.
+    // An action that ends the attempt (fail, requeue, give up) comes last.
     bool granted = false;
     for (const auto& action : event(a->fsm)) granted = perform(a, action) || granted;
-    if (granted) complete_grant();
+    if (!granted) return;
+    watch_own_nodes_later(a);
+    complete_grant();
+}
+
+// The own-node watches wait until the hold has settled, as a Mutex's do
+// (contender_engine::watch_own_node_later): a short hold never pays for them.
+// (Not in feed(): a lambda there is a new type per instantiation, and feeding
+// it would instantiate feed() without end.)
+void lock_set_engine::watch_own_nodes_later(const std::shared_ptr<attempt>& a) {
+    session_->after_settling([weak = std::weak_ptr<lock_set_engine>(shared_from_this()), held = std::weak_ptr<attempt>(a)] {
+        const auto self = weak.lock();
+        if (const auto a = held.lock(); self && a) self->feed(a, [](set_acquire_machine& m) { return m.hold_settled(); });
+    });
 }
 
 bool lock_set_engine::perform(const std::shared_ptr<attempt>& a, const set_action& action) {

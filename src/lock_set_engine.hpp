@@ -73,6 +73,7 @@ private:
     void feed(const std::shared_ptr<attempt>& a, Event&& event);
     /// Performs one action; true when it is the grant (completed after the others).
     bool perform(const std::shared_ptr<attempt>& a, const set_action& action);
+    void watch_own_nodes_later(const std::shared_ptr<attempt>& a);
     /// The request of `action`, its answer fed back to `a`.
     void send(const std::shared_ptr<attempt>& a, const set_action& action);
     void send_create(const std::shared_ptr<attempt>& a, const set_action& action);

@@ -15,6 +15,13 @@ using set_kind = set_action::kind;
 
 // ---- holding ------------------------------------------------------------------------
 
+set_actions set_acquire_machine::hold_settled() {
+    if (stage_ != stage::held || node_gone_) return {};
+    set_actions out;
+    for (std::size_t i = 0; i < setup_.dirs.size(); ++i) out.push_back(act(set_kind::watch_own_node, i, nodes_[i]));
+    return out;
+}
+
 set_actions set_acquire_machine::own_watch_set(std::size_t queue, int rc) {
     if (stage_ != stage::held || node_gone_) return {};
     if (rc == ZNONODE) return own_node_gone();

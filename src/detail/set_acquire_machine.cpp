@@ -406,10 +406,7 @@ set_actions set_acquire_machine::grant() {
         return out;
     }
     stage_ = stage::held;
-    set_actions out{act(set_kind::grant, 0, {}, token_)};
-    // Sent after the grant: they cost the acquire no round trip.
-    for (std::size_t i = 0; i < setup_.dirs.size(); ++i) out.push_back(act(set_kind::watch_own_node, i, nodes_[i]));
-    return out;
+    return {act(set_kind::grant, 0, {}, token_)};  // the own-node watches follow once the hold settles
 }
 
 set_actions set_acquire_machine::handover_read(std::size_t queue, int rc, std::string_view data) {

@@ -80,7 +80,7 @@ struct set_action {
         watch_node,       ///< getData(dir/name) with a watch (generation = number) -> watch_set, watch_fired
         read_handover,    ///< getData(dir) -> handover_read(queue)
         start_delay,      ///< a timer of the lock-delay -> delay_elapsed
-        grant,            ///< held: fencing token = number (then the watch_own_node actions)
+        grant,            ///< held: fencing token = number; once the hold has lasted a moment, hold_settled
         watch_own_node,   ///< getData(dir/name) with a watch -> own_watch_set(queue), own_watch_fired(queue)
         node_gone,        ///< held, and a node of the set went: the hold is over, why is not known yet
         lose,             ///< the hold is lost for `ec`
@@ -146,6 +146,9 @@ public:
     set_actions watch_fired(std::size_t queue, std::string_view name, std::int64_t generation, int type);
     set_actions handover_read(std::size_t queue, int rc, std::string_view data);
     set_actions delay_elapsed();
+    /// The hold has lasted a moment (session_impl::settle_delay): time to
+    /// watch our own nodes, so that a deletion by someone else is reported.
+    set_actions hold_settled();
     set_actions own_watch_set(std::size_t queue, int rc);
     set_actions own_watch_fired(std::size_t queue, int type);
     /// A delete that `wait`s answered.
