@@ -213,8 +213,8 @@ public:
     void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
                               std::function<void(std::error_code)> fn = {});
 
-    /// How long a hold lasts before its holder watches its own node
-    /// (contender_engine): a hold shorter than that never pays for the watch.
+    /// How long a hold lasts before its holder watches its own nodes
+    /// (contender_engine, lock_set_engine): a shorter hold never pays for the watch.
     static constexpr std::chrono::milliseconds settle_delay{10};
     /// Runs fn on the strand settle_delay (at most one and a half of it) from
     /// now; calls run in the order made, by one timer. Dropped, not run, when
