@@ -36,8 +36,7 @@ contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::s
     setup_.rule = std::move(rule);
     setup_.policy = session_->words_for(acl_);
     setup_.lose_on_suspension = session_->options().lose_locks_on_suspension;
-    if (setup_.rule.permits == 1 && !setup_.rule.read_write && !setup_.rule.watch_parent)
-        setup_.mark_after = setup_.rule.mark_grants_after;
+    setup_.mark_release = setup_.rule.mark_releases;  // the machine marks under the mutex rule only
 }
 
 contender_engine::~contender_engine() { session_->remove_listener(listener_id_); }
@@ -174,8 +173,6 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
         return read_dir([](acquire_machine& m, int rc, const std::string& data, const node_stat&) {
             return m.handover_read(rc, data);
         });
-    case kind::mark_held:
-        return session_->set_data(path_of(action.name), *node_data_, -1, [](int) {});  // the own-node watch tells of a loss
     case kind::claim_dir:
         return session_->set_data(setup_.dir, setup_.rule.dir_data, static_cast<std::int32_t>(action.number),
                                   [self, a](int rc) { self->feed(a, [&](acquire_machine& m) { return m.dir_claimed(rc); }); });
@@ -262,8 +259,10 @@ void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acqu
     }
     if (action.release_record) {
         multi_op record{multi_op::kind::set_data, setup_.dir, *action.release_record, 0, -1, nullptr};
-        return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {std::move(record)});
+        return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {std::move(record)},
+                                          action.mark);
     }
+    if (action.mark) return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {}, true);
     if (!action.wait) return session_->delete_owned(path_of(action.name), action.number);
     session_->delete_owned(path_of(action.name), action.number, std::move(done));
 }

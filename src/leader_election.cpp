@@ -137,6 +137,9 @@ MutexOptions participant(std::string id, LeaderElectionOptions options) {
     o.acl = std::move(options.acl);
     o.names = options.names;
     o.lock_delay = options.lock_delay;
+    // Curator's LeaderLatch, the one peer that reads these names, acts on its
+    // predecessor's deletion only: a release mark would leave it waiting.
+    o.mark_release = options.names != node_names::curator;
     return o;
 }
 

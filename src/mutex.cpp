@@ -40,7 +40,7 @@ std::shared_ptr<detail::contender_engine> make_engine(Session& session, const st
     rule.watch_parent = rule.watch_parent || options.watch_all_children;
     rule.names = options.names;
     rule.lock_delay = options.lock_delay;
-    rule.mark_grants_after = options.mark_grants_after;
+    rule.mark_releases = options.mark_release;
     const auto& impl = detail::internal_access::session(session);
     // No data of its own: the session's default, one copy for all its locks.
     auto data = options.node_data.empty() ? impl->default_data()

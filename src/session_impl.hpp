@@ -206,8 +206,13 @@ public:
     /// already gone (the multi fails with NONODE), the rest are deleted one by
     /// one. fn (optional) as delete_owned's, once every node is gone.
     /// `extra` ops join the transaction (lock-delay's clean-release record).
+    /// `mark`: the transaction writes each node's data (empty) before deleting
+    /// it, the release mark a successor under the mutex rule holds on
+    /// (acquire_setup::mark_release); a node whose ACL refuses the write is
+    /// deleted without it.
     void delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
-                          std::function<void(std::error_code)> fn = {}, std::vector<multi_op> extra = {});
+                          std::function<void(std::error_code)> fn = {}, std::vector<multi_op> extra = {},
+                          bool mark = false);
     /// Like delete_owned for a node whose name is not known (a create whose reply
     /// was lost): lists `dir`, deletes the child carrying `guid`, if any.
     void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
@@ -239,6 +244,7 @@ private:
         std::int64_t owner = 0;
         std::function<void(std::error_code)> done;
         bool in_flight = false;
+        bool mark = false;             // a release mark before each delete of `set`
     };
 
     static void on_session_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);

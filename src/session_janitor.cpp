@@ -21,18 +21,28 @@ void session_impl::delete_owned_by_guid(std::string dir, std::string guid, std::
 }
 
 void session_impl::delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
-                                    std::function<void(std::error_code)> fn, std::vector<multi_op> extra) {
+                                    std::function<void(std::error_code)> fn, std::vector<multi_op> extra, bool mark) {
     auto e = std::make_shared<janitor_entry>(
-        janitor_entry{{}, {}, std::move(paths), std::move(extra), owner, std::move(fn), false});
+        janitor_entry{{}, {}, std::move(paths), std::move(extra), owner, std::move(fn), false, mark});
     janitor_.push_back(e);
     if (connected()) janitor_step(e);
 }
 
 void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete) {
     std::vector<multi_op> ops;
-    for (const auto& p : e->set) ops.push_back({multi_op::kind::remove, p, {}, 0, -1, nullptr});
+    for (const auto& p : e->set) {
+        if (e->mark) ops.push_back({multi_op::kind::set_data, p, {}, 0, -1, nullptr});
+        ops.push_back({multi_op::kind::remove, p, {}, 0, -1, nullptr});
+    }
     ops.insert(ops.end(), e->extra.begin(), e->extra.end());
-    multi(std::move(ops), [this, e, on_delete](int rc, std::vector<int>, std::vector<std::string>) {
+    multi(std::move(ops), [this, e, on_delete](int rc, std::vector<int> errors, std::vector<std::string>) {
+        if (rc == ZNOAUTH && e->mark && !errors.empty() && errors.front() == ZNOAUTH) {
+            // The node's ACL does not let us write it: release it without the
+            // mark (its successor lists the queue instead).
+            e->mark = false;
+            e->in_flight = false;
+            return janitor_step(e);
+        }
         if (rc != ZNONODE) return on_delete(rc);
         // One of them is gone already: delete the others one by one (a set
         // with a node missing is no longer held by anyone).

@@ -18,7 +18,7 @@ Lock ZooKeeperLockService::make_lock(const std::string& name) {
     std::string reason;
     if (const auto ec = validate_lock_name(name, &reason)) throw error(ec, "zklock: " + reason + ": '" + name + "'");
     detail::queue_rule rule;
-    rule.mark_grants_after = MutexOptions{}.mark_grants_after;  // as a Mutex does
+    rule.mark_releases = MutexOptions{}.mark_release;  // as a Mutex does
     return Lock(detail::contender_engine::make(detail::internal_access::session(session_), root_ + "/" + name,
                                                std::move(rule), nullptr));
 }

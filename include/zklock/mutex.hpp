@@ -66,18 +66,20 @@ struct MutexOptions {
     /// as a loss. Give every participant of a path the same value: one that
     /// does not set it records nothing, so its releases look like losses.
     std::chrono::milliseconds lock_delay{0};
-    /// The handoff without a listing, for long queues (0 turns it off). A
-    /// holder whose listings of the queue held at least this many contenders
-    /// marks its grant: it writes its node's data again (the same data; one
-    /// more write, not waited for). Its successor watches that node, so it sees
-    /// the mark, and when the node goes it holds at once: everything ahead of a
-    /// node that held had gone, and nothing arrives ahead of a waiter. Without
-    /// the mark, a woken waiter lists the whole queue again, which costs bytes
-    /// in proportion to the queue. The successor then gets two notifications
-    /// (the mark, the deletion) instead of one. With a short queue the extra
-    /// write costs more than the listing it saves (docs/benchmarks.md), hence
-    /// the default. Only a Mutex or a LeaderElection marks and trusts marks.
-    std::size_t mark_grants_after = 128;
+    /// The handoff without a listing (on by default). A release marks the
+    /// node: the transaction that deletes it writes its data first (empty; no
+    /// extra write, one transaction as before). The successor watches that
+    /// node, so it is told of a data change; a node that held had nothing ahead
+    /// of it and nothing arrives ahead of a waiter, so the successor holds at
+    /// once, without a request to the server. A node that goes without the mark
+    /// (cancelled, expired, a peer's) makes its successor list the queue. Curator's
+    /// InterProcessMutex and kazoo's Lock wake on any event of the node they
+    /// watch and list, so they share a path with marking Mutexes. Turn it off
+    /// only for a peer on the path that acts on a deletion alone. A waiting
+    /// Mutex trusts a data change of its predecessor as the mark whether or not
+    /// it marks its own releases: a client allowed to write the lock's nodes
+    /// could forge one, as it could delete the holder's node.
+    bool mark_release = true;
 };
 
 /// A fair, distributed mutual-exclusion lock on a ZooKeeper path.

@@ -228,7 +228,6 @@ acquire_actions acquire_machine::evaluate(int rc, const std::vector<std::string>
         if (const auto peer = foreign_semaphore_children(children))
             return fail(make_error_code(errc::foreign_recipe), foreign_semaphore(*peer));
     const auto d = decide(setup_.rule, children, node_);
-    longest_listing_ = std::max(longest_listing_, children.size());
     // Someone deleted our node before we were granted: queue again.
     if (!d.found) return requeue();
     acquire_actions out{act(kind::position, {}, static_cast<std::int64_t>(d.position))};
@@ -263,7 +262,6 @@ bool acquire_machine::trusts_marks() const noexcept {
 acquire_actions acquire_machine::watch() {
     ++generation_;
     if (rare_) rare_->persistent.clear();
-    ahead_held_ = false;
     acquire_actions out;
     for (const auto& name : watching_) out.push_back(act(kind::watch_node, name, generation_));
     return out;
@@ -282,11 +280,7 @@ acquire_actions acquire_machine::watch_set(std::string_view name, std::int64_t g
                             " is a persistent node (not ephemeral) ahead of us in the queue: it never goes away by "
                             "itself; an operator must delete it (zkCli.sh delete " + path_of(name) + ")");
     }
-    if (rc == ZOK) {
-        // A version above 0: the node's holder marked its grant (mark_held).
-        if (st.version > 0 && trusts_marks()) ahead_held_ = true;
-        return {};  // wait for the watch
-    }
+    if (rc == ZOK) return {};  // wait for the watch
     if (rc == ZNONODE) return wake(false, name);
     ++generation_;  // one retry for the whole round, not one per node
     if (connection_trouble(rc)) return retry(acquire_step::list);
@@ -303,25 +297,22 @@ acquire_actions acquire_machine::watch_fired(std::string_view name, std::int64_t
         return out;
     }
     if (type == ZOO_DELETED_EVENT) return wake(true, name);
+    // Its holder's release mark: the node held, and the transaction that wrote
+    // its data deleted it too.
+    if (type == ZOO_CHANGED_EVENT && trusts_marks()) return wake(true, name, true);
     // Data changed (or a spurious event): watch that node again.
-    acquire_actions out{act(kind::watch_node, std::string(name), generation_)};
-    if (type == ZOO_CHANGED_EVENT && trusts_marks()) {
-        // Its holder marked its grant: once it goes, we are first.
-        ahead_held_ = true;
-        out.insert(out.begin(), act(kind::count_wakeup));
-    }
-    return out;
+    return {act(kind::watch_node, std::string(name), generation_)};
 }
 
-acquire_actions acquire_machine::wake(bool notified, std::string_view name) {
+acquire_actions acquire_machine::wake(bool notified, std::string_view name, bool ahead_held) {
     ++generation_;  // the other watches of this round are stale now
     acquire_actions out;
     if (notified) out.push_back(act(kind::count_wakeup));
     // Sequence numbers only grow: when the watched nodes were the only ones
     // between us and a lease, one deletion alone grants it. So does the
-    // deletion of a node that held (it marked its grant): everything ahead of
-    // it had gone by then, and nothing arrives ahead of us.
-    if (!last_blocker_ && !ahead_held_) {
+    // release of a node that held (its mark): everything ahead of it had gone
+    // by then, and nothing arrives ahead of us.
+    if (!last_blocker_ && !ahead_held) {
         append(out, list());
         return out;
     }
@@ -346,9 +337,6 @@ acquire_actions acquire_machine::grant() {
         return {act(kind::read_handover)};
     }
     stage_ = stage::held;
-    // The mark goes before the grant's own-node watch, so that watch does not fire on it.
-    if (setup_.mark_after > 0 && longest_listing_ >= setup_.mark_after)
-        return {act(kind::mark_held, node_), act(kind::grant, node_, token_)};
     return {act(kind::grant, node_, token_)};
 }
 
@@ -413,7 +401,7 @@ std::string to_string(const acquire_action& a) {
     static constexpr const char* names[] = {
         "wait_connected", "read_dir_data", "claim_dir",     "reread_dir_data", "read_dir_acl", "read_dir_before",
         "create",         "ensure_parents", "list",         "read_token",      "watch_node",   "read_handover",
-        "start_delay",    "mark_held",      "grant",          "watch_own_node", "node_gone",     "lose",         "requeue",
+        "start_delay",    "grant",          "watch_own_node", "node_gone",     "lose",         "requeue",
         "fail",           "give_up",        "delete_node",  "delete_by_guid",  "cleaned_up",   "position",
         "forget_position", "node_known",    "count_attempt", "count_wakeup"};
     static constexpr const char* steps[] = {"create", "recover", "list", "watch_own_node"};
@@ -424,6 +412,7 @@ std::string to_string(const acquire_action& a) {
     if (!a.name.empty()) out += " " + a.name;
     if (a.number != 0) out += " #" + std::to_string(a.number);
     if (a.wait) out += " wait";
+    if (a.mark) out += " mark";
     if (a.ec) out += " " + a.ec.message();
     if (!a.detail.empty()) out += ": " + a.detail;
     if (a.release_record) out += " record=" + *a.release_record;

@@ -537,9 +537,7 @@ bool ChaosClient::release_section(std::optional<section> held, std::string_view 
 // stop), enter, write while still holding, leave, release and learn whether
 // the lock was still ours.
 void ChaosClient::run_mutex() {
-    MutexOptions mo;
-    mo.mark_grants_after = options_.mark_grants_after;
-    Mutex m(*session_, options_.path, mo);
+    Mutex m(*session_, options_.path);  // releases marked: the handoff without a listing is what the faults hit
     {
         std::lock_guard lk(mutex_m_);
         mutex_ = &m;

@@ -141,21 +141,23 @@ TEST_F(MutexTest, GrantsFollowArrivalOrder) {
     for (auto& m : mutexes) EXPECT_EQ(m->stats().wakeups, 1u) << "woken more than once";
 }
 
-TEST_F(MutexTest, AMarkedGrantHandsOverWithoutAListingAndACancelledWaiterProvesNothing) {
-    const auto path = lock_path();
-    auto observer = connect();
-    std::vector<std::unique_ptr<Session>> sessions;
-    for (int i = 0; i < 4; ++i) sessions.push_back(connect());
-    MutexOptions o;
-    o.mark_grants_after = 2;  // every holder that saw another contender marks its grant
+namespace {
+// A holder, then `first` behind it, a waiter that is cancelled, and `last`:
+// the cancelled waiter leaves without holding, so `last` lists again; then
+// the holder and `first` release in turn. Returns the listings `last` made
+// for its handoff from `first`, which was not the only node ahead of it at
+// its last listing (the holder was too).
+std::uint64_t handoff_listings(Session& observer,
+                                                        std::vector<std::unique_ptr<Session>>& sessions,
+                                                        const std::string& path, const MutexOptions& o) {
     Mutex holder(*sessions[0], path, o);
     holder.lock();
     Mutex first(*sessions[1], path, o), cancelled(*sessions[2], path, o), last(*sessions[3], path, o);
     auto first_granted = first.async_lock(boost::asio::use_future);
-    wait_for_contenders(*observer, path, 2, 20s);
+    wait_for_contenders(observer, path, 2, 20s);
     boost::asio::cancellation_signal cancel;
     auto cancelled_result = cancelled.async_lock(boost::asio::bind_cancellation_slot(cancel.slot(), boost::asio::use_future));
-    wait_for_contenders(*observer, path, 3, 20s);
+    wait_for_contenders(observer, path, 3, 20s);
     std::promise<void> relisted;
     std::atomic<bool> queued{false};
     last.on_queue_position([&](std::size_t p) {
@@ -163,7 +165,7 @@ TEST_F(MutexTest, AMarkedGrantHandsOverWithoutAListingAndACancelledWaiterProvesN
         else if (p == 2 && queued.exchange(false)) relisted.set_value();
     });
     auto last_granted = last.async_lock(boost::asio::use_future);
-    wait_for_contenders(*observer, path, 4, 20s);
+    wait_for_contenders(observer, path, 4, 20s);
 
     // The waiter just ahead of `last` leaves without ever holding: that proves
     // nothing about the nodes ahead of it, so `last` lists again (its place
@@ -173,17 +175,60 @@ TEST_F(MutexTest, AMarkedGrantHandsOverWithoutAListingAndACancelledWaiterProvesN
     auto relisted_f = relisted.get_future();
     EXPECT_EQ(relisted_f.wait_for(20s), std::future_status::ready) << "the waiter behind the cancelled one did not list again";
     EXPECT_FALSE(last.is_held());
-    const auto attempts_before = last.stats().attempts;
+    const auto last_before = last.stats().attempts;
 
     holder.unlock();
     EXPECT_FALSE(get_within(first_granted));
     EXPECT_TRUE(first.is_held());
     first.unlock();
-    // `first` held and saw a queue of two: it marked its grant, so `last`, which
-    // watches it, holds when it goes without listing the queue again.
     EXPECT_FALSE(get_within(last_granted));
     EXPECT_TRUE(last.is_held());
-    EXPECT_EQ(last.stats().attempts, attempts_before) << "the handoff from a marked holder listed the queue";
+    last.unlock();
+    EXPECT_EQ(first.stats().wakeups, 1u);
+    EXPECT_EQ(last.stats().wakeups, 2u);  // the cancelled waiter's deletion, then `first`'s release
+    return last.stats().attempts - last_before;
+}
+} // namespace
+
+TEST_F(MutexTest, AMarkedReleaseHandsOverWithoutAListingAndACancelledWaiterProvesNothing) {
+    auto observer = connect();
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (int i = 0; i < 4; ++i) sessions.push_back(connect());
+    // A release marks its node in the delete's transaction: each successor
+    // holds on the mark without listing the queue again.
+    EXPECT_EQ(handoff_listings(*observer, sessions, lock_path(), MutexOptions{}), 0u)
+        << "a handoff from a marking holder listed the queue";
+    // Without the mark, each woken successor lists.
+    MutexOptions unmarked;
+    unmarked.mark_release = false;
+    EXPECT_EQ(handoff_listings(*observer, sessions, lock_path(), unmarked), 1u);
+}
+
+TEST_F(MutexTest, AReleaseWhoseNodeMayNotBeWrittenIsDeletedWithoutTheMark) {
+    // Nodes anyone may create, delete and read, but nobody may write: the
+    // mark's write is refused, so each release deletes its node without it.
+    MutexOptions o;
+    o.acl = acl_list{world_acl(perms::create | perms::remove | perms::read)};
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    auto c = connect();
+    Mutex holder(*a, path, o), first(*b, path, o), last(*c, path, o);
+    holder.lock();
+    auto first_granted = first.async_lock(boost::asio::use_future);
+    wait_for_contenders(*a, path, 2, 20s);
+    auto last_granted = last.async_lock(boost::asio::use_future);
+    wait_for_contenders(*a, path, 3, 20s);
+    auto released = holder.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released)) << "the release failed";
+    EXPECT_FALSE(get_within(first_granted));
+    auto released_too = first.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released_too)) << "the release failed";
+    EXPECT_FALSE(get_within(last_granted));
+    EXPECT_TRUE(last.is_held());
+    // `last` saw two nodes ahead; `first` went without a mark, so it listed again.
+    EXPECT_EQ(last.stats().attempts, 2u);
+    EXPECT_EQ(queue_length(path), 1u);
     last.unlock();
 }
 

@@ -469,6 +469,7 @@ TEST_F(RecipeTest, ReconnectWithinTheSessionTimeoutKeepsTheLeader) {
     auto a = connect(20s);
     auto b = connect(20s);
     EventLog log(*a);
+    EventLog follower_log(*b);
     LeaderElection leader(*a, path, "a");
     LeaderElection follower(*b, path, "b");
     std::atomic<int> losses{0};
@@ -480,6 +481,7 @@ TEST_F(RecipeTest, ReconnectWithinTheSessionTimeoutKeepsTheLeader) {
     ASSERT_TRUE(log.wait_for(session_event::suspended));
     server_->restart();
     ASSERT_TRUE(log.wait_for(session_event::reconnected));
+    ASSERT_TRUE(follower_log.wait_for(session_event::reconnected));  // its leader() below needs the session back
     EXPECT_TRUE(leader.is_leader());
     EXPECT_EQ(losses, 0);
     EXPECT_EQ(second.wait_for(300ms), std::future_status::timeout) << "a second leader after a reconnect";

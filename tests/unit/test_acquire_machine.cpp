@@ -83,12 +83,13 @@ TEST(AcquireMachine, AWaiterWatchesOnlyItsPredecessorAndItsDeletionAloneGrants) 
               (words{"count_wakeup", "grant " + ours + " #50"}));
 }
 
-TEST(AcquireMachine, AStaleWatchOrAChangeOfDataDoesNotGrant) {
+TEST(AcquireMachine, AStaleWatchOrAnotherEventDoesNotGrant) {
     fixture f;
     f.wait_behind_one();
-    // A data change (a mark: the node holds) only re-arms the watch.
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_fired(ahead, 0, ZOO_DELETED_EVENT)), words{});  // an earlier round's watch
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 0, ZOO_CHANGED_EVENT)), words{});
+    // Any other event only re-arms the watch.
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHILD_EVENT)), (words{"watch_node " + ahead + " #1"}));
     EXPECT_TRUE(f.m.waiting());
 }
 
@@ -514,75 +515,70 @@ TEST(AcquireMachine, UnderLockDelayAGrantDecidedAgainWhileTheHandoverIsCheckedWa
 // ---- the handoff without a listing ------------------------------------------------------
 
 namespace {
-acquire_setup marking_setup(std::size_t after) {
+acquire_setup marking_setup() {
     auto s = mutex_setup();
-    s.mark_after = after;
+    s.mark_release = true;
     return s;
 }
 } // namespace
 
-TEST(AcquireMachine, AHolderThatSawALongQueueMarksItsGrantBeforeWatchingItsNode) {
-    fixture f(marking_setup(2));
-    f.wait_behind_one();  // a listing of two
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)),
-              (words{"count_wakeup", "mark_held " + ours, "grant " + ours + " #50"}));
-}
-
-TEST(AcquireMachine, AHolderThatSawAShortQueueDoesNotMark) {
-    fixture f(marking_setup(3));
+TEST(AcquireMachine, AHolderUnderTheMutexRuleMarksItsRelease) {
+    fixture f(marking_setup());
     f.wait_behind_one();
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+    EXPECT_EQ(said(f.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait mark"}));
 }
 
-TEST(AcquireMachine, AWaiterBehindANodeThatMarkedItsGrantHoldsWhenItGoesWithoutListing) {
-    fixture f(marking_setup(100));
-    f.create();
-    f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    // The mark: a data change of the node we watch. Watch it again.
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+TEST(AcquireMachine, ACancelledWaiterAndALostHoldDoNotMark) {
+    fixture f(marking_setup());
+    f.wait_behind_one();
+    EXPECT_EQ(said(f.m.cancel()), (words{"delete_node " + ours + " #256 wait"}));
+
+    auto s = marking_setup();
+    s.lose_on_suspension = true;
+    fixture g(s);
+    g.create();
+    g.m.listed(listing::pipelined, ZOK, {ours});
+    EXPECT_EQ(said(g.m.lost(make_error_code(errc::connection_suspended))),
+              (words{"forget_position", "delete_node " + ours + " #256"}));
 }
 
-TEST(AcquireMachine, AMarkReadWhenTheWatchIsSetCountsAndSoDoesAMarkWhoseNodeWentBeforeTheWatchWasSetAgain) {
-    fixture f(marking_setup(100));
+TEST(AcquireMachine, AWaiterHoldsAtOnceOnItsPredecessorsReleaseMarkWithoutListing) {
+    fixture f(mutex_setup());  // a waiter trusts the mark whether or not it marks its own releases
     f.create();
     f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    auto marked = stat_of(40, session_b);
-    marked.version = 1;
-    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZOK, marked)), words{});
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+    EXPECT_TRUE(f.m.held());
+}
 
-    fixture g(marking_setup(100));
+TEST(AcquireMachine, APredecessorThatLeftWithoutTheMarkIsNoProofAndTheWaiterLists) {
+    fixture f(marking_setup());
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    // A plain deletion: it was cancelled, its session ended, or a peer released it.
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+    // Gone before the watch was set: nothing says it held either.
+    fixture g(marking_setup());
     g.create();
     g.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    g.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
-    EXPECT_EQ(said(g.m.watch_set(ahead, 1, ZNONODE, {})), (words{"grant " + ours + " #50"}));
+    EXPECT_EQ(said(g.m.watch_set(ahead, 1, ZNONODE, {})), (words{"count_attempt", "list fresh"}));
 }
 
-TEST(AcquireMachine, APredecessorThatLeftWithoutHoldingIsNoProofAndTheWaiterLists) {
-    fixture f(marking_setup(100));
+TEST(AcquireMachine, AMarkOfAStaleRoundIsIgnored) {
+    fixture f(marking_setup());
     f.create();
     f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    // Version 0 and no change: it never held (it was cancelled, or its session ended).
-    f.m.watch_set(ahead, 1, ZOK, stat_of(40, session_b));
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
-}
-
-TEST(AcquireMachine, AMarkSeenInOneRoundDoesNotCarryOverToTheNextNodeWatched) {
-    fixture f(marking_setup(100));
-    f.create();
-    f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
     EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)), (words{"count_attempt", "list fresh"}));
     const std::string other = "_c_9a0364b9-e99b-4b3c-9d1f-2a0c3e2f8f11-lock-0000000004";
     EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {further_ahead, other, ours})),
               (words{"position #2", "watch_node " + other + " #3"}));
-    EXPECT_EQ(said(f.m.watch_fired(other, 3, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), words{});
+    EXPECT_FALSE(f.m.held());
 }
 
-TEST(AcquireMachine, ASemaphoreOrAReaderDoesNotTrustMarks) {
+TEST(AcquireMachine, ASemaphoreOrAReaderDoesNotTrustMarksNorMarks) {
     auto s = semaphore_setup();
-    s.mark_after = 1;
+    s.mark_release = true;
     fixture f(s);
     f.m.begin();
     f.m.connected(acquire_step::create);
@@ -592,10 +588,13 @@ TEST(AcquireMachine, ASemaphoreOrAReaderDoesNotTrustMarks) {
     f.m.listed(listing::pipelined, ZOK, {third, further_ahead, ahead, ours});
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"watch_node " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+    f.m.listed(listing::fresh, ZOK, {further_ahead, ours});
+    ASSERT_TRUE(f.m.held());
+    EXPECT_EQ(said(f.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait"}));
 }
 
 TEST(AcquireMachine, LockDelayAfterAMarkedHandoffJudgesTheNodeThatHeld) {
-    auto s = marking_setup(100);
+    auto s = marking_setup();
     s.rule.lock_delay = 2s;
     fixture f(s);
     f.m.begin();
@@ -603,8 +602,10 @@ TEST(AcquireMachine, LockDelayAfterAMarkedHandoffJudgesTheNodeThatHeld) {
     f.m.dir_before_read(ZOK, "", stat_of(0, 0));
     f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
     f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "read_handover"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "read_handover"}));
     // The node that held (sequence 4) recorded its clean release: no wait.
     EXPECT_EQ(said(f.m.handover_read(ZOK, with_release_marker("", 4))), (words{"grant " + ours + " #50"}));
+    // Its own release records itself and marks.
+    EXPECT_EQ(said(f.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait mark record=" +
+                                                                 with_release_marker("", 5)}));
 }

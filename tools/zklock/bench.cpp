@@ -65,7 +65,7 @@ void connect(Session& session) {
 MutexOptions mutex_options(const bench_options& o) {
     MutexOptions m;
     m.watch_all_children = o.naive;
-    if (o.mark_grants_after) m.mark_grants_after = *o.mark_grants_after;
+    m.mark_release = o.mark_release;
     return m;
 }
 
@@ -521,11 +521,9 @@ void add_bench(CLI::App& app, int& exit_code) {
                   "skip the C client's floor loops that run beside the mutex scenarios and give zklock's ratio to "
                   "them: uncontended, delete + create + getChildren pipelined; contended, the same clients on one "
                   "lock, each waiter holding on its predecessor's deletion");
-    cmd->add_option("--mark-grants-after", o->mark_grants_after,
-                    "MutexOptions::mark_grants_after of zklock's mutexes: a holder whose listing showed at least this "
-                    "many contenders marks its grant, so its successor holds without listing (default 128; 2: every "
-                    "handoff)")
-        ->check(CLI::Range(std::size_t{2}, std::numeric_limits<std::size_t>::max()));
+    cmd->add_flag("!--no-release-mark", o->mark_release,
+                  "MutexOptions::mark_release off for zklock's mutexes: a release deletes the node without marking it, "
+                  "so the woken successor lists the queue before it holds (the handoff before the mark)");
     o->curator_script = default_bench_script("bench/curator/run.sh");
     cmd->add_option("--curator-script", o->curator_script, "the Curator harness")->capture_default_str();
     o->kazoo_script = default_bench_script("bench/kazoo/kazoo_bench.py");

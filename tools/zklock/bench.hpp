@@ -61,7 +61,7 @@ int bench_mixed(const mixed_bench_options& options);
 /// --scenario waiters (one long queue) and --scenario locks (many locks, one Session).
 struct scale_bench_options {
     SessionOptions session;
-    MutexOptions mutex;  ///< of every waiter and lock (--mark-grants-after)
+    MutexOptions mutex;  ///< of every waiter and lock (--no-release-mark)
     std::string path;   ///< waiters: the lock; locks: the parent of the locks
     int waiters = 1000; ///< waiters on the one lock
     int sessions = 20;  ///< sessions the waiters are spread over

@@ -49,7 +49,7 @@ struct bench_options {
     credentials creds;  ///< --auth-file, --acl (ZooKeeper part used here)
     std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
     bool connect_timeout_given = false;
-    std::optional<std::size_t> mark_grants_after;  ///< MutexOptions::mark_grants_after; none: its default
+    bool mark_release = true;  ///< MutexOptions::mark_release (--no-release-mark: off)
     int lock_paths = 5;             ///< scenario multi: M
     int acquire_timeout_ms = 2000;  ///< scenario multi: an acquisition waiting longer gives up
 };

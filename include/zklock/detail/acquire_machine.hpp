@@ -58,13 +58,13 @@ struct acquire_setup {
     /// SessionOptions::lose_locks_on_suspension.
     bool lose_on_suspension = false;
     /// The handoff without a listing (mutex rule only: one holder, not
-    /// read-write, not the herd baseline; 0 turns it off). A holder whose
-    /// listings showed at least this many contenders marks its grant by
-    /// bumping its node's data version (the same data again): its successor,
-    /// which watches that node, sees the change, and when the node then goes it
-    /// knows everything ahead of it had gone before (nodes never arrive ahead
-    /// of a waiter), so it holds without listing the queue.
-    std::size_t mark_after = 0;
+    /// read-write, not the herd baseline). A holder marks its release: the
+    /// transaction that deletes its node writes the node's data first, so its
+    /// successor, which watches that node, is told of a data change, not of a
+    /// deletion. A node that held had nothing ahead of it, and nothing arrives
+    /// ahead of a waiter: the successor holds at once, without a request. A
+    /// waiter under the mutex rule trusts the mark whether or not it marks.
+    bool mark_release = false;
 };
 
 /// What the session is now, as the engine sees it when it feeds an event.
@@ -97,7 +97,6 @@ struct acquire_action {
         watch_node,        ///< getData(dir/name) with a watch (generation = number) -> watch_set, watch_fired
         read_handover,     ///< getData(dir) -> handover_read
         start_delay,       ///< a timer of rule.lock_delay -> delay_elapsed
-        mark_held,         ///< setData(dir/name, our data again, any version): tells our successor we hold
         grant,             ///< held: fencing token = number; once the hold has lasted a moment, hold_settled
         watch_own_node,    ///< getData(dir/name) with a watch -> own_watch_set, own_watch_fired
         node_gone,         ///< held, and our node went: the hold is over, why is not known yet
@@ -105,7 +104,7 @@ struct acquire_action {
         requeue,           ///< this attempt is over (its node is gone): a new attempt, a new node
         fail,              ///< the acquire fails with `ec`, `detail` in words (held: the hold is lost)
         give_up,           ///< a try found the lock busy: the acquire ends, not acquired, no error
-        delete_node,       ///< delete dir/name owned by session `number`; `wait`: the cleanup completes with it
+        delete_node,       ///< delete dir/name owned by session `number`; `wait`: the cleanup completes with it; `mark`: a release mark first
         delete_by_guid,    ///< delete the child of dir carrying guid `name`, owned by session `number`; `wait` likewise
         cleaned_up,        ///< the cancelled attempt left nothing behind: complete it
         position,          ///< our place in the queue is `number` (0 = first)
@@ -121,6 +120,9 @@ struct acquire_action {
     listing which{};
     bool watch = false;
     bool wait = false;
+    /// delete_node at a release under the mutex rule: the delete's transaction
+    /// writes the node's data first (acquire_setup::mark_release).
+    bool mark = false;
     std::error_code ec;
     std::string detail;
     /// delete_node at a release with lock-delay: the directory's new data,
@@ -199,7 +201,7 @@ private:
     acquire_actions list();
     acquire_actions evaluate(int rc, const std::vector<std::string>& children);
     acquire_actions watch();
-    acquire_actions wake(bool notified, std::string_view name);
+    acquire_actions wake(bool notified, std::string_view name, bool ahead_held = false);
     acquire_actions grant();
     acquire_actions own_node_gone();
     acquire_actions cleanup();
@@ -250,10 +252,8 @@ private:
         handover_check handover = handover_check::unchecked;
     };
     std::unique_ptr<delay_state> delay_;
-    // The handoff without a listing: the longest listing seen, and whether the
-    // node we watch has marked its grant (mark_held).
-    std::size_t longest_listing_ = 0;
-    bool ahead_held_ = false;
+    // The handoff without a listing: whether a data change of the node we
+    // watch is its holder's release mark (acquire_setup::mark_release).
     bool trusts_marks() const noexcept;
 };
 

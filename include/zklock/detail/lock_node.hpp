@@ -118,9 +118,10 @@ struct queue_rule {
     /// Above zero: lock-delay (detail/lock_delay.hpp). A clean release records
     /// itself in the directory's data; a grant after a loss waits this long.
     std::chrono::milliseconds lock_delay{0};
-    /// Above zero, under the mutex rule: the handoff without a listing
-    /// (MutexOptions::mark_grants_after, detail/acquire_machine.hpp).
-    std::size_t mark_grants_after = 0;
+    /// Under the mutex rule: a release marks the node in the transaction that
+    /// deletes it, so that its successor holds without listing
+    /// (MutexOptions::mark_release, acquire_setup::mark_release).
+    bool mark_releases = false;
 };
 
 /// Sorts a listing and applies the rule to our node `my_name`.

@@ -184,11 +184,6 @@ struct ChaosClientOptions {
     std::size_t writes = 2;
     /// Each section holds a random 0..max_hold between its writes (the work).
     std::chrono::milliseconds max_hold{5};
-    /// MutexOptions::mark_grants_after of the mutex clients. 2: every holder
-    /// that saw another contender marks its grant, so the handoff without a
-    /// listing is what the faults hit (the listing handoff is what the other
-    /// fault suites run, with the default).
-    std::size_t mark_grants_after = 2;
 };
 
 /// One client: a Session on its own thread and a worker thread looping on one
