@@ -140,6 +140,11 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
         });
         return;
     case kind::wait_connected:
+        if (action.ec) {
+            static constexpr const char* steps[] = {"create", "recovery", "listing", "watch of its own node"};
+            session_->log(log_level::warn, "lock " + event_path() + ": its " + steps[static_cast<int>(action.step)] +
+                                               " was interrupted (" + action.ec.message() + "); retried once connected");
+        }
         session_->when_connected([self = shared_from_this(), a, step = action.step](std::error_code ec) {
             self->feed(a, [&](acquire_machine& m) { return ec ? m.connect_failed(ec) : m.connected(step); });
         });

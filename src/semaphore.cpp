@@ -51,6 +51,7 @@ std::unique_ptr<Mutex> Semaphore::make_waiter() const {
     mo.lock_delay = options_.lock_delay;
     auto m = detail::internal_access::new_mutex(session_, path_, std::move(mo), std::move(rule));
     if (options_.on_position) m->on_queue_position(options_.on_position);
+    if (options_.on_event) m->on_event(options_.on_event);
     return m;
 }
 

@@ -88,6 +88,8 @@ void session_impl::janitor_step(std::shared_ptr<janitor_entry> e) {
         case detail::reply_kind::session_gone: return finish_janitor(e, make_error_code(errc::session_expired));
         case detail::reply_kind::closed: return finish_janitor(e, make_error_code(errc::session_closed));
         case detail::reply_kind::retry:
+            log(log_level::warn, "deleting " + (e->set.empty() ? e->path : e->set.front()) + ": " +
+                                     from_zookeeper(rc).message() + "; retried once connected");
             if (connected()) janitor_step(e);  // otherwise: retried on reconnect
             return;
         case detail::reply_kind::answer: return finish_janitor(e, from_zookeeper(rc));

@@ -3,6 +3,17 @@
 #include "detail/internal_access.hpp"
 
 namespace zklock {
+
+void SharedMutex::on_event(std::function<void(const lock_event&)> callback) {
+    auto shared = std::make_shared<std::function<void(const lock_event&)>>(std::move(callback));
+    writer_.on_event([shared](const lock_event& e) { (*shared)(e); });
+    reader_.on_event([shared](const lock_event& e) {
+        auto read_side = e;
+        read_side.shared = true;
+        (*shared)(read_side);
+    });
+}
+
 namespace {
 detail::queue_rule read_write_rule(detail::node_role role) {
     detail::queue_rule rule;

@@ -166,6 +166,12 @@ public:
     /// Calls `callback(position)` on the session's executor whenever our place
     /// in line changes (as Mutex::on_queue_position).
     void on_queue_position(std::function<void(std::size_t)> callback) { mutex_.on_queue_position(std::move(callback)); }
+    /// Calls `callback(event)` on the session's executor for each event of
+    /// this participant's campaigns, as Mutex::on_event: queued (in line),
+    /// moved, granted (elected: the wait, the epoch as fencing_token), released
+    /// (resigned: the term's length), lost, left (a campaign that ended
+    /// without leading). Register before campaigning.
+    void on_event(std::function<void(const lock_event&)> callback) { mutex_.on_event(std::move(callback)); }
     /// Our node's full path while campaigning or leading; empty otherwise.
     std::string node_path() const { return mutex_.node_path(); }
     /// Counters of the last campaign (as Mutex::stats()).

@@ -36,7 +36,9 @@ struct lock_event {
     std::chrono::nanoseconds waited{0}; ///< granted
     std::chrono::nanoseconds held{0};   ///< released, lost
     std::int64_t fencing_token = 0;     ///< granted
-    std::error_code reason;             ///< lost
+    std::error_code reason;             ///< lost, left
+    /// A SharedMutex's read side (its write side and every other lock: false).
+    bool shared = false;
 };
 
 /// "queued", "moved", "granted", "released", "lost", "left".
@@ -44,12 +46,14 @@ ZKLOCK_EXPORT const char* to_string(lock_event_kind kind) noexcept;
 
 /// Counts lock events per lock path and renders them in the Prometheus text
 /// exposition format. Thread-safe: one object may take the events of every lock
-/// of a process (each lock's on_event handler calls record()).
+/// of a process (each lock's on_event handler calls record(): Mutex,
+/// RecursiveMutex, SharedMutex, MultiMutex, LeaderElection, and Semaphore
+/// through SemaphoreOptions::on_event).
 class ZKLOCK_EXPORT lock_metrics {
 public:
     /// Counts `e` under its path (thread-safe).
     void record(const lock_event& e);
-    /// A handler for Mutex::on_event that records into this object, which must
+    /// A handler for on_event (Mutex's and the others') that records into this object, which must
     /// outlive the Sessions of the locks it is given to (events are posted to
     /// their executors, the last one as a lock is destroyed).
     std::function<void(const lock_event&)> handler() {

@@ -6,6 +6,7 @@
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
 #include <zklock/lock.hpp>
+#include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/session.hpp>
 
@@ -95,6 +96,11 @@ public:
     std::vector<std::string> node_paths() const;
     /// Per lock path, our place in its queue as of its last listing (0 = first).
     std::vector<std::optional<std::size_t>> queue_positions() const;
+    /// Calls `callback(event)` on the session's executor for each event of the
+    /// set, as Mutex::on_event. The event's path is the set's paths joined
+    /// with commas; its position the farthest of its queues. Register before
+    /// acquiring.
+    void on_event(std::function<void(const lock_event&)> callback);
 
 private:
     MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options, std::error_code* ec);

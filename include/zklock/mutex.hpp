@@ -229,6 +229,9 @@ public:
 
     /// How many times the calling thread holds it (0 if it does not).
     std::size_t hold_count() const;
+    /// As Mutex::on_event, for the lock itself: granted once at the first
+    /// level, released once at the last (the inner levels make no event).
+    void on_event(std::function<void(const lock_event&)> callback) { mutex_.on_event(std::move(callback)); }
     /// True while held (by any thread of this object).
     bool is_held() const noexcept { return mutex_.is_held(); }
     /// The fencing token of the hold (0 when not held).

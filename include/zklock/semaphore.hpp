@@ -27,6 +27,12 @@ struct SemaphoreOptions {
     /// Called on the session's executor with the waiter's place in line
     /// (0-based; below the permit count means granted) whenever it changes.
     std::function<void(std::size_t position)> on_position;
+    /// Called on the session's executor for each event of each waiter this
+    /// Semaphore makes (acquire, try_acquire_for, permit()), as
+    /// Mutex::on_event: queued, moved, granted, released, lost, left. The
+    /// events carry the semaphore's path; lock_metrics::handler() counts them.
+    /// What it refers to must outlive the Session.
+    std::function<void(const lock_event&)> on_event;
     /// Only node_names::zklock: no peer library's semaphore queues on lock nodes
     /// (docs/interop.md). Any other naming is refused at construction with
     /// errc::invalid_argument.

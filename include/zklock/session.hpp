@@ -43,7 +43,7 @@ struct SessionOptions {
     bool lose_locks_on_suspension = true;
     /// The session's log: the C client's messages about this session's connection
     /// and zklock's own events (connected, suspended, reconnected, expired,
-    /// closed, a lock lost), each up to `log.level`, to `log.callback` (see
+    /// closed, a lock lost, a request retried after a connection loss), each up to `log.level`, to `log.callback` (see
     /// log_sink for its threading). Default: no callback.
     log_sink log;
     /// Without a log callback: the C client's messages about this session up to

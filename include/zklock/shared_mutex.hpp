@@ -144,6 +144,10 @@ public:
         reader_.on_queue_position(std::move(callback));
     }
     ///@}
+    /// Calls `callback(event)` on the session's executor for each event of
+    /// either side, as Mutex::on_event; the shared side's carry
+    /// `lock_event::shared`. Register before acquiring.
+    void on_event(std::function<void(const lock_event&)> callback);
     /// Counters of each side (as Mutex::stats()).
     ///@{
     lock_stats stats() const { return writer_.stats(); }

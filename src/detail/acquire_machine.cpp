@@ -51,9 +51,10 @@ std::string acquire_machine::refused(std::string_view what, std::string_view pat
 
 acquire_actions acquire_machine::begin() { return {act(kind::forget_position), retry(acquire_step::create).front()}; }
 
-acquire_actions acquire_machine::retry(acquire_step step) {
+acquire_actions acquire_machine::retry(acquire_step step, int rc) {
     auto a = act(kind::wait_connected);
     a.step = step;
+    if (rc != ZOK) a.ec = from_zookeeper(rc);  // a retry: what interrupted the step
     return {a};
 }
 
@@ -136,7 +137,7 @@ acquire_actions acquire_machine::created(int rc, std::string_view path, const no
     }
     if (rc == ZNONODE && parent_retries_ < max_parent_retries) return {act(kind::ensure_parents)};
     // The create may have been applied: find it by guid before creating again.
-    if (connection_trouble(rc)) return retry(acquire_step::recover);
+    if (connection_trouble(rc)) return retry(acquire_step::recover, rc);
     if (session_gone(rc)) {
         if (rc == ZCLOSING && session.closed) return fail(make_error_code(errc::session_closed));
         return requeue();  // a new session is opening: queue again there
@@ -155,7 +156,7 @@ acquire_actions acquire_machine::parents_ensured(int rc, std::string_view at) {
     if (stage_ != stage::waiting) return {};
     ++parent_retries_;
     if (rc == ZOK || rc == ZNODEEXISTS) return send_create();
-    if (connection_trouble(rc)) return retry(acquire_step::create);
+    if (connection_trouble(rc)) return retry(acquire_step::create, rc);
     if (rc == ZNOAUTH) return fail(from_zookeeper(rc), refused("create", at));
     if (rc == ZNONODE && !words().chroot.empty() && at.find('/', 1) == std::string_view::npos)
         return fail(from_zookeeper(rc),
@@ -179,7 +180,7 @@ acquire_actions acquire_machine::listed(listing which, int rc, const std::vector
     if (stage_ != stage::waiting) return {};
     if (which == listing::pipelined && node_.empty()) return {};  // the create failed: its reply acts
     if (which != listing::recover) return evaluate(rc, children);
-    if (connection_trouble(rc)) return retry(acquire_step::recover);
+    if (connection_trouble(rc)) return retry(acquire_step::recover, rc);
     if (rc == ZNONODE) {
         create_uncertain_ = false;
         parent_retries_ = 0;
@@ -204,7 +205,7 @@ acquire_actions acquire_machine::token_read(int rc, const node_stat& st) {
         parent_retries_ = 0;
         return send_create();
     }
-    if (rc != ZOK) return retry(acquire_step::recover);
+    if (rc != ZOK) return retry(acquire_step::recover, rc);
     token_ = st.czxid;
     owner_ = st.ephemeral_owner;
     acquire_actions out{act(kind::node_known, node_)};
@@ -213,7 +214,7 @@ acquire_actions acquire_machine::token_read(int rc, const node_stat& st) {
 }
 
 acquire_actions acquire_machine::evaluate(int rc, const std::vector<std::string>& children) {
-    if (connection_trouble(rc)) return retry(acquire_step::list);
+    if (connection_trouble(rc)) return retry(acquire_step::list, rc);
     if (session_gone(rc)) return {};  // the session event restarts or fails the acquire
     if (rc == ZNONODE) return requeue();  // the lock dir (and our node with it) is gone
     if (rc == ZNOAUTH) return fail(from_zookeeper(rc), refused("list", setup_.dir));
@@ -283,7 +284,7 @@ acquire_actions acquire_machine::watch_set(std::string_view name, std::int64_t g
     if (rc == ZOK) return {};  // wait for the watch
     if (rc == ZNONODE) return wake(false, name);
     ++generation_;  // one retry for the whole round, not one per node
-    if (connection_trouble(rc)) return retry(acquire_step::list);
+    if (connection_trouble(rc)) return retry(acquire_step::list, rc);
     if (session_gone(rc)) return {};
     if (rc == ZNOAUTH) return fail(from_zookeeper(rc), refused("read", path_of(name)));
     return fail(from_zookeeper(rc));
@@ -354,7 +355,7 @@ acquire_actions acquire_machine::hold_settled() {
 acquire_actions acquire_machine::own_watch_set(int rc) {
     if (stage_ != stage::held || node_gone_) return {};
     if (rc == ZNONODE) return own_node_gone();
-    if (connection_trouble(rc)) return retry(acquire_step::watch_own_node);
+    if (connection_trouble(rc)) return retry(acquire_step::watch_own_node, rc);
     return {};
 }
 

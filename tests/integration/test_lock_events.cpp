@@ -1,6 +1,7 @@
 // Mutex::on_event: the events of one lock object, in order, on a real server.
 #include "support.hpp"
 
+#include <zklock/multi_mutex.hpp>
 #include <zklock/testing/faults.hpp>
 
 #include <mutex>
@@ -101,6 +102,62 @@ TEST_F(LockEventsTest, AnAcquireThatTimesOutLeavesTheQueueAndALossIsReported) {
     ASSERT_TRUE(rh.wait_for(3));
     EXPECT_EQ(rh.kinds(), (kinds{queued, granted, lost}));
     EXPECT_EQ(rh.at(2).reason, errc::node_deleted);
+}
+
+
+TEST_F(LockEventsTest, EveryRecipeReportsItsEvents) {
+    recorder shared_r, election_r, semaphore_r, set_r, recursive_r;
+    auto s = connect();
+
+    // SharedMutex: the read side's events say so.
+    SharedMutex rw(*s, lock_path() + "-rw");
+    rw.on_event(shared_r.handler());
+    rw.lock_shared();
+    rw.unlock_shared();
+    rw.lock();
+    rw.unlock();
+    ASSERT_TRUE(shared_r.wait_for(6));
+    EXPECT_EQ(shared_r.kinds(), (kinds{queued, granted, released, queued, granted, released}));
+    EXPECT_TRUE(shared_r.at(1).shared);
+    EXPECT_FALSE(shared_r.at(4).shared);
+
+    // LeaderElection: elected, then resigned.
+    LeaderElection election(*s, lock_path() + "-election", "me");
+    election.on_event(election_r.handler());
+    const auto term = election.campaign();
+    election.resign();
+    ASSERT_TRUE(election_r.wait_for(3));
+    EXPECT_EQ(election_r.kinds(), (kinds{queued, granted, released}));
+    EXPECT_EQ(election_r.at(1).fencing_token, term.epoch);
+
+    // Semaphore: through its options, for every waiter it makes.
+    SemaphoreOptions so;
+    so.on_event = semaphore_r.handler();
+    Semaphore sem(*s, lock_path() + "-semaphore", 2, so);
+    auto lease = sem.acquire();
+    lease.release();
+    ASSERT_TRUE(semaphore_r.wait_for(3));
+    EXPECT_EQ(semaphore_r.kinds(), (kinds{queued, granted, released}));
+
+    // MultiMutex: one event per step of the set.
+    const auto a = lock_path() + "-a", b = lock_path() + "-b";
+    MultiMutex set(*s, {a, b});
+    set.on_event(set_r.handler());
+    set.lock();
+    set.unlock();
+    ASSERT_TRUE(set_r.wait_for(3));
+    EXPECT_EQ(set_r.kinds(), (kinds{queued, granted, released}));
+    EXPECT_NE(set_r.at(1).path.find(a), std::string::npos) << set_r.at(1).path;
+
+    // RecursiveMutex: the inner level makes no event.
+    RecursiveMutex rec(*s, lock_path() + "-recursive");
+    rec.on_event(recursive_r.handler());
+    rec.lock();
+    rec.lock();
+    rec.unlock();
+    rec.unlock();
+    ASSERT_TRUE(recursive_r.wait_for(3));
+    EXPECT_EQ(recursive_r.kinds(), (kinds{queued, granted, released}));
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 
 #include <boost/asio/use_future.hpp>
 
+#include <mutex>
+
 using namespace zklock;
 using namespace zklock::test;
 
@@ -26,7 +28,15 @@ class UnansweredRequestsTest : public ServerTest {};
 
 TEST_F(UnansweredRequestsTest, AReleaseNoServerAnswersCompletesWithTimeoutAndTheSessionStillDeletesTheNode) {
     const auto path = lock_path();
-    auto s = connect(4000ms);
+    std::mutex log_mutex;
+    std::vector<std::string> warnings;  // the session's log: the retried delete is one
+    auto o = options(4000ms);
+    o.log = log_sink{log_level::warn, [&](const log_record& r) {
+                         std::lock_guard lk(log_mutex);
+                         warnings.emplace_back(r.message);
+                     }};
+    auto s = std::make_unique<Session>(o);
+    s->connect();
     Mutex m(*s, path);
     m.lock();
     ASSERT_TRUE(server_->pause_for(long_pause));
@@ -40,6 +50,13 @@ TEST_F(UnansweredRequestsTest, AReleaseNoServerAnswersCompletesWithTimeoutAndThe
     // The session deletes the node once connected (or the server drops it with an expired session).
     auto observer = connect();
     EXPECT_TRUE(wait_until([&] { return list_contenders(*observer, path).empty(); }, 60s));
+    EXPECT_TRUE(wait_until([&] {
+        std::lock_guard lk(log_mutex);
+        for (const auto& w : warnings)
+            if (w.find("deleting ") == 0 && w.find("retried once connected") != std::string::npos) return true;
+        return false;
+    })) << "the retried delete was not logged";
+    s.reset();  // before the log it writes to goes
 }
 
 TEST_F(UnansweredRequestsTest, AnAcquireWhoseDeadlinePassesWhileNoServerAnswersCompletesWithinTheSessionTimeout) {

@@ -207,7 +207,7 @@ TEST(AcquireMachine, CancelledAfterALostCreateReplyDeletesWhateverCarriesItsGuid
     fixture f;
     f.m.begin();
     f.m.connected(acquire_step::create);
-    EXPECT_EQ(said(f.m.created(ZCONNECTIONLOSS, {}, {})), (words{"wait_connected recover"}));
+    EXPECT_EQ(said(f.m.created(ZCONNECTIONLOSS, {}, {})), (words{"wait_connected recover " + from_zookeeper(ZCONNECTIONLOSS).message()}));
     EXPECT_EQ(said(f.m.cancel()), (words{"delete_by_guid " + guid + " #256 wait"}));
     EXPECT_EQ(said(f.m.connected(acquire_step::recover)), words{});
 }
@@ -232,7 +232,7 @@ TEST(AcquireMachine, ALostCreateReplyFindsTheNodeByItsGuidBeforeCreatingAgain) {
     f.m.begin();
     f.m.connected(acquire_step::create);
     EXPECT_EQ(said(f.m.listed(listing::pipelined, ZCONNECTIONLOSS, {})), words{});  // the create's reply acts
-    EXPECT_EQ(said(f.m.created(ZCONNECTIONLOSS, {}, {})), (words{"wait_connected recover"}));
+    EXPECT_EQ(said(f.m.created(ZCONNECTIONLOSS, {}, {})), (words{"wait_connected recover " + from_zookeeper(ZCONNECTIONLOSS).message()}));
     EXPECT_EQ(said(f.m.connected(acquire_step::recover)), (words{"count_attempt", "list recover"}));
     EXPECT_EQ(said(f.m.listed(listing::recover, ZOK, {ahead, ours})), (words{"read_token " + ours}));
     EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),

@@ -84,7 +84,7 @@ enum class listing { pipelined, fresh, recover };
 /// machine's method of the same name).
 struct acquire_action {
     enum class kind {
-        wait_connected,    ///< once connected: connected(step); the session closed first: connect_failed(ec)
+        wait_connected,    ///< once connected: connected(step); the session closed first: connect_failed(ec); `ec`: a retry's cause
         read_dir_data,     ///< getData(dir) -> dir_data_read
         claim_dir,         ///< setData(dir, rule.dir_data, version = number) -> dir_claimed
         reread_dir_data,   ///< getData(dir) -> dir_data_reread
@@ -205,7 +205,7 @@ private:
     acquire_actions grant();
     acquire_actions own_node_gone();
     acquire_actions cleanup();
-    acquire_actions retry(acquire_step step);
+    acquire_actions retry(acquire_step step, int rc = 0);
     acquire_actions requeue();
     acquire_actions fail(std::error_code ec, std::string detail = {});
     static acquire_actions lose(std::error_code ec);
