@@ -1,7 +1,5 @@
 #include <zklock/multi_mutex.hpp>
 
-#include <boost/asio/post.hpp>
-
 #include "detail/internal_access.hpp"
 #include "lock_set_engine.hpp"
 
@@ -74,12 +72,7 @@ MultiMutex::MultiMutex(Session& session, std::vector<std::string> paths, MultiMu
 
 
 std::vector<std::string> MultiMutex::node_paths() const { return engine_->node_paths(); }
-void MultiMutex::on_event(std::function<void(const lock_event&)> callback) {
-    auto shared = std::make_shared<std::function<void(const lock_event&)>>(std::move(callback));
-    engine_->on_event([shared, ex = engine_->session()->user_executor()](lock_event e) {
-        boost::asio::post(ex, [shared, e = std::move(e)] { (*shared)(e); });
-    });
-}
+void MultiMutex::on_event(std::function<void(const lock_event&)> callback) { engine_->on_user_event(std::move(callback)); }
 std::vector<std::optional<std::size_t>> MultiMutex::queue_positions() const { return engine_->queue_positions(); }
 
 } // namespace zklock

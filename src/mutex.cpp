@@ -74,12 +74,7 @@ void Mutex::on_queue_position(std::function<void(std::size_t)> callback) {
     contender_->on_position(
         [shared, ex = contender_->session()->user_executor()](std::size_t p) { asio::post(ex, [shared, p] { (*shared)(p); }); });
 }
-void Mutex::on_event(std::function<void(const lock_event&)> callback) {
-    auto shared = std::make_shared<std::function<void(const lock_event&)>>(std::move(callback));
-    contender_->on_event([shared, ex = contender_->session()->user_executor()](lock_event e) {
-        asio::post(ex, [shared, e = std::move(e)] { (*shared)(e); });
-    });
-}
+void Mutex::on_event(std::function<void(const lock_event&)> callback) { contender_->on_user_event(std::move(callback)); }
 std::string Mutex::node_path() const { return contender_->node_path(); }
 std::optional<std::size_t> Mutex::queue_position() const noexcept { return contender_->queue_position(); }
 

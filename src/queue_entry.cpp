@@ -1,5 +1,7 @@
 #include "queue_entry.hpp"
 
+#include <boost/asio/post.hpp>
+
 #include <zklock/detail/reply_kind.hpp>
 
 namespace zklock::detail {
@@ -155,6 +157,13 @@ lock_stats queue_entry::stats() const noexcept {
 void queue_entry::on_event(std::function<void(lock_event)> callback) {
     session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable {
         self->event_callback_ = cb ? std::make_unique<std::function<void(lock_event)>>(std::move(cb)) : nullptr;
+    });
+}
+
+void queue_entry::on_user_event(std::function<void(const lock_event&)> callback) {
+    auto shared = std::make_shared<std::function<void(const lock_event&)>>(std::move(callback));
+    on_event([shared, ex = session_->user_executor()](lock_event e) {
+        boost::asio::post(ex, [shared, e = std::move(e)] { (*shared)(e); });
     });
 }
 

@@ -62,8 +62,11 @@ public:
     void refuse(std::error_code ec, std::string reason);
     lock_stats stats() const noexcept override;
     const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
-    /// Called on the strand with each lock_event of this object (Mutex::on_event).
+    /// Called on the strand with each lock_event of this object.
     void on_event(std::function<void(lock_event)> callback);
+    /// The public on_event (Mutex's, MultiMutex's): each event posted to the
+    /// session's user executor.
+    void on_user_event(std::function<void(const lock_event&)> callback);
 
 protected:
     enum class phase { idle, acquiring, held };
