@@ -5,6 +5,8 @@
 // session_api.cpp.
 #include "session_impl.hpp"
 
+#include "detail/log_emit.hpp"
+
 #include <zklock/detail/client_log.hpp>
 #include <zklock/detail/limits.hpp>
 #include <zklock/detail/session_states.hpp>
@@ -127,23 +129,13 @@ void session_impl::on_client_log(const char* line) {
     const auto parsed = parse_client_log(line ? line : "");
     if (!self || !parsed) return;  // not a line of a call of ours (none is expected): dropped, as by default
     if (self->options_.log.callback) {
-        if (parsed->level > self->options_.log.level) return;
-        try {
-            self->options_.log.callback(log_record{parsed->level, "zookeeper", parsed->message, self->session_id_.load()});
-        } catch (...) {
-            // A sink must not throw; the C client cannot take an exception.
-        }
-        return;
+        return emit(self->options_.log, parsed->level, "zookeeper", parsed->message, self->session_id_.load());
     }
     if (static_cast<int>(parsed->level) <= self->options_.client_log_level) print_client_line(line);
 }
 
 void session_impl::log(log_level level, std::string_view message) const {
-    if (!options_.log.callback || level > options_.log.level) return;
-    try {
-        options_.log.callback(log_record{level, "zklock", message, session_id_.load()});
-    } catch (...) {
-    }
+    emit(options_.log, level, "zklock", message, session_id_.load());
 }
 
 void session_impl::notify(session_event e) {
@@ -178,10 +170,8 @@ void session_impl::notify(session_event e) {
 // ---- handle lifecycle --------------------------------------------------------
 
 void session_impl::start() {
-    // The C client formats a line only up to its process-wide level: raise it to
-    // what this session wants, never lower it (other code may rely on it).
-    const int wanted = options_.log.callback ? static_cast<int>(options_.log.level) : options_.client_log_level;
-    if (wanted > static_cast<int>(logLevel)) zoo_set_debug_level(static_cast<ZooLogLevel>(wanted));
+    // The C client's process-wide level is the program's to set
+    // (set_zookeeper_client_log_level): a Session never changes it.
     open_handle();
 }
 

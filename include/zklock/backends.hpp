@@ -8,6 +8,7 @@
 #include <zklock/acl.hpp>
 #include <zklock/backends_export.hpp>
 #include <zklock/lock.hpp>
+#include <zklock/log.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -60,6 +61,11 @@ struct BackendOptions {
     std::chrono::milliseconds connect_timeout{10000};
     /// Where the service's I/O runs; empty (default): its own thread.
     boost::asio::any_io_executor executor;
+    /// Every backend but flock: the service's log (SessionOptions::log for
+    /// zookeeper, RedisOptions::log, PostgresOptions::log), records up to
+    /// `log.level` with the backend's name as source ("zookeeper" and "zklock"
+    /// for the ZooKeeper session). Default: none.
+    log_sink log;
 };
 
 /// Every backend name zklock knows, in a stable order (built or not).

@@ -2,6 +2,8 @@
 // messages for that session's connection and zklock's own events alike.
 #pragma once
 
+#include <zklock/export.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <string_view>
@@ -39,14 +41,27 @@ struct log_record {
 /// block, must not throw, and must not call a blocking function of the Session
 /// or of its locks. Copy what it needs and return.
 ///
-/// The C client decides what to format with one level for the whole process.
-/// A sink that asks for more than that level raises it (never lowers it), so
-/// other C-client connections of the process that log to stderr may print more.
+/// The C client decides what to format with one level for the whole process
+/// (its default is info): a sink receives the C client's records up to both its
+/// own level and that one. zklock never changes the process-wide level by
+/// itself; set_zookeeper_client_log_level() does, when the program asks.
 struct log_sink {
     /// The most verbose level delivered (default warn).
     log_level level = log_level::warn;
     /// Receives every record up to `level` (see the threading note above).
     std::function<void(const log_record&)> callback;
 };
+
+/// Sets the ZooKeeper C client's log level for the whole process
+/// (zoo_set_debug_level): the C client formats a line only up to it, for every
+/// connection of the process (zklock's Sessions and any other C-client code),
+/// before a sink sees it. Its default is info, so a sink that wants the C
+/// client's debug lines needs set_zookeeper_client_log_level(log_level::debug)
+/// once, at start. log_level::none turns the C client's lines off for everyone.
+/// zklock itself never calls it.
+ZKLOCK_EXPORT void set_zookeeper_client_log_level(log_level level) noexcept;
+
+/// The ZooKeeper C client's process-wide log level now.
+ZKLOCK_EXPORT log_level zookeeper_client_log_level() noexcept;
 
 } // namespace zklock

@@ -49,8 +49,8 @@ struct SessionOptions {
     /// Without a log callback: the C client's messages about this session up to
     /// this level (0 = none, 1 = error ... 4 = debug) go to stderr, as the C
     /// client prints them. zklock reports every failure as an error_code, so the
-    /// default is none. Like a sink's level, it raises the C client's
-    /// process-wide level when it asks for more, never lowers it.
+    /// default is none. The C client formats only up to its process-wide level
+    /// (default info; see set_zookeeper_client_log_level), which no Session changes.
     int client_log_level = 0;
     /// Authentications added to every connection of the session, before its first
     /// request, and again on the new handle after an expiry (zoo_add_auth).

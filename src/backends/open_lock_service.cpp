@@ -32,6 +32,7 @@ private:
         s.connect_timeout = o.connect_timeout;
         s.auth = o.zookeeper_auth;
         if (o.zookeeper_acl) s.acl = *o.zookeeper_acl;
+        s.log = o.log;
         auto session = o.executor ? std::make_unique<Session>(o.executor, s) : std::make_unique<Session>(s);
         session->connect();
         return session;
@@ -88,6 +89,7 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
         r.user = o.redis_user;
         r.password = o.redis_password;
         r.db = o.redis_db;
+        r.log = o.log;
         if (backend == "redis") return std::make_unique<RedisLockService>(o.redis, r);
         if (o.redlock.empty()) refuse("redlock needs the address of at least one master");
         return std::make_unique<RedlockService>(o.redlock, r);
@@ -98,6 +100,7 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
     p.executor = o.executor;
     p.lease_ttl = o.ttl;
     p.connect_timeout = o.connect_timeout;
+    p.log = o.log;
     if (backend == "postgres-lease") return std::make_unique<PostgresLeaseLockService>(o.postgres, p);
     if (backend == "postgres-advisory") return std::make_unique<PostgresAdvisoryLockService>(o.postgres, p);
     if (backend == "postgres-row") return std::make_unique<PostgresRowLockService>(o.postgres, p);

@@ -100,13 +100,22 @@ void pg_backend::ensure_connected(std::function<void(std::error_code)> next) {
     conn_ = std::make_shared<connection>(ctx_->strand);
     connecting_ = true;
     auto conn = conn_;
+    if (ctx_->options.log.callback)  // a copy of the sink: the context owns the thread whose handlers own conn
+        conn->on_notice([sink = ctx_->options.log, source = method().capabilities().backend, name = name_](
+                            log_level level, const std::string& message) {
+            emit(sink, level, source, "lock " + name + ": " + message);
+        });
     conn->connect(ctx_->conninfo, method().application_prefix() + name_, ctx_->options.connect_timeout,
                   [self = shared_from_this(), conn, next = std::move(next)](std::error_code ec) mutable {
                       if (ec || conn != self->conn_) {
                           self->connecting_ = false;
                           if (conn == self->conn_) self->conn_.reset();
+                          if (ec)
+                              self->ctx_->log(log_level::warn, "lock " + self->name_ + ": cannot connect to " +
+                                                                   conn->endpoint() + ": " + ec.message());
                           return next(ec ? ec : make_error_code(errc::connection_loss));
                       }
+                      self->ctx_->log(log_level::info, "lock " + self->name_ + ": connected to " + conn->endpoint());
                       std::weak_ptr<pg_backend> weak = self;
                       conn->on_broken([weak] {
                           if (auto s = weak.lock()) s->connection_ended();
@@ -130,7 +139,9 @@ std::string pg_backend::setup_sql() const {
     // Concurrent CREATE ... IF NOT EXISTS can fail on the catalog's unique
     // indexes: serialise it on a transaction advisory lock (two-int key space,
     // disjoint from the bigint keys of the advisory backend).
-    std::string sql = "BEGIN; SELECT pg_advisory_xact_lock(2053925995, 0); "
+    // Without the server's "already exists, skipping" notices: they would reach
+    // the log on every connection.
+    std::string sql = "BEGIN; SET LOCAL client_min_messages = warning; SELECT pg_advisory_xact_lock(2053925995, 0); "
                       "CREATE SEQUENCE IF NOT EXISTS zklock_fence; ";
     sql += method().create_tables_sql();
     sql += "COMMIT;";
@@ -139,9 +150,13 @@ std::string pg_backend::setup_sql() const {
 }
 
 void pg_backend::connection_ended() {
+    const auto where = conn_ ? conn_->endpoint() : std::string("the server");
     conn_.reset();
     if (!gate_.held()) return;
-    if (postgres_steps::lives_by_ttl(method().kind())) {
+    const bool by_ttl = postgres_steps::lives_by_ttl(method().kind());
+    ctx_->log(log_level::warn, "lock " + name_ + ": connection to " + where + " lost while held" +
+                                   (by_ttl ? "; reconnecting to renew the lease" : ""));
+    if (by_ttl) {
         // The lease lives on the server until its TTL: reconnect and renew.
         renew_timer_.expires_after(std::chrono::milliseconds(0));
         renew_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {

@@ -83,13 +83,36 @@ void connection::connect(const std::string& conninfo, const std::string& app_nam
         return asio::post(sd_.get_executor(),
                           [self = shared_from_this()] { self->fail_connect(make_error_code(errc::connection_loss)); });
     }
-    PQsetNoticeProcessor(
-        conn_, [](void*, const char*) {}, nullptr);
+    note_endpoint();
+    // libpq prints notices on stderr by default: they go to the log, or nowhere.
+    PQsetNoticeReceiver(
+        conn_,
+        [](void* arg, const PGresult* r) {
+            auto* self = static_cast<connection*>(arg);
+            if (!self->on_notice_ || !r) return;
+            const char* severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+            const char* text = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+            const bool warning = severity && std::string_view(severity) == "WARNING";
+            self->on_notice_(warning ? log_level::warn : log_level::info,
+                             std::string("server ") + (warning ? "warning" : "notice") + ": " + (text ? text : ""));
+        },
+        this);
     timer_.expires_after(timeout);
     timer_.async_wait([self = shared_from_this(), gen = gen_](boost::system::error_code ec) {
         if (!ec && gen == self->gen_ && self->connect_done_) self->fail_connect(make_error_code(errc::timeout));
     });
     connect_step(PGRES_POLLING_WRITING);
+}
+
+std::string connection::endpoint() const { return endpoint_.empty() ? "the server" : endpoint_; }
+
+void connection::note_endpoint() {
+    const char* host = conn_ ? PQhost(conn_) : nullptr;
+    if (!host || !*host) return;
+    const char* port = PQport(conn_);
+    std::string h = host;
+    if (h.find(':') != std::string::npos) h = "[" + h + "]";
+    endpoint_ = h + ":" + (port && *port ? port : "5432");
 }
 
 void connection::query(std::string sql, std::vector<std::string> params, bool simple, std::chrono::milliseconds timeout,
@@ -149,6 +172,7 @@ void connection::connect_step(PostgresPollingStatusType status) {
         if (PQsetnonblocking(conn_, 1) != 0) return fail_connect(make_error_code(errc::connection_loss));
         sd_.assign(PQsocket(conn_));
         connected_ = true;
+        note_endpoint();  // the host that answered, of several
         arm_read();
         if (auto done = std::exchange(connect_done_, nullptr)) done({});
         return;

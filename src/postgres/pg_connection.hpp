@@ -7,6 +7,8 @@
 // (release(), never close()).
 #pragma once
 
+#include <zklock/log.hpp>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -82,6 +84,12 @@ public:
     void on_notify(std::function<void()> fn) { on_notify_ = std::move(fn); }
     /// Called once the connection broke (after the pending callbacks).
     void on_broken(std::function<void()> fn) { on_broken_ = std::move(fn); }
+    /// Where the server's notices and warnings go (info, warn), instead of
+    /// being dropped.
+    void on_notice(std::function<void(log_level, const std::string&)> fn) { on_notice_ = std::move(fn); }
+    /// The server as host:port (a socket directory for a Unix socket), kept
+    /// after the connection ends; never the connection string.
+    std::string endpoint() const;
     /// Asks the server to cancel the running statement. PQcancel blocks (it
     /// opens a connection of its own), so it runs on a thread of its own.
     void send_cancel();
@@ -101,6 +109,7 @@ private:
     };
 
     void release_fd() noexcept;
+    void note_endpoint();
     void fail_connect(std::error_code ec);
     void connect_step(PostgresPollingStatusType status);
     void send_next();
@@ -122,6 +131,8 @@ private:
     std::deque<pending> queue_;
     std::function<void()> on_notify_;
     std::function<void()> on_broken_;
+    std::function<void(log_level, const std::string&)> on_notice_;
+    std::string endpoint_;
 };
 
 } // namespace zklock::detail::pg

@@ -44,6 +44,13 @@ void pg_backend::renew() {
 
 void pg_backend::lost(std::error_code why) {
     if (!gate_.end_hold()) return;
+    ctx_->log(log_level::error, "lock " + name_ + " lost: " +
+                                    (why == make_error_code(errc::session_expired)
+                                         ? (postgres_steps::lives_by_ttl(method().kind())
+                                                ? "its lease ran out before a renewal reached the server"
+                                                : "the server ended the connection that held it")
+                                         : why == make_error_code(errc::node_deleted) ? "another owner holds its lease"
+                                                                                      : why.message()));
     renew_timer_.cancel();
     valid_timer_.cancel();
     losses_->lost(why);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "../detail/async_support.hpp"
+#include "../detail/log_emit.hpp"
 #include "lock_method.hpp"
 
 #include <zklock/postgres/postgres_lock_service.hpp>
@@ -38,6 +39,10 @@ struct postgres_context {
                      boost::asio::any_io_executor ex)
         : own(std::move(ow)), executor(std::move(ex)), strand(boost::asio::make_strand(executor)), method(meth),
           conninfo(std::move(ci)), options(std::move(o)) {}
+    /// Hands a record to options.log (source: the backend's name), when it wants it.
+    void log(log_level level, const std::string& message) const {
+        emit(options.log, level, method.capabilities().backend, message);
+    }
     bool on_thread() const noexcept {
         if (own) return own->ioc.get_executor().running_in_this_thread();
         return strand.running_in_this_thread();

@@ -86,7 +86,10 @@ bool connection::ensure_open() {
         }
     }
     if (ac->err) {
+        const bool refused = ac->err == REDIS_ERR_IO && std::strstr(ac->errstr, std::strerror(ECONNREFUSED));
         redisAsyncFree(ac);
+        log(log_level::warn, "cannot connect to " + endpoint() + " (" + role_ + "): " +
+                                 (refused ? "connection refused" : "connect failed"));
         return false;
     }
     ac->data = this;
@@ -250,6 +253,7 @@ void connection::on_connect(const redisAsyncContext* ac, int status) {
     if (status == REDIS_OK && self->ac_ == ac) {
         self->connected_ = true;
         self->arm_timer();
+        self->log(log_level::info, "connected to " + self->endpoint() + " (" + self->role_ + ")");
     }
 }
 
@@ -270,10 +274,24 @@ void connection::ev_cleanup(void* p) {
     auto* self = static_cast<connection*>(p);
     ++self->generation_;
     self->reading_ = self->writing_ = self->read_armed_ = self->write_armed_ = false;
+    const bool was_connected = self->connected_;
     self->connected_ = false;
     // Commands that waited for the setup were never sent: they fail as it did.
     const auto why = self->ac_ ? self->failure_of(self->ac_)
                                : self->drop_error_ ? self->drop_error_ : make_error_code(errc::session_closed);
+    if (!self->closed_) {
+        const auto where = self->endpoint() + " (" + self->role_ + ")";
+        if (self->setup_error_)  // the code only: the server's text may echo the credentials
+            self->log(log_level::error, where + " refused the connection's setup (AUTH or SELECT): " + why.message());
+        else if (was_connected && self->drop_error_ == make_error_code(errc::connection_loss))
+            self->log(log_level::warn, "connection to " + where + " dropped: no reply within the command timeout (" +
+                                           std::to_string(self->command_timeout_.count()) + " ms)");
+        else if (was_connected) self->log(log_level::warn, "connection to " + where + " lost: " + why.message());
+        else if (why == make_error_code(errc::timeout))
+            self->log(log_level::warn, "cannot connect to " + where + ": no answer within the connect timeout (" +
+                                           std::to_string(self->connect_timeout_.count()) + " ms)");
+        else self->log(log_level::warn, "cannot connect to " + where + ": " + why.message());
+    }
     auto held = std::move(self->held_);
     self->held_.clear();
     for (auto& h : held)
@@ -318,6 +336,11 @@ void connection::arm_write() {
                         if (self->writing_) redisAsyncHandleWrite(self->ac_);
                         if (gen == self->generation_ && self->writing_) self->arm_write();
                     }));
+}
+
+std::string connection::endpoint() const {
+    const bool v6 = address_.host.find(':') != std::string::npos;
+    return (v6 ? "[" + address_.host + "]" : address_.host) + ":" + std::to_string(address_.port);
 }
 
 void connection::drop(std::error_code why) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <zklock/detail/redis_address.hpp>
+#include <zklock/log.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -63,6 +64,10 @@ public:
     /// "subscribe", "unsubscribe" (payload empty).
     using push_handler =
         std::function<void(const std::string& kind, const std::string& channel, const std::string& payload)>;
+    /// Receives the connection's events (connected, a connect failed, the
+    /// connection lost or its AUTH refused), each with its level and a message
+    /// that names the server as host:port, never its credentials.
+    using log_handler = std::function<void(log_level, const std::string&)>;
 
     connection(strand_type strand, redis_address address, std::chrono::milliseconds connect_timeout,
                std::chrono::milliseconds command_timeout);
@@ -83,6 +88,12 @@ public:
     /// Called (posted) when a connection ends, whatever the reason.
     void set_disconnect_handler(std::function<void()> h) { on_disconnect_ = std::move(h); }
     bool subscribe_command(const char* verb, const std::string& channel);
+    /// Where the connection's events go (see log_handler); `role` says which of
+    /// a master's connections this is ("commands", "subscriber").
+    void set_log(log_handler h, std::string role) {
+        log_ = std::move(h);
+        role_ = std::move(role);
+    }
 
     bool connected() const noexcept { return ac_ != nullptr && connected_; }
     bool open() const noexcept { return ac_ != nullptr; }
@@ -111,6 +122,11 @@ private:
     void drop(std::error_code why);
     void arm_timer();
     std::error_code failure_of(const redisAsyncContext* ac) const;
+    /// host:port, an IPv6 host in brackets.
+    std::string endpoint() const;
+    void log(log_level level, const std::string& message) const {
+        if (log_) log_(level, message);
+    }
 
     strand_type strand_;
     redis_address address_;
@@ -137,6 +153,8 @@ private:
     bool timer_armed_ = false;
     push_handler push_;
     std::function<void()> on_disconnect_;
+    log_handler log_;
+    std::string role_;
 };
 
 } // namespace zklock::detail::redis

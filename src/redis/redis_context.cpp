@@ -1,5 +1,7 @@
 #include "redis_context.hpp"
 
+#include "../detail/log_emit.hpp"
+
 #include <zklock/detail/redlock.hpp>
 
 #include <boost/asio/strand.hpp>
@@ -45,16 +47,29 @@ redis_context::redis_context(const std::vector<std::string>& host_ports, RedisOp
     : addresses(validate(host_ports, opts)), own(redis::own_thread_unless(opts.executor)),
       executor(own ? asio::any_io_executor(own->ioc.get_executor()) : opts.executor),
       strand(asio::make_strand(executor)), options(std::move(opts)), backend(name) {
+    // A copy of the sink: a connection may outlive the context in a handler
+    // still queued on the user's executor.
+    auto log_to_sink = [sink = options.log, name = backend](log_level level, const std::string& message) {
+        emit(sink, level, name, message);
+    };
     for (const auto& address : addresses) {
         master m;
         m.commands = std::make_shared<connection>(strand, address, options.connect_timeout, options.command_timeout);
-        m.wakeups = std::make_shared<subscriber>(
-            strand, std::make_shared<connection>(strand, address, options.connect_timeout, options.command_timeout));
+        auto wakeups = std::make_shared<connection>(strand, address, options.connect_timeout, options.command_timeout);
+        if (options.log.callback) {
+            m.commands->set_log(log_to_sink, "commands");
+            wakeups->set_log(log_to_sink, "subscriber");
+        }
+        m.wakeups = std::make_shared<subscriber>(strand, std::move(wakeups));
         m.wakeups->start();
         masters.push_back(std::move(m));
     }
     quorum = redlock::quorum(masters.size());
     drift = redlock::drift(options.ttl);
+}
+
+void redis_context::log(log_level level, const std::string& message) const {
+    emit(options.log, level, backend, message);
 }
 
 std::string redis_context::random_token() {

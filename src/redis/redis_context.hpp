@@ -64,6 +64,9 @@ struct redis_context {
         return strand.running_in_this_thread();
     }
 
+    /// Hands a record to options.log (source: the backend's name), when it wants it.
+    void log(log_level level, const std::string& message) const;
+
     /// 128 random bits in hex: a new holder token.
     std::string random_token();
     /// A random duration in [lo, hi].

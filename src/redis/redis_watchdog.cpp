@@ -34,10 +34,15 @@ void redis_backend::renewed(std::uint64_t gen, clock_type::time_point started,
     switch (redlock::after_renewal(results, ctx_->quorum)) {
     case redlock::renewal::extended:
         valid_until_ = std::max(valid_until_, started + ttl_ - ctx_->drift);
+        if (renew_failing_) ctx_->log(log_level::info, "lock " + key_ + ": renewed again");
         renew_failing_ = false;
         break;
     case redlock::renewal::lost: lose(make_error_code(errc::node_deleted)); break;  // a majority no longer holds our token
     case redlock::renewal::retry_sooner:
+        if (!renew_failing_)
+            ctx_->log(log_level::warn, "lock " + key_ + ": its renewal reached no majority of the " + std::to_string(n()) +
+                                           " server(s); retrying every " + std::to_string((ttl_ / 10).count()) +
+                                           " ms until the lease runs out");
         renew_failing_ = true;  // unreachable: retry sooner until the lease runs out
         schedule_watchdog(ttl_ / 10);
         break;
@@ -53,6 +58,11 @@ void redis_backend::end_hold() {
 
 void redis_backend::lose(std::error_code why) {
     if (!holding_) return;
+    ctx_->log(log_level::error, "lock " + key_ + " lost: " +
+                                    (why == make_error_code(errc::session_expired)
+                                         ? "its lease ran out before a renewal reached a majority"
+                                         : why == make_error_code(errc::node_deleted) ? "its key no longer holds its token"
+                                                                                      : why.message()));
     gate_.end_hold();
     end_hold();
     if (!ctx_->abandoned) release_everywhere(token_, nullptr);  // wherever it may still be ours

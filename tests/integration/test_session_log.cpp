@@ -1,7 +1,10 @@
 // A Session's log sink: the C client's messages about that session's
 // connection and zklock's own events reach the sink of the session they are
-// about, and nothing of the C client's process-wide level is lowered.
+// about, and only the program changes the C client's process-wide level.
+#include "log_support.hpp"
 #include "support.hpp"
+
+#include <zklock/backends.hpp>
 
 #include <zklock/testing/faults.hpp>
 
@@ -9,39 +12,13 @@
 #include <zookeeper_log.h>
 
 #include <cstdio>
-#include <mutex>
 
 using namespace zklock;
 using namespace zklock::test;
 
 namespace {
 
-/// The records a sink received, copied (the views live only during the callback).
-struct collected {
-    struct record {
-        log_level level;
-        std::string source, message;
-        std::int64_t session_id;
-    };
-    mutable std::mutex m;
-    std::vector<record> records;
-
-    log_sink sink(log_level level) {
-        return log_sink{level, [this](const log_record& r) {
-                            std::lock_guard lk(m);
-                            records.push_back({r.level, std::string(r.source), std::string(r.message), r.session_id});
-                        }};
-    }
-    std::vector<record> all() const {
-        std::lock_guard lk(m);
-        return records;
-    }
-    bool has(const std::string& source, const std::string& text) const {
-        for (const auto& r : all())
-            if (r.source == source && r.message.find(text) != std::string::npos) return true;
-        return false;
-    }
-};
+using collected = collected_log;
 
 std::string hex(std::int64_t id) {
     char buf[24];
@@ -88,17 +65,43 @@ TEST_F(SessionLogTest, ALostLockIsLoggedUpToTheSinksLevel) {
     EXPECT_FALSE(c.has("zklock", "established")) << "an info record reached a warn sink";
 }
 
-TEST_F(SessionLogTest, TheCClientsProcessWideLevelIsNeverLowered) {
-    const auto before = logLevel;
-    zoo_set_debug_level(ZOO_LOG_LEVEL_WARN);
+TEST_F(SessionLogTest, NoSessionChangesTheCClientsProcessWideLevelOnlyTheProgramDoes) {
+    const auto before = zookeeper_client_log_level();
+    set_zookeeper_client_log_level(log_level::warn);
+    EXPECT_EQ(logLevel, ZOO_LOG_LEVEL_WARN);
     {
-        auto s = connect();  // client_log_level 0, no sink
-        EXPECT_EQ(logLevel, ZOO_LOG_LEVEL_WARN) << "a Session lowered the C client's level";
+        auto quiet = connect();  // client_log_level 0, no sink
+        EXPECT_EQ(logLevel, ZOO_LOG_LEVEL_WARN) << "a Session without a sink changed the C client's level";
         collected c;
-        auto loud = connect_with(c.sink(log_level::info));
-        EXPECT_EQ(logLevel, ZOO_LOG_LEVEL_INFO) << "a sink that asks for info did not raise the level";
+        auto loud = connect_with(c.sink(log_level::debug));
+        EXPECT_EQ(logLevel, ZOO_LOG_LEVEL_WARN) << "a Session whose sink asks for debug changed the C client's level";
+        EXPECT_EQ(zookeeper_client_log_level(), log_level::warn);
+        // Asked by the program, the C client's debug lines reach the sink.
+        set_zookeeper_client_log_level(log_level::debug);
+        EXPECT_EQ(logLevel, ZOO_LOG_LEVEL_DEBUG);
+        Mutex m(*loud, lock_path());  // requests: the C client logs their steps at debug
+        m.lock();
+        m.unlock();
+        EXPECT_TRUE(wait_until([&] {
+            for (const auto& r : c.all())
+                if (r.source == "zookeeper" && r.level == log_level::debug) return true;
+            return false;
+        })) << "no C-client debug line reached a debug sink after set_zookeeper_client_log_level(debug)";
+        set_zookeeper_client_log_level(log_level::none);
+        EXPECT_EQ(static_cast<int>(logLevel), 0);
+        EXPECT_EQ(zookeeper_client_log_level(), log_level::none);
     }
-    zoo_set_debug_level(before);
+    set_zookeeper_client_log_level(before);
+}
+
+TEST_F(SessionLogTest, OpenLockServiceHandsItsSinkToTheZooKeeperSession) {
+    collected c;
+    BackendOptions o;
+    o.zookeeper = options().connect;
+    o.log = c.sink(log_level::info);
+    auto service = open_lock_service("zookeeper", o);
+    EXPECT_TRUE(c.has("zklock", "established")) << "the session's events did not reach BackendOptions::log";
+    EXPECT_TRUE(c.has("zookeeper", "sessionId=")) << "the C client's lines did not reach BackendOptions::log";
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <zklock/lock.hpp>
+#include <zklock/log.hpp>
 #include <zklock/postgres/export.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -29,6 +30,15 @@ struct PostgresOptions {
     std::chrono::milliseconds lease_ttl{10000};
     /// Lease service only: how often a held lease is renewed. Default 0: lease_ttl / 3.
     std::chrono::milliseconds renew_interval{0};
+    /// The service's log, records with the backend's name as source
+    /// ("postgres-lease", "postgres-advisory", "postgres-row") up to `log.level`:
+    /// a lock's connection made and the server's notices (info), a connect that
+    /// failed, a connection lost, the server's warnings (warn), a lock lost
+    /// (error). Servers are named host:port, never with the connection string
+    /// or its password. The callback runs on the service's strand (its own
+    /// thread, or `executor`), with the threading rules of zklock::log_sink.
+    /// Default: none.
+    log_sink log;
 };
 
 /// What the three services share: the connection string, the options, the

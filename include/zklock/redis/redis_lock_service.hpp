@@ -67,6 +67,7 @@
 #pragma once
 
 #include <zklock/lock.hpp>
+#include <zklock/log.hpp>
 #include <zklock/redis/export.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -105,6 +106,15 @@ struct RedisOptions {
     int db = 0;
     /// Where the connections run; empty (default): the service's own thread.
     boost::asio::any_io_executor executor;
+    /// The service's log, records with source "redis" (or "redlock") up to
+    /// `log.level`: a connection made (info), a connect that failed, a
+    /// connection lost or dropped for want of a reply, a renewal that reached no
+    /// majority (warn), a server that refused the connection's AUTH or SELECT,
+    /// a lock lost (error). Servers are named host:port, never with their
+    /// credentials. The callback runs on the service's strand (its own thread,
+    /// or `executor`), with the threading rules of zklock::log_sink.
+    /// Default: none.
+    log_sink log;
 };
 
 /// Locks on one Redis server (see the top of this file for the recipe).
