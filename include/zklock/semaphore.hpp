@@ -5,7 +5,9 @@
 #include <zklock/lock.hpp>
 #include <zklock/mutex.hpp>
 
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -73,24 +75,39 @@ public:
         if (mutex_) mutex_->unlock();
     }
     /// Releases the permit and completes when the delete has committed, as
-    /// Mutex::async_unlock: void(std::error_code), errc::not_held when not held,
-    /// session_expired or session_closed when the session went first (the permit
-    /// was lost before the release). Precondition as async_wait_lost.
+    /// Mutex::async_unlock: void(std::error_code), errc::not_held when not held
+    /// (also for a default-constructed or moved-from Lease, on the handler's
+    /// associated executor), session_expired or session_closed when the session
+    /// went first (the permit was lost before the release).
     template <class CompletionToken> auto async_release(CompletionToken&& token) {
-        return mutex_->async_unlock(std::forward<CompletionToken>(token));
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
+            [m = mutex_.get()](auto handler) {
+                if (m) return m->async_unlock(std::move(handler));
+                complete_not_held(std::move(handler));
+            },
+            token);
     }
     /// Called with the reason when the permit is lost (as Mutex::on_lost).
     void on_lost(std::function<void(std::error_code)> callback) {
         if (mutex_) mutex_->on_lost(std::move(callback));
     }
-    /// As Mutex::async_wait_lost. Precondition: the Lease came from an acquire
-    /// (not default-constructed, not moved from).
+    /// As Mutex::async_wait_lost; errc::not_held at once for a
+    /// default-constructed or moved-from Lease (on the handler's associated executor).
     template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
-        return mutex_->async_wait_lost(std::forward<CompletionToken>(token));
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
+            [m = mutex_.get()](auto handler) {
+                if (m) return m->async_wait_lost(std::move(handler));
+                complete_not_held(std::move(handler));
+            },
+            token);
     }
 
 private:
     friend class Semaphore;
+    template <class Handler> static void complete_not_held(Handler handler) {
+        auto ex = boost::asio::get_associated_executor(handler);
+        boost::asio::post(ex, [h = std::move(handler)]() mutable { std::move(h)(make_error_code(errc::not_held)); });
+    }
     explicit Lease(std::unique_ptr<Mutex> m) noexcept : mutex_(std::move(m)) {}
     std::unique_ptr<Mutex> mutex_;
 };

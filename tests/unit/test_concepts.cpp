@@ -110,3 +110,33 @@ TEST(Concepts, ABadLockSetIsRefusedBeforeAnyServerCallAndEveryAcquireSaysWhy) {
     EXPECT_NE(twice.failure_detail().find("twice"), std::string::npos);
     EXPECT_FALSE(twice.is_held());
 }
+
+// A Lease that holds nothing (default-constructed or moved from) answers its
+// asynchronous calls with errc::not_held instead of dereferencing its empty Mutex.
+#include <zklock/semaphore.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/bind_executor.hpp>
+
+TEST(EmptyLease, AsyncReleaseAndWaitLostCompleteWithNotHeld) {
+    boost::asio::io_context ioc;
+    zklock::Lease empty;
+    std::error_code released, lost;
+    bool released_called = false, lost_called = false;
+    empty.async_release(boost::asio::bind_executor(ioc, [&](std::error_code ec) {
+        released = ec;
+        released_called = true;
+    }));
+    empty.async_wait_lost(boost::asio::bind_executor(ioc, [&](std::error_code ec) {
+        lost = ec;
+        lost_called = true;
+    }));
+    EXPECT_FALSE(released_called) << "completed inside the initiating call, not on the handler's executor";
+    ioc.run();
+    ASSERT_TRUE(released_called);
+    ASSERT_TRUE(lost_called);
+    EXPECT_EQ(released, zklock::errc::not_held);
+    EXPECT_EQ(lost, zklock::errc::not_held);
+    zklock::Lease moved_to(std::move(empty));
+    EXPECT_FALSE(moved_to.is_held());
+}
