@@ -155,7 +155,7 @@ endfunction()
 # -pthread, and the Boost headers are expected on the include path.
 zklock_pkgconfig(zklock "Distributed locks on ZooKeeper" "" "libcrypto" "-lzookeeper_st")
 zklock_pkgconfig(testing "zklock's real-server test fixtures (ZooKeeper, Redis, PostgreSQL)"
-  "zklock = ${PROJECT_VERSION}" "hiredis libpq" "-lzookeeper_st")
+  "zklock = ${PROJECT_VERSION}" "" "-lzookeeper_st")
 zklock_pkgconfig(redis "zklock's Redis and Redlock lock backends" "zklock = ${PROJECT_VERSION}" "hiredis" "")
 zklock_pkgconfig(postgres "zklock's PostgreSQL lock backends" "zklock = ${PROJECT_VERSION}" "libpq" "")
 set(_zklock_backends_requires "zklock = ${PROJECT_VERSION}")
