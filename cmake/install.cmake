@@ -7,7 +7,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(ZKLOCK_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/zklock"
-  CACHE STRING "Where the zklock CMake package files are installed (relative to the prefix)")
+  CACHE STRING "Where the zklock CMake package files are installed (relative to the prefix, or absolute)")
 mark_as_advanced(ZKLOCK_INSTALL_CMAKEDIR)
 
 # Components: one library and one export set each, so that the package config
@@ -114,14 +114,27 @@ install(FILES
   "${PROJECT_SOURCE_DIR}/cmake/FindZooKeeperSt.cmake"
   DESTINATION ${ZKLOCK_INSTALL_CMAKEDIR})
 
-# pkg-config files, one per library. `prefix` is found from the file's own
-# place (${pcfiledir}), so the files stay right under `cmake --install --prefix`.
+# pkg-config files, one per library. With a relative CMAKE_INSTALL_LIBDIR,
+# `prefix` is found from the file's own place (${pcfiledir}), so the files stay
+# right under `cmake --install --prefix`. An absolute LIBDIR (e.g. /opt/x/lib)
+# or INCLUDEDIR is written as it is; `prefix` is then CMAKE_INSTALL_PREFIX.
 set(ZKLOCK_PKGCONFIG_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
-if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
-  message(FATAL_ERROR "zklock's pkg-config files need a relative CMAKE_INSTALL_LIBDIR and CMAKE_INSTALL_INCLUDEDIR")
+if(IS_ABSOLUTE "${ZKLOCK_PKGCONFIG_DIR}")
+  set(ZKLOCK_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH _zklock_up "/prefix/${ZKLOCK_PKGCONFIG_DIR}" "/prefix")
+  string(REGEX REPLACE "/$" "" _zklock_up "${_zklock_up}")
+  set(ZKLOCK_PC_PREFIX "\${pcfiledir}/${_zklock_up}")
+  unset(_zklock_up)
 endif()
-file(RELATIVE_PATH ZKLOCK_PC_PREFIX_FROM_PCFILEDIR "/prefix/${ZKLOCK_PKGCONFIG_DIR}" "/prefix")
-string(REGEX REPLACE "/$" "" ZKLOCK_PC_PREFIX_FROM_PCFILEDIR "${ZKLOCK_PC_PREFIX_FROM_PCFILEDIR}")
+foreach(_zklock_dir IN ITEMS LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_zklock_dir}}")
+    set(ZKLOCK_PC_${_zklock_dir} "${CMAKE_INSTALL_${_zklock_dir}}")
+  else()
+    set(ZKLOCK_PC_${_zklock_dir} "\${prefix}/${CMAKE_INSTALL_${_zklock_dir}}")
+  endif()
+endforeach()
+unset(_zklock_dir)
 
 # zklock_pkgconfig(COMPONENT DESCRIPTION REQUIRES STATIC_REQUIRES STATIC_LIBS)
 # STATIC_*: what a static library's users also link (a shared one records it
