@@ -138,7 +138,9 @@ unset(_zklock_dir)
 
 # zklock_pkgconfig(COMPONENT DESCRIPTION REQUIRES STATIC_REQUIRES STATIC_LIBS)
 # STATIC_*: what a static library's users also link (a shared one records it
-# in its own DT_NEEDED entries).
+# in its own DT_NEEDED entries). An install has either static or shared
+# libraries, never both: with static ones these go in Requires and Libs, so
+# that `pkg-config --libs` links as well as `pkg-config --static --libs`.
 function(zklock_pkgconfig component description requires static_requires static_libs)
   if(component STREQUAL "zklock")
     set(ZKLOCK_PC_NAME zklock)
@@ -152,12 +154,17 @@ function(zklock_pkgconfig component description requires static_requires static_
   endif()
   set(ZKLOCK_PC_DESCRIPTION "${description}")
   set(ZKLOCK_PC_REQUIRES "${requires}")
+  set(ZKLOCK_PC_LIBS "")
   if(ZKLOCK_STATIC_LIBRARIES)
-    set(ZKLOCK_PC_REQUIRES_PRIVATE "${static_requires}")
-    set(ZKLOCK_PC_LIBS_PRIVATE "${static_libs}")
-  else()
-    set(ZKLOCK_PC_REQUIRES_PRIVATE "")
-    set(ZKLOCK_PC_LIBS_PRIVATE "")
+    if(static_requires)
+      if(ZKLOCK_PC_REQUIRES)
+        string(APPEND ZKLOCK_PC_REQUIRES ", ")
+      endif()
+      string(APPEND ZKLOCK_PC_REQUIRES "${static_requires}")
+    endif()
+    if(static_libs)
+      set(ZKLOCK_PC_LIBS " ${static_libs}")
+    endif()
   endif()
   configure_file("${PROJECT_SOURCE_DIR}/cmake/zklock.pc.in"
     "${PROJECT_BINARY_DIR}/pkgconfig/${ZKLOCK_PC_NAME}.pc" @ONLY)
@@ -170,7 +177,12 @@ zklock_pkgconfig(zklock "Distributed locks on ZooKeeper" "" "libcrypto" "-lzooke
 zklock_pkgconfig(testing "zklock's real-server test fixtures (ZooKeeper, Redis, PostgreSQL)"
   "zklock = ${PROJECT_VERSION}" "" "-lzookeeper_st")
 zklock_pkgconfig(redis "zklock's Redis and Redlock lock backends" "zklock = ${PROJECT_VERSION}" "hiredis" "")
-zklock_pkgconfig(postgres "zklock's PostgreSQL lock backends" "zklock = ${PROJECT_VERSION}" "libpq" "")
+# libpq: -lpq, not the module libpq (Debian's libpq.pc names, for --static,
+# libpgcommon, libpgport, libgssapi_krb5 and libldap, whose libraries to link
+# Debian's libpq-dev does not bring: `pkg-config --static` would give flags
+# that cannot link).
+# zklock_postgres links the shared libpq, which carries its own dependencies.
+zklock_pkgconfig(postgres "zklock's PostgreSQL lock backends" "zklock = ${PROJECT_VERSION}" "" "-lpq")
 set(_zklock_backends_requires "zklock = ${PROJECT_VERSION}")
 foreach(_zklock_backend IN LISTS ZKLOCK_BACKENDS_NEEDS)
   string(APPEND _zklock_backends_requires ", zklock-${_zklock_backend} = ${PROJECT_VERSION}")
