@@ -81,11 +81,21 @@ if(TARGET zklock_cli)
   endif()
 endif()
 
-# Public headers: the whole include/zklock tree (detail/ included: the public
-# headers include it), then the generated version and export headers.
+# Public headers: the include/zklock tree (detail/ included: the public
+# headers include it), then the generated version and export headers. A
+# backend's headers (its directory and its detail/ header, which include its
+# export header) only with the backend.
+set(_zklock_header_excludes)
+if(NOT TARGET zklock_redis)
+  list(APPEND _zklock_header_excludes PATTERN "redis" EXCLUDE PATTERN "redlock.hpp" EXCLUDE)
+endif()
+if(NOT TARGET zklock_postgres)
+  list(APPEND _zklock_header_excludes PATTERN "postgres" EXCLUDE PATTERN "postgres_steps.hpp" EXCLUDE)
+endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/zklock"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" PATTERN "*.ipp")
+  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" PATTERN "*.ipp" ${_zklock_header_excludes})
+unset(_zklock_header_excludes)
 install(DIRECTORY "${ZKLOCK_GENERATED_INCLUDE_DIR}/zklock"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
