@@ -7,7 +7,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(ZKLOCK_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/zklock"
-  CACHE STRING "Where the zklock CMake package files are installed (relative to the prefix)")
+  CACHE STRING "Where the zklock CMake package files are installed (relative to the prefix, or absolute)")
 mark_as_advanced(ZKLOCK_INSTALL_CMAKEDIR)
 
 # Components: one library and one export set each, so that the package config
@@ -81,11 +81,21 @@ if(TARGET zklock_cli)
   endif()
 endif()
 
-# Public headers: the whole include/zklock tree (detail/ included: the public
-# headers include it), then the generated version and export headers.
+# Public headers: the include/zklock tree (detail/ included: the public
+# headers include it), then the generated version and export headers. A
+# backend's headers (its directory and its detail/ header, which include its
+# export header) only with the backend.
+set(_zklock_header_excludes)
+if(NOT TARGET zklock_redis)
+  list(APPEND _zklock_header_excludes PATTERN "redis" EXCLUDE PATTERN "redlock.hpp" EXCLUDE)
+endif()
+if(NOT TARGET zklock_postgres)
+  list(APPEND _zklock_header_excludes PATTERN "postgres" EXCLUDE PATTERN "postgres_steps.hpp" EXCLUDE)
+endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/zklock"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" PATTERN "*.ipp")
+  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" PATTERN "*.ipp" ${_zklock_header_excludes})
+unset(_zklock_header_excludes)
 install(DIRECTORY "${ZKLOCK_GENERATED_INCLUDE_DIR}/zklock"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
@@ -114,18 +124,33 @@ install(FILES
   "${PROJECT_SOURCE_DIR}/cmake/FindZooKeeperSt.cmake"
   DESTINATION ${ZKLOCK_INSTALL_CMAKEDIR})
 
-# pkg-config files, one per library. `prefix` is found from the file's own
-# place (${pcfiledir}), so the files stay right under `cmake --install --prefix`.
+# pkg-config files, one per library. With a relative CMAKE_INSTALL_LIBDIR,
+# `prefix` is found from the file's own place (${pcfiledir}), so the files stay
+# right under `cmake --install --prefix`. An absolute LIBDIR (e.g. /opt/x/lib)
+# or INCLUDEDIR is written as it is; `prefix` is then CMAKE_INSTALL_PREFIX.
 set(ZKLOCK_PKGCONFIG_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
-if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
-  message(FATAL_ERROR "zklock's pkg-config files need a relative CMAKE_INSTALL_LIBDIR and CMAKE_INSTALL_INCLUDEDIR")
+if(IS_ABSOLUTE "${ZKLOCK_PKGCONFIG_DIR}")
+  set(ZKLOCK_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH _zklock_up "/prefix/${ZKLOCK_PKGCONFIG_DIR}" "/prefix")
+  string(REGEX REPLACE "/$" "" _zklock_up "${_zklock_up}")
+  set(ZKLOCK_PC_PREFIX "\${pcfiledir}/${_zklock_up}")
+  unset(_zklock_up)
 endif()
-file(RELATIVE_PATH ZKLOCK_PC_PREFIX_FROM_PCFILEDIR "/prefix/${ZKLOCK_PKGCONFIG_DIR}" "/prefix")
-string(REGEX REPLACE "/$" "" ZKLOCK_PC_PREFIX_FROM_PCFILEDIR "${ZKLOCK_PC_PREFIX_FROM_PCFILEDIR}")
+foreach(_zklock_dir IN ITEMS LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_zklock_dir}}")
+    set(ZKLOCK_PC_${_zklock_dir} "${CMAKE_INSTALL_${_zklock_dir}}")
+  else()
+    set(ZKLOCK_PC_${_zklock_dir} "\${prefix}/${CMAKE_INSTALL_${_zklock_dir}}")
+  endif()
+endforeach()
+unset(_zklock_dir)
 
 # zklock_pkgconfig(COMPONENT DESCRIPTION REQUIRES STATIC_REQUIRES STATIC_LIBS)
 # STATIC_*: what a static library's users also link (a shared one records it
-# in its own DT_NEEDED entries).
+# in its own DT_NEEDED entries). An install has either static or shared
+# libraries, never both: with static ones these go in Requires and Libs, so
+# that `pkg-config --libs` links as well as `pkg-config --static --libs`.
 function(zklock_pkgconfig component description requires static_requires static_libs)
   if(component STREQUAL "zklock")
     set(ZKLOCK_PC_NAME zklock)
@@ -139,12 +164,17 @@ function(zklock_pkgconfig component description requires static_requires static_
   endif()
   set(ZKLOCK_PC_DESCRIPTION "${description}")
   set(ZKLOCK_PC_REQUIRES "${requires}")
+  set(ZKLOCK_PC_LIBS "")
   if(ZKLOCK_STATIC_LIBRARIES)
-    set(ZKLOCK_PC_REQUIRES_PRIVATE "${static_requires}")
-    set(ZKLOCK_PC_LIBS_PRIVATE "${static_libs}")
-  else()
-    set(ZKLOCK_PC_REQUIRES_PRIVATE "")
-    set(ZKLOCK_PC_LIBS_PRIVATE "")
+    if(static_requires)
+      if(ZKLOCK_PC_REQUIRES)
+        string(APPEND ZKLOCK_PC_REQUIRES ", ")
+      endif()
+      string(APPEND ZKLOCK_PC_REQUIRES "${static_requires}")
+    endif()
+    if(static_libs)
+      set(ZKLOCK_PC_LIBS " ${static_libs}")
+    endif()
   endif()
   configure_file("${PROJECT_SOURCE_DIR}/cmake/zklock.pc.in"
     "${PROJECT_BINARY_DIR}/pkgconfig/${ZKLOCK_PC_NAME}.pc" @ONLY)
@@ -155,9 +185,14 @@ endfunction()
 # -pthread, and the Boost headers are expected on the include path.
 zklock_pkgconfig(zklock "Distributed locks on ZooKeeper" "" "libcrypto" "-lzookeeper_st")
 zklock_pkgconfig(testing "zklock's real-server test fixtures (ZooKeeper, Redis, PostgreSQL)"
-  "zklock = ${PROJECT_VERSION}" "hiredis libpq" "-lzookeeper_st")
+  "zklock = ${PROJECT_VERSION}" "" "-lzookeeper_st")
 zklock_pkgconfig(redis "zklock's Redis and Redlock lock backends" "zklock = ${PROJECT_VERSION}" "hiredis" "")
-zklock_pkgconfig(postgres "zklock's PostgreSQL lock backends" "zklock = ${PROJECT_VERSION}" "libpq" "")
+# libpq: -lpq, not the module libpq (Debian's libpq.pc names, for --static,
+# libpgcommon, libpgport, libgssapi_krb5 and libldap, whose libraries to link
+# Debian's libpq-dev does not bring: `pkg-config --static` would give flags
+# that cannot link).
+# zklock_postgres links the shared libpq, which carries its own dependencies.
+zklock_pkgconfig(postgres "zklock's PostgreSQL lock backends" "zklock = ${PROJECT_VERSION}" "" "-lpq")
 set(_zklock_backends_requires "zklock = ${PROJECT_VERSION}")
 foreach(_zklock_backend IN LISTS ZKLOCK_BACKENDS_NEEDS)
   string(APPEND _zklock_backends_requires ", zklock-${_zklock_backend} = ${PROJECT_VERSION}")

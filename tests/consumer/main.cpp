@@ -69,8 +69,13 @@ int main() {
     ok &= check(!zklock::PostgresFence::install_sql().empty(), "zklock::PostgresFence::install_sql()");
 #endif
 #ifdef ZKLOCK_CONSUMER_BACKENDS
+#ifdef ZKLOCK_CONSUMER_ONLY_FLOCK  // a zklock built without its Redis and PostgreSQL backends
+    ok &= check(!zklock::lock_backend_available("redis") && !zklock::lock_backend_available("postgres-advisory"),
+                "zklock::lock_backend_available: neither redis nor postgres-advisory");
+#else
     ok &= check(zklock::lock_backend_available("redis") && zklock::lock_backend_available("postgres-advisory"),
                 "zklock::lock_backend_available: redis and postgres-advisory");
+#endif
     zklock::BackendOptions options;
     options.flock_directory = std::filesystem::temp_directory_path().string();
     auto service = zklock::open_lock_service("flock", options);

@@ -8,7 +8,10 @@
 #   postgres  COMPONENTS postgres, with no pkg-config module (so without hiredis)
 #   all       COMPONENTS testing backends (backends loads redis and postgres)
 #   local     COMPONENTS local must fail to configure, saying why
-#   pkgconfig the same program compiled with `pkg-config --cflags --libs zklock`
+#   pkgconfig the same program compiled with `pkg-config --cflags --libs M` and
+#             linked again with `pkg-config --static --libs M`, for every
+#             installed module M (zklock, zklock-testing, ...), each using its
+#             component
 #
 #   tests/consumer/run.sh BUILD_DIR PREFIX [CONSUMER_BUILD_DIR]
 #
@@ -85,7 +88,19 @@ if [[ -x $prefix/bin/zklock ]]; then
   fi
 fi
 
-common_args=("-DCMAKE_PREFIX_PATH=$prefix")
+# The installed libraries' directory: CMAKE_INSTALL_LIBDIR under the prefix,
+# or as it is when absolute (then the build's CMAKE_INSTALL_PREFIX must be
+# PREFIX), where find_package looks when told (LIBDIR/cmake/zklock).
+libdir=$(cache_value CMAKE_INSTALL_LIBDIR)
+libdir=${libdir:-lib}
+search_path=$prefix
+if [[ $libdir == /* ]]; then
+  search_path+=";$libdir/cmake"
+else
+  libdir=$prefix/$libdir
+fi
+
+common_args=("-DCMAKE_PREFIX_PATH=$search_path")
 cxx=$(cache_value CMAKE_CXX_COMPILER)
 [[ -n $cxx ]] && common_args+=("-DCMAKE_CXX_COMPILER=$cxx")
 launcher=$(cache_value CMAKE_CXX_COMPILER_LAUNCHER)
@@ -101,8 +116,6 @@ case $(cache_value ZKLOCK_SANITIZE) in
       "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
     ;;
 esac
-libdir=$(cache_value CMAKE_INSTALL_LIBDIR)
-libdir=${libdir:-lib}
 
 # An empty pkg-config search path: no module is found, as on a machine
 # without the -dev packages that install them (libhiredis-dev, libpq-dev, ...).
@@ -171,14 +184,45 @@ if wanted local; then
   fi
 fi
 
-shared_library=$(find "$prefix/$libdir" -maxdepth 1 -name 'libzklock.so*' -print -quit)
+shared_library=$(find "$libdir" -maxdepth 1 -name 'libzklock.so*' -print -quit)
 if wanted pkgconfig; then
-  echo "install_consumer: [pkgconfig] $cxx main.cpp \$(pkg-config --cflags --libs zklock)"
-  static=()
-  [[ -z $shared_library ]] && static=(--static)
-  read -r -a pc_flags <<<"$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config "${static[@]}" --cflags --libs zklock)"
-  "${cxx:-c++}" -std=c++20 "${sanitize_flags[@]}" "$source_dir/main.cpp" -o "$consumer_build/pkgconfig-consumer" "${pc_flags[@]}"
-  LD_LIBRARY_PATH=$prefix/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$consumer_build/pkgconfig-consumer"
+  # Every module installed, each with the component it names; the backends
+  # module of a build without Redis and PostgreSQL offers flock alone.
+  modules=()
+  for pc in "$libdir"/pkgconfig/*.pc; do
+    [[ -e $pc ]] && modules+=("$(basename "$pc" .pc)")
+  done
+  if [[ " ${modules[*]} " != *" zklock "* ]]; then
+    echo "install_consumer: [pkgconfig] no zklock.pc in $libdir/pkgconfig" >&2
+    exit 1
+  fi
+  only_flock=()
+  [[ " ${modules[*]} " != *" zklock-redis "* && " ${modules[*]} " != *" zklock-postgres "* ]] &&
+    only_flock=(-DZKLOCK_CONSUMER_ONLY_FLOCK)
+  pc() {
+    PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} pkg-config "$@"
+  }
+  for module in "${modules[@]}"; do
+    component=${module#zklock}
+    component=${component#-}
+    defines=()
+    [[ -n $component ]] && defines=("-DZKLOCK_CONSUMER_${component^^}" "${only_flock[@]}")
+    echo "install_consumer: [pkgconfig] $module: --cflags --libs, and --static --libs"
+    # Assigned first: a failing pkg-config then stops the script (set -e).
+    cflags=$(pc --cflags "$module")
+    libs=$(pc --libs "$module")
+    static_libs=$(pc --static --libs "$module")
+    read -r -a cflags_array <<<"$cflags"
+    read -r -a libs_array <<<"$libs"
+    read -r -a static_libs_array <<<"$static_libs"
+    object=$consumer_build/pkgconfig-$module.o
+    "${cxx:-c++}" -std=c++20 "${sanitize_flags[@]}" "${defines[@]}" "${cflags_array[@]}" \
+      -c "$source_dir/main.cpp" -o "$object"
+    "${cxx:-c++}" "${sanitize_flags[@]}" "$object" -o "$consumer_build/pkgconfig-$module" "${libs_array[@]}"
+    "${cxx:-c++}" "${sanitize_flags[@]}" "$object" -o "$consumer_build/pkgconfig-$module-static" "${static_libs_array[@]}"
+    LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$consumer_build/pkgconfig-$module" >/dev/null
+    LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$consumer_build/pkgconfig-$module-static"
+  done
 fi
 
 if [[ -n $shared_library ]]; then
@@ -188,7 +232,7 @@ if [[ -n $shared_library ]]; then
     echo "install_consumer: [shared] libzklock has soname '$soname', not libzklock.so.VERSION" >&2
     exit 1
   fi
-  symbols=$(nm -DC --defined-only "$prefix/$libdir/$soname")
+  symbols=$(nm -DC --defined-only "$libdir/$soname")
   if ! grep -q 'zklock::Mutex::Mutex(' <<<"$symbols"; then
     echo "install_consumer: [shared] $soname does not export zklock::Mutex" >&2
     exit 1
