@@ -84,13 +84,16 @@ endif()
 # Public headers: the include/zklock tree (detail/ included: the public
 # headers include it), then the generated version and export headers. A
 # backend's headers (its directory and its detail/ header, which include its
-# export header) only with the backend.
+# export header) only with the backend, the fixtures' only with zklock::testing.
 set(_zklock_header_excludes)
 if(NOT TARGET zklock_redis)
   list(APPEND _zklock_header_excludes PATTERN "redis" EXCLUDE PATTERN "redlock.hpp" EXCLUDE)
 endif()
 if(NOT TARGET zklock_postgres)
   list(APPEND _zklock_header_excludes PATTERN "postgres" EXCLUDE PATTERN "postgres_steps.hpp" EXCLUDE)
+endif()
+if(NOT TARGET zklock_testing)
+  list(APPEND _zklock_header_excludes PATTERN "testing" EXCLUDE)
 endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/zklock"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
@@ -185,9 +188,9 @@ endfunction()
 # -pthread, and the Boost headers are expected on the include path.
 zklock_pkgconfig(zklock "Distributed locks on ZooKeeper" "" "libcrypto" "-lzookeeper_st")
 zklock_pkgconfig(testing "zklock's real-server test fixtures (ZooKeeper, Redis, PostgreSQL)"
-  "zklock = ${PROJECT_VERSION}" "" "-lzookeeper_st")
+  "zklock = ${PROJECT_VERSION}" "hiredis" "-lzookeeper_st -lpq")
 zklock_pkgconfig(redis "zklock's Redis and Redlock lock backends" "zklock = ${PROJECT_VERSION}" "hiredis" "")
-# libpq: -lpq, not the module libpq (Debian's libpq.pc names, for --static,
+# libpq (here and for testing above): -lpq, not the module libpq (Debian's libpq.pc names, for --static,
 # libpgcommon, libpgport, libgssapi_krb5 and libldap, whose libraries to link
 # Debian's libpq-dev does not bring: `pkg-config --static` would give flags
 # that cannot link).

@@ -7,6 +7,8 @@
 
 #include <zklock/detail/secrets.hpp>
 
+#include <libpq-fe.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -105,69 +107,16 @@ bool ancestors_searchable(const std::filesystem::path& dir, uid_t uid) {
 }  // namespace
 
 bool postgres_ready(std::uint16_t port, milliseconds timeout) {
-    // What libpq's PQping (and pg_isready) decides, over zklock's own socket
-    // so that the fixtures need no libpq: a protocol 3.0 startup packet (user
-    // postgres, database postgres, no SSL, no GSS encryption); the server is
-    // ready when it answers with an authentication request ('R': trust, or a
-    // password asked for, which counts as ready) or with an error other than
-    // 57P03 cannot_connect_now (starting up, shutting down, in recovery).
-    const auto deadline = steady::now() + timeout;
-    const std::string what = "PostgreSQL probe";
-    try {
-        posix_io::Socket sock = posix_io::connect_loopback(port, deadline, what);
-        std::string body;
-        const auto put32 = [](std::string& out, std::uint32_t v) {
-            for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
-        };
-        put32(body, 3u << 16);  // protocol 3.0
-        for (const char* field : {"user", "postgres", "database", "postgres", "application_name", "zklock-probe"}) {
-            body += field;
-            body += '\0';
-        }
-        body += '\0';
-        std::string packet;
-        put32(packet, static_cast<std::uint32_t>(body.size() + 4));
-        packet += body;
-        posix_io::send_all(sock.get(), packet, deadline, what);
-
-        // The first message: its type byte and Int32 length, then (for an
-        // ErrorResponse) its fields, each a type byte and a C string.
-        std::string reply;
-        const auto read_until = [&](std::size_t size) {
-            char buf[512];
-            while (reply.size() < size) {
-                const ssize_t n = ::recv(sock.get(), buf, sizeof buf, 0);
-                if (n > 0) {
-                    reply.append(buf, static_cast<std::size_t>(n));
-                } else if (n == 0) {
-                    return false;
-                } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    posix_io::wait_for(sock.get(), POLLIN, deadline, what);
-                } else if (errno != EINTR) {
-                    return false;
-                }
-            }
-            return true;
-        };
-        if (!read_until(5)) return false;
-        if (reply[0] == 'R') return true;
-        if (reply[0] != 'E') return false;
-        std::uint32_t length = 0;
-        for (int i = 1; i < 5; ++i) length = (length << 8) | static_cast<unsigned char>(reply[static_cast<std::size_t>(i)]);
-        if (length < 4 || length > 65536 || !read_until(1 + length)) return false;
-        std::string_view fields(reply.data() + 5, length - 4);
-        while (!fields.empty() && fields.front() != '\0') {
-            const char type = fields.front();
-            fields.remove_prefix(1);
-            const auto end = fields.find('\0');
-            if (end == std::string_view::npos) return false;
-            if (type == 'C') return fields.substr(0, end) != "57P03";
-            fields.remove_prefix(end + 1);
-        }
-        return true;  // an error without a code: the server answered
-    } catch (const std::exception&) {
-        return false;  // nothing listens, or no answer in time
-    }
+    // libpq's connect_timeout counts whole seconds, at least 2: round up.
+    const long long seconds = std::max<long long>(2, (timeout.count() + 999) / 1000);
+    // No password: a server that asks for one has answered (PQPING_OK), as
+    // with pg_isready. libpq marks its socket close-on-exec itself and closes
+    // it before PQping returns.
+    const std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port) +
+                                 " user=postgres dbname=postgres application_name=zklock-probe"
+                                 " sslmode=disable gssencmode=disable connect_timeout=" +
+                                 std::to_string(seconds);
+    return PQping(conninfo.c_str()) == PQPING_OK;
 }
 
 // --- PostgresServer ----------------------------------------------------------

@@ -10,14 +10,21 @@
 #include <cerrno>
 #include <functional>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 
+#include <hiredis/hiredis.h>
+
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 namespace zklock::testing {
@@ -157,26 +164,95 @@ std::string config_quote(std::string_view arg) {
     return out + "\"";
 }
 
+timeval to_timeval(steady::duration d) {
+    const auto us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::max(d, steady::duration(std::chrono::milliseconds(1))));
+    return timeval{static_cast<time_t>(us.count() / 1000000), static_cast<suseconds_t>(us.count() % 1000000)};
+}
+
+// hiredis writes with write(2): a server that closes the connection must give
+// EPIPE, not kill the process. SIGPIPE is blocked on this thread for the
+// probe's length; one it raised meanwhile is taken back before the old mask returns.
+class sigpipe_blocked {
+public:
+    sigpipe_blocked() {
+        sigemptyset(&pipe_);
+        sigaddset(&pipe_, SIGPIPE);
+        sigset_t pending;
+        sigemptyset(&pending);
+        was_pending_ = ::sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+        ::pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+    }
+    ~sigpipe_blocked() {
+        sigset_t pending;
+        sigemptyset(&pending);
+        if (!was_pending_ && ::sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+            const timespec now{0, 0};
+            ::sigtimedwait(&pipe_, nullptr, &now);
+        }
+        ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+    sigpipe_blocked(const sigpipe_blocked&) = delete;
+    sigpipe_blocked& operator=(const sigpipe_blocked&) = delete;
+
+private:
+    sigset_t pipe_{}, old_{};
+    bool was_pending_ = false;
+};
+
+struct context_free {
+    void operator()(redisContext* c) const noexcept { redisFree(c); }
+};
+struct reply_free {
+    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
+};
+using reply_ptr = std::unique_ptr<redisReply, reply_free>;
+
+reply_ptr run(redisContext* c, const std::vector<std::string>& args) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (const auto& a : args) {
+        argv.push_back(a.data());
+        lengths.push_back(a.size());
+    }
+    return reply_ptr(static_cast<redisReply*>(
+        redisCommandArgv(c, static_cast<int>(args.size()), argv.data(), lengths.data())));
+}
+
 // Whether the server on 127.0.0.1:port answers PING with PONG within timeout,
 // after AUTH as `as` when it has a password (a refused AUTH: not serving).
-// RESP over zklock's own socket (close-on-exec, MSG_NOSIGNAL), not hiredis:
-// the fixtures need no Redis client library.
 bool answers_ping(std::uint16_t port, const RedisCredentials& as, milliseconds timeout) {
-    std::vector<std::vector<std::string>> commands;
-    if (!as.password.empty()) {
-        if (as.user.empty())
-            commands.push_back({"AUTH", as.password});
-        else
-            commands.push_back({"AUTH", as.user, as.password});
-    }
-    commands.push_back({"PING"});
+    const auto deadline = steady::now() + timeout;
+    sigpipe_blocked no_sigpipe;
+    // hiredis 0.14 opens its sockets without SOCK_CLOEXEC, and a child another
+    // thread starts meanwhile would inherit one: the probe connects its own
+    // close-on-exec socket and hands it over, blocking (hiredis's timeouts are
+    // the socket's).
+    int fd = -1;
     try {
-        const auto replies = redis_exchange(port, commands, timeout, "Redis probe",
-                                            [](std::size_t, const std::string& reply) { return reply.starts_with('-'); });
-        return replies.size() == commands.size() && replies.back() == "+PONG\r\n";
-    } catch (const std::exception&) {
-        return false;  // nothing listens, the connection closed, a malformed reply, or no reply in time
+        fd = connect_loopback(port, deadline, "Redis probe").release();
+    } catch (const std::system_error&) {
+        return false;
     }
+    const int status_flags = ::fcntl(fd, F_GETFL);
+    if (status_flags < 0 || ::fcntl(fd, F_SETFL, status_flags & ~O_NONBLOCK) < 0) {
+        ::close(fd);
+        return false;
+    }
+    std::unique_ptr<redisContext, context_free> c(redisConnectFd(fd));
+    if (!c) {
+        ::close(fd);
+        return false;
+    }
+    if (c->err != 0 || steady::now() >= deadline) return false;
+    if (redisSetTimeout(c.get(), to_timeval(deadline - steady::now())) != REDIS_OK) return false;
+    if (!as.password.empty()) {
+        const auto auth =
+            as.user.empty() ? run(c.get(), {"AUTH", as.password}) : run(c.get(), {"AUTH", as.user, as.password});
+        if (!auth || auth->type == REDIS_REPLY_ERROR) return false;
+    }
+    const auto pong = run(c.get(), {"PING"});
+    return pong && pong->type == REDIS_REPLY_STATUS && std::string_view(pong->str, pong->len) == "PONG";
 }
 
 }  // namespace

@@ -15,7 +15,8 @@
 #      find_package(zklock) without libpq or hiredis, and every installed .pc
 #      file with --cflags --libs and --static --libs), then checks the install:
 #      the absolute directories used, no Redis or PostgreSQL headers, libraries
-#      or pkg-config modules.
+#      or pkg-config modules, and no testing library (ZKLOCK_BUILD_TESTING_LIBRARY
+#      is off by default in a subproject: its fixtures probe with hiredis and libpq).
 #
 #   tests/consumer/subproject.sh PARENT_BUILD_DIR WORK_DIR
 #
@@ -55,7 +56,9 @@ mkdir -p -- "$no_modules"
 args=(-S "$here/subproject" -B "$build" "-DZKLOCK_SOURCE_DIR=$project_dir" -DCMAKE_BUILD_TYPE=
   -DZKLOCK_BUILD_REDIS=OFF -DZKLOCK_BUILD_POSTGRES=OFF -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
   "-DCMAKE_INSTALL_PREFIX=$prefix" "-DCMAKE_INSTALL_LIBDIR=$prefix/lib64"
-  "-DCMAKE_INSTALL_INCLUDEDIR=$prefix/inc" "-DCMAKE_INSTALL_DATADIR=$prefix/data")
+  "-DCMAKE_INSTALL_INCLUDEDIR=$prefix/inc" "-DCMAKE_INSTALL_DATADIR=$prefix/data"
+  # the kept build's cache must not hide a change of zklock's defaults
+  -UZKLOCK_BUILD_TESTING_LIBRARY -UZKLOCK_BUILD_TESTS -UZKLOCK_BUILD_TOOLS -UZKLOCK_BUILD_EXAMPLES)
 cxx=$(cache_value CMAKE_CXX_COMPILER)
 [[ -n $cxx ]] && args+=("-DCMAKE_CXX_COMPILER=$cxx")
 launcher=$(cache_value CMAKE_CXX_COMPILER_LAUNCHER)
@@ -115,11 +118,11 @@ done
 [[ $(PKG_CONFIG_PATH=$prefix/lib64/pkgconfig pkg-config --variable=includedir zklock) == "$prefix/inc" ]] ||
   fail "zklock.pc's includedir is not $prefix/inc"
 for absent in inc/zklock/redis inc/zklock/postgres inc/zklock/detail/redlock.hpp inc/zklock/detail/postgres_steps.hpp \
-    lib64/pkgconfig/zklock-redis.pc lib64/pkgconfig/zklock-postgres.pc lib64/libzklock_redis.a lib64/libzklock_postgres.a; do
-  [[ ! -e $prefix/$absent ]] || fail "$prefix/$absent is installed by a build without that backend"
+    lib64/pkgconfig/zklock-redis.pc lib64/pkgconfig/zklock-postgres.pc lib64/libzklock_redis.a lib64/libzklock_postgres.a \
+    inc/zklock/testing lib64/pkgconfig/zklock-testing.pc lib64/libzklock_testing.a; do
+  [[ ! -e $prefix/$absent ]] || fail "$prefix/$absent is installed by a build without that backend or library"
 done
-for present in inc/zklock/detail/path.hpp inc/zklock/testing/redis_server.hpp lib64/pkgconfig/zklock-testing.pc \
-    lib64/pkgconfig/zklock-backends.pc; do
+for present in inc/zklock/detail/path.hpp lib64/pkgconfig/zklock-backends.pc; do
   [[ -e $prefix/$present ]] || fail "$prefix/$present is not installed"
 done
 echo "install_consumer_subproject: OK"

@@ -71,11 +71,11 @@ struct PostgresServerOptions {
 };
 
 /// True when a PostgreSQL server on 127.0.0.1:port accepts a connection as
-/// user "postgres" to database "postgres" within timeout (what libpq's PQping
-/// calls PQPING_OK, decided from the answer to a startup packet, without
-/// libpq); false when nothing listens, the server is still starting or
+/// user "postgres" to database "postgres" within timeout (libpq's PQping:
+/// PQPING_OK); false when nothing listens, the server is still starting or
 /// shutting down, or it does not answer in time. Like pg_isready, a server
 /// that asks for a password also counts as ready (no password is sent).
+/// libpq counts the timeout in whole seconds, at least 2: it is rounded up.
 [[nodiscard]] ZKLOCK_TESTING_EXPORT bool postgres_ready(std::uint16_t port, std::chrono::milliseconds timeout);
 
 /// One PostgreSQL cluster (initdb'ed data directory) and its server.
