@@ -91,6 +91,33 @@ TEST(CliConnectTest, RefusedAndSilentServersAreCalledSoByEveryCommand) {
     EXPECT_EQ(exit_code(bad), 64) << cli.output("zero");
 }
 
+// bench's scenarios and its zookeeper backend say "connection refused" as the
+// other commands do, without the library's ": deadline passed" after it. No
+// warm-up: it would connect first, through the uncontended scenario's code.
+TEST(CliConnectTest, EveryBenchScenarioCallsARefusedServerSo) {
+    Cli cli;
+    const auto refused = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
+    const std::vector<std::string> common{"bench", "-c", refused, "--connect-timeout", "300ms", "--warmup", "0",
+                                          "--ops", "5"};
+    const std::vector<std::vector<std::string>> runs{
+        {"--scenario", "uncontended", "--no-floor"},
+        {"--scenario", "multi", "--clients", "2"},
+        {"--scenario", "waiters", "--waiters", "2", "--sessions", "1"},
+        {"--scenario", "locks", "--locks", "1"},
+        {"--recipe", "election", "--clients", "2"},
+        {"--backend", "zookeeper", "--scenario", "uncontended"},
+    };
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto name = "bench" + std::to_string(i);
+        auto args = common;
+        args.insert(args.end(), runs[i].begin(), runs[i].end());
+        auto p = cli.start(args, name);
+        EXPECT_EQ(exit_code(p), 69) << cli.output(name);
+        EXPECT_TRUE(contains(cli.output(name), "within 300 ms: " + refused + ": connection refused")) << cli.output(name);
+        EXPECT_FALSE(contains(cli.output(name), "deadline passed")) << cli.output(name);
+    }
+}
+
 // `bench --report` with one scenario draws that scenario's chart and no other.
 TEST(CliBenchReportTest, OneScenarioDrawsItsChartAlone) {
     Cli cli;
@@ -153,6 +180,29 @@ TEST_F(CliConventionsTest, LockHoldsUntilSigtermPrintingNodeAndTokenAndStatusSho
     ASSERT_TRUE(p.signal(SIGTERM));
     EXPECT_EQ(exit_code(p), 0) << cli_.output("lock");
     EXPECT_EQ(queue_length(path), 0u);
+}
+
+// A missing chroot is called so by every bench scenario, as by run and status.
+TEST_F(CliConventionsTest, BenchNamesAMissingChrootInEveryScenario) {
+    const std::string chroot = "/no-such-chroot";
+    const std::vector<std::string> common{"bench", "-c", server_->connect_string() + chroot, "--warmup", "0",
+                                          "--ops", "5"};
+    const std::vector<std::vector<std::string>> runs{
+        {"--scenario", "uncontended", "--no-floor"},
+        {"--scenario", "multi", "--clients", "2"},
+        {"--recipe", "election", "--clients", "2"},
+        {"--recipe", "semaphore", "--clients", "2"},
+        {"--scenario", "locks", "--locks", "1"},
+        {"--scenario", "waiters", "--waiters", "2", "--sessions", "1"},
+        {"--backend", "zookeeper", "--scenario", "uncontended"},
+    };
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto name = "bench" + std::to_string(i);
+        auto p = cli_.start(plus(common, runs[i]), name);
+        EXPECT_EQ(exit_code(p, 60s), 78) << cli_.output(name);
+        EXPECT_TRUE(contains(cli_.output(name), "the chroot " + chroot + " of the connect string does not exist"))
+            << cli_.output(name);
+    }
 }
 
 TEST_F(CliConventionsTest, SharedRunHoldsBesideReadersAndNotBesideAWriter) {

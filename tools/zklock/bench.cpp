@@ -54,14 +54,6 @@ SessionOptions session_options(const bench_options& o) {
     return s;
 }
 
-// Connects, or throws saying what each server gave when none answered in time.
-void connect(Session& session) {
-    std::error_code ec;
-    session.connect(ec);
-    if (ec == errc::timeout) throw error(ec, connect_timeout_text(session.options()));
-    throw_if(ec, "connect to " + session.options().connect);
-}
-
 MutexOptions mutex_options(const bench_options& o) {
     MutexOptions m;
     m.watch_all_children = o.naive;
@@ -92,7 +84,7 @@ bench_result& mark_options(bench_result& r, const bench_options& o) {
 
 bench_result run_mutex_uncontended(const bench_options& o) {
     Session session(session_options(o));
-    connect(session);
+    connect_or_throw(session);
     Mutex m(session, unique_path(o, "uncontended"), mutex_options(o));
     warm_up(m, std::min(o.ops / 10, 200));
     auto r = run_uncontended(m, mutex_run(o));
@@ -107,7 +99,7 @@ bench_result run_mutex_contended(const bench_options& o) {
     std::vector<Lock*> locks;
     for (int i = 0; i < k; ++i) {
         sessions.push_back(std::make_unique<Session>(session_options(o)));
-        connect(*sessions.back());
+        connect_or_throw(*sessions.back());
         mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
         locks.push_back(mutexes.back().get());
     }
@@ -285,6 +277,14 @@ int bench(bench_options o) {
                 if (auto row = run_peer(o, peer, s)) print_result(*row, o.json);
     }
     return 0;
+}
+
+/// What bench says of an error: a missing chroot as every command says it
+/// (missing_chroot_text()), else the error (secrets redacted: a server's error
+/// may quote the address it was given).
+std::string error_text(const zklock::error& e, const std::string& connect) {
+    if (e.code() == errc::no_node && !missing_chroot_text(connect).empty()) return failure_text(e.code(), connect);
+    return detail::redact_secrets(e.what());
 }
 
 /// This process's command line as typed ("zklock bench ..."), for the report:
@@ -644,7 +644,7 @@ void add_bench(CLI::App& app, int& exit_code) {
             try {
                 exit_code = run_backend_bench(*o, *b, *cmd);
             } catch (const zklock::error& e) {
-                std::cerr << "zklock bench: " << detail::redact_secrets(e.what()) << "\n";
+                std::cerr << "zklock bench: " << error_text(e, o->connect) << "\n";
                 exit_code = exit_status_for(e.code());
             } catch (const std::exception& e) {
                 std::cerr << "zklock bench: " << detail::redact_secrets(e.what()) << "\n";
@@ -662,7 +662,12 @@ void add_bench(CLI::App& app, int& exit_code) {
             exit_code = exit_usage;
             return;
         }
-        exit_code = bench(*o);
+        try {
+            exit_code = bench(*o);
+        } catch (const zklock::error& e) {
+            std::cerr << "zklock bench: " << error_text(e, o->connect) << "\n";
+            exit_code = exit_status_for(e.code());
+        }
     });
 }
 

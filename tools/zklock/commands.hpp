@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zklock/acl.hpp>
+#include <zklock/error.hpp>
 #include <zklock/session.hpp>
 
 #include <CLI/CLI.hpp>
@@ -82,6 +83,35 @@ void notice(const std::string& what);
 /// "could not connect to HOSTS within N ms: " and what each server gave
 /// (probe_servers()): what a connect that timed out says.
 std::string connect_timeout_text(const SessionOptions& o);
+
+/// What a connect of `o` that failed with `ec` is called: connect_timeout_text()
+/// for errc::timeout (what each server gave: connection refused, ...), a bad
+/// connect string, the authentication the server refused, or the error.
+std::string connect_failure_text(const SessionOptions& o, const std::error_code& ec);
+
+/// "the chroot /app of the connect string does not exist on the server", or
+/// empty when `connect` has no chroot: what errc::no_node means for a command
+/// (zklock creates every missing node of a lock path).
+std::string missing_chroot_text(const std::string& connect);
+
+/// `ec` in words for a command connected with `connect`: missing_chroot_text()
+/// for errc::no_node when it has a chroot, else the error's message.
+std::string failure_text(const std::error_code& ec, const std::string& connect);
+
+/// A zklock::error whose what() is the text given, said as a whole: no
+/// ": <the code's message>" after it (std::system_error's what() appends one).
+class said_error : public zklock::error {
+public:
+    said_error(std::error_code ec, std::string text) : error(ec, text), text_(std::move(text)) {}
+    const char* what() const noexcept override { return text_.c_str(); }
+
+private:
+    std::string text_;
+};
+
+/// Connects `session`, or throws said_error with connect_failure_text(): what
+/// report_connect_failure() says, for code that reports by exception (bench).
+void connect_or_throw(Session& session);
 
 /// Tells why connecting `session` failed and returns the exit status: the
 /// server refused the authentication (exit_noperm, naming the identity), a bad
