@@ -118,7 +118,8 @@ TEST(CliConnectTest, EveryBenchScenarioCallsARefusedServerSo) {
     }
 }
 
-// `bench --report` with one scenario draws that scenario's chart and no other.
+// `bench --report` with one scenario draws that scenario's chart and no other,
+// and the report has no section for the scenarios that did not run.
 TEST(CliBenchReportTest, OneScenarioDrawsItsChartAlone) {
     Cli cli;
     const auto dir = cli.file("report");
@@ -128,7 +129,11 @@ TEST(CliBenchReportTest, OneScenarioDrawsItsChartAlone) {
     EXPECT_EQ(exit_code(p, 120s), 0) << cli.output("bench");
     EXPECT_TRUE(std::filesystem::exists(dir / "latency.svg")) << cli.output("bench");
     EXPECT_FALSE(std::filesystem::exists(dir / "contended.svg"));
-    EXPECT_FALSE(contains(read_file(dir / "results.md"), "contended.svg"));
+    const auto md = read_file(dir / "results.md");
+    EXPECT_FALSE(contains(md, "contended.svg"));
+    EXPECT_TRUE(contains(md, "## Uncontended")) << md;
+    EXPECT_FALSE(contains(md, "## Contended")) << md;
+    EXPECT_FALSE(contains(md, "## Acquisitions/s against clients")) << md;
 }
 
 // --- against a server --------------------------------------------------------------
@@ -180,6 +185,31 @@ TEST_F(CliConventionsTest, LockHoldsUntilSigtermPrintingNodeAndTokenAndStatusSho
     ASSERT_TRUE(p.signal(SIGTERM));
     EXPECT_EQ(exit_code(p), 0) << cli_.output("lock");
     EXPECT_EQ(queue_length(path), 0u);
+}
+
+// --report without --backend: the zookeeper backend's report of the scenarios asked for.
+TEST_F(CliConventionsTest, ReportWithoutABackendChartsTheZookeeperScenariosAsked) {
+    for (const std::string scenario : {"contended", "uncontended"}) {
+        const auto dir = cli_.file("report-" + scenario);
+        auto p = cli_.start({"bench", "-c", server_->connect_string(), "--scenario", scenario, "--clients", "2",
+                             "--ops", "20", "--warmup", "0", "--report", dir.string()},
+                            scenario);
+        ASSERT_EQ(exit_code(p, 120s), 0) << cli_.output(scenario);
+        const auto md = read_file(dir / "results.md");
+        const auto results = nlohmann::json::parse(read_file(dir / "results.json")).at("results");
+        ASSERT_FALSE(results.empty());
+        for (const auto& r : results) {
+            EXPECT_EQ(r.at("backend"), "zookeeper") << r;
+            EXPECT_EQ(r.at("scenario"), scenario) << r;
+        }
+        const bool contended = scenario == "contended";
+        EXPECT_EQ(std::filesystem::exists(dir / "contended.svg"), contended) << cli_.output(scenario);
+        EXPECT_EQ(std::filesystem::exists(dir / "latency.svg"), !contended) << cli_.output(scenario);
+        EXPECT_FALSE(std::filesystem::exists(dir / "separate.svg"));
+        EXPECT_EQ(contains(md, "## Contended: 2 clients on one lock"), contended) << md;
+        EXPECT_EQ(contains(md, "## Uncontended"), !contended) << md;
+        EXPECT_FALSE(contains(md, "separate locks")) << md;
+    }
 }
 
 // A missing chroot is called so by every bench scenario, as by run and status.
