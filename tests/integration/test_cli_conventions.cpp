@@ -118,6 +118,23 @@ TEST(CliConnectTest, EveryBenchScenarioCallsARefusedServerSo) {
     }
 }
 
+// The scenarios of ZooKeeper's recipes alone are refused with --backend (and
+// with --report, which without --backend means the zookeeper backend): they
+// would measure nothing.
+TEST(CliBenchRefusalTest, ZookeeperOnlyScenariosAreRefusedWithABackend) {
+    Cli cli;
+    for (const std::string scenario : {"locks", "waiters", "mixed", "multi"}) {
+        auto p = cli.start({"bench", "--backend", "zookeeper", "--scenario", scenario}, scenario);
+        EXPECT_EQ(exit_code(p), 64) << cli.output(scenario);
+        EXPECT_TRUE(contains(cli.output(scenario), "--scenario " + scenario + " measures")) << cli.output(scenario);
+        EXPECT_TRUE(contains(cli.output(scenario), "not --backend")) << cli.output(scenario);
+    }
+    auto report = cli.start({"bench", "--scenario", "waiters", "--report", cli.file("r").string()}, "report");
+    EXPECT_EQ(exit_code(report), 64) << cli.output("report");
+    EXPECT_TRUE(contains(cli.output("report"), "--scenario waiters measures")) << cli.output("report");
+    EXPECT_TRUE(contains(cli.output("report"), "not --report")) << cli.output("report");
+}
+
 // `bench --report` with one scenario draws that scenario's chart and no other,
 // and the report has no section for the scenarios that did not run.
 TEST(CliBenchReportTest, OneScenarioDrawsItsChartAlone) {

@@ -28,6 +28,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -355,8 +356,15 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
                      "--confirm-unlock apply to the ZooKeeper bench only\n";
         return exit_usage;
     }
-    if (z.scenario == "multi") {
-        std::cerr << "zklock bench: --scenario multi measures ZooKeeper's lock sets, not --backend\n";
+    // The scenarios of ZooKeeper's recipes alone: --backend would measure nothing.
+    static const std::map<std::string, std::string> zookeeper_only = {
+        {"multi", "ZooKeeper's lock sets"},
+        {"mixed", "zklock, Curator and kazoo clients on one ZooKeeper lock"},
+        {"waiters", "a long queue on one ZooKeeper lock"},
+        {"locks", "many locks held through one ZooKeeper session"}};
+    if (const auto it = zookeeper_only.find(z.scenario); it != zookeeper_only.end()) {
+        std::cerr << "zklock bench: --scenario " << it->first << " measures " << it->second
+                  << ", not " << via << " (with " << via << ": --scenario uncontended, contended, separate or all)\n";
         return exit_usage;
     }
     o.scenario = cmd.count("--scenario") ? z.scenario : "all";
