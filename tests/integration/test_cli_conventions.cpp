@@ -135,6 +135,34 @@ TEST(CliBenchRefusalTest, ZookeeperOnlyScenariosAreRefusedWithABackend) {
     EXPECT_TRUE(contains(cli.output("report"), "not --report")) << cli.output("report");
 }
 
+// help describes a command's subcommand (zklock help fence check); a bare
+// zklock prints what `zklock help` prints, on stderr, and exits 64.
+TEST(CliHelpTest, HelpDescribesSubcommandsAndABareZklockPrintsTheUsage) {
+    Cli cli;
+    auto check = cli.start({"help", "fence", "check"}, "check");
+    EXPECT_EQ(exit_code(check), 0) << cli.output("check");
+    EXPECT_TRUE(contains(cli.output("check"), "Usage: zklock fence check")) << cli.output("check");
+    EXPECT_TRUE(contains(cli.output("check"), "--token")) << cli.output("check");
+    auto write = cli.start({"help", "fence", "write"}, "write");
+    EXPECT_EQ(exit_code(write), 0) << cli.output("write");
+    EXPECT_TRUE(contains(cli.output("write"), "Usage: zklock fence write")) << cli.output("write");
+    auto unknown = cli.start({"help", "fence", "nosuch"}, "unknown");
+    EXPECT_EQ(exit_code(unknown), 64) << cli.output("unknown");
+    EXPECT_TRUE(contains(cli.output("unknown"), "zklock fence has no subcommand 'nosuch' (subcommands: check, write)"))
+        << cli.output("unknown");
+
+    auto help = cli.start({"help"}, "help");
+    EXPECT_EQ(exit_code(help), 0) << cli.output("help");
+    auto bare = cli.start({}, "bare");
+    EXPECT_EQ(exit_code(bare), 64) << cli.output("bare");
+    EXPECT_EQ(cli.output("bare"), cli.output("help"));
+    EXPECT_TRUE(contains(cli.output("bare"), "Usage: zklock")) << cli.output("bare");
+    // All of it on stderr: with stderr gone, nothing is left.
+    auto quiet = cli.start_via({"sh", "-c", "exec \"$@\" 2>/dev/null", "sh"}, {}, "quiet");
+    EXPECT_EQ(exit_code(quiet), 64) << cli.output("quiet");
+    EXPECT_EQ(cli.output("quiet"), "");
+}
+
 // `bench --report` with one scenario draws that scenario's chart and no other,
 // and the report has no section for the scenarios that did not run.
 TEST(CliBenchReportTest, OneScenarioDrawsItsChartAlone) {

@@ -143,7 +143,9 @@ void add_fence(CLI::App& app, int& exit_code);
 void add_chaos(CLI::App& app, int& exit_code);
 /// `zklock lock LOCK_PATH`: hold it until SIGINT/SIGTERM (run.cpp).
 void add_lock(CLI::App& app, int& exit_code);
-/// `zklock help [COMMAND]`; registered last, so that it knows every command.
+/// `zklock help [COMMAND [SUBCOMMAND]]`; registered last, so that it knows every command.
 void add_help(CLI::App& app, int& exit_code);
+/// What `zklock help` (and a bare `zklock`) prints: the usage and the commands.
+std::string overview(CLI::App& app);
 
 } // namespace zklock::cli
