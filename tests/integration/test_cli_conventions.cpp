@@ -4,6 +4,7 @@
 // of scenarios.
 #include "test_cli_support.hpp"
 
+#include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
 #include <zklock/version.hpp>
 
@@ -278,6 +279,20 @@ TEST_F(CliConventionsTest, BenchNamesAMissingChrootInEveryScenario) {
         EXPECT_TRUE(contains(cli_.output(name), "the chroot " + chroot + " of the connect string does not exist"))
             << cli_.output(name);
     }
+}
+
+// A semaphore of one permit is "the only permit", not "all 1 permits".
+TEST_F(CliConventionsTest, ABusySemaphoreOfOnePermitIsSaidInTheSingular) {
+    const auto path = lock_path();
+    auto s = connect();
+    Semaphore one(*s, path, 1);
+    auto lease = one.acquire();
+    auto p = cli_.start(plus(run_args(path, {"--permits", "1", "-n", "-v"}), {"true"}), "busy");
+    EXPECT_EQ(exit_code(p), 75) << cli_.output("busy");
+    EXPECT_TRUE(contains(cli_.output("busy"), "the only permit of " + path + " is held by another")) << cli_.output("busy");
+    EXPECT_TRUE(contains(cli_.output("busy"), "a permit of " + path + " (1 permit)")) << cli_.output("busy");
+    EXPECT_FALSE(contains(cli_.output("busy"), "1 permits")) << cli_.output("busy");
+    lease.release();
 }
 
 TEST_F(CliConventionsTest, SharedRunHoldsBesideReadersAndNotBesideAWriter) {

@@ -1,6 +1,7 @@
 // zklock bench --report DIR: results.json, results.md and SVG charts drawn by
 // gnuplot from the data files written next to them (charts.gp redraws them).
 #include "bench.hpp"
+#include "terminal_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -104,7 +105,7 @@ void write_markdown(const std::filesystem::path& path, const json& report, const
 
     const int k = table_clients(report["client_counts"]);
     if (has_rows(results, "contended", k)) {
-        md << "\n## Contended: " << k << " clients on one lock\n\n"
+        md << "\n## Contended: " << counted(k, "client") << " on one lock\n\n"
            << "Every client acquires again as soon as it has released. Wait: from calling lock() to the grant. "
            << "Handoff: from the holder's unlock() call to the next grant. Out-of-order: grants that went to a client "
            << "that asked after another client that was still waiting (client clocks in one process: a FIFO backend shows a "

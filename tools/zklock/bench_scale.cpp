@@ -12,6 +12,7 @@
 #include "bench.hpp"
 #include "commands.hpp"
 #include "bench_result.hpp"
+#include "terminal_text.hpp"
 
 #include <zklock/mutex.hpp>
 
@@ -167,7 +168,8 @@ int bench_waiters(const scale_bench_options& o) {
     j["errors"] = errors.size();
     print_result(j, o.json);
     if (!errors.empty()) {
-        std::cerr << "zklock bench: " << errors.size() << " acquires failed, e.g. " << failure_text(errors.front(), o.session.connect) << "\n";
+        std::cerr << "zklock bench: " << cli::counted(static_cast<long long>(errors.size()), "acquire")
+                  << " failed, e.g. " << failure_text(errors.front(), o.session.connect) << "\n";
         return exit_status_for(errors.front());
     }
     return out_of_order == 0 ? 0 : 1;
@@ -223,7 +225,8 @@ int bench_locks(const scale_bench_options& o) {
     j["errors"] = errors.size();
     print_result(j, o.json);
     if (!errors.empty()) {
-        std::cerr << "zklock bench: " << errors.size() << " operations failed, e.g. " << failure_text(errors.front(), o.session.connect) << "\n";
+        std::cerr << "zklock bench: " << cli::counted(static_cast<long long>(errors.size()), "operation")
+                  << " failed, e.g. " << failure_text(errors.front(), o.session.connect) << "\n";
         return exit_status_for(errors.front());
     }
     return 0;

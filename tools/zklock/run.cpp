@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "holding.hpp"
 #include "supervisor.hpp"
+#include "terminal_text.hpp"
 
 #include <zklock/detail/lock_set.hpp>
 #include <zklock/detail/path.hpp>
@@ -86,7 +87,7 @@ private:
     }
 
     std::string what() const {
-        if (o_.permits) return "a permit of " + o_.path + " (" + std::to_string(*o_.permits) + " permits)";
+        if (o_.permits) return "a permit of " + o_.path + " (" + counted(static_cast<long long>(*o_.permits), "permit") + ")";
         if (o_.paths.size() == 1) return (o_.shared ? "a shared hold of lock " : "lock ") + o_.path;
         std::string all;
         for (const auto& p : o_.paths) all += (all.empty() ? "" : ", ") + p;
