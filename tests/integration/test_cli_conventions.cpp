@@ -281,6 +281,58 @@ TEST_F(CliConventionsTest, BenchNamesAMissingChrootInEveryScenario) {
     }
 }
 
+// status says which contenders hold: the readers ahead of a read-write lock's
+// first writer, the first K of a semaphore of K permits.
+TEST_F(CliConventionsTest, StatusShowsEveryHolderOfAReadWriteLockAndOfASemaphore) {
+    const auto connect_to = server_->connect_string();
+    auto s = connect();
+    const auto rw = lock_path("rw");
+    SharedMutex r1(*s, rw), r2(*s, rw);
+    r1.lock_shared();
+    r2.lock_shared();
+    auto writer = cli_.start({"lock", "-c", connect_to, rw}, "writer");
+    ASSERT_TRUE(wait_until([&] { return queue_length(rw) == 3; }, 30s)) << cli_.output("writer");
+    auto reader = cli_.start({"lock", "-c", connect_to, "--shared", rw}, "reader");
+    ASSERT_TRUE(wait_until([&] { return queue_length(rw) == 4; }, 30s)) << cli_.output("reader");
+
+    const auto sem = lock_path("sem");
+    Semaphore two(*s, sem, 2);
+    auto first = two.acquire();
+    auto second = two.acquire();
+    auto third = cli_.start({"lock", "-c", connect_to, "--permits", "2", sem}, "third");
+    ASSERT_TRUE(wait_until([&] { return queue_length(sem) == 3; }, 30s)) << cli_.output("third");
+
+    auto text = cli_.start({"status", "-c", connect_to, rw, sem}, "status");
+    EXPECT_EQ(exit_code(text), 0) << cli_.output("status");
+    EXPECT_TRUE(contains(cli_.output("status"), rw + ": 4 contenders (positions 0 and 1 hold the read-write lock: the "
+                                                      "readers ahead of the first writer)"))
+        << cli_.output("status");
+    EXPECT_TRUE(contains(cli_.output("status"),
+                         sem + ": 3 contenders (a semaphore of 2 permits: positions 0 and 1 hold one each)"))
+        << cli_.output("status");
+    auto json = cli_.start({"status", "--json", "-c", connect_to, rw, sem}, "json");
+    EXPECT_EQ(exit_code(json), 0) << cli_.output("json");
+    const auto both = nlohmann::json::parse(cli_.output("json"));
+    const auto holds = [](const nlohmann::json& queue) {
+        std::vector<bool> out;
+        for (const auto& c : queue.at("contenders")) out.push_back(c.at("holds").get<bool>());
+        return out;
+    };
+    EXPECT_EQ(holds(both.at(0)), (std::vector<bool>{true, true, false, false})) << both;
+    EXPECT_FALSE(both.at(0).contains("permits")) << both;
+    EXPECT_EQ(holds(both.at(1)), (std::vector<bool>{true, true, false})) << both;
+    EXPECT_EQ(both.at(1).at("permits"), 2) << both;
+
+    for (auto* waiting : {&reader, &writer, &third}) {  // the reader first: without the writer it would hold
+        ASSERT_TRUE(waiting->signal(SIGTERM));
+        EXPECT_EQ(exit_code(*waiting), 128 + SIGTERM);
+    }
+    r1.unlock_shared();
+    r2.unlock_shared();
+    first.release();
+    second.release();
+}
+
 // A semaphore of one permit is "the only permit", not "all 1 permits".
 TEST_F(CliConventionsTest, ABusySemaphoreOfOnePermitIsSaidInTheSingular) {
     const auto path = lock_path();
