@@ -1,7 +1,8 @@
-// The CLI habits zklock shares with flock(1), etcdctl and consul: -V, help,
-// -E, `zklock lock`, run --shared, --name shown by status, --connect-timeout
-// and what an unreachable server is called; and bench reports for any subset
-// of scenarios.
+// The CLI habits zklock shares with flock(1), etcdctl and consul: -V, help
+// (of a subcommand too; a bare zklock), -E, `zklock lock` (and its signals),
+// run --shared, --name and the holders shown by status, --connect-timeout and
+// what an unreachable server or a missing chroot is called, bench's included;
+// and bench reports for any subset of scenarios.
 #include "test_cli_support.hpp"
 
 #include <zklock/semaphore.hpp>
@@ -345,6 +346,25 @@ TEST_F(CliConventionsTest, ABusySemaphoreOfOnePermitIsSaidInTheSingular) {
     EXPECT_TRUE(contains(cli_.output("busy"), "a permit of " + path + " (1 permit)")) << cli_.output("busy");
     EXPECT_FALSE(contains(cli_.output("busy"), "1 permits")) << cli_.output("busy");
     lease.release();
+}
+
+// Started with SIGINT ignored (a background job of a script: `zklock lock PATH &`),
+// zklock lock keeps it ignored, as POSIX shells and nohup mean it, and SIGTERM
+// releases the lock. SIGINT is sent first: were it handled, it would be the
+// signal that released (signalfd gives the lowest pending signal first).
+TEST_F(CliConventionsTest, LockStartedWithSigintIgnoredKeepsItIgnoredAndStopsOnSigterm) {
+    const auto path = lock_path();
+    auto p = cli_.start_via({"sh", "-c", "trap '' INT; exec \"$@\"", "sh"},
+                            {"lock", "-v", "-c", server_->connect_string(), path}, "lock");
+    ASSERT_TRUE(wait_until([&] { return contains(cli_.output("lock"), "ZKLOCK_FENCING_TOKEN="); }, 30s))
+        << cli_.output("lock");
+    ASSERT_TRUE(wait_until([&] { return cli_.output("lock").ends_with("\n"); }, 30s)) << cli_.output("lock");
+    ASSERT_TRUE(p.signal(SIGINT));
+    ASSERT_TRUE(p.signal(SIGTERM));
+    EXPECT_EQ(exit_code(p), 0) << cli_.output("lock");
+    EXPECT_TRUE(contains(cli_.output("lock"), "SIGTERM: releasing lock " + path)) << cli_.output("lock");
+    EXPECT_FALSE(contains(cli_.output("lock"), "SIGINT")) << cli_.output("lock");
+    EXPECT_EQ(queue_length(path), 0u);
 }
 
 TEST_F(CliConventionsTest, SharedRunHoldsBesideReadersAndNotBesideAWriter) {

@@ -28,6 +28,12 @@
 namespace zklock::cli {
 namespace {
 namespace asio = boost::asio;
+
+// "SIGTERM", as kill -l names it.
+std::string signal_name(int sig) {
+    const char* abbrev = ::sigabbrev_np(sig);
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
 using std::chrono::milliseconds;
 using clock_type = std::chrono::steady_clock;
 
@@ -103,7 +109,10 @@ private:
             hold_->cancel();
             break;
         case phase::running:
-            if (o_.hold_only) return release(0);  // zklock lock: the signal is the way to let go
+            if (o_.hold_only) {  // zklock lock: the signal is the way to let go
+                if (o_.verbose) notice(signal_name(r.signal) + ": releasing " + what());
+                return release(0);
+            }
             if (!stop_signal_) stop_signal_ = r.signal;
             // A signal the kernel sent to the whole group (Ctrl-C) reached CMD already.
             child_.stop(r.signal, !r.whole_group);
@@ -395,6 +404,9 @@ void add_lock(CLI::App& app, int& exit_code) {
         app, exit_code, o, "lock", "Hold LOCK_PATH until SIGINT or SIGTERM (as etcdctl lock NAME)",
         "Once granted, prints ZKLOCK_LOCK_NODE=NODE and ZKLOCK_FENCING_TOKEN=TOKEN on stdout (one line each) and\n"
         "holds the lock until SIGINT, SIGTERM or SIGHUP; then releases it and exits 0. The same options as run.\n"
+        "A stop signal ignored when zklock starts stays ignored (as nohup and POSIX shells mean it): a background\n"
+        "job of a script (zklock lock PATH &) starts with SIGINT ignored, so Ctrl-C at the script does not release\n"
+        "the lock; stop it with SIGTERM (kill PID), which works in every case.\n"
         "Exit status: 0 released after a signal; 75 (or -E N) not acquired (-n, -w), or a persistent node blocks\n"
         "the queue; 76 the lock was lost while held (session expired, node deleted); 128+N signal N came while\n"
         "waiting (nothing is left behind);\n");
