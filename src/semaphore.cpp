@@ -3,11 +3,15 @@
 #include "detail/internal_access.hpp"
 #include "session_impl.hpp"
 
+#include <zklock/detail/lock_delay.hpp>
 #include <zklock/detail/path.hpp>
+#include <zklock/detail/reply_kind.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 
+#include <charconv>
+#include <future>
 #include <mutex>
 
 namespace zklock {
@@ -134,6 +138,41 @@ std::vector<contender> Semaphore::contenders() const { return list_contenders(se
 std::string Semaphore::failure_detail() const {
     std::lock_guard lk(last_failure_->mutex);
     return last_failure_->detail;
+}
+
+std::optional<std::size_t> stored_permits(Session& session, const std::string& path, std::error_code& ec) {
+    ec.clear();
+    if (const auto check = detail::validate_lock_path(path); !check) {
+        ec = check.error;
+        return std::nullopt;
+    }
+    const auto impl = detail::internal_access::session(session);
+    if (impl->on_session_thread()) {
+        ec = make_error_code(errc::would_deadlock);
+        return std::nullopt;
+    }
+    std::promise<std::pair<int, std::string>> read;
+    auto answer = read.get_future();
+    impl->post([impl, path, &read] {
+        impl->get_data(path, {}, [&read](int rc, std::string data, const detail::node_stat&) {
+            read.set_value({rc, std::move(data)});
+        });
+    });
+    const auto [rc, data] = answer.get();
+    if (rc == ZNONODE) return std::nullopt;
+    if (rc != ZOK) {
+        ec = detail::reply_error(rc);
+        return std::nullopt;
+    }
+    // Lock-delay's release record, if any, follows the count.
+    const auto base = detail::split_release_marker(data).base;
+    constexpr std::string_view key = "permits=";
+    if (!base.starts_with(key)) return std::nullopt;
+    std::size_t permits = 0;
+    const auto digits = base.substr(key.size());
+    const auto [end, parse] = std::from_chars(digits.data(), digits.data() + digits.size(), permits);
+    if (parse != std::errc() || end != digits.data() + digits.size() || permits == 0) return std::nullopt;
+    return permits;
 }
 
 } // namespace zklock

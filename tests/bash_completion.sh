@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# zklock's bash completion completes commands, each command's options (as the
-# binary lists them), and the command after --.
+# zklock's bash completion completes commands, a command's subcommands (fence
+# check), each one's options (as the binary lists them), and the command after --.
 #
 #   tests/bash_completion.sh COMPLETION_SCRIPT ZKLOCK_BINARY
 set -uo pipefail
@@ -38,5 +38,10 @@ expect --shared lock --sh
 expect --connect-timeout elect --connect-t
 expect run help r
 expect sh run /x -- s
-[[ $status -eq 0 ]] && echo "bash_completion: commands, options and the command after -- complete"
+# fence's subcommands, their options, and help for them.
+expect check fence ch
+expect write fence wr
+expect --token fence check --to
+expect check help fence ch
+[[ $status -eq 0 ]] && echo "bash_completion: commands, subcommands, options and the command after -- complete"
 exit $status

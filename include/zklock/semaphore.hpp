@@ -219,4 +219,14 @@ private:
     std::shared_ptr<failure_record> last_failure_;
 };
 
+/// The permit count a zklock Semaphore keeps on `path` (the lock directory's
+/// data, "permits=K"), read from the server: with it a reader of the queue
+/// (`zklock status`) tells which K contenders hold. Blocking, one getData.
+/// Returns nullopt, without an error, when the path is absent or keeps no count
+/// (a mutex, a read-write lock, a peer's recipe). Errors: errc::invalid_path,
+/// errc::would_deadlock (called on the session's own thread), and the server's
+/// (errc::no_auth, a connection loss, ...).
+ZKLOCK_EXPORT std::optional<std::size_t> stored_permits(Session& session, const std::string& path,
+                                                        std::error_code& ec);
+
 } // namespace zklock

@@ -1,9 +1,11 @@
-// The CLI habits zklock shares with flock(1), etcdctl and consul: -V, help,
-// -E, `zklock lock`, run --shared, --name shown by status, --connect-timeout
-// and what an unreachable server is called; and bench reports for any subset
-// of scenarios.
+// The CLI habits zklock shares with flock(1), etcdctl and consul: -V, help
+// (of a subcommand too; a bare zklock), -E, `zklock lock` (and its signals),
+// run --shared, --name and the holders shown by status, --connect-timeout and
+// what an unreachable server or a missing chroot is called, bench's included;
+// and bench reports for any subset of scenarios.
 #include "test_cli_support.hpp"
 
+#include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
 #include <zklock/version.hpp>
 
@@ -91,7 +93,80 @@ TEST(CliConnectTest, RefusedAndSilentServersAreCalledSoByEveryCommand) {
     EXPECT_EQ(exit_code(bad), 64) << cli.output("zero");
 }
 
-// `bench --report` with one scenario draws that scenario's chart and no other.
+// bench's scenarios and its zookeeper backend say "connection refused" as the
+// other commands do, without the library's ": deadline passed" after it. No
+// warm-up: it would connect first, through the uncontended scenario's code.
+TEST(CliConnectTest, EveryBenchScenarioCallsARefusedServerSo) {
+    Cli cli;
+    const auto refused = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
+    const std::vector<std::string> common{"bench", "-c", refused, "--connect-timeout", "300ms", "--warmup", "0",
+                                          "--ops", "5"};
+    const std::vector<std::vector<std::string>> runs{
+        {"--scenario", "uncontended", "--no-floor"},
+        {"--scenario", "multi", "--clients", "2"},
+        {"--scenario", "waiters", "--waiters", "2", "--sessions", "1"},
+        {"--scenario", "locks", "--locks", "1"},
+        {"--recipe", "election", "--clients", "2"},
+        {"--backend", "zookeeper", "--scenario", "uncontended"},
+    };
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto name = "bench" + std::to_string(i);
+        auto args = common;
+        args.insert(args.end(), runs[i].begin(), runs[i].end());
+        auto p = cli.start(args, name);
+        EXPECT_EQ(exit_code(p), 69) << cli.output(name);
+        EXPECT_TRUE(contains(cli.output(name), "within 300 ms: " + refused + ": connection refused")) << cli.output(name);
+        EXPECT_FALSE(contains(cli.output(name), "deadline passed")) << cli.output(name);
+    }
+}
+
+// The scenarios of ZooKeeper's recipes alone are refused with --backend (and
+// with --report, which without --backend means the zookeeper backend): they
+// would measure nothing.
+TEST(CliBenchRefusalTest, ZookeeperOnlyScenariosAreRefusedWithABackend) {
+    Cli cli;
+    for (const std::string scenario : {"locks", "waiters", "mixed", "multi"}) {
+        auto p = cli.start({"bench", "--backend", "zookeeper", "--scenario", scenario}, scenario);
+        EXPECT_EQ(exit_code(p), 64) << cli.output(scenario);
+        EXPECT_TRUE(contains(cli.output(scenario), "--scenario " + scenario + " measures")) << cli.output(scenario);
+        EXPECT_TRUE(contains(cli.output(scenario), "not --backend")) << cli.output(scenario);
+    }
+    auto report = cli.start({"bench", "--scenario", "waiters", "--report", cli.file("r").string()}, "report");
+    EXPECT_EQ(exit_code(report), 64) << cli.output("report");
+    EXPECT_TRUE(contains(cli.output("report"), "--scenario waiters measures")) << cli.output("report");
+    EXPECT_TRUE(contains(cli.output("report"), "not --report")) << cli.output("report");
+}
+
+// help describes a command's subcommand (zklock help fence check); a bare
+// zklock prints what `zklock help` prints, on stderr, and exits 64.
+TEST(CliHelpTest, HelpDescribesSubcommandsAndABareZklockPrintsTheUsage) {
+    Cli cli;
+    auto check = cli.start({"help", "fence", "check"}, "check");
+    EXPECT_EQ(exit_code(check), 0) << cli.output("check");
+    EXPECT_TRUE(contains(cli.output("check"), "Usage: zklock fence check")) << cli.output("check");
+    EXPECT_TRUE(contains(cli.output("check"), "--token")) << cli.output("check");
+    auto write = cli.start({"help", "fence", "write"}, "write");
+    EXPECT_EQ(exit_code(write), 0) << cli.output("write");
+    EXPECT_TRUE(contains(cli.output("write"), "Usage: zklock fence write")) << cli.output("write");
+    auto unknown = cli.start({"help", "fence", "nosuch"}, "unknown");
+    EXPECT_EQ(exit_code(unknown), 64) << cli.output("unknown");
+    EXPECT_TRUE(contains(cli.output("unknown"), "zklock fence has no subcommand 'nosuch' (subcommands: check, write)"))
+        << cli.output("unknown");
+
+    auto help = cli.start({"help"}, "help");
+    EXPECT_EQ(exit_code(help), 0) << cli.output("help");
+    auto bare = cli.start({}, "bare");
+    EXPECT_EQ(exit_code(bare), 64) << cli.output("bare");
+    EXPECT_EQ(cli.output("bare"), cli.output("help"));
+    EXPECT_TRUE(contains(cli.output("bare"), "Usage: zklock")) << cli.output("bare");
+    // All of it on stderr: with stderr gone, nothing is left.
+    auto quiet = cli.start_via({"sh", "-c", "exec \"$@\" 2>/dev/null", "sh"}, {}, "quiet");
+    EXPECT_EQ(exit_code(quiet), 64) << cli.output("quiet");
+    EXPECT_EQ(cli.output("quiet"), "");
+}
+
+// `bench --report` with one scenario draws that scenario's chart and no other,
+// and the report has no section for the scenarios that did not run.
 TEST(CliBenchReportTest, OneScenarioDrawsItsChartAlone) {
     Cli cli;
     const auto dir = cli.file("report");
@@ -101,7 +176,11 @@ TEST(CliBenchReportTest, OneScenarioDrawsItsChartAlone) {
     EXPECT_EQ(exit_code(p, 120s), 0) << cli.output("bench");
     EXPECT_TRUE(std::filesystem::exists(dir / "latency.svg")) << cli.output("bench");
     EXPECT_FALSE(std::filesystem::exists(dir / "contended.svg"));
-    EXPECT_FALSE(contains(read_file(dir / "results.md"), "contended.svg"));
+    const auto md = read_file(dir / "results.md");
+    EXPECT_FALSE(contains(md, "contended.svg"));
+    EXPECT_TRUE(contains(md, "## Uncontended")) << md;
+    EXPECT_FALSE(contains(md, "## Contended")) << md;
+    EXPECT_FALSE(contains(md, "## Acquisitions/s against clients")) << md;
 }
 
 // --- against a server --------------------------------------------------------------
@@ -152,6 +231,139 @@ TEST_F(CliConventionsTest, LockHoldsUntilSigtermPrintingNodeAndTokenAndStatusSho
     EXPECT_EQ(exit_code(busy), 75) << cli_.output("busy");
     ASSERT_TRUE(p.signal(SIGTERM));
     EXPECT_EQ(exit_code(p), 0) << cli_.output("lock");
+    EXPECT_EQ(queue_length(path), 0u);
+}
+
+// --report without --backend: the zookeeper backend's report of the scenarios asked for.
+TEST_F(CliConventionsTest, ReportWithoutABackendChartsTheZookeeperScenariosAsked) {
+    for (const std::string scenario : {"contended", "uncontended"}) {
+        const auto dir = cli_.file("report-" + scenario);
+        auto p = cli_.start({"bench", "-c", server_->connect_string(), "--scenario", scenario, "--clients", "2",
+                             "--ops", "20", "--warmup", "0", "--report", dir.string()},
+                            scenario);
+        ASSERT_EQ(exit_code(p, 120s), 0) << cli_.output(scenario);
+        const auto md = read_file(dir / "results.md");
+        const auto results = nlohmann::json::parse(read_file(dir / "results.json")).at("results");
+        ASSERT_FALSE(results.empty());
+        for (const auto& r : results) {
+            EXPECT_EQ(r.at("backend"), "zookeeper") << r;
+            EXPECT_EQ(r.at("scenario"), scenario) << r;
+        }
+        const bool contended = scenario == "contended";
+        EXPECT_EQ(std::filesystem::exists(dir / "contended.svg"), contended) << cli_.output(scenario);
+        EXPECT_EQ(std::filesystem::exists(dir / "latency.svg"), !contended) << cli_.output(scenario);
+        EXPECT_FALSE(std::filesystem::exists(dir / "separate.svg"));
+        EXPECT_EQ(contains(md, "## Contended: 2 clients on one lock"), contended) << md;
+        EXPECT_EQ(contains(md, "## Uncontended"), !contended) << md;
+        EXPECT_FALSE(contains(md, "separate locks")) << md;
+    }
+}
+
+// A missing chroot is called so by every bench scenario, as by run and status.
+TEST_F(CliConventionsTest, BenchNamesAMissingChrootInEveryScenario) {
+    const std::string chroot = "/no-such-chroot";
+    const std::vector<std::string> common{"bench", "-c", server_->connect_string() + chroot, "--warmup", "0",
+                                          "--ops", "5"};
+    const std::vector<std::vector<std::string>> runs{
+        {"--scenario", "uncontended", "--no-floor"},
+        {"--scenario", "multi", "--clients", "2"},
+        {"--recipe", "election", "--clients", "2"},
+        {"--recipe", "semaphore", "--clients", "2"},
+        {"--scenario", "locks", "--locks", "1"},
+        {"--scenario", "waiters", "--waiters", "2", "--sessions", "1"},
+        {"--backend", "zookeeper", "--scenario", "uncontended"},
+    };
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto name = "bench" + std::to_string(i);
+        auto p = cli_.start(plus(common, runs[i]), name);
+        EXPECT_EQ(exit_code(p, 60s), 78) << cli_.output(name);
+        EXPECT_TRUE(contains(cli_.output(name), "the chroot " + chroot + " of the connect string does not exist"))
+            << cli_.output(name);
+    }
+}
+
+// status says which contenders hold: the readers ahead of a read-write lock's
+// first writer, the first K of a semaphore of K permits.
+TEST_F(CliConventionsTest, StatusShowsEveryHolderOfAReadWriteLockAndOfASemaphore) {
+    const auto connect_to = server_->connect_string();
+    auto s = connect();
+    const auto rw = lock_path("rw");
+    SharedMutex r1(*s, rw), r2(*s, rw);
+    r1.lock_shared();
+    r2.lock_shared();
+    auto writer = cli_.start({"lock", "-c", connect_to, rw}, "writer");
+    ASSERT_TRUE(wait_until([&] { return queue_length(rw) == 3; }, 30s)) << cli_.output("writer");
+    auto reader = cli_.start({"lock", "-c", connect_to, "--shared", rw}, "reader");
+    ASSERT_TRUE(wait_until([&] { return queue_length(rw) == 4; }, 30s)) << cli_.output("reader");
+
+    const auto sem = lock_path("sem");
+    Semaphore two(*s, sem, 2);
+    auto first = two.acquire();
+    auto second = two.acquire();
+    auto third = cli_.start({"lock", "-c", connect_to, "--permits", "2", sem}, "third");
+    ASSERT_TRUE(wait_until([&] { return queue_length(sem) == 3; }, 30s)) << cli_.output("third");
+
+    auto text = cli_.start({"status", "-c", connect_to, rw, sem}, "status");
+    EXPECT_EQ(exit_code(text), 0) << cli_.output("status");
+    EXPECT_TRUE(contains(cli_.output("status"), rw + ": 4 contenders (positions 0 and 1 hold the read-write lock: the "
+                                                      "readers ahead of the first writer)"))
+        << cli_.output("status");
+    EXPECT_TRUE(contains(cli_.output("status"),
+                         sem + ": 3 contenders (a semaphore of 2 permits: positions 0 and 1 hold one each)"))
+        << cli_.output("status");
+    auto json = cli_.start({"status", "--json", "-c", connect_to, rw, sem}, "json");
+    EXPECT_EQ(exit_code(json), 0) << cli_.output("json");
+    const auto both = nlohmann::json::parse(cli_.output("json"));
+    const auto holds = [](const nlohmann::json& queue) {
+        std::vector<bool> out;
+        for (const auto& c : queue.at("contenders")) out.push_back(c.at("holds").get<bool>());
+        return out;
+    };
+    EXPECT_EQ(holds(both.at(0)), (std::vector<bool>{true, true, false, false})) << both;
+    EXPECT_FALSE(both.at(0).contains("permits")) << both;
+    EXPECT_EQ(holds(both.at(1)), (std::vector<bool>{true, true, false})) << both;
+    EXPECT_EQ(both.at(1).at("permits"), 2) << both;
+
+    for (auto* waiting : {&reader, &writer, &third}) {  // the reader first: without the writer it would hold
+        ASSERT_TRUE(waiting->signal(SIGTERM));
+        EXPECT_EQ(exit_code(*waiting), 128 + SIGTERM);
+    }
+    r1.unlock_shared();
+    r2.unlock_shared();
+    first.release();
+    second.release();
+}
+
+// A semaphore of one permit is "the only permit", not "all 1 permits".
+TEST_F(CliConventionsTest, ABusySemaphoreOfOnePermitIsSaidInTheSingular) {
+    const auto path = lock_path();
+    auto s = connect();
+    Semaphore one(*s, path, 1);
+    auto lease = one.acquire();
+    auto p = cli_.start(plus(run_args(path, {"--permits", "1", "-n", "-v"}), {"true"}), "busy");
+    EXPECT_EQ(exit_code(p), 75) << cli_.output("busy");
+    EXPECT_TRUE(contains(cli_.output("busy"), "the only permit of " + path + " is held by another")) << cli_.output("busy");
+    EXPECT_TRUE(contains(cli_.output("busy"), "a permit of " + path + " (1 permit)")) << cli_.output("busy");
+    EXPECT_FALSE(contains(cli_.output("busy"), "1 permits")) << cli_.output("busy");
+    lease.release();
+}
+
+// Started with SIGINT ignored (a background job of a script: `zklock lock PATH &`),
+// zklock lock keeps it ignored, as POSIX shells and nohup mean it, and SIGTERM
+// releases the lock. SIGINT is sent first: were it handled, it would be the
+// signal that released (signalfd gives the lowest pending signal first).
+TEST_F(CliConventionsTest, LockStartedWithSigintIgnoredKeepsItIgnoredAndStopsOnSigterm) {
+    const auto path = lock_path();
+    auto p = cli_.start_via({"sh", "-c", "trap '' INT; exec \"$@\"", "sh"},
+                            {"lock", "-v", "-c", server_->connect_string(), path}, "lock");
+    ASSERT_TRUE(wait_until([&] { return contains(cli_.output("lock"), "ZKLOCK_FENCING_TOKEN="); }, 30s))
+        << cli_.output("lock");
+    ASSERT_TRUE(wait_until([&] { return cli_.output("lock").ends_with("\n"); }, 30s)) << cli_.output("lock");
+    ASSERT_TRUE(p.signal(SIGINT));
+    ASSERT_TRUE(p.signal(SIGTERM));
+    EXPECT_EQ(exit_code(p), 0) << cli_.output("lock");
+    EXPECT_TRUE(contains(cli_.output("lock"), "SIGTERM: releasing lock " + path)) << cli_.output("lock");
+    EXPECT_FALSE(contains(cli_.output("lock"), "SIGINT")) << cli_.output("lock");
     EXPECT_EQ(queue_length(path), 0u);
 }
 

@@ -194,3 +194,11 @@ TEST(DescriptorGaps, KeptDescriptorsSplitTheRanges) {
     EXPECT_EQ(descriptor_gaps({INT_MAX}),
               (std::vector<descriptor_range>{{3u, static_cast<unsigned>(INT_MAX) - 1}, {static_cast<unsigned>(INT_MAX) + 1, UINT_MAX}}));
 }
+
+TEST(Counted, SaysOneThingInTheSingular) {
+    EXPECT_EQ(counted(1, "permit"), "1 permit");
+    EXPECT_EQ(counted(0, "permit"), "0 permits");
+    EXPECT_EQ(counted(3, "client"), "3 clients");
+    EXPECT_EQ(counted(2, "process", "processes"), "2 processes");
+    EXPECT_EQ(counted(1, "process", "processes"), "1 process");
+}

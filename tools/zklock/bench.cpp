@@ -28,6 +28,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -52,14 +53,6 @@ SessionOptions session_options(const bench_options& o) {
     if (o.connect_given || o.connect_timeout_given) s.connect_timeout = o.connect_timeout;
     apply(o.creds, s);
     return s;
-}
-
-// Connects, or throws saying what each server gave when none answered in time.
-void connect(Session& session) {
-    std::error_code ec;
-    session.connect(ec);
-    if (ec == errc::timeout) throw error(ec, connect_timeout_text(session.options()));
-    throw_if(ec, "connect to " + session.options().connect);
 }
 
 MutexOptions mutex_options(const bench_options& o) {
@@ -92,7 +85,7 @@ bench_result& mark_options(bench_result& r, const bench_options& o) {
 
 bench_result run_mutex_uncontended(const bench_options& o) {
     Session session(session_options(o));
-    connect(session);
+    connect_or_throw(session);
     Mutex m(session, unique_path(o, "uncontended"), mutex_options(o));
     warm_up(m, std::min(o.ops / 10, 200));
     auto r = run_uncontended(m, mutex_run(o));
@@ -107,7 +100,7 @@ bench_result run_mutex_contended(const bench_options& o) {
     std::vector<Lock*> locks;
     for (int i = 0; i < k; ++i) {
         sessions.push_back(std::make_unique<Session>(session_options(o)));
-        connect(*sessions.back());
+        connect_or_throw(*sessions.back());
         mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
         locks.push_back(mutexes.back().get());
     }
@@ -287,6 +280,14 @@ int bench(bench_options o) {
     return 0;
 }
 
+/// What bench says of an error: a missing chroot as every command says it
+/// (missing_chroot_text()), else the error (secrets redacted: a server's error
+/// may quote the address it was given).
+std::string error_text(const zklock::error& e, const std::string& connect) {
+    if (e.code() == errc::no_node && !missing_chroot_text(connect).empty()) return failure_text(e.code(), connect);
+    return detail::redact_secrets(e.what());
+}
+
 /// This process's command line as typed ("zklock bench ..."), for the report:
 /// secrets (a password in --postgres, --redis, --redlock) redacted.
 std::string own_command_line() {
@@ -307,6 +308,7 @@ struct backend_cli {
     std::string redis, redlock, postgres, flock_dir;
     std::vector<int> sweep;
     std::string report;
+    bool report_alone = false;  ///< --report without --backend: the zookeeper backend
     bool baselines = false;
     int ttl_ms = 10000;
     // --safety
@@ -347,13 +349,22 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     for (const auto& n : o.backends)
         if (std::find(unique.begin(), unique.end(), n) == unique.end()) unique.push_back(n);
     o.backends = unique;
+    // What the user asked for that runs the backend bench.
+    const std::string via = b.report_alone ? "--report" : "--backend";
     if (z.recipe != "mutex" || z.naive || z.curator || z.kazoo || z.confirm_unlock) {
-        std::cerr << "zklock bench: --backend compares plain locks: --recipe, --naive, --curator, --kazoo and "
+        std::cerr << "zklock bench: " << via << " compares plain locks: --recipe, --naive, --curator, --kazoo and "
                      "--confirm-unlock apply to the ZooKeeper bench only\n";
         return exit_usage;
     }
-    if (z.scenario == "multi") {
-        std::cerr << "zklock bench: --scenario multi measures ZooKeeper's lock sets, not --backend\n";
+    // The scenarios of ZooKeeper's recipes alone: --backend would measure nothing.
+    static const std::map<std::string, std::string> zookeeper_only = {
+        {"multi", "ZooKeeper's lock sets"},
+        {"mixed", "zklock, Curator and kazoo clients on one ZooKeeper lock"},
+        {"waiters", "a long queue on one ZooKeeper lock"},
+        {"locks", "many locks held through one ZooKeeper session"}};
+    if (const auto it = zookeeper_only.find(z.scenario); it != zookeeper_only.end()) {
+        std::cerr << "zklock bench: --scenario " << it->first << " measures " << it->second
+                  << ", not " << via << " (with " << via << ": --scenario uncontended, contended, separate or all)\n";
         return exit_usage;
     }
     o.scenario = cmd.count("--scenario") ? z.scenario : "all";
@@ -587,8 +598,9 @@ void add_bench(CLI::App& app, int& exit_code) {
                   "on the same servers (on with --report)")
         ->needs(backend);
     cmd->add_option("--report", b->report,
-                    "with --backend: write results.json, results.md and SVG charts (gnuplot) into this directory; "
-                    "with --safety: safety.json, safety.md and safety.svg");
+                    "write results.json, results.md and SVG charts (gnuplot) of the scenarios run into this "
+                    "directory (without --backend: of the zookeeper backend); with --safety: safety.json, safety.md "
+                    "and safety.svg");
     auto* safety_flag = cmd->add_flag(
         "--safety", b->safety,
         "safety, not speed: the same faults against every backend (--backend, default all) and the naive Redis "
@@ -627,10 +639,10 @@ void add_bench(CLI::App& app, int& exit_code) {
             exit_code = exit_usage;
             return;
         }
+        // --report alone: the report of the ZooKeeper backend, for the scenarios asked for.
         if (!b->report.empty() && b->backends.empty()) {
-            std::cerr << "zklock bench: --report needs --backend or --safety\n";
-            exit_code = exit_usage;
-            return;
+            b->backends = {"zookeeper"};
+            b->report_alone = true;
         }
         auto creds = load_credentials(*auth);
         if (!creds) {
@@ -644,7 +656,7 @@ void add_bench(CLI::App& app, int& exit_code) {
             try {
                 exit_code = run_backend_bench(*o, *b, *cmd);
             } catch (const zklock::error& e) {
-                std::cerr << "zklock bench: " << detail::redact_secrets(e.what()) << "\n";
+                std::cerr << "zklock bench: " << error_text(e, o->connect) << "\n";
                 exit_code = exit_status_for(e.code());
             } catch (const std::exception& e) {
                 std::cerr << "zklock bench: " << detail::redact_secrets(e.what()) << "\n";
@@ -662,7 +674,12 @@ void add_bench(CLI::App& app, int& exit_code) {
             exit_code = exit_usage;
             return;
         }
-        exit_code = bench(*o);
+        try {
+            exit_code = bench(*o);
+        } catch (const zklock::error& e) {
+            std::cerr << "zklock bench: " << error_text(e, o->connect) << "\n";
+            exit_code = exit_status_for(e.code());
+        }
     });
 }
 

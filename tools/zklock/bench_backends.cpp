@@ -339,6 +339,21 @@ nlohmann::json machine(double round_trip_before) {
     return m;
 }
 
+// open_lock_service(), with the ZooKeeper backend's connect failures said as
+// every command says them (connect_failure_text(): "connection refused", ...).
+std::unique_ptr<LockService> open_service(const std::string& backend, const BackendOptions& options) {
+    try {
+        return open_lock_service(backend, options);
+    } catch (const zklock::error& e) {
+        if (backend != "zookeeper" || (e.code() != errc::timeout && e.code() != errc::auth_failed)) throw;
+        SessionOptions s;
+        s.connect = options.zookeeper;
+        s.connect_timeout = options.connect_timeout;
+        s.auth = options.zookeeper_auth;
+        throw said_error(e.code(), connect_failure_text(s, e.code()));
+    }
+}
+
 } // namespace
 
 int bench_backends(const backend_bench_options& o) {
@@ -358,7 +373,7 @@ int bench_backends(const backend_bench_options& o) {
         const auto& options = where.for_backend(backend);
         const int clients_needed = (contended || separate) ? most : 1;
         std::vector<std::unique_ptr<LockService>> services;
-        for (int i = 0; i < clients_needed; ++i) services.push_back(open_lock_service(backend, options));
+        for (int i = 0; i < clients_needed; ++i) services.push_back(open_service(backend, options));
         const auto caps = services.front()->capabilities();
         capabilities[backend] = {{"fair_fifo", caps.fair_fifo},
                                  {"dead_holder", to_string(caps.dead_holder)},

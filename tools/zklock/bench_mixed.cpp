@@ -10,6 +10,7 @@
 // connected and past one uncounted acquire, then waits for the end of the run,
 // written to a FIFO of its own once every client is ready.
 #include "bench.hpp"
+#include "commands.hpp"
 
 #include <zklock/error.hpp>
 #include <zklock/mutex.hpp>
@@ -167,7 +168,7 @@ int bench_mixed(const mixed_bench_options& o) {
     std::vector<std::unique_ptr<Mutex>> mutexes;
     for (int i = 0; i < k; ++i) {
         sessions.push_back(std::make_unique<Session>(o.session));
-        sessions.back()->connect();
+        connect_or_throw(*sessions.back());
         mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), o.path));
         mutexes.back()->lock();
         mutexes.back()->unlock();

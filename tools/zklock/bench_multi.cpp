@@ -5,6 +5,7 @@
 #include "bench_multi.hpp"
 
 #include "bench.hpp"
+#include "commands.hpp"
 
 #include <zklock/multi_mutex.hpp>
 #include <zklock/mutex.hpp>
@@ -71,7 +72,7 @@ nlohmann::json run_multi(const multi_bench_options& o, multi_method method) {
     std::vector<std::unique_ptr<Session>> sessions;
     for (int i = 0; i < o.clients; ++i) {
         sessions.push_back(std::make_unique<Session>(o.session));
-        sessions.back()->connect();
+        connect_or_throw(*sessions.back());
     }
     std::atomic<int> remaining{o.ops};
     std::atomic<int> timeouts{0};

@@ -22,7 +22,7 @@ std::vector<std::unique_ptr<Session>> connect_sessions(const bench_options& o, i
     std::vector<std::unique_ptr<Session>> sessions;
     for (int i = 0; i < k; ++i) {
         sessions.push_back(std::make_unique<Session>(session_options(o)));
-        connect(*sessions.back());
+        connect_or_throw(*sessions.back());
     }
     return sessions;
 }

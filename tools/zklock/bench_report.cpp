@@ -1,6 +1,7 @@
 // zklock bench --report DIR: results.json, results.md and SVG charts drawn by
 // gnuplot from the data files written next to them (charts.gp redraws them).
 #include "bench.hpp"
+#include "terminal_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -53,6 +54,13 @@ struct charts {
     bool any() const { return latency || contended || separate; }
 };
 
+/// Whether `results` hold a row of `scenario` (with `clients` clients, when given).
+bool has_rows(const json& results, const std::string& scenario, int clients = 0) {
+    for (const auto& r : results)
+        if (r["scenario"] == scenario && (clients == 0 || r["clients"] == clients)) return true;
+    return false;
+}
+
 charts charts_of(const json& results) {
     charts c;
     for (const auto& r : results) {
@@ -84,40 +92,46 @@ void write_markdown(const std::filesystem::path& path, const json& report, const
     for (const auto& [backend, where] : report["servers"].items())
         md << "- " << backend << ": " << where.get<std::string>() << "\n";
 
-    md << "\n## Uncontended: one client, acquire + release\n\n"
-       << "Each sample is one acquire and one release, each waiting for the server's answer.\n\n"
-       << "| Backend | p50 (us) | p99 (us) | acquisitions/s | requests per grant |\n|---|---:|---:|---:|---:|\n";
-    for (const auto& b : names)
-        if (const auto* r = find(results, b, "uncontended", 1))
-            md << "| " << b << " | " << field(*r, "p50_us") << " | " << field(*r, "p99_us") << " | "
-               << field(*r, "ops_per_s") << " | " << field(*r, "attempts_per_grant", 2) << " |\n";
+    // A section per scenario that ran: none for the others (a subset of --scenario).
+    if (has_rows(results, "uncontended", 1)) {
+        md << "\n## Uncontended: one client, acquire + release\n\n"
+           << "Each sample is one acquire and one release, each waiting for the server's answer.\n\n"
+           << "| Backend | p50 (us) | p99 (us) | acquisitions/s | requests per grant |\n|---|---:|---:|---:|---:|\n";
+        for (const auto& b : names)
+            if (const auto* r = find(results, b, "uncontended", 1))
+                md << "| " << b << " | " << field(*r, "p50_us") << " | " << field(*r, "p99_us") << " | "
+                   << field(*r, "ops_per_s") << " | " << field(*r, "attempts_per_grant", 2) << " |\n";
+    }
 
     const int k = table_clients(report["client_counts"]);
-    md << "\n## Contended: " << k << " clients on one lock\n\n"
-       << "Every client acquires again as soon as it has released. Wait: from calling lock() to the grant. "
-       << "Handoff: from the holder's unlock() call to the next grant. Out-of-order: grants that went to a client "
-       << "that asked after another client that was still waiting (client clocks in one process: a FIFO backend shows a "
-          "few, from client threads descheduled between their timestamp and their request); most overtaken: the most "
-          "grants that went ahead of one request that way. Wake-ups: server pushes (watch events, pub/sub "
-       << "messages, NOTIFYs) that woke a waiter; '-' where the server hands the lock over itself and the client "
-       << "sees no wake-up. Timer retries: polls by the waiter's own backoff.\n\n"
-       << "| Backend | FIFO | acquisitions/s | wait p50 (us) | wait p99 (us) | handoff p50 (us) | handoff p99 (us) | "
-          "longest wait (us) | out-of-order grants | most overtaken | wake-ups per grant | requests per grant | "
-          "timer retries per grant |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-    for (const auto& b : names)
-        if (const auto* r = find(results, b, "contended", k)) {
-            const bool fifo = report["capabilities"].contains(b) && report["capabilities"][b]["fair_fifo"].get<bool>();
-            md << "| " << b << " | " << (fifo ? "yes" : "no") << " | " << field(*r, "ops_per_s") << " | "
-               << field(*r, "p50_us") << " | " << field(*r, "p99_us") << " | " << field(*r, "handoff_p50_us") << " | "
-               << field(*r, "handoff_p99_us") << " | " << field(*r, "longest_wait_us") << " | "
-               << (*r)["out_of_order_grants"].get<int>() << " of " << (*r)["ops"].get<int>() << " | "
-               << (*r)["most_overtaken"].get<int>() << " | "
-               << field(*r, "wakeups_per_grant", 2) << " | " << field(*r, "attempts_per_grant", 2) << " | "
-               << field(*r, "timer_retries_per_grant", 2) << " |\n";
-        }
+    if (has_rows(results, "contended", k)) {
+        md << "\n## Contended: " << counted(k, "client") << " on one lock\n\n"
+           << "Every client acquires again as soon as it has released. Wait: from calling lock() to the grant. "
+           << "Handoff: from the holder's unlock() call to the next grant. Out-of-order: grants that went to a client "
+           << "that asked after another client that was still waiting (client clocks in one process: a FIFO backend shows a "
+              "few, from client threads descheduled between their timestamp and their request); most overtaken: the most "
+              "grants that went ahead of one request that way. Wake-ups: server pushes (watch events, pub/sub "
+           << "messages, NOTIFYs) that woke a waiter; '-' where the server hands the lock over itself and the client "
+           << "sees no wake-up. Timer retries: polls by the waiter's own backoff.\n\n"
+           << "| Backend | FIFO | acquisitions/s | wait p50 (us) | wait p99 (us) | handoff p50 (us) | handoff p99 (us) | "
+              "longest wait (us) | out-of-order grants | most overtaken | wake-ups per grant | requests per grant | "
+              "timer retries per grant |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        for (const auto& b : names)
+            if (const auto* r = find(results, b, "contended", k)) {
+                const bool fifo = report["capabilities"].contains(b) && report["capabilities"][b]["fair_fifo"].get<bool>();
+                md << "| " << b << " | " << (fifo ? "yes" : "no") << " | " << field(*r, "ops_per_s") << " | "
+                   << field(*r, "p50_us") << " | " << field(*r, "p99_us") << " | " << field(*r, "handoff_p50_us") << " | "
+                   << field(*r, "handoff_p99_us") << " | " << field(*r, "longest_wait_us") << " | "
+                   << (*r)["out_of_order_grants"].get<int>() << " of " << (*r)["ops"].get<int>() << " | "
+                   << (*r)["most_overtaken"].get<int>() << " | "
+                   << field(*r, "wakeups_per_grant", 2) << " | " << field(*r, "attempts_per_grant", 2) << " | "
+                   << field(*r, "timer_retries_per_grant", 2) << " |\n";
+            }
+    }
 
     for (const char* scenario : {"contended", "separate"}) {
         const std::string s = scenario;
+        if (!has_rows(results, s)) continue;
         md << "\n## Acquisitions/s against clients: "
            << (s == "contended" ? "K clients on one lock" : "K clients on K separate locks") << "\n\n| Backend |";
         for (const auto& c : report["client_counts"]) md << " K=" << c.get<int>() << " |";
@@ -165,10 +179,11 @@ void write_markdown(const std::filesystem::path& path, const json& report, const
     md << "results.json holds every figure; charts.gp redraws the charts from the .dat files (`gnuplot charts.gp`).\n";
 }
 
-void write_data(const std::filesystem::path& dir, const json& report) {
+// The data files of the charts drawn (charts.gp plots nothing else).
+void write_data(const std::filesystem::path& dir, const json& report, const charts& drawn) {
     const auto& results = report["results"];
     const auto names = distinct_values(results, "backend");
-    {
+    if (drawn.latency) {
         std::ofstream dat(dir / "latency.dat");
         dat << "# backend p50_us p99_us\n";
         for (const auto& b : names)
@@ -176,6 +191,7 @@ void write_data(const std::filesystem::path& dir, const json& report) {
                 dat << b << " " << field(*r, "p50_us", 1) << " " << field(*r, "p99_us", 1) << "\n";
     }
     for (const char* scenario : {"contended", "separate"}) {
+        if (!(std::string(scenario) == "contended" ? drawn.contended : drawn.separate)) continue;
         std::ofstream dat(dir / (std::string(scenario) + ".dat"));
         dat << "clients";
         for (const auto& b : names) dat << " " << b;
@@ -248,7 +264,7 @@ bool write_report(const std::string& dir_name, const json& report) {
     std::ofstream(dir / "results.json") << report.dump(2) << "\n";
     const auto drawn = charts_of(report["results"]);
     write_markdown(dir / "results.md", report, drawn);
-    write_data(dir, report);
+    write_data(dir, report, drawn);
     write_script(dir / "charts.gp", distinct_values(report["results"], "backend").size(), drawn);
     std::cerr << "zklock bench: wrote " << (dir / "results.json").string() << " and " << (dir / "results.md").string()
               << "\n";

@@ -4,6 +4,7 @@
 
 #include "bench_safety_resource.hpp"
 #include "bench_safety_tally.hpp"
+#include "terminal_text.hpp"
 
 #include <zklock/detail/secrets.hpp>
 #include <zklock/testing/faulty_link.hpp>
@@ -137,7 +138,7 @@ nlohmann::json run_fault(const std::string& row, const std::string& fault, run_c
     const auto begin = clock_type::now();
     if (!resource.wait_grants(static_cast<std::size_t>(s.grants), begin, begin + milliseconds(20000) + 5 * s.ttl)) {
         if (ctx.interrupted) throw interrupted_error("interrupted");
-        return failed(row, fault, "fewer than " + std::to_string(s.grants) + " grants before the fault", resource.notes(),
+        return failed(row, fault, "fewer than " + counted(s.grants, "grant") + " before the fault", resource.notes(),
                       clients, dir.path());
     }
     resource.arm();

@@ -10,7 +10,9 @@
 // Both report the client's resident memory per waiter / held lock (VmRSS
 // before and after, divided by N).
 #include "bench.hpp"
+#include "commands.hpp"
 #include "bench_result.hpp"
+#include "terminal_text.hpp"
 
 #include <zklock/mutex.hpp>
 
@@ -78,7 +80,7 @@ std::vector<std::unique_ptr<Session>> open_sessions(const SessionOptions& option
     std::vector<std::unique_ptr<Session>> out;
     for (int i = 0; i < n; ++i) {
         out.push_back(std::make_unique<Session>(options));
-        out.back()->connect();
+        connect_or_throw(*out.back());
     }
     return out;
 }
@@ -98,7 +100,7 @@ int bench_waiters(const scale_bench_options& o) {
     bool draining = false;
     int parked = -1;  // a waiter granted before the drain started: released when it starts
     std::vector<long long> grant_order;
-    std::vector<std::string> errors;
+    std::vector<std::error_code> errors;
     const auto release = [&](int i) { waiters[static_cast<std::size_t>(i)]->async_unlock([](std::error_code) {}); };
 
     const auto enqueue_start = clock_type::now();
@@ -109,17 +111,19 @@ int bench_waiters(const scale_bench_options& o) {
         w.on_queue_position([&decided, first](std::size_t) {
             if (first->exchange(false)) decided.add();
         });
-        w.async_lock([&, i](std::error_code ec) {
+        w.async_lock([&, i, first](std::error_code ec) {
             {
                 std::lock_guard lk(m);
                 if (ec) {
-                    errors.push_back(ec.message());
+                    errors.push_back(ec);
                 } else {
                     grant_order.push_back(sequence_of(waiters[static_cast<std::size_t>(i)]->node_path()));
                     if (!draining) parked = i;
                 }
             }
             if (!ec && draining) release(i);
+            // Failed before it had a place in the queue (a missing chroot, ...): decided too.
+            if (ec && first->exchange(false)) decided.add();
             granted.add();
         });
     }
@@ -163,8 +167,12 @@ int bench_waiters(const scale_bench_options& o) {
     j["grants_out_of_fifo_order"] = out_of_order;
     j["errors"] = errors.size();
     print_result(j, o.json);
-    if (!errors.empty()) std::cerr << "zklock bench: " << errors.size() << " acquires failed, e.g. " << errors.front() << "\n";
-    return errors.empty() && out_of_order == 0 ? 0 : 1;
+    if (!errors.empty()) {
+        std::cerr << "zklock bench: " << cli::counted(static_cast<long long>(errors.size()), "acquire")
+                  << " failed, e.g. " << failure_text(errors.front(), o.session.connect) << "\n";
+        return exit_status_for(errors.front());
+    }
+    return out_of_order == 0 ? 0 : 1;
 }
 
 int bench_locks(const scale_bench_options& o) {
@@ -176,11 +184,11 @@ int bench_locks(const scale_bench_options& o) {
     locks.reserve(static_cast<std::size_t>(n));
     tally granted, released;
     std::mutex m;
-    std::vector<std::string> errors;
+    std::vector<std::error_code> errors;
     const auto note = [&](std::error_code ec) {
         if (!ec) return;
         std::lock_guard lk(m);
-        errors.push_back(ec.message());
+        errors.push_back(ec);
     };
 
     const auto acquire_start = clock_type::now();
@@ -216,8 +224,12 @@ int bench_locks(const scale_bench_options& o) {
     j["rss_per_lock_bytes"] = static_cast<double>(rss_held - rss_before) / n;
     j["errors"] = errors.size();
     print_result(j, o.json);
-    if (!errors.empty()) std::cerr << "zklock bench: " << errors.size() << " operations failed, e.g. " << errors.front() << "\n";
-    return errors.empty() ? 0 : 1;
+    if (!errors.empty()) {
+        std::cerr << "zklock bench: " << cli::counted(static_cast<long long>(errors.size()), "operation")
+                  << " failed, e.g. " << failure_text(errors.front(), o.session.connect) << "\n";
+        return exit_status_for(errors.front());
+    }
+    return 0;
 }
 
 } // namespace zklock::cli

@@ -56,8 +56,6 @@ struct bench_options {
 
 /// The Session options of every client of a run.
 SessionOptions session_options(const bench_options& o);
-/// Connects, or throws saying what each server gave when none answered in time.
-void connect(Session& session);
 /// A lock path of its own for one run of `scenario`.
 std::string unique_path(const bench_options& o, const std::string& scenario);
 

@@ -8,6 +8,7 @@
 // violation.
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "terminal_text.hpp"
 
 #include <zklock/testing/chaos.hpp>
 #include <zklock/testing/packet_filter.hpp>
@@ -100,7 +101,7 @@ int chaos_command(const chaos_options& o) {
 
     std::cout << "zklock chaos: " << testing::describe_seed(seed) << "\n"
               << "zklock chaos: " << (co.nodes > 1 ? std::to_string(co.nodes) + "-node ensemble" : "standalone server")
-              << ", " << co.clients << " clients on one " << testing::to_string(co.client.recipe) << " ("
+              << ", " << counted(o.clients, "client") << " on one " << testing::to_string(co.client.recipe) << " ("
               << co.client.path << "), session timeout " << o.session_timeout_ms << " ms, for "
               << duration.value.count() / 1000.0 << " s"
               << (o.no_iptables || no_iptables ? ", without iptables faults" + (no_iptables ? " (" + *no_iptables + ")" : std::string())

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zklock/acl.hpp>
+#include <zklock/error.hpp>
 #include <zklock/session.hpp>
 
 #include <CLI/CLI.hpp>
@@ -83,6 +84,35 @@ void notice(const std::string& what);
 /// (probe_servers()): what a connect that timed out says.
 std::string connect_timeout_text(const SessionOptions& o);
 
+/// What a connect of `o` that failed with `ec` is called: connect_timeout_text()
+/// for errc::timeout (what each server gave: connection refused, ...), a bad
+/// connect string, the authentication the server refused, or the error.
+std::string connect_failure_text(const SessionOptions& o, const std::error_code& ec);
+
+/// "the chroot /app of the connect string does not exist on the server", or
+/// empty when `connect` has no chroot: what errc::no_node means for a command
+/// (zklock creates every missing node of a lock path).
+std::string missing_chroot_text(const std::string& connect);
+
+/// `ec` in words for a command connected with `connect`: missing_chroot_text()
+/// for errc::no_node when it has a chroot, else the error's message.
+std::string failure_text(const std::error_code& ec, const std::string& connect);
+
+/// A zklock::error whose what() is the text given, said as a whole: no
+/// ": <the code's message>" after it (std::system_error's what() appends one).
+class said_error : public zklock::error {
+public:
+    said_error(std::error_code ec, std::string text) : error(ec, text), text_(std::move(text)) {}
+    const char* what() const noexcept override { return text_.c_str(); }
+
+private:
+    std::string text_;
+};
+
+/// Connects `session`, or throws said_error with connect_failure_text(): what
+/// report_connect_failure() says, for code that reports by exception (bench).
+void connect_or_throw(Session& session);
+
 /// Tells why connecting `session` failed and returns the exit status: the
 /// server refused the authentication (exit_noperm, naming the identity), a bad
 /// connect string (exit_usage), no server reachable (exit_unavailable, saying
@@ -113,7 +143,9 @@ void add_fence(CLI::App& app, int& exit_code);
 void add_chaos(CLI::App& app, int& exit_code);
 /// `zklock lock LOCK_PATH`: hold it until SIGINT/SIGTERM (run.cpp).
 void add_lock(CLI::App& app, int& exit_code);
-/// `zklock help [COMMAND]`; registered last, so that it knows every command.
+/// `zklock help [COMMAND [SUBCOMMAND]]`; registered last, so that it knows every command.
 void add_help(CLI::App& app, int& exit_code);
+/// What `zklock help` (and a bare `zklock`) prints: the usage and the commands.
+std::string overview(CLI::App& app);
 
 } // namespace zklock::cli

@@ -144,23 +144,36 @@ std::string connect_timeout_text(const SessionOptions& o) {
            " ms: " + probe_servers(o.connect, std::min(probe_budget, o.connect_timeout));
 }
 
+std::string connect_failure_text(const SessionOptions& o, const std::error_code& ec) {
+    if (ec == errc::timeout) return connect_timeout_text(o);
+    if (ec == errc::invalid_argument) return "invalid connect string '" + o.connect + "'";
+    if (ec == errc::auth_failed)
+        return o.connect + " refused the authentication as " + identity(o.auth) +
+               " (a scheme the server does not accept; check the auth file)";
+    return "could not connect to " + o.connect + ": " + ec.message();
+}
+
+std::string missing_chroot_text(const std::string& connect) {
+    const auto chroot = detail::chroot_of(connect);
+    if (chroot.empty()) return {};
+    return "the chroot " + std::string(chroot) + " of the connect string does not exist on the server";
+}
+
+std::string failure_text(const std::error_code& ec, const std::string& connect) {
+    if (ec == errc::no_node)
+        if (auto chroot = missing_chroot_text(connect); !chroot.empty()) return chroot;
+    return ec.message();
+}
+
 int report_connect_failure(const Session& session, const std::error_code& ec) {
-    const auto& o = session.options();
-    if (ec == errc::timeout) {
-        notice(connect_timeout_text(o));
-        return exit_unavailable;
-    }
-    if (ec == errc::invalid_argument) {
-        notice("invalid connect string '" + o.connect + "'");
-        return exit_usage;
-    }
-    if (ec == errc::auth_failed) {
-        notice(o.connect + " refused the authentication as " + session.identity() +
-               " (a scheme the server does not accept; check the auth file)");
-        return exit_noperm;
-    }
-    notice("could not connect to " + o.connect + ": " + ec.message());
+    notice(connect_failure_text(session.options(), ec));
     return exit_status_for(ec);
+}
+
+void connect_or_throw(Session& session) {
+    std::error_code ec;
+    session.connect(ec);
+    if (ec) throw said_error(ec, connect_failure_text(session.options(), ec));
 }
 
 int report_failure(const Session& session, const std::string& doing, const std::error_code& ec,
@@ -168,12 +181,9 @@ int report_failure(const Session& session, const std::string& doing, const std::
     std::string why = detail;
     if (why.empty()) {
         const auto& o = session.options();
-        const auto chroot = detail::chroot_of(o.connect);
         if (ec == errc::no_auth) why = "not authorized: " + session.identity() + " may not do that";
         else if (ec == errc::auth_failed) why = o.connect + " refused the authentication as " + session.identity();
-        else if (ec == errc::no_node && !chroot.empty())
-            why = "the chroot " + std::string(chroot) + " of the connect string does not exist on the server";
-        else why = ec.message();
+        else why = failure_text(ec, o.connect);
     }
     notice("could not " + doing + ": " + why);
     return exit_status_for(ec);

@@ -1,4 +1,5 @@
 #include "holding.hpp"
+#include "terminal_text.hpp"
 
 #include <zklock/error.hpp>
 #include <zklock/multi_mutex.hpp>
@@ -103,7 +104,9 @@ struct permit_side : exclusive_side {
         return Semaphore(s, paths.front(), *kind.permits, o).permit();
     }
     static std::string busy(const std::vector<std::string>& paths, const holding_kind& kind) {
-        return "all " + std::to_string(*kind.permits) + " permits of " + paths.front() + " are held by others";
+        if (*kind.permits == 1) return "the only permit of " + paths.front() + " is held by another";
+        return "all " + counted(static_cast<long long>(*kind.permits), "permit") + " of " + paths.front() +
+               " are held by others";
     }
 };
 

@@ -53,6 +53,12 @@ int main(int argc, char** argv) {
     zklock::cli::add_fence(app, exit_code);
     zklock::cli::add_chaos(app, exit_code);
     zklock::cli::add_help(app, exit_code);
+    if (argc == 1) {
+        // A bare `zklock`, as a bare git does: the usage, here `zklock help`'s,
+        // on stderr (it is an error: no command), and the bad-arguments status.
+        std::cerr << zklock::cli::overview(app);
+        return zklock::cli::exit_usage;
+    }
     try {
         app.parse(argc, args.data());
     } catch (const CLI::ParseError& e) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes the zklock(1) man page from the tool's own help with help2man: the
 # overview from `zklock --help`, then a COMMANDS section with `zklock help CMD`
-# for every command it lists, so the page says what the binary does.
+# for every command it lists (and `zklock help CMD SUB` for each subcommand of
+# one, as fence's), so the page says what the binary does.
 #
 #   tools/zklock/man.sh ZKLOCK_BINARY OUTPUT
 set -euo pipefail
@@ -15,16 +16,23 @@ out=$2
 include=$(mktemp)
 trap 'rm -f -- "$include"' EXIT
 
-commands=$("$zklock" help | awk '/^Subcommands:/ { listing = 1; next } listing && /^  [a-z]/ { print $1 }')
+# The commands (or, given a command, its subcommands: zklock fence check) its help lists.
+listed() { "$zklock" help "$@" | awk '/^Subcommands:/ { listing = 1; next } listing && /^  [a-z]/ { print $1 }'; }
+# A section with `zklock help WORDS...`.
+section() {
+  echo ".SS \"zklock $*\""
+  echo ".nf"
+  # Lines that start with . or ' are roff requests: escape them.
+  "$zklock" help "$@" | sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"
+  echo ".fi"
+}
+commands=$(listed)
 [[ -n $commands ]] || { echo "man.sh: $zklock help listed no commands" >&2; exit 1; }
 {
   echo "[COMMANDS]"
   for command in $commands; do
-    echo ".SS \"zklock $command\""
-    echo ".nf"
-    # Lines that start with . or ' are roff requests: escape them.
-    "$zklock" help "$command" | sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"
-    echo ".fi"
+    section "$command"
+    for subcommand in $(listed "$command"); do section "$command" "$subcommand"; done
   done
   echo "[SEE ALSO]"
   echo "flock(1). The README and docs/ of zklock: the library, the lock recipe, fencing tokens."

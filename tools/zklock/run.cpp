@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "holding.hpp"
 #include "supervisor.hpp"
+#include "terminal_text.hpp"
 
 #include <zklock/detail/lock_set.hpp>
 #include <zklock/detail/path.hpp>
@@ -27,6 +28,12 @@
 namespace zklock::cli {
 namespace {
 namespace asio = boost::asio;
+
+// "SIGTERM", as kill -l names it.
+std::string signal_name(int sig) {
+    const char* abbrev = ::sigabbrev_np(sig);
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
 using std::chrono::milliseconds;
 using clock_type = std::chrono::steady_clock;
 
@@ -86,7 +93,7 @@ private:
     }
 
     std::string what() const {
-        if (o_.permits) return "a permit of " + o_.path + " (" + std::to_string(*o_.permits) + " permits)";
+        if (o_.permits) return "a permit of " + o_.path + " (" + counted(static_cast<long long>(*o_.permits), "permit") + ")";
         if (o_.paths.size() == 1) return (o_.shared ? "a shared hold of lock " : "lock ") + o_.path;
         std::string all;
         for (const auto& p : o_.paths) all += (all.empty() ? "" : ", ") + p;
@@ -102,7 +109,10 @@ private:
             hold_->cancel();
             break;
         case phase::running:
-            if (o_.hold_only) return release(0);  // zklock lock: the signal is the way to let go
+            if (o_.hold_only) {  // zklock lock: the signal is the way to let go
+                if (o_.verbose) notice(signal_name(r.signal) + ": releasing " + what());
+                return release(0);
+            }
             if (!stop_signal_) stop_signal_ = r.signal;
             // A signal the kernel sent to the whole group (Ctrl-C) reached CMD already.
             child_.stop(r.signal, !r.whole_group);
@@ -394,6 +404,9 @@ void add_lock(CLI::App& app, int& exit_code) {
         app, exit_code, o, "lock", "Hold LOCK_PATH until SIGINT or SIGTERM (as etcdctl lock NAME)",
         "Once granted, prints ZKLOCK_LOCK_NODE=NODE and ZKLOCK_FENCING_TOKEN=TOKEN on stdout (one line each) and\n"
         "holds the lock until SIGINT, SIGTERM or SIGHUP; then releases it and exits 0. The same options as run.\n"
+        "A stop signal ignored when zklock starts stays ignored (as nohup and POSIX shells mean it): a background\n"
+        "job of a script (zklock lock PATH &) starts with SIGINT ignored, so Ctrl-C at the script does not release\n"
+        "the lock; stop it with SIGTERM (kill PID), which works in every case.\n"
         "Exit status: 0 released after a signal; 75 (or -E N) not acquired (-n, -w), or a persistent node blocks\n"
         "the queue; 76 the lock was lost while held (session expired, node deleted); 128+N signal N came while\n"
         "waiting (nothing is left behind);\n");

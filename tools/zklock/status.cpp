@@ -8,6 +8,7 @@
 #include <zklock/detail/path.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/queue_watch.hpp>
+#include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 
 #include <boost/asio/bind_executor.hpp>
@@ -59,27 +60,44 @@ std::string utc_stamp(std::int64_t ms) {
     return buf;
 }
 
+// A semaphore's permit count (stored_permits()), read when the queue has more
+// than one contender (with one, it alone holds whatever the count): how many
+// of them hold. 1 for every other recipe.
+std::size_t permits_of(Session& session, const std::string& path, const queue_listing& listing, std::error_code& ec) {
+    ec.clear();
+    if (listing.contenders.size() < 2) return 1;
+    return stored_permits(session, path, ec).value_or(1);
+}
+
+struct shown_queue {
+    std::string path;
+    queue_listing listing;
+    std::size_t permits = 1;
+};
+
 // ctime is the server's clock: ages are off by the clock difference, if any.
 int status_once(const status_options& o, Session& session) {
-    std::vector<std::pair<std::string, queue_listing>> shown;
+    std::vector<shown_queue> shown;
     for (const auto& path : o.paths) {
         std::error_code ec;
         auto listing = list_queue(session, path, ec);
         if (ec) return listing_failure(session, path, ec);
-        shown.emplace_back(path, std::move(listing));
+        const auto permits = permits_of(session, path, listing, ec);
+        if (ec) return listing_failure(session, path, ec);
+        shown.push_back({path, std::move(listing), permits});
     }
     const auto now = now_ms();
     if (o.json) {
         // One path: its object; several: an array of them.
         auto all = nlohmann::ordered_json::array();
-        for (const auto& [path, listing] : shown) all.push_back(status_json(path, listing, now));
+        for (const auto& q : shown) all.push_back(status_json(q.path, q.listing, q.permits, now));
         std::cout << dumped(all.size() == 1 ? all[0] : all, 2) << std::endl;
-        for (const auto& [path, listing] : shown)
-            for (const auto& note : persistent_notes(path, listing, o.connect)) notice(note);
+        for (const auto& q : shown)
+            for (const auto& note : persistent_notes(q.path, q.listing, o.connect)) notice(note);
         return 0;
     }
     for (std::size_t i = 0; i < shown.size(); ++i)
-        std::cout << (i ? "\n" : "") << status_text(shown[i].first, shown[i].second, o.connect, now);
+        std::cout << (i ? "\n" : "") << status_text(shown[i].path, shown[i].listing, shown[i].permits, o.connect, now);
     std::cout << std::flush;
     return 0;
 }
@@ -107,6 +125,7 @@ private:
     struct followed {
         std::unique_ptr<QueueWatch> watch;
         std::optional<queue_listing> shown;
+        std::size_t permits = 1;  // of the listing shown (permits_of())
     };
 
     void stop() {
@@ -124,6 +143,12 @@ private:
             }
             auto& l = locks_[i];
             if (!l.shown || !same_queue(*l.shown, listing)) {
+                // A blocking read here, on this thread: the session runs its own.
+                l.permits = permits_of(session_, o_.paths[i], listing, ec);
+                if (ec) {
+                    status_ = listing_failure(session_, o_.paths[i], ec);
+                    return stop();
+                }
                 l.shown = std::move(listing);
                 show(i);
             }
@@ -135,15 +160,16 @@ private:
         const auto now = now_ms();
         const auto& path = o_.paths[i];
         const auto& listing = *locks_[i].shown;
+        const auto permits = locks_[i].permits;
         if (screen_) return draw();
         if (o_.json) {
-            auto j = status_json(path, listing, now);
+            auto j = status_json(path, listing, permits, now);
             j["at_ms"] = now;
             std::cout << dumped(j, -1) << std::endl;
             for (const auto& note : persistent_notes(path, listing, o_.connect)) notice(note);
             return;
         }
-        std::cout << "@ " << utc_stamp(now) << "\n" << status_text(path, listing, o_.connect, now) << std::endl;
+        std::cout << "@ " << utc_stamp(now) << "\n" << status_text(path, listing, permits, o_.connect, now) << std::endl;
     }
 
     // The whole screen: every lock's queue as it was last listed.
@@ -153,7 +179,7 @@ private:
         out += "zklock status --watch, " + utc_stamp(now) + " (redrawn on every change; Ctrl-C quits)\n";
         for (std::size_t i = 0; i < locks_.size(); ++i) {
             out += "\n";
-            out += locks_[i].shown ? status_text(o_.paths[i], *locks_[i].shown, o_.connect, now)
+            out += locks_[i].shown ? status_text(o_.paths[i], *locks_[i].shown, locks_[i].permits, o_.connect, now)
                                    : escape_control(o_.paths[i]) + ": listing...\n";
         }
         std::cout << out << std::flush;
@@ -215,6 +241,10 @@ void add_status(CLI::App& app, int& exit_code) {
         "or `persistent` for a node no session end deletes (a note says how to remove it). Node names and data are\n"
         "shown with control characters escaped (\\x1b); --json replaces invalid UTF-8, gives the data as both\n"
         "\"owner\" and \"data\", and marks such nodes \"persistent\": true.\n"
+        "The line above the table says which positions hold: the first (a lock, an election); the readers ahead of\n"
+        "the first writer, or that writer (a read-write lock: zklock run --shared, SharedMutex); the first K (a\n"
+        "semaphore of K permits, zklock run --permits K: K is read from the lock's data). --json gives each\n"
+        "contender \"holds\" (and a semaphore's \"permits\").\n"
         "--watch follows the queues until SIGINT, SIGTERM or SIGHUP (exit status 0): one child watch per lock on\n"
         "the server, no polling. On a terminal it redraws the screen on every change and each second; otherwise\n"
         "it prints one block per change, for the lock that changed, after a line \"@ <UTC time>\" (with --json,\n"

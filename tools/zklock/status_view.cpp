@@ -2,8 +2,10 @@
 
 #include "terminal_text.hpp"
 
+#include <zklock/detail/lock_node.hpp>
 #include <zklock/detail/lock_set.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iomanip>
@@ -67,7 +69,52 @@ std::string shown_data(const std::string& data, const std::string& path) {
     return out;
 }
 
+// "position 0", "positions 0 and 1", "positions 0-4", "positions 0, 2 and 5".
+std::string positions_text(const std::vector<std::size_t>& p) {
+    if (p.size() == 1) return "position " + std::to_string(p[0]);
+    if (p.size() > 2 && p.back() - p.front() + 1 == p.size())
+        return "positions " + std::to_string(p.front()) + "-" + std::to_string(p.back());
+    std::string out = "positions ";
+    for (std::size_t i = 0; i < p.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == p.size() ? " and " : ", ") + std::to_string(p[i]);
+    return out;
+}
+
+bool has_readers(const queue_listing& listing) {
+    return std::any_of(listing.contenders.begin(), listing.contenders.end(), [](const contender& c) { return c.shared; });
+}
+
+// The line's note on who holds: "(position 0 holds the lock)", ...
+std::string holders_note(const queue_listing& listing, std::size_t permits) {
+    const auto holds = holders(listing, permits);
+    std::vector<std::size_t> held;
+    for (std::size_t i = 0; i < holds.size(); ++i)
+        if (holds[i]) held.push_back(listing.contenders[i].position);
+    if (permits > 1) {
+        const auto of = "a semaphore of " + counted(static_cast<long long>(permits), "permit");
+        if (held.empty()) return "(" + of + "; nobody holds one)";
+        return "(" + of + ": " + positions_text(held) + (held.size() == 1 ? " holds one)" : " hold one each)");
+    }
+    if (held.empty()) return "(nobody holds the lock)";
+    if (!has_readers(listing)) return "(" + positions_text(held) + (held.size() == 1 ? " holds" : " hold") + " the lock)";
+    if (!listing.contenders.front().shared) return "(" + positions_text(held) + " holds the read-write lock: a writer)";
+    return "(" + positions_text(held) + (held.size() == 1 ? " holds" : " hold") +
+           " the read-write lock: the readers ahead of the first writer)";
+}
+
 } // namespace
+
+std::vector<bool> holders(const queue_listing& listing, std::size_t permits) {
+    std::vector<std::string> names;
+    for (const auto& c : listing.contenders) names.push_back(c.node);
+    const auto sorted = detail::sorted_contenders(names);
+    const bool read_write = permits <= 1 && has_readers(listing);
+    std::vector<bool> out;
+    for (const auto& c : listing.contenders)
+        out.push_back(read_write ? detail::decide_read_write(sorted, c.node).acquired
+                                 : detail::decide(sorted, c.node, std::max<std::size_t>(permits, 1)).acquired);
+    return out;
+}
 
 std::int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -91,15 +138,21 @@ bool same_queue(const queue_listing& a, const queue_listing& b) {
     return true;
 }
 
-nlohmann::ordered_json status_json(const std::string& path, const queue_listing& listing, std::int64_t now) {
+nlohmann::ordered_json status_json(const std::string& path, const queue_listing& listing, std::size_t permits,
+                                   std::int64_t now) {
     const auto dialects = dialects_of(listing.contenders);
-    nlohmann::ordered_json out{{"path", path},
-                               {"contenders", nlohmann::ordered_json::array()},
-                               {"dialects", dialects},
-                               {"mixed_dialects", dialects.size() > 1},
-                               {"foreign", listing.foreign}};
-    for (const auto& c : listing.contenders) {
+    const auto holds = holders(listing, permits);
+    nlohmann::ordered_json out;
+    out["path"] = path;
+    if (permits > 1) out["permits"] = permits;  // a semaphore's: its first `permits` nodes hold
+    out["contenders"] = nlohmann::ordered_json::array();
+    out["dialects"] = dialects;
+    out["mixed_dialects"] = dialects.size() > 1;
+    out["foreign"] = listing.foreign;
+    for (std::size_t i = 0; i < listing.contenders.size(); ++i) {
+        const auto& c = listing.contenders[i];
         out["contenders"].push_back({{"position", c.position},
+                                     {"holds", static_cast<bool>(holds[i])},
                                      {"node", c.node},
                                      {"dialect", c.dialect},
                                      {"kind", kind_of(c)},
@@ -117,8 +170,8 @@ nlohmann::ordered_json status_json(const std::string& path, const queue_listing&
     return out;
 }
 
-std::string status_text(const std::string& path, const queue_listing& listing, const std::string& connect,
-                        std::int64_t now) {
+std::string status_text(const std::string& path, const queue_listing& listing, std::size_t permits,
+                        const std::string& connect, std::int64_t now) {
     const auto& queue = listing.contenders;
     std::ostringstream out;
     // Children that are not contenders: not in the queue, shown so nobody wonders.
@@ -141,7 +194,7 @@ std::string status_text(const std::string& path, const queue_listing& listing, c
         node_width = std::max(node_width, names.back().size());
     }
     out << escape_control(path) << ": " << queue.size() << (queue.size() == 1 ? " contender" : " contenders")
-        << " (position 0 holds the lock)\n";
+        << " " << holders_note(listing, permits) << "\n";
     if (const auto dialects = dialects_of(queue); dialects.size() > 1)
         out << "mixed dialects: " << joined(dialects) << " (every one of them queues in this order for zklock)\n";
     out << std::left << std::setw(5) << "POS" << std::setw(static_cast<int>(node_width) + 2) << "NODE" << std::setw(14)

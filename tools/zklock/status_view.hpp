@@ -13,14 +13,24 @@
 
 namespace zklock::cli {
 
-/// The queue of `path` as a table, holder first, ages counted to `now_ms`
-/// (the server's ctime against this clock); node names and data escaped.
-/// `connect` goes into the hint that says how to remove a persistent node.
-std::string status_text(const std::string& path, const queue_listing& listing, const std::string& connect,
-                        std::int64_t now_ms);
+/// Which contenders of `listing` hold now, by the rule of the recipe on the
+/// path: of a semaphore (`permits`, its stored count, more than 1) the first
+/// `permits` of its own nodes; of a read-write lock (a reader in the queue) the
+/// readers ahead of the first writer, or that writer when it is first; else
+/// the first. One flag per contender, in queue order.
+std::vector<bool> holders(const queue_listing& listing, std::size_t permits);
 
-/// The same as one JSON object: {path, contenders: [...], dialects, mixed_dialects, foreign}.
-nlohmann::ordered_json status_json(const std::string& path, const queue_listing& listing, std::int64_t now_ms);
+/// The queue of `path` as a table, holder first, ages counted to `now_ms`
+/// (the server's ctime against this clock); node names and data escaped; the
+/// line above it says which positions hold (holders()). `connect` goes into
+/// the hint that says how to remove a persistent node.
+std::string status_text(const std::string& path, const queue_listing& listing, std::size_t permits,
+                        const std::string& connect, std::int64_t now_ms);
+
+/// The same as one JSON object: {path, permits (a semaphore's), contenders:
+/// [{..., holds}], dialects, mixed_dialects, foreign}.
+nlohmann::ordered_json status_json(const std::string& path, const queue_listing& listing, std::size_t permits,
+                                   std::int64_t now_ms);
 
 /// One note per persistent node in the queue: how to delete it.
 std::vector<std::string> persistent_notes(const std::string& path, const queue_listing& listing,

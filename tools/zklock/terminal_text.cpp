@@ -112,4 +112,11 @@ std::string shell_word(std::string_view word) {
     return out + "'";
 }
 
+std::string counted(long long n, std::string_view noun, std::string_view plural) {
+    std::string out = std::to_string(n) + " ";
+    if (n == 1) return out.append(noun);
+    if (!plural.empty()) return out.append(plural);
+    return out.append(noun).append("s");
+}
+
 } // namespace zklock::cli

@@ -22,4 +22,8 @@ std::string escape_control(std::string_view text);
 /// backslash is then for reading, not for pasting).
 std::string shell_word(std::string_view word);
 
+/// `n` and the noun, singular for 1: "1 permit", "3 permits" (`plural`, when
+/// given, instead of the noun and an s).
+std::string counted(long long n, std::string_view noun, std::string_view plural = {});
+
 } // namespace zklock::cli
