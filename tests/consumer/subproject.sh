@@ -26,25 +26,11 @@
 # than the one on PATH; CMAKE_BUILD_PARALLEL_LEVEL for build jobs (default 1).
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 PARENT_BUILD_DIR WORK_DIR" >&2
-  exit 2
-fi
-
-cmake_cmd=${CMAKE:-cmake}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-project_dir=$(cd "$here/../.." && pwd)
-parent=$(cd "$1" && pwd)
-work=$2
-mkdir -p -- "$work"
-work=$(cd "$work" && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/kept_build.sh" "$@"
 build=$work/parent-build
 prefix=$work/prefix
 marker=.zklock-install-consumer
 
-cache_value() {
-  sed -n "s/^$1:[A-Z]*=//p" "$parent/CMakeCache.txt" | head -n 1
-}
 fail() {
   echo "install_consumer_subproject: $*" >&2
   exit 1
@@ -59,18 +45,8 @@ args=(-S "$here/subproject" -B "$build" "-DZKLOCK_SOURCE_DIR=$project_dir" -DCMA
   "-DCMAKE_INSTALL_INCLUDEDIR=$prefix/inc" "-DCMAKE_INSTALL_DATADIR=$prefix/data"
   # the kept build's cache must not hide a change of zklock's defaults
   -UZKLOCK_BUILD_TESTING_LIBRARY -UZKLOCK_BUILD_TESTS -UZKLOCK_BUILD_TOOLS -UZKLOCK_BUILD_EXAMPLES)
-cxx=$(cache_value CMAKE_CXX_COMPILER)
-[[ -n $cxx ]] && args+=("-DCMAKE_CXX_COMPILER=$cxx")
-launcher=$(cache_value CMAKE_CXX_COMPILER_LAUNCHER)
-[[ -n $launcher ]] && args+=("-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher")
-generator=$(cache_value CMAKE_GENERATOR)
-[[ -n $generator ]] && args+=(-G "$generator")
-if [[ -f $build/CMakeCache.txt ]]; then
-  kept=$(sed -n 's/^CMAKE_GENERATOR:[A-Z]*=//p' "$build/CMakeCache.txt" | head -n 1)
-  if [[ $kept != "$generator" ]]; then rm -rf -- "$build"; fi
-fi
-unity=$(cache_value CMAKE_UNITY_BUILD)
-[[ -n $unity ]] && args+=("-DCMAKE_UNITY_BUILD=$unity" -DCMAKE_UNITY_BUILD_BATCH_SIZE=0)
+like_parent "$build"
+args+=("${parent_args[@]}")
 
 # 1. Configure (ZKLOCK_INSTALL at its default) and build.
 echo "install_consumer_subproject: configuring and building $build"
