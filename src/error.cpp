@@ -16,7 +16,7 @@ public:
         switch (static_cast<errc>(ev)) {
         case errc::invalid_path: return "invalid lock path";
         case errc::timeout: return "deadline passed";
-        case errc::session_expired: return "ZooKeeper session expired";
+        case errc::session_expired: return "session expired (a ZooKeeper session, or a Redis or PostgreSQL lease)";
         case errc::session_closed: return "session closed";
         case errc::connection_suspended: return "connection suspended for longer than the session timeout";
         case errc::node_deleted: return "lock node deleted by another client";
@@ -31,7 +31,7 @@ public:
         case errc::system_error: return "ZooKeeper client system error";
         case errc::runtime_inconsistency: return "ZooKeeper runtime inconsistency";
         case errc::data_inconsistency: return "ZooKeeper data inconsistency";
-        case errc::connection_loss: return "connection to ZooKeeper lost";
+        case errc::connection_loss: return "connection to the server lost";
         case errc::marshalling_error: return "ZooKeeper marshalling error";
         case errc::unimplemented: return "operation not implemented by the ZooKeeper server";
         case errc::operation_timeout: return "ZooKeeper operation timed out";

@@ -102,3 +102,15 @@ TEST(Errors, OneReadingOfEveryReply) {
     EXPECT_EQ(zklock::detail::reply_error(ZCLOSING), errc::session_closed);
     EXPECT_EQ(zklock::detail::reply_error(ZNONODE), errc::no_node);
 }
+
+// The Redis, Redlock and PostgreSQL backends report with the same codes: their
+// messages must not blame ZooKeeper for another server's connection or lease.
+TEST(Errors, TheCodesEveryBackendUsesNameNoServer) {
+    for (const auto code : {zklock::errc::connection_loss, zklock::errc::session_expired, zklock::errc::session_closed,
+                            zklock::errc::timeout, zklock::errc::auth_failed, zklock::errc::no_auth,
+                            zklock::errc::node_deleted}) {
+        const auto text = make_error_code(code).message();
+        EXPECT_TRUE(text.find("ZooKeeper") == std::string::npos || text.find("or a Redis or PostgreSQL") != std::string::npos)
+            << text;
+    }
+}
