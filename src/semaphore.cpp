@@ -15,6 +15,11 @@
 #include <mutex>
 
 namespace zklock {
+namespace {
+/// A semaphore's lock directory keeps its permit count as "permits=K":
+/// written by every waiter's claim (make_waiter), read by stored_permits.
+constexpr std::string_view permits_key = "permits=";
+} // namespace
 namespace asio = boost::asio;
 
 struct Semaphore::failure_record {
@@ -47,7 +52,7 @@ std::unique_ptr<Mutex> Semaphore::make_waiter() const {
     detail::queue_rule rule;
     rule.role = detail::node_role::permit;
     rule.permits = permits_;
-    rule.dir_data = "permits=" + std::to_string(permits_);
+    rule.dir_data = std::string(permits_key) + std::to_string(permits_);
     MutexOptions mo;
     mo.node_data = options_.node_data;
     mo.acl = options_.acl;
@@ -166,10 +171,9 @@ std::optional<std::size_t> stored_permits(Session& session, const std::string& p
     }
     // Lock-delay's release record, if any, follows the count.
     const auto base = detail::split_release_marker(data).base;
-    constexpr std::string_view key = "permits=";
-    if (!base.starts_with(key)) return std::nullopt;
+    if (!base.starts_with(permits_key)) return std::nullopt;
     std::size_t permits = 0;
-    const auto digits = base.substr(key.size());
+    const auto digits = base.substr(permits_key.size());
     const auto [end, parse] = std::from_chars(digits.data(), digits.data() + digits.size(), permits);
     if (parse != std::errc() || end != digits.data() + digits.size() || permits == 0) return std::nullopt;
     return permits;

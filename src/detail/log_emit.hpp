@@ -10,16 +10,11 @@
 
 namespace zklock::detail {
 
-/// True when `sink` has a callback that takes records of `level`: a caller
-/// builds the message only then.
-inline bool wants(const log_sink& sink, log_level level) noexcept {
-    return sink.callback && level != log_level::none && level <= sink.level;
-}
-
-/// Delivers {level, source, message, session_id} to `sink` when it wants it.
+/// Delivers {level, source, message, session_id} to `sink` when it has a
+/// callback and `level` is within the sink's.
 inline void emit(const log_sink& sink, log_level level, std::string_view source, std::string_view message,
                  std::int64_t session_id = 0) noexcept {
-    if (!wants(sink, level)) return;
+    if (!sink.callback || level == log_level::none || level > sink.level) return;
     try {
         sink.callback(log_record{level, source, message, session_id});
     } catch (...) {

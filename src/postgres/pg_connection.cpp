@@ -1,5 +1,7 @@
 #include "pg_connection.hpp"
 
+#include "../detail/endpoint_text.hpp"
+
 #include <thread>
 
 #include <zklock/error.hpp>
@@ -110,9 +112,7 @@ void connection::note_endpoint() {
     const char* host = conn_ ? PQhost(conn_) : nullptr;
     if (!host || !*host) return;
     const char* port = PQport(conn_);
-    std::string h = host;
-    if (h.find(':') != std::string::npos) h = "[" + h + "]";
-    endpoint_ = h + ":" + (port && *port ? port : "5432");
+    endpoint_ = endpoint_text(host, port && *port ? port : "5432");
 }
 
 void connection::query(std::string sql, std::vector<std::string> params, bool simple, std::chrono::milliseconds timeout,

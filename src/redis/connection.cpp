@@ -1,6 +1,7 @@
 #include "connection.hpp"
 
 #include "../detail/async_support.hpp"
+#include "../detail/endpoint_text.hpp"
 
 #include <zklock/error.hpp>
 
@@ -338,10 +339,7 @@ void connection::arm_write() {
                     }));
 }
 
-std::string connection::endpoint() const {
-    const bool v6 = address_.host.find(':') != std::string::npos;
-    return (v6 ? "[" + address_.host + "]" : address_.host) + ":" + std::to_string(address_.port);
-}
+std::string connection::endpoint() const { return endpoint_text(address_.host, std::to_string(address_.port)); }
 
 void connection::drop(std::error_code why) {
     auto* ac = ac_;
