@@ -98,16 +98,24 @@ TEST_F(CliBenchScaleTest, WaitersAreQueuedThenGrantedInFifoOrder) {
     EXPECT_GE(j.at("attempts_per_grant").get<double>(), 1.0);
 }
 
+// Beside the burst: one lock's cycle through the same Session, and the C
+// client's floors of both, with what pipelining gained in each.
 TEST_F(CliBenchScaleTest, OneSessionHoldsManyLocksAtOnce) {
     Cli cli;
     auto p = cli.start({"bench", "-c", server_->connect_string(), "--scenario", "locks", "--locks", "200", "--warmup",
-                        "0", "--json"},
+                        "0", "--ops", "20", "--json"},
                        "bench");
     ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
     const auto j = json_line(cli.output("bench"));
     ASSERT_TRUE(j.is_object()) << cli.output("bench");
     EXPECT_EQ(j.at("locks"), 200);
     EXPECT_EQ(j.at("errors"), 0);
+    for (const char* key : {"cycles_per_s", "single_lock_cycles_per_s", "gain", "floor_acquires_per_s",
+                            "floor_cycles_per_s", "floor_single_lock_cycles_per_s", "floor_gain",
+                            "cycles_per_s_vs_floor", "rss_per_lock_bytes"})
+        EXPECT_GT(j.value(key, 0.0), 0.0) << key << ": " << j.dump();
+    EXPECT_NEAR(j.at("gain").get<double>(),
+                j.at("cycles_per_s").get<double>() / j.at("single_lock_cycles_per_s").get<double>(), 1e-6);
 }
 
 }  // namespace

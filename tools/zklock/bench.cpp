@@ -240,6 +240,11 @@ int bench(bench_options o) {
         s.sessions = o.sessions;
         s.locks = o.locks;
         s.json = o.json;
+        s.floor = o.floor;
+        s.cycles = o.ops;
+        s.connect = o.connect;
+        s.auth = o.creds.zookeeper;
+        s.floor_path = unique_path(o, o.scenario + "-floor");
         return o.scenario == "waiters" ? bench_waiters(s) : bench_locks(s);
     }
     if (o.scenario == "mixed") {
@@ -505,7 +510,7 @@ void add_bench(CLI::App& app, int& exit_code) {
                     "sessions contending on one lock (contended; election participants; semaphore and rwlock clients)")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
-    cmd->add_option("--ops", o->ops, "acquisitions to measure (election: handoffs)")
+    cmd->add_option("--ops", o->ops, "acquisitions to measure (election: handoffs; locks: one lock's cycles beside the burst)")
         ->check(CLI::Range(1, 10000000))
         ->capture_default_str();
     cmd->add_option("--lock-paths", o->lock_paths, "lock paths the clients of --scenario multi take subsets of")
@@ -531,7 +536,8 @@ void add_bench(CLI::App& app, int& exit_code) {
     cmd->add_flag("!--no-floor", o->floor,
                   "skip the C client's floor loops that run beside the mutex scenarios and give zklock's ratio to "
                   "them: uncontended, delete + create + getChildren pipelined; contended, the same clients on one "
-                  "lock, each waiter holding on its predecessor's deletion");
+                  "lock, each waiter holding on its predecessor's deletion; locks, the same burst of locks on one "
+                  "handle and one lock's cycle");
     cmd->add_flag("!--no-release-mark", o->mark_release,
                   "MutexOptions::mark_release off for zklock's mutexes: a release deletes the node without marking it, "
                   "so the woken successor lists the queue before it holds (the handoff before the mark)");

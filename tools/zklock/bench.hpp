@@ -67,6 +67,14 @@ struct scale_bench_options {
     int sessions = 20;  ///< sessions the waiters are spread over
     int locks = 10000;  ///< locks held at once through one Session
     bool json = false;
+    /// locks: the C client's floors beside (bench_floor.hpp: the same burst,
+    /// and one lock's cycle), and zklock's own one-lock cycle through the same
+    /// Session, `cycles` times each, so the line gives what pipelining gained.
+    bool floor = true;
+    int cycles = 2000;
+    std::string connect;          ///< the floors' server
+    std::vector<auth_entry> auth; ///< the floors' credentials
+    std::string floor_path;       ///< a path of the floors' own, like `path`
 };
 
 int bench_waiters(const scale_bench_options& options);

@@ -11,6 +11,10 @@
 // predecessor (exists) and takes the deletion as its grant, which holds only
 // because in this loop nobody leaves the queue but a holder; a holder releases
 // at once (delete, then create and getChildren for its next turn, pipelined).
+//
+// The many-locks floor (run_locks_floor) is the burst of `zklock bench
+// --scenario locks` on one handle: every lock's requests in flight together,
+// so it gives the most that pipelining on this server can gain over one cycle.
 #include "bench_floor.hpp"
 
 #include "bench.hpp"
@@ -289,6 +293,84 @@ handoff_floor_result run_handoff_floor(const handoff_floor_options& o) {
     r.acquire_us = std::move(run.acquire_us);
     r.handoff_us = std::move(run.handoff_us);
     return r;  // closing the handles deletes the waiters' nodes
+}
+
+namespace {
+
+// One lock of the many-locks floor; the replies find it through the callback's data.
+struct floor_lock {
+    loop_state* st = nullptr;
+    std::string dir;
+    std::string prefix;  // of its node's name
+    std::string node;
+};
+
+void on_created(int rc, const char* name, const Stat*, const void* d) {
+    auto* l = static_cast<floor_lock*>(const_cast<void*>(d));
+    if (rc == ZOK && name) l->node = name;
+    note(l->st, rc);
+}
+
+void on_dir_created(int rc, const char*, const Stat*, const void* d) {
+    note(static_cast<loop_state*>(const_cast<void*>(d)), rc == ZNODEEXISTS ? ZOK : rc);
+}
+
+void on_listed(int rc, const String_vector*, const void* d) {
+    note(static_cast<loop_state*>(const_cast<void*>(d)), rc);
+}
+
+void on_deleted(int rc, const void* d) { note(static_cast<loop_state*>(const_cast<void*>(d)), rc); }
+
+// Waits for every reply of a phase; throws with `what` when one failed or time ran out.
+void finish_phase(zhandle_t* zh, loop_state& st, const char* what) {
+    const auto deadline = clock_type::now() + std::chrono::seconds(60) + std::chrono::milliseconds(st.pending);
+    if (!drive(zh, st, [&] { return st.pending == 0; }, deadline) || st.failure != ZOK)
+        throw error(from_zookeeper(st.failure == ZOK ? ZOPERATIONTIMEOUT : st.failure),
+                    std::string("bench floor: ") + what + " failed");
+}
+
+}  // namespace
+
+locks_floor_result run_locks_floor(const locks_floor_options& o) {
+    loop_state st;
+    handle h;
+    open_handle(h, st, o.connect, o.auth);
+    ACL_vector* acl = o.auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
+    create_dir(h.zh, st, o.dir, acl);
+
+    std::vector<floor_lock> locks(static_cast<std::size_t>(std::max(1, o.locks)));
+    for (std::size_t i = 0; i < locks.size(); ++i) {
+        locks[i].st = &st;
+        locks[i].dir = o.dir + "/lock-" + std::to_string(i);
+        locks[i].prefix = node_prefix(locks[i].dir);
+    }
+    locks_floor_result r;
+    auto t0 = clock_type::now();
+    for (auto& l : locks) {
+        st.pending += 3;
+        zoo_acreate2(h.zh, l.dir.c_str(), "", 0, acl, ZOO_CONTAINER, on_dir_created, &st);
+        zoo_acreate2(h.zh, l.prefix.c_str(), "", 0, acl, ZOO_EPHEMERAL_SEQUENTIAL, on_created, &l);
+        zoo_aget_children(h.zh, l.dir.c_str(), 0, on_listed, &st);
+    }
+    finish_phase(h.zh, st, "taking the locks");
+    r.acquire_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+
+    t0 = clock_type::now();
+    for (auto& l : locks) {
+        ++st.pending;
+        zoo_adelete(h.zh, l.node.c_str(), -1, on_deleted, &st);
+    }
+    finish_phase(h.zh, st, "releasing the locks");
+    r.release_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+
+    for (auto& l : locks) {
+        ++st.pending;
+        zoo_adelete(h.zh, l.dir.c_str(), -1, on_deleted, &st);
+    }
+    ++st.pending;
+    zoo_adelete(h.zh, o.dir.c_str(), -1, on_deleted, &st);
+    finish_phase(h.zh, st, "deleting the lock directories");
+    return r;
 }
 
 }  // namespace zklock::cli

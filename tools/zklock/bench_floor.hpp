@@ -42,4 +42,22 @@ struct handoff_floor_result {
 /// releases at once and queues again. Throws as run_floor.
 handoff_floor_result run_handoff_floor(const handoff_floor_options& options);
 
+/// The many-locks floor: one handle takes `locks` distinct locks under `dir`
+/// at once, every request in flight together, then releases them all.
+struct locks_floor_options : floor_options {
+    int locks = 10000;
+};
+
+struct locks_floor_result {
+    double acquire_s = 0;  ///< the first create sent to the last listing's reply
+    double release_s = 0;  ///< the first delete sent to the last delete's reply
+};
+
+/// Per lock, pipelined: the lock's directory (a container; it is missing, as
+/// for a lock taken the first time), the EPHEMERAL_SEQUENTIAL node in it and
+/// its listing; then the node's delete. The directories (and `dir`) are
+/// deleted after the measured phases, so the server has none left to reap.
+/// Throws as run_floor.
+locks_floor_result run_locks_floor(const locks_floor_options& options);
+
 }  // namespace zklock::cli

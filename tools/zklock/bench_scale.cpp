@@ -6,10 +6,15 @@
 // queue once), then drained (each grant releases at once, so the lock passes
 // down the whole queue). Grants must come in node-sequence order (FIFO).
 // locks: one Session takes N distinct locks at once (all acquires in flight
-// together), holds them all, then releases them all.
+// together), holds them all, then releases them all; beside it one lock's
+// acquire+release cycle through the same Session, and the C client's floors of
+// both (bench_floor.cpp), so the line says what pipelining gained against what
+// the server allows any client to gain.
 // Both report the client's resident memory per waiter / held lock (VmRSS
-// before and after, divided by N).
+// before and after, divided by N); locks also the live heap per held lock
+// (mallinfo2's bytes in use), which the allocator's free pages do not blur.
 #include "bench.hpp"
+#include "bench_floor.hpp"
 #include "commands.hpp"
 #include "bench_result.hpp"
 #include "terminal_text.hpp"
@@ -24,11 +29,13 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 namespace zklock::cli {
@@ -47,6 +54,10 @@ long long resident_bytes() {
         if (line.starts_with("VmRSS:")) return std::stoll(line.substr(6)) * 1024;
     return 0;
 }
+
+/// Bytes the allocator has handed out and not had back (every arena,
+/// mallinfo2): the live heap, without the pages it keeps free.
+long long heap_in_use() { return static_cast<long long>(::mallinfo2().uordblks); }
 
 /// The sequence at the end of a node path ("…-lock-0000000042" -> 42).
 long long sequence_of(const std::string& node_path) {
@@ -83,6 +94,64 @@ std::vector<std::unique_ptr<Session>> open_sessions(const SessionOptions& option
         connect_or_throw(*out.back());
     }
     return out;
+}
+
+/// Seconds for `cycles` lock()+unlock() of one lock through `session`.
+double single_lock_seconds(Session& session, const scale_bench_options& o) {
+    Mutex m(session, o.path + "/single", o.mutex);
+    const auto start = clock_type::now();
+    for (int i = 0; i < std::max(1, o.cycles); ++i) {
+        m.lock();
+        m.unlock();
+    }
+    return seconds_since(start);
+}
+
+/// What the locks line is compared with, measured before zklock's burst.
+struct locks_baselines {
+    double single_lock_cycles_per_s = 0;  ///< zklock, one lock, the same Session
+    std::optional<locks_floor_result> floor_burst;
+    double floor_single_lock_cycles_per_s = 0;
+};
+
+/// The C client's floors (unless --no-floor: the same burst, one lock's cycle),
+/// then zklock's one-lock cycle. The floors run first, so that their lock
+/// directories are deleted before zklock's burst (the server reaps emptied
+/// containers on its own schedule, and would otherwise do it during the
+/// burst), and the memory they used is handed back before zklock's is counted.
+locks_baselines measure_baselines(const scale_bench_options& o, Session& session) {
+    locks_baselines b;
+    const int cycles = std::max(1, o.cycles);
+    if (o.floor) {
+        locks_floor_options fo;
+        fo.connect = o.connect;
+        fo.auth = o.auth;
+        fo.dir = o.floor_path;
+        fo.locks = std::max(1, o.locks);
+        fo.ops = cycles;
+        fo.warmup = 0;
+        b.floor_burst = run_locks_floor(fo);
+        fo.dir += "-single";
+        b.floor_single_lock_cycles_per_s = cycles / run_floor(fo).wall_s;
+    }
+    b.single_lock_cycles_per_s = cycles / single_lock_seconds(session, o);
+    ::malloc_trim(0);
+    return b;
+}
+
+/// Into the locks line: the baselines, and `gain`, the burst's acquire+release
+/// rate over the one-lock cycle's (the floor's the same, over its own).
+void add_baselines(const scale_bench_options& o, const locks_baselines& b, nlohmann::json& j) {
+    j["single_lock_cycles_per_s"] = b.single_lock_cycles_per_s;
+    j["gain"] = j["cycles_per_s"].get<double>() / b.single_lock_cycles_per_s;
+    if (!b.floor_burst) return;
+    const int n = std::max(1, o.locks);
+    const double floor_cycles = n / (b.floor_burst->acquire_s + b.floor_burst->release_s);
+    j["floor_acquires_per_s"] = n / b.floor_burst->acquire_s;
+    j["floor_cycles_per_s"] = floor_cycles;
+    j["floor_single_lock_cycles_per_s"] = b.floor_single_lock_cycles_per_s;
+    j["floor_gain"] = floor_cycles / b.floor_single_lock_cycles_per_s;
+    j["cycles_per_s_vs_floor"] = j["cycles_per_s"].get<double>() / floor_cycles;
 }
 
 } // namespace
@@ -179,7 +248,9 @@ int bench_locks(const scale_bench_options& o) {
     const int n = std::max(1, o.locks);
     auto sessions = open_sessions(o.session, 1);
     auto& session = *sessions.front();
+    const auto baselines = measure_baselines(o, session);
     const auto rss_before = resident_bytes();
+    const auto heap_before = heap_in_use();
     std::vector<std::unique_ptr<Mutex>> locks;
     locks.reserve(static_cast<std::size_t>(n));
     tally granted, released;
@@ -202,6 +273,7 @@ int bench_locks(const scale_bench_options& o) {
     granted.wait_for(static_cast<std::size_t>(n));
     const double acquire_s = seconds_since(acquire_start);
     const auto rss_held = resident_bytes();
+    const auto heap_held = heap_in_use();
 
     const auto release_start = clock_type::now();
     for (auto& l : locks)
@@ -221,8 +293,12 @@ int bench_locks(const scale_bench_options& o) {
     j["acquires_per_s"] = n / acquire_s;
     j["release_all_s"] = release_s;
     j["releases_per_s"] = n / release_s;
+    j["cycles_per_s"] = n / (acquire_s + release_s);
     j["rss_per_lock_bytes"] = static_cast<double>(rss_held - rss_before) / n;
+    // A replaced allocator (a sanitizer's) leaves mallinfo2 at zero: no figure then.
+    if (heap_before > 0) j["heap_per_lock_bytes"] = static_cast<double>(heap_held - heap_before) / n;
     j["errors"] = errors.size();
+    add_baselines(o, baselines, j);
     print_result(j, o.json);
     if (!errors.empty()) {
         std::cerr << "zklock bench: " << cli::counted(static_cast<long long>(errors.size()), "operation")
