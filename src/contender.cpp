@@ -21,7 +21,7 @@ std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session
     };
     std::shared_ptr<contender_engine> c = std::make_shared<made>(std::move(session), std::move(dir), std::move(rule),
                                                                  std::move(node_data), std::move(acl));
-    c->subscribe();
+    c->session()->subscribe(*c);
     return c;
 }
 
@@ -39,14 +39,7 @@ contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::s
     setup_.mark_release = setup_.rule.mark_releases;  // the machine marks under the mutex rule only
 }
 
-contender_engine::~contender_engine() { session_->remove_listener(listener_id_); }
-
-void contender_engine::subscribe() {
-    std::weak_ptr<contender_engine> weak = shared_from_this();
-    listener_id_ = session_->add_listener([weak](session_event e, std::int64_t) {
-        if (auto self = weak.lock()) self->on_session_event(e);
-    });
-}
+contender_engine::~contender_engine() = default;
 
 // ---- thread-safe entry points ---------------------------------------------------
 

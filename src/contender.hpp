@@ -59,7 +59,6 @@ private:
     contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
                      std::shared_ptr<const std::string> node_data,
                      std::shared_ptr<const c_acl> acl);
-    void subscribe();
 
     std::shared_ptr<contender_engine> shared_from_this() {
         return std::static_pointer_cast<contender_engine>(queue_entry::shared_from_this());
@@ -77,7 +76,7 @@ private:
     void fail(std::error_code ec, std::string detail);
     void set_position(std::int64_t position);
     void set_node_name(std::string name);
-    void on_session_event(session_event e);
+    void on_session_event(session_event e) override;
 
     /// Tells `a`'s machine an event (`event(machine)` returns its actions) and performs them.
     template <class Event>
@@ -94,7 +93,6 @@ private:
     std::shared_ptr<const std::string> node_data_;  // the session's default, shared, unless given
     std::shared_ptr<const c_acl> acl_;
     acquire_setup setup_;  // what every attempt's machine is told; setup_.dir is the lock directory
-    std::uint64_t listener_id_ = 0;
 
     // strand only
     std::shared_ptr<attempt> attempt_;

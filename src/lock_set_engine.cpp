@@ -11,7 +11,7 @@ std::shared_ptr<lock_set_engine> lock_set_engine::make(std::shared_ptr<session_i
                                                        std::chrono::milliseconds lock_delay) {
     std::shared_ptr<lock_set_engine> c(
         new lock_set_engine(std::move(session), std::move(dirs), std::move(node_data), std::move(acl), lock_delay));
-    c->subscribe();
+    c->session()->subscribe(*c);
     return c;
 }
 
@@ -29,14 +29,7 @@ lock_set_engine::lock_set_engine(std::shared_ptr<session_impl> session, std::vec
     setup_.lose_on_suspension = session_->options().lose_locks_on_suspension;
 }
 
-lock_set_engine::~lock_set_engine() { session_->remove_listener(listener_id_); }
-
-void lock_set_engine::subscribe() {
-    std::weak_ptr<lock_set_engine> weak = shared_from_this();
-    listener_id_ = session_->add_listener([weak](session_event e, std::int64_t) {
-        if (auto self = weak.lock()) self->on_session_event(e);
-    });
-}
+lock_set_engine::~lock_set_engine() = default;
 
 std::vector<std::optional<std::size_t>> lock_set_engine::queue_positions() const {
     std::lock_guard lk(mutex_);

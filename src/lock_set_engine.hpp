@@ -48,7 +48,6 @@ private:
 
     lock_set_engine(std::shared_ptr<session_impl> session, std::vector<std::string> dirs, std::string node_data,
                     std::shared_ptr<const c_acl> acl, std::chrono::milliseconds lock_delay);
-    void subscribe();
 
     std::shared_ptr<lock_set_engine> shared_from_this() {
         return std::static_pointer_cast<lock_set_engine>(queue_entry::shared_from_this());
@@ -64,7 +63,7 @@ private:
     std::string event_path() const override;
     /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
     void fail(std::error_code ec, std::string detail);
-    void on_session_event(session_event e);
+    void on_session_event(session_event e) override;
     void set_positions(const std::vector<std::optional<std::size_t>>& positions);
     void clear_nodes();
 
@@ -84,7 +83,6 @@ private:
     std::string node_data_;
     std::shared_ptr<const c_acl> acl_;
     set_setup setup_;  // what every attempt's machine is told; setup_.dirs are the lock directories
-    std::uint64_t listener_id_ = 0;
 
     // strand only
     std::shared_ptr<attempt> attempt_;

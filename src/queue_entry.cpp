@@ -46,7 +46,13 @@ std::function<void(std::error_code)> within_session_timeout(session_impl& sessio
     return [o](std::error_code ec) { o->call(ec); };
 }
 
-queue_entry::queue_entry(std::shared_ptr<session_impl> session) : session_(std::move(session)) {}
+queue_entry::queue_entry(std::shared_ptr<session_impl> session)
+    : session_subscriber([](session_subscriber& s) noexcept -> std::shared_ptr<session_subscriber> {
+          return static_cast<queue_entry&>(s).weak_from_this().lock();
+      }),
+      session_(std::move(session)) {}
+
+queue_entry::~queue_entry() { session_->unsubscribe(*this); }
 
 std::shared_ptr<loss_reports> queue_entry::losses(bool make) {
     const std::lock_guard lk(mutex_);

@@ -33,9 +33,12 @@ std::function<void(std::error_code)> within_session_timeout(session_impl& sessio
                                                             std::function<void(std::error_code)> done,
                                                             std::error_code late);
 
-class ZKLOCK_EXPORT queue_entry : public lock_backend, public std::enable_shared_from_this<queue_entry> {
+class ZKLOCK_EXPORT queue_entry : public lock_backend,
+                                  public session_subscriber,
+                                  public std::enable_shared_from_this<queue_entry> {
 public:
     using clock = std::chrono::steady_clock;
+    ~queue_entry() override;
 
     // ---- thread-safe ----------------------------------------------------------
     /// Completes with (error, acquired); acquired is false without an error when
@@ -71,6 +74,8 @@ public:
 protected:
     enum class phase { idle, acquiring, held };
 
+    /// Told of the session's events once subscribed: the engine's make() calls
+    /// session()->subscribe(*engine) once the engine is owned by a shared_ptr.
     explicit queue_entry(std::shared_ptr<session_impl> session);
 
     // What the engine does (strand only).

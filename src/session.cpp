@@ -104,6 +104,16 @@ void session_impl::remove_listener(std::uint64_t id) noexcept {
     listeners_.erase(id);
 }
 
+void session_impl::subscribe(session_subscriber& s) {
+    std::lock_guard lk(listeners_mutex_);
+    subscribers_.push_back(s);
+}
+
+void session_impl::unsubscribe(session_subscriber& s) noexcept {
+    std::lock_guard lk(listeners_mutex_);
+    if (s.is_linked()) subscribers_.erase(subscribers_.iterator_to(s));
+}
+
 namespace {
 
 std::string hex_id(std::int64_t id) {
@@ -156,15 +166,21 @@ void session_impl::notify(session_event e) {
         break;
     }
     // Called outside the lock, so that a listener may add or remove listeners
-    // (a lock it drops removes its own); copied, one per lock, only here.
+    // (a lock it drops removes its own); copied only here. A subscriber being
+    // destroyed is skipped: it waits on the lock to unlink itself, so it is
+    // still there to ask.
     std::vector<listener> copy;
+    std::vector<std::shared_ptr<session_subscriber>> subscribers;
     {
         std::lock_guard lk(listeners_mutex_);
         copy.reserve(listeners_.size());
         for (auto& [id, l] : listeners_) copy.push_back(l);
+        for (auto& s : subscribers_)
+            if (auto alive = s.keep_alive()) subscribers.push_back(std::move(alive));
     }
     const auto id = session_id_.load();
     for (auto& l : copy) l(e, id);
+    for (auto& s : subscribers) s->on_session_event(e);
 }
 
 // ---- handle lifecycle --------------------------------------------------------

@@ -17,6 +17,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/intrusive/list.hpp>
 
 #include <zookeeper.h>
 
@@ -93,6 +94,28 @@ struct multi_op {
     std::shared_ptr<const c_acl> acl;   ///< create
 };
 
+/// What the session tells of its events without a listener entry of its own:
+/// a queue engine, one per lock. It is linked into the session's list through
+/// its hook (session_impl::subscribe), so that 10,000 locks cost the session
+/// no allocation each, and it unlinks itself before it is destroyed.
+class session_subscriber : public boost::intrusive::list_base_hook<> {
+public:
+    using keeper = std::shared_ptr<session_subscriber> (*)(session_subscriber&) noexcept;
+    /// On the session's strand, as a listener is called.
+    virtual void on_session_event(session_event e) = 0;
+    /// The subscriber, kept alive for one call; null once it is being
+    /// destroyed. Not virtual: the session may ask while a derived part's
+    /// destructor runs on another thread (it then waits to unsubscribe).
+    std::shared_ptr<session_subscriber> keep_alive() noexcept { return keep_(*this); }
+
+protected:
+    explicit session_subscriber(keeper keep) noexcept : keep_(keep) {}
+    ~session_subscriber() = default;
+
+private:
+    keeper keep_;
+};
+
 class session_impl : public std::enable_shared_from_this<session_impl> {
 public:
     using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
@@ -125,6 +148,10 @@ public:
     ZKLOCK_EXPORT bool on_session_thread() const noexcept;
     std::uint64_t add_listener(listener l);
     void remove_listener(std::uint64_t id) noexcept;
+    /// Links `s` into the subscribers told of every event after the listeners;
+    /// `s` calls unsubscribe before it is destroyed (from any thread).
+    void subscribe(session_subscriber& s);
+    void unsubscribe(session_subscriber& s) noexcept;
     /// Posts fn to the strand, keeping this alive. Once a Session's own thread has
     /// ended (the Session was destroyed), nothing runs the strand: fn runs here, on
     /// the caller's thread, where it finds the session closed and answers at once.
@@ -335,8 +362,9 @@ private:
     std::atomic<std::int64_t> session_id_{0};
     std::atomic<long> negotiated_timeout_ms_{0};
 
-    std::mutex listeners_mutex_;
+    std::mutex listeners_mutex_;  // guards listeners_ and subscribers_
     std::map<std::uint64_t, listener> listeners_;
+    boost::intrusive::list<session_subscriber, boost::intrusive::constant_time_size<false>> subscribers_;
     std::atomic<std::uint64_t> next_id_{1};  // listeners (any thread), waiters and watches (strand)
 
     std::map<std::uint64_t, std::function<void(std::error_code)>> connect_waiters_;
