@@ -129,6 +129,16 @@ void create_dir(zhandle_t* zh, loop_state& st, const std::string& dir, ACL_vecto
         throw error(from_zookeeper(st.failure), "bench floor: could not create " + dir);
 }
 
+// The ACL of the floors' nodes: creator-all once the handle has credentials.
+ACL_vector* acl_for(const floor_options& o) { return o.auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL; }
+
+// One handle connected, its lock directory made; returns the nodes' ACL.
+ACL_vector* open_with_dir(handle& h, loop_state& st, const floor_options& o) {
+    open_handle(h, st, o.connect, o.auth);
+    create_dir(h.zh, st, o.dir, acl_for(o));
+    return acl_for(o);
+}
+
 // A name as long as zklock's (`_c_<uuid>-lock-`).
 std::string node_prefix(const std::string& dir) { return dir + "/_c_00000000-0000-4000-8000-000000000000-lock-"; }
 
@@ -137,9 +147,7 @@ std::string node_prefix(const std::string& dir) { return dir + "/_c_00000000-000
 floor_result run_floor(const floor_options& o) {
     loop_state st;
     handle h;
-    open_handle(h, st, o.connect, o.auth);
-    ACL_vector* acl = o.auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
-    create_dir(h.zh, st, o.dir, acl);
+    ACL_vector* acl = open_with_dir(h, st, o);
 
     const std::string prefix = node_prefix(o.dir);
     std::string previous;  // the node to delete in the next cycle
@@ -267,7 +275,7 @@ handoff_floor_result run_handoff_floor(const handoff_floor_options& o) {
     handoff_run run;
     run.dir = o.dir;
     run.prefix = node_prefix(o.dir);
-    run.acl = o.auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
+    run.acl = acl_for(o);
     run.warmup = o.warmup;
     run.total = o.warmup + o.ops;
     const auto k = static_cast<std::size_t>(std::max(1, o.clients));
@@ -334,9 +342,7 @@ void finish_phase(zhandle_t* zh, loop_state& st, const char* what) {
 locks_floor_result run_locks_floor(const locks_floor_options& o) {
     loop_state st;
     handle h;
-    open_handle(h, st, o.connect, o.auth);
-    ACL_vector* acl = o.auth.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
-    create_dir(h.zh, st, o.dir, acl);
+    ACL_vector* acl = open_with_dir(h, st, o);
 
     std::vector<floor_lock> locks(static_cast<std::size_t>(std::max(1, o.locks)));
     for (std::size_t i = 0; i < locks.size(); ++i) {
