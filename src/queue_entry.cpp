@@ -25,9 +25,7 @@ std::function<void(std::error_code)> within_session_timeout(session_impl& sessio
                                                             std::error_code late) {
     // The timer keeps the session's strand as it is: as a steady_timer's
     // any_io_executor it would be allocated again for every release.
-    using strand_timer = asio::basic_waitable_timer<std::chrono::steady_clock,
-                                                    asio::wait_traits<std::chrono::steady_clock>,
-                                                    session_impl::strand_type>;
+    using strand_timer = session_impl::strand_timer;
     struct once {
         std::function<void(std::error_code)> fn;
         strand_timer timer;

@@ -119,6 +119,8 @@ private:
 class session_impl : public std::enable_shared_from_this<session_impl> {
 public:
     using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+    using strand_timer = boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                                          boost::asio::wait_traits<std::chrono::steady_clock>, strand_type>;
     using listener = std::function<void(session_event, std::int64_t)>;
 
     session_impl(boost::asio::any_io_executor ex, SessionOptions options, std::shared_ptr<own_context> own);
@@ -337,10 +339,13 @@ private:
     std::shared_ptr<own_context> own_;  // destroyed after the I/O objects below
     boost::asio::any_io_executor user_ex_;
     strand_type strand_;
-    boost::asio::posix::stream_descriptor desc_;
-    boost::asio::steady_timer timer_;
-    boost::asio::steady_timer suspend_timer_;
-    boost::asio::steady_timer settle_timer_;  // the front of settling_
+    // Their executor is the strand's own type, not an any_io_executor around
+    // it: every wait would otherwise allocate the strand again to track its
+    // work (two allocations per request and reply on the wire).
+    boost::asio::posix::basic_stream_descriptor<strand_type> desc_;
+    strand_timer timer_;
+    strand_timer suspend_timer_;
+    strand_timer settle_timer_;  // the front of settling_
     std::deque<std::pair<boost::asio::steady_timer::time_point, std::function<void()>>> settling_;
     std::optional<boost::asio::steady_timer::time_point> timer_deadline_;
     boost::asio::steady_timer::time_point last_receive_{};  // when the server last sent us anything

@@ -4,6 +4,8 @@
 
 #include <zklock/detail/path.hpp>
 
+#include <algorithm>
+
 namespace zklock::detail {
 namespace {
 
@@ -201,7 +203,9 @@ void session_impl::multi(std::vector<multi_op> ops, multi_fn fn) {
     c->ops = std::move(ops);
     c->fn = std::move(fn);
     c->results.resize(c->ops.size(), zoo_op_result_t{});
-    c->paths.resize(c->ops.size());
+    // Only a create has a path to return (a release's multi has none).
+    if (std::any_of(c->ops.begin(), c->ops.end(), [](const multi_op& op) { return op.type == multi_op::kind::create; }))
+        c->paths.resize(c->ops.size());
     std::vector<zoo_op_t> zops(c->ops.size());
     for (std::size_t i = 0; i < c->ops.size(); ++i) {
         const auto& op = c->ops[i];
@@ -223,6 +227,8 @@ void session_impl::multi(std::vector<multi_op> ops, multi_fn fn) {
     void_fn done = [c](int rc) {
         std::vector<int> errors;
         std::vector<std::string> created;
+        errors.reserve(c->ops.size());
+        created.reserve(c->ops.size());
         for (std::size_t i = 0; i < c->ops.size(); ++i) {
             errors.push_back(c->results[i].err);
             const bool made = rc == ZOK && c->ops[i].type == multi_op::kind::create;

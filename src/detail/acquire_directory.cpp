@@ -30,7 +30,7 @@ acquire_actions acquire_machine::dir_data_read(int rc, std::string_view data, st
     // participant may claim it with another count at the same time, so no
     // listing decides until the claim settles.
     claiming_ = true;
-    return {act(kind::claim_dir, {}, version)};
+    return actions_of(act(kind::claim_dir, {}, version));
 }
 
 void acquire_machine::compare_dir_data(std::string_view dir_data) {
@@ -49,7 +49,7 @@ void acquire_machine::compare_dir_data(std::string_view dir_data) {
 acquire_actions acquire_machine::dir_claimed(int rc) {
     if (stage_ != stage::waiting) return {};
     // Lost the race (or do not know): what the directory holds now decides.
-    if (rc != ZOK) return {act(kind::reread_dir_data)};
+    if (rc != ZOK) return actions_of(act(kind::reread_dir_data));
     return dir_data_reread(ZOK, setup_.rule.dir_data);
 }
 
@@ -109,7 +109,7 @@ acquire_actions acquire_machine::handover_read(int rc, std::string_view data) {
     // A holder went without releasing (or we cannot tell): it may still be
     // acting, so wait lock_delay before telling anyone we hold.
     delay_->handover = handover_check::delaying;
-    return {act(kind::start_delay)};
+    return actions_of(act(kind::start_delay));
 }
 
 } // namespace zklock::detail

@@ -11,18 +11,18 @@ using kind = acquire_action::kind;
 
 acquire_actions acquire_machine::requeue() {
     stage_ = stage::over;
-    return {act(kind::requeue)};
+    return actions_of(act(kind::requeue));
 }
 
 acquire_actions acquire_machine::fail(std::error_code ec, std::string detail) {
     auto a = act(kind::fail);
     a.ec = ec;
     a.detail = std::move(detail);
-    return {a};
+    return actions_of(std::move(a));
 }
 
 acquire_actions acquire_machine::cancel() {
-    if (stage_ != stage::waiting) return {act(kind::cleaned_up)};
+    if (stage_ != stage::waiting) return actions_of(act(kind::cleaned_up));
     stage_ = stage::abandoned;
     return cleanup();
 }
@@ -46,7 +46,7 @@ acquire_actions acquire_machine::cleanup() {
     if (!node_.empty()) return remove(kind::delete_node, node_);
     // The node may exist under our guid: the session finds and deletes it.
     if (create_in_flight_ || create_uncertain_) return remove(kind::delete_by_guid, guid_);
-    return {act(kind::cleaned_up)};
+    return actions_of(act(kind::cleaned_up));
 }
 
 acquire_actions acquire_machine::release() {
@@ -56,13 +56,13 @@ acquire_actions acquire_machine::release() {
     a.wait = true;
     a.mark = setup_.mark_release && trusts_marks();  // the successor holds on it without a request
     if (delay_) a.release_record = release_record_data(setup_.rule.dir_data, delay_->before, node_);
-    return {act(kind::forget_position), a};
+    return actions_of(act(kind::forget_position), std::move(a));
 }
 
 acquire_actions acquire_machine::lost(std::error_code ec) {
     if (stage_ != stage::held) return {};
     stage_ = stage::over;
-    acquire_actions out{act(kind::forget_position)};
+    auto out = actions_of(act(kind::forget_position));
     // If the session survives (suspension policy), the node must not block others.
     if (ec == errc::connection_suspended) out.push_back(act(kind::delete_node, node_, owner_));
     return out;

@@ -49,19 +49,21 @@ std::string acquire_machine::refused(std::string_view what, std::string_view pat
 
 // ---- the attempt's steps ----------------------------------------------------------
 
-acquire_actions acquire_machine::begin() { return {act(kind::forget_position), retry(acquire_step::create).front()}; }
+acquire_actions acquire_machine::begin() {
+    return actions_of(act(kind::forget_position), std::move(retry(acquire_step::create).front()));
+}
 
 acquire_actions acquire_machine::retry(acquire_step step, int rc) {
     auto a = act(kind::wait_connected);
     a.step = step;
     if (rc != ZOK) a.ec = from_zookeeper(rc);  // a retry: what interrupted the step
-    return {a};
+    return actions_of(std::move(a));
 }
 
 acquire_actions acquire_machine::connected(acquire_step step) {
     if (step == acquire_step::watch_own_node) {
         if (stage_ != stage::held) return {};
-        return {act(kind::watch_own_node, node_)};
+        return actions_of(act(kind::watch_own_node, node_));
     }
     if (stage_ != stage::waiting) return {};
     switch (step) {
@@ -79,7 +81,7 @@ acquire_actions acquire_machine::connected(acquire_step step) {
     }
     auto l = act(kind::list);
     l.which = listing::recover;
-    return {act(kind::count_attempt), l};
+    return actions_of(act(kind::count_attempt), std::move(l));
 }
 
 acquire_actions acquire_machine::connect_failed(std::error_code ec) {
@@ -91,13 +93,14 @@ acquire_actions acquire_machine::connect_failed(std::error_code ec) {
 acquire_actions acquire_machine::lose(std::error_code ec) {
     auto a = act(kind::lose);
     a.ec = ec;
-    return {a};
+    return actions_of(std::move(a));
 }
 
 acquire_actions acquire_machine::send_create() {
     owner_ = session.id;
     create_in_flight_ = true;
     acquire_actions out;
+    out.reserve(6);
     // Their replies come before the create's.
     if (!setup_.rule.dir_data.empty()) out.push_back(act(kind::read_dir_data));
     if (setup_.rule.lock_delay.count() > 0) out.push_back(act(kind::read_dir_before));
@@ -109,7 +112,7 @@ acquire_actions acquire_machine::send_create() {
     auto l = act(kind::list);
     l.which = listing::pipelined;
     out.push_back(act(kind::count_attempt));
-    out.push_back(l);
+    out.push_back(std::move(l));
     return out;
 }
 
@@ -120,8 +123,8 @@ acquire_actions acquire_machine::created(int rc, std::string_view path, const no
     if (stage_ == stage::abandoned) {
         // Cancelled while the create was in flight: the node (or the doubt) is ours to remove.
         if (std::exchange(cleanup_after_create_, false)) return cleanup();
-        if (rc == ZOK) return {act(kind::delete_node, node_, owner_)};
-        if (connection_trouble(rc)) return {act(kind::delete_by_guid, guid_, owner_)};
+        if (rc == ZOK) return actions_of(act(kind::delete_node, node_, owner_));
+        if (connection_trouble(rc)) return actions_of(act(kind::delete_by_guid, guid_, owner_));
         return {};
     }
     if (stage_ != stage::waiting) return {};
@@ -131,11 +134,11 @@ acquire_actions acquire_machine::created(int rc, std::string_view path, const no
         // The guid finds a node whose create is in doubt; this one is known by
         // name from now on (a new create is a new attempt with a new guid).
         std::string().swap(guid_);
-        acquire_actions out{act(kind::node_known, node_)};
+        auto out = actions_of(act(kind::node_known, node_));
         if (setup_.rule.watch_parent) append(out, list());
         return out;  // otherwise the pipelined listing decides
     }
-    if (rc == ZNONODE && parent_retries_ < max_parent_retries) return {act(kind::ensure_parents)};
+    if (rc == ZNONODE && parent_retries_ < max_parent_retries) return actions_of(act(kind::ensure_parents));
     // The create may have been applied: find it by guid before creating again.
     if (connection_trouble(rc)) return retry(acquire_step::recover, rc);
     if (session_gone(rc)) {
@@ -173,7 +176,7 @@ acquire_actions acquire_machine::list() {
         l.watch = true;
         l.number = ++generation_;
     }
-    return {act(kind::count_attempt), l};
+    return actions_of(act(kind::count_attempt), std::move(l));
 }
 
 acquire_actions acquire_machine::listed(listing which, int rc, const std::vector<std::string>& children) {
@@ -194,7 +197,7 @@ acquire_actions acquire_machine::listed(listing which, int rc, const std::vector
     node_ = *found;
     // Our node exists: read its Stat for the fencing token, then decide on this listing.
     rare().recovered_listing = children;
-    return {act(kind::read_token, node_)};
+    return actions_of(act(kind::read_token, node_));
 }
 
 acquire_actions acquire_machine::token_read(int rc, const node_stat& st) {
@@ -208,7 +211,7 @@ acquire_actions acquire_machine::token_read(int rc, const node_stat& st) {
     if (rc != ZOK) return retry(acquire_step::recover, rc);
     token_ = st.czxid;
     owner_ = st.ephemeral_owner;
-    acquire_actions out{act(kind::node_known, node_)};
+    auto out = actions_of(act(kind::node_known, node_));
     append(out, evaluate(ZOK, children));
     return out;
 }
@@ -231,7 +234,7 @@ acquire_actions acquire_machine::evaluate(int rc, const std::vector<std::string>
     const auto d = decide(setup_.rule, children, node_);
     // Someone deleted our node before we were granted: queue again.
     if (!d.found) return requeue();
-    acquire_actions out{act(kind::position, {}, static_cast<std::int64_t>(d.position))};
+    auto out = actions_of(act(kind::position, {}, static_cast<std::int64_t>(d.position)));
     if (delay_) {
         delay_->ahead_now = sequences_ahead(children, node_);
         if (!d.acquired) delay_->ahead = delay_->ahead_now;
@@ -293,7 +296,7 @@ acquire_actions acquire_machine::watch_set(std::string_view name, std::int64_t g
 acquire_actions acquire_machine::watch_fired(std::string_view name, std::int64_t generation, int type) {
     if (stage_ != stage::waiting || generation != generation_) return {};
     if (setup_.rule.watch_parent) {
-        acquire_actions out{act(kind::count_wakeup)};
+        auto out = actions_of(act(kind::count_wakeup));
         append(out, list());
         return out;
     }
@@ -302,7 +305,7 @@ acquire_actions acquire_machine::watch_fired(std::string_view name, std::int64_t
     // its data deleted it too.
     if (type == ZOO_CHANGED_EVENT && trusts_marks()) return wake(true, name, true);
     // Data changed (or a spurious event): watch that node again.
-    return {act(kind::watch_node, std::string(name), generation_)};
+    return actions_of(act(kind::watch_node, std::string(name), generation_));
 }
 
 acquire_actions acquire_machine::wake(bool notified, std::string_view name, bool ahead_held) {
@@ -335,10 +338,10 @@ acquire_actions acquire_machine::grant() {
         if (delay_->handover != handover_check::unchecked) return {};  // the check under way grants
         // How the lock came to us: the directory's record of the last clean release.
         delay_->handover = handover_check::reading;
-        return {act(kind::read_handover)};
+        return actions_of(act(kind::read_handover));
     }
     stage_ = stage::held;
-    return {act(kind::grant, node_, token_)};
+    return actions_of(act(kind::grant, node_, token_));
 }
 
 acquire_actions acquire_machine::delay_elapsed() {
@@ -349,7 +352,7 @@ acquire_actions acquire_machine::delay_elapsed() {
 
 acquire_actions acquire_machine::hold_settled() {
     if (stage_ != stage::held || node_gone_) return {};
-    return {act(kind::watch_own_node, node_)};
+    return actions_of(act(kind::watch_own_node, node_));
 }
 
 acquire_actions acquire_machine::own_watch_set(int rc) {
@@ -362,14 +365,14 @@ acquire_actions acquire_machine::own_watch_set(int rc) {
 acquire_actions acquire_machine::own_watch_fired(int type) {
     if (stage_ != stage::held || node_gone_) return {};
     if (type == ZOO_DELETED_EVENT) return own_node_gone();
-    return {act(kind::watch_own_node, node_)};
+    return actions_of(act(kind::watch_own_node, node_));
 }
 
 acquire_actions acquire_machine::own_node_gone() {
     // The lock is gone: nobody may act on it from now on. Why (someone deleted
     // it, or our own session expired) the engine finds out.
     node_gone_ = true;
-    return {act(kind::node_gone)};
+    return actions_of(act(kind::node_gone));
 }
 
 acquire_actions acquire_machine::session_changed(session_event e, std::error_code close_reason) {

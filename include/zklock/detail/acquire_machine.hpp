@@ -133,6 +133,15 @@ struct acquire_action {
 };
 using acquire_actions = std::vector<acquire_action>;
 
+/// The actions moved into one vector: a braced list would copy each (its
+/// strings with it), on every step of every acquire.
+template <class... Actions> acquire_actions actions_of(Actions&&... a) {
+    acquire_actions out;
+    out.reserve(sizeof...(a));
+    (out.push_back(std::forward<Actions>(a)), ...);
+    return out;
+}
+
 /// An action in words ("create _c_x-lock-", "fail no_auth: ..."), for test
 /// failures and describe().
 ZKLOCK_EXPORT std::string to_string(const acquire_action& a);
