@@ -39,8 +39,6 @@ contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::s
     setup_.mark_release = setup_.rule.mark_releases;  // the machine marks under the mutex rule only
 }
 
-contender_engine::~contender_engine() = default;
-
 // ---- thread-safe entry points ---------------------------------------------------
 
 std::optional<std::size_t> contender_engine::queue_position() const noexcept {

@@ -34,7 +34,6 @@ public:
     static std::shared_ptr<contender_engine> make(std::shared_ptr<session_impl> session, std::string dir,
                                                   queue_rule rule, std::shared_ptr<const std::string> node_data,
                                                   std::shared_ptr<const c_acl> acl = nullptr);
-    ~contender_engine() override;
 
     // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
     std::optional<std::size_t> queue_position() const noexcept;

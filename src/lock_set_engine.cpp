@@ -29,8 +29,6 @@ lock_set_engine::lock_set_engine(std::shared_ptr<session_impl> session, std::vec
     setup_.lose_on_suspension = session_->options().lose_locks_on_suspension;
 }
 
-lock_set_engine::~lock_set_engine() = default;
-
 std::vector<std::optional<std::size_t>> lock_set_engine::queue_positions() const {
     std::lock_guard lk(mutex_);
     return positions_;

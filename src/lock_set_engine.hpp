@@ -25,7 +25,6 @@ public:
                                                  std::vector<std::string> dirs, std::string node_data,
                                                  std::shared_ptr<const c_acl> acl = nullptr,
                                                  std::chrono::milliseconds lock_delay = {});
-    ~lock_set_engine() override;
 
     // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
 
