@@ -55,6 +55,11 @@ reply convert(const redisReply* r) {
     return out;
 }
 
+/// The connect was refused: nothing listens there (the context's I/O error says so).
+bool connect_refused(const redisAsyncContext* ac) {
+    return ac->err == REDIS_ERR_IO && std::strstr(ac->errstr, std::strerror(ECONNREFUSED));
+}
+
 } // namespace
 
 connection::connection(strand_type strand, redis_address address, std::chrono::milliseconds connect_timeout,
@@ -87,10 +92,9 @@ bool connection::ensure_open() {
         }
     }
     if (ac->err) {
-        const bool refused = ac->err == REDIS_ERR_IO && std::strstr(ac->errstr, std::strerror(ECONNREFUSED));
+        const bool refused = connect_refused(ac);
         redisAsyncFree(ac);
-        log(log_level::warn, "cannot connect to " + endpoint() + " (" + role_ + "): " +
-                                 (refused ? "connection refused" : "connect failed"));
+        log(log_level::warn, "cannot connect to " + endpoint() + ": " + (refused ? "connection refused" : "connect failed"));
         return false;
     }
     ac->data = this;
@@ -211,8 +215,7 @@ std::error_code connection::failure_of(const redisAsyncContext* ac) const {
     if (drop_error_) return drop_error_;
     if (setup_error_) return setup_error_;
     if (closed_) return make_error_code(errc::session_closed);
-    if (ac->err == REDIS_ERR_IO && std::strstr(ac->errstr, std::strerror(ECONNREFUSED)))
-        return std::make_error_code(std::errc::connection_refused);
+    if (connect_refused(ac)) return std::make_error_code(std::errc::connection_refused);
     return make_error_code(errc::connection_loss);
 }
 
@@ -254,7 +257,7 @@ void connection::on_connect(const redisAsyncContext* ac, int status) {
     if (status == REDIS_OK && self->ac_ == ac) {
         self->connected_ = true;
         self->arm_timer();
-        self->log(log_level::info, "connected to " + self->endpoint() + " (" + self->role_ + ")");
+        self->log(log_level::info, "connected to " + self->endpoint());
     }
 }
 
@@ -281,7 +284,7 @@ void connection::ev_cleanup(void* p) {
     const auto why = self->ac_ ? self->failure_of(self->ac_)
                                : self->drop_error_ ? self->drop_error_ : make_error_code(errc::session_closed);
     if (!self->closed_) {
-        const auto where = self->endpoint() + " (" + self->role_ + ")";
+        const auto where = self->endpoint();
         if (self->setup_error_)  // the code only: the server's text may echo the credentials
             self->log(log_level::error, where + " refused the connection's setup (AUTH or SELECT): " + why.message());
         else if (was_connected && self->drop_error_ == make_error_code(errc::connection_loss))
@@ -339,7 +342,9 @@ void connection::arm_write() {
                     }));
 }
 
-std::string connection::endpoint() const { return endpoint_text(address_.host, std::to_string(address_.port)); }
+std::string connection::endpoint() const {
+    return endpoint_text(address_.host, std::to_string(address_.port)) + " (" + role_ + ")";
+}
 
 void connection::drop(std::error_code why) {
     auto* ac = ac_;

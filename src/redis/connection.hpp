@@ -122,7 +122,7 @@ private:
     void drop(std::error_code why);
     void arm_timer();
     std::error_code failure_of(const redisAsyncContext* ac) const;
-    /// host:port, an IPv6 host in brackets.
+    /// "host:port (role)", an IPv6 host in brackets: the server as the log names it.
     std::string endpoint() const;
     void log(log_level level, const std::string& message) const {
         if (log_) log_(level, message);
