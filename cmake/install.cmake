@@ -62,6 +62,11 @@ else()
 endif()
 unset(_zklock_type)
 
+# The PostgreSQL fence's schema, for DBAs who create it themselves.
+if(TARGET zklock_postgres)
+  install(FILES "${PROJECT_SOURCE_DIR}/src/postgres/zklock_fence.sql" DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock)
+endif()
+
 # The command-line tool (its target cannot be called `zklock`: the library is).
 # Its bench harnesses (Curator's for bench --curator, Curator's and kazoo's for
 # --scenario mixed) go to share/zklock, where the installed tool looks for them; its man page and bash completion where man and
