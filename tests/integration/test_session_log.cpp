@@ -82,11 +82,8 @@ TEST_F(SessionLogTest, NoSessionChangesTheCClientsProcessWideLevelOnlyTheProgram
         Mutex m(*loud, lock_path());  // requests: the C client logs their steps at debug
         m.lock();
         m.unlock();
-        EXPECT_TRUE(wait_until([&] {
-            for (const auto& r : c.all())
-                if (r.source == "zookeeper" && r.level == log_level::debug) return true;
-            return false;
-        })) << "no C-client debug line reached a debug sink after set_zookeeper_client_log_level(debug)";
+        EXPECT_TRUE(wait_until([&] { return c.has_at(log_level::debug, "zookeeper", ""); }))
+            << "no C-client debug line reached a debug sink after set_zookeeper_client_log_level(debug)";
         set_zookeeper_client_log_level(log_level::none);
         EXPECT_EQ(static_cast<int>(logLevel), 0);
         EXPECT_EQ(zookeeper_client_log_level(), log_level::none);
