@@ -109,10 +109,16 @@ std::vector<bool> holders(const queue_listing& listing, std::size_t permits) {
     for (const auto& c : listing.contenders) names.push_back(c.node);
     const auto sorted = detail::sorted_contenders(names);
     const bool read_write = permits <= 1 && has_readers(listing);
-    std::vector<bool> out;
-    for (const auto& c : listing.contenders)
-        out.push_back(read_write ? detail::decide_read_write(sorted, c.node).acquired
-                                 : detail::decide(sorted, c.node, std::max<std::size_t>(permits, 1)).acquired);
+    // The listing is in queue order and, under every rule, the holders are its
+    // first entries (the first K, the readers ahead of the first writer): each
+    // decision is a search of the queue, so stop at the first that does not hold.
+    std::vector<bool> out(listing.contenders.size(), false);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const auto& node = listing.contenders[i].node;
+        out[i] = read_write ? detail::decide_read_write(sorted, node).acquired
+                            : detail::decide(sorted, node, std::max<std::size_t>(permits, 1)).acquired;
+        if (!out[i]) break;
+    }
     return out;
 }
 
