@@ -2,8 +2,8 @@
 # check), and each one's options as its own `zklock help COMMAND [SUBCOMMAND]`
 # lists them (asked of the zklock being completed, so the list is that
 # binary's); after `--`, the command to run.
-_zklock_listed() {  # the commands, or given a command its subcommands, that `zklock help` lists
-  "$@" 2>/dev/null | awk '/^Subcommands:/ { listing = 1; next } listing && /^  [a-z]/ { print $1 }'
+_zklock_listed() {  # from `zklock help [COMMAND]` on stdin: the commands, or the command's subcommands, it lists
+  awk '/^Subcommands:/ { listing = 1; next } listing && /^  [a-z]/ { print $1 }'
 }
 _zklock() {
   local cur=${COMP_WORDS[COMP_CWORD]} zklock=${COMP_WORDS[0]} command= subcommand= words=() i
@@ -17,22 +17,22 @@ _zklock() {
     [[ ${COMP_WORDS[i]} != -* ]] && words+=("${COMP_WORDS[i]}")
   done
   command=${words[0]-}
-  local commands
-  commands=$(_zklock_listed "$zklock" help)
   if [[ -z $command ]]; then
-    COMPREPLY=($(compgen -W "$commands -h --help -V --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "$("$zklock" help 2>/dev/null | _zklock_listed) -h --help -V --version" -- "$cur"))
     return
   fi
   if [[ $command == help && $cur != -* ]]; then
     # zklock help COMMAND [SUBCOMMAND]
     case ${#words[@]} in
-      1) COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
-      2) COMPREPLY=($(compgen -W "$(_zklock_listed "$zklock" help "${words[1]}")" -- "$cur")) ;;
+      1) COMPREPLY=($(compgen -W "$("$zklock" help 2>/dev/null | _zklock_listed)" -- "$cur")) ;;
+      2) COMPREPLY=($(compgen -W "$("$zklock" help "${words[1]}" 2>/dev/null | _zklock_listed)" -- "$cur")) ;;
     esac
     return
   fi
-  local subcommands
-  subcommands=$(_zklock_listed "$zklock" help "$command")
+  # The command's help, asked once: its subcommands, and its options unless a subcommand is given.
+  local help subcommands
+  help=$("$zklock" help "$command" 2>/dev/null)
+  subcommands=$(_zklock_listed <<<"$help")
   if [[ -n $subcommands && ${#words[@]} -ge 2 ]] && grep -qx -- "${words[1]}" <<<"$subcommands"; then
     subcommand=${words[1]}
   fi
@@ -42,7 +42,8 @@ _zklock() {
   fi
   if [[ $cur == -* ]]; then
     local options
-    options=$("$zklock" help "$command" $subcommand 2>/dev/null | sed -n 's/^  \(-[^ ]*\).*/\1/p' | tr ',' ' ')
+    [[ -n $subcommand ]] && help=$("$zklock" help "$command" "$subcommand" 2>/dev/null)
+    options=$(sed -n 's/^  \(-[^ ]*\).*/\1/p' <<<"$help" | tr ',' ' ')
     COMPREPLY=($(compgen -W "$options" -- "$cur"))
     return
   fi
