@@ -242,8 +242,6 @@ int bench(bench_options o) {
         s.json = o.json;
         s.floor = o.floor;
         s.cycles = o.ops;
-        s.connect = o.connect;
-        s.auth = o.creds.zookeeper;
         s.floor_path = unique_path(o, o.scenario + "-floor");
         return o.scenario == "waiters" ? bench_waiters(s) : bench_locks(s);
     }

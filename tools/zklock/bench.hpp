@@ -72,9 +72,7 @@ struct scale_bench_options {
     /// Session, `cycles` times each, so the line gives what pipelining gained.
     bool floor = true;
     int cycles = 2000;
-    std::string connect;          ///< the floors' server
-    std::vector<auth_entry> auth; ///< the floors' credentials
-    std::string floor_path;       ///< a path of the floors' own, like `path`
+    std::string floor_path;       ///< a path of the floors' own, like `path` (their server and credentials: `session`'s)
 };
 
 int bench_waiters(const scale_bench_options& options);

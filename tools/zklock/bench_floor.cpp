@@ -111,6 +111,21 @@ void open_handle(handle& h, loop_state& st, const std::string& connect, const st
         throw error(make_error_code(errc::timeout), "bench floor: could not connect to " + connect);
 }
 
+void on_dir_created(int rc, const char*, const Stat*, const void* d) {
+    note(static_cast<loop_state*>(const_cast<void*>(d)), rc == ZNODEEXISTS ? ZOK : rc);
+}
+
+void on_listed(int rc, const String_vector*, const void* d) {
+    note(static_cast<loop_state*>(const_cast<void*>(d)), rc);
+}
+
+// Drives the handle until every reply is in. Empty when all came back well;
+// otherwise the first failure's code, or a timeout's when `deadline` passed.
+std::error_code replies_failed(zhandle_t* zh, loop_state& st, clock_type::time_point deadline) {
+    if (drive(zh, st, [&] { return st.pending == 0; }, deadline) && st.failure == ZOK) return {};
+    return from_zookeeper(st.failure == ZOK ? ZOPERATIONTIMEOUT : st.failure);
+}
+
 // The lock directory (and its parents), as containers.
 void create_dir(zhandle_t* zh, loop_state& st, const std::string& dir, ACL_vector* acl) {
     std::string prefix;
@@ -118,15 +133,10 @@ void create_dir(zhandle_t* zh, loop_state& st, const std::string& dir, ACL_vecto
         if (at != dir.size() && dir[at] != '/') continue;
         prefix = dir.substr(0, at);
         ++st.pending;
-        zoo_acreate2(zh, prefix.c_str(), "", 0, acl, ZOO_CONTAINER,
-                     [](int rc, const char*, const Stat*, const void* d) {
-                         note(static_cast<loop_state*>(const_cast<void*>(d)), rc == ZNODEEXISTS ? ZOK : rc);
-                     },
-                     &st);
+        zoo_acreate2(zh, prefix.c_str(), "", 0, acl, ZOO_CONTAINER, on_dir_created, &st);
     }
-    if (!drive(zh, st, [&] { return st.pending == 0; }, clock_type::now() + std::chrono::seconds(30)) ||
-        st.failure != ZOK)
-        throw error(from_zookeeper(st.failure), "bench floor: could not create " + dir);
+    if (const auto ec = replies_failed(zh, st, clock_type::now() + std::chrono::seconds(30)))
+        throw error(ec, "bench floor: could not create " + dir);
 }
 
 // The ACL of the floors' nodes: creator-all once the handle has credentials.
@@ -158,9 +168,6 @@ floor_result run_floor(const floor_options& o) {
         if (rc == ZOK && name) s->created = name;
         note(s, rc);
     };
-    const auto listed = [](int rc, const String_vector*, const void* d) {
-        note(static_cast<loop_state*>(const_cast<void*>(d)), rc);
-    };
     const auto deleted = [](int rc, const void* d) {
         note(static_cast<loop_state*>(const_cast<void*>(d)), rc == ZNONODE ? ZOK : rc);
     };
@@ -174,9 +181,9 @@ floor_result run_floor(const floor_options& o) {
         }
         st.pending += 2;
         zoo_acreate2(h.zh, prefix.c_str(), "", 0, acl, ZOO_EPHEMERAL_SEQUENTIAL, created, &st);
-        zoo_aget_children(h.zh, o.dir.c_str(), 0, listed, &st);
-        if (!drive(h.zh, st, [&] { return st.pending == 0; }, t0 + std::chrono::seconds(30)) || st.failure != ZOK)
-            throw error(from_zookeeper(st.failure == ZOK ? ZOPERATIONTIMEOUT : st.failure), "bench floor: cycle failed");
+        zoo_aget_children(h.zh, o.dir.c_str(), 0, on_listed, &st);
+        if (const auto ec = replies_failed(h.zh, st, t0 + std::chrono::seconds(30)))
+            throw error(ec, "bench floor: cycle failed");
         previous = st.created;
         if (i >= o.warmup) r.samples_us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
         if (i + 1 == o.warmup) measured_from = clock_type::now();
@@ -319,22 +326,13 @@ void on_created(int rc, const char* name, const Stat*, const void* d) {
     note(l->st, rc);
 }
 
-void on_dir_created(int rc, const char*, const Stat*, const void* d) {
-    note(static_cast<loop_state*>(const_cast<void*>(d)), rc == ZNODEEXISTS ? ZOK : rc);
-}
-
-void on_listed(int rc, const String_vector*, const void* d) {
-    note(static_cast<loop_state*>(const_cast<void*>(d)), rc);
-}
-
 void on_deleted(int rc, const void* d) { note(static_cast<loop_state*>(const_cast<void*>(d)), rc); }
 
-// Waits for every reply of a phase; throws with `what` when one failed or time ran out.
+// Waits for every reply of a phase (a minute, and a millisecond per reply);
+// throws with `what` when one failed or time ran out.
 void finish_phase(zhandle_t* zh, loop_state& st, const char* what) {
     const auto deadline = clock_type::now() + std::chrono::seconds(60) + std::chrono::milliseconds(st.pending);
-    if (!drive(zh, st, [&] { return st.pending == 0; }, deadline) || st.failure != ZOK)
-        throw error(from_zookeeper(st.failure == ZOK ? ZOPERATIONTIMEOUT : st.failure),
-                    std::string("bench floor: ") + what + " failed");
+    if (const auto ec = replies_failed(zh, st, deadline)) throw error(ec, std::string("bench floor: ") + what + " failed");
 }
 
 }  // namespace

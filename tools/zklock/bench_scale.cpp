@@ -124,8 +124,8 @@ locks_baselines measure_baselines(const scale_bench_options& o, Session& session
     const int cycles = std::max(1, o.cycles);
     if (o.floor) {
         locks_floor_options fo;
-        fo.connect = o.connect;
-        fo.auth = o.auth;
+        fo.connect = o.session.connect;
+        fo.auth = o.session.auth;
         fo.dir = o.floor_path;
         fo.locks = std::max(1, o.locks);
         fo.ops = cycles;
