@@ -18,6 +18,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include <fcntl.h>
@@ -64,6 +65,20 @@ inline std::vector<contender> wait_for_contenders(Session& observer, const std::
         timeout))
         << queue.size() << " contenders, not " << n;
     return queue;
+}
+
+/// True when a wchp answer ("path\n\t0x..\n\t0x..\n") lists session
+/// `session_id` as a watcher of `node`.
+inline bool watches(const std::string& wchp, const std::string& node, std::int64_t session_id) {
+    std::ostringstream id;
+    id << "0x" << std::hex << static_cast<std::uint64_t>(session_id);
+    std::istringstream in(wchp);
+    bool inside = false;
+    for (std::string l; std::getline(in, l);) {
+        if (!l.empty() && l[0] == '/') inside = l == node;
+        else if (inside && l.find("0x") != std::string::npos && l.substr(l.find("0x")) == id.str()) return true;
+    }
+    return false;
 }
 
 /// Waits for a future with a deadline; fails the test when it does not become ready.
@@ -148,6 +163,9 @@ protected:
         testing::ZooKeeperServerOptions o;
         o.tick_time_ms = 100;
         o.max_session_timeout_ms = 4000;
+        // wchp shows which sessions watch which node (wait_for_watcher); a
+        // later line of zoo.cfg overrides the fixture's whitelist.
+        o.extra_config = {"4lw.commands.whitelist=ruok,srvr,mntr,stat,cons,wchp"};
         return o;
     }
 
@@ -187,6 +205,14 @@ protected:
         o.max_session_timeout_ms = static_cast<int>(max_session_timeout.count());
         server_ = std::make_unique<testing::ZooKeeperServer>(o);
         own_server_ = true;
+    }
+
+    /// Waits until `watcher`'s session watches `node` (a full path), as the
+    /// server's wchp lists it; fails the test when it does not within `timeout`.
+    void wait_for_watcher(const Session& watcher, const std::string& node, std::chrono::milliseconds timeout = 20s) {
+        EXPECT_TRUE(wait_until(
+            [&] { return watches(server_->four_letter_word("wchp", 5s), node, watcher.session_id()); }, timeout))
+            << "session " << watcher.session_id() << " does not watch " << node;
     }
 
     void check_no_nodes_left() {

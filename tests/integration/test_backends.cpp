@@ -113,25 +113,6 @@ std::optional<zklock::error> refusal(const std::string& backend, const BackendOp
 
 // --- the factory -------------------------------------------------------------------
 
-/// The sessions (0x...) listed under `path` in a wchp answer ("path\n\t0x..\n\t0x..\n").
-std::vector<std::string> watchers_of(const std::string& wchp, const std::string& path) {
-    std::vector<std::string> out;
-    std::istringstream in(wchp);
-    bool inside = false;
-    for (std::string l; std::getline(in, l);) {
-        if (!l.empty() && l[0] == '/') inside = l == path;
-        else if (inside && l.find("0x") != std::string::npos) out.push_back(l.substr(l.find("0x")));
-    }
-    return out;
-}
-
-std::string hex(std::int64_t id) {
-    std::ostringstream out;
-    out << "0x" << std::hex << static_cast<std::uint64_t>(id);
-    return out.str();
-}
-
-
 class Factory : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
@@ -164,10 +145,9 @@ protected:
                 }))
                 return false;
             const auto holder_node = dir + "/" + queue[0].node;
-            const auto waiter_session = hex(queue[1].owner_session);
             return wait_until([&] {
-                const auto w = watchers_of(servers_->zookeeper()->four_letter_word("wchp", 5s), holder_node);
-                return std::find(w.begin(), w.end(), waiter_session) != w.end();
+                return watches(servers_->zookeeper()->four_letter_word("wchp", 5s), holder_node,
+                               queue[1].owner_session);
             });
         }
         if (backend == "redis" || backend == "redlock") {

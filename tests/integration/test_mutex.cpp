@@ -24,6 +24,9 @@ protected:
         auto observer = connect();
         return list_contenders(*observer, path).size();
     }
+
+    std::uint64_t handoff_listings(Session& observer, std::vector<std::unique_ptr<Session>>& sessions,
+                                   const std::string& path, const MutexOptions& o);
 };
 
 TEST_F(MutexTest, UncontendedLockAndUnlock) {
@@ -134,6 +137,11 @@ TEST_F(MutexTest, GrantsFollowArrivalOrder) {
         ASSERT_TRUE(wait_until([&] { return mutexes.back()->queue_position().has_value(); }));
         EXPECT_EQ(mutexes.back()->queue_position(), static_cast<std::size_t>(i + 1));
     }
+    // Each waiter watches the one just ahead of it before the chain starts: a
+    // node already gone when its waiter asks to watch it is no wake-up.
+    for (int i = 0; i < waiters; ++i)
+        wait_for_watcher(*sessions[static_cast<std::size_t>(i)],
+                         i == 0 ? holder.node_path() : mutexes[static_cast<std::size_t>(i - 1)]->node_path());
     holder.unlock();
     auto f = all_granted.get_future();
     get_within(f, 15s);
@@ -141,18 +149,17 @@ TEST_F(MutexTest, GrantsFollowArrivalOrder) {
     for (auto& m : mutexes) EXPECT_EQ(m->stats().wakeups, 1u) << "woken more than once";
 }
 
-namespace {
 // A holder, then `first` behind it, a waiter that is cancelled, and `last`:
 // the cancelled waiter leaves without holding, so `last` lists again; then
 // the holder and `first` release in turn. Returns the listings `last` made
 // for its handoff from `first`, which was not the only node ahead of it at
 // its last listing (the holder was too).
-std::uint64_t handoff_listings(Session& observer,
-                                                        std::vector<std::unique_ptr<Session>>& sessions,
-                                                        const std::string& path, const MutexOptions& o) {
+std::uint64_t MutexTest::handoff_listings(Session& observer, std::vector<std::unique_ptr<Session>>& sessions,
+                                          const std::string& path, const MutexOptions& o) {
     Mutex holder(*sessions[0], path, o);
     holder.lock();
     Mutex first(*sessions[1], path, o), cancelled(*sessions[2], path, o), last(*sessions[3], path, o);
+    const Session& last_session = *sessions[3];
     auto first_granted = first.async_lock(boost::asio::use_future);
     wait_for_contenders(observer, path, 2, 20s);
     boost::asio::cancellation_signal cancel;
@@ -165,7 +172,10 @@ std::uint64_t handoff_listings(Session& observer,
         else if (p == 2 && queued.exchange(false)) relisted.set_value();
     });
     auto last_granted = last.async_lock(boost::asio::use_future);
-    wait_for_contenders(observer, path, 4, 20s);
+    const auto queue = wait_for_contenders(observer, path, 4, 20s);
+    // Its watch is set: the deletion below is a notification, not a node
+    // already gone when `last` asks to watch it.
+    wait_for_watcher(last_session, path + "/" + queue[2].node);
 
     // The waiter just ahead of `last` leaves without ever holding: that proves
     // nothing about the nodes ahead of it, so `last` lists again (its place
@@ -176,6 +186,7 @@ std::uint64_t handoff_listings(Session& observer,
     EXPECT_EQ(relisted_f.wait_for(20s), std::future_status::ready) << "the waiter behind the cancelled one did not list again";
     EXPECT_FALSE(last.is_held());
     const auto last_before = last.stats().attempts;
+    wait_for_watcher(last_session, first.node_path());
 
     holder.unlock();
     EXPECT_FALSE(get_within(first_granted));
@@ -188,7 +199,6 @@ std::uint64_t handoff_listings(Session& observer,
     EXPECT_EQ(last.stats().wakeups, 2u);  // the cancelled waiter's deletion, then `first`'s release
     return last.stats().attempts - last_before;
 }
-} // namespace
 
 TEST_F(MutexTest, AMarkedReleaseHandsOverWithoutAListingAndACancelledWaiterProvesNothing) {
     auto observer = connect();

@@ -336,6 +336,7 @@ TEST_F(RecipeTest, WriterQueuedBehindReadersIsServedBeforeLaterReaders) {
     auto rgrant = late.async_lock_shared(boost::asio::use_future);
     ASSERT_TRUE(wait_until([&] { return late.queue_position_shared() == 2u; }));
     EXPECT_FALSE(late.is_held_shared()) << "a reader overtook a queued writer";
+    wait_for_watcher(*c, writer.node_path());  // so the writer's release is a wake-up
     early.unlock_shared();
     EXPECT_FALSE(get_within(wgrant));
     EXPECT_TRUE(writer.is_held());
