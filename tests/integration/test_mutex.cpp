@@ -186,6 +186,7 @@ std::uint64_t MutexTest::handoff_listings(Session& observer, std::vector<std::un
     EXPECT_EQ(relisted_f.wait_for(20s), std::future_status::ready) << "the waiter behind the cancelled one did not list again";
     EXPECT_FALSE(last.is_held());
     const auto last_before = last.stats().attempts;
+    wait_for_watcher(*sessions[1], holder.node_path());
     wait_for_watcher(last_session, first.node_path());
 
     holder.unlock();
@@ -229,6 +230,7 @@ TEST_F(MutexTest, AReleaseWhoseNodeMayNotBeWrittenIsDeletedWithoutTheMark) {
     wait_for_contenders(*a, path, 2, 20s);
     auto last_granted = last.async_lock(boost::asio::use_future);
     wait_for_contenders(*a, path, 3, 20s);
+    wait_for_watcher(*c, first.node_path());  // `last` listed with two nodes ahead
     auto released = holder.async_unlock(boost::asio::use_future);
     EXPECT_FALSE(get_within(released)) << "the release failed";
     EXPECT_FALSE(get_within(first_granted));
