@@ -2,6 +2,7 @@
 
 #include "contender.hpp"
 #include "queue_listing.hpp"
+#include "detail/blocking_call.hpp"
 #include "detail/internal_access.hpp"
 
 #include <zklock/detail/limits.hpp>
@@ -131,17 +132,10 @@ queue_listing list_children(const std::shared_ptr<detail::session_impl>& session
         ec = check.error;
         return {};
     }
-    if (session->on_session_thread()) {
-        ec = make_error_code(errc::would_deadlock);
-        return {};
-    }
-    std::promise<std::pair<std::error_code, queue_listing>> result;
-    auto f = result.get_future();
-    detail::list_queue_async(session, path, {}, true,
-                             [&result](std::error_code e, queue_listing out) { result.set_value({e, std::move(out)}); });
-    auto [e, out] = f.get();
+    auto [e, out] = detail::wait_for_completion<queue_listing>(
+        session->on_session_thread(), [&](auto done) { detail::list_queue_async(session, path, {}, true, done); });
     ec = e;
-    return out;
+    return std::move(out);
 }
 
 } // namespace

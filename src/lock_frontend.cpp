@@ -1,5 +1,6 @@
 #include "lock_frontend.hpp"
 
+#include "detail/blocking_call.hpp"
 #include "session_impl.hpp"
 
 #include <future>
@@ -38,14 +39,8 @@ void try_once_if_passed(std::optional<time_point>& deadline, bool& no_wait) {
 
 bool acquire_blocking(lock_backend& backend, std::optional<time_point> deadline, bool no_wait, std::error_code& ec) {
     try_once_if_passed(deadline, no_wait);
-    if (backend.on_backend_thread()) {
-        ec = make_error_code(errc::would_deadlock);
-        return false;
-    }
-    std::promise<std::pair<std::error_code, bool>> p;
-    auto f = p.get_future();
-    backend.acquire(deadline, no_wait, {}, [&p](std::error_code e, bool acquired) { p.set_value({e, acquired}); });
-    const auto [e, acquired] = f.get();
+    const auto [e, acquired] = detail::wait_for_completion<bool>(
+        backend.on_backend_thread(), [&](auto done) { backend.acquire(deadline, no_wait, {}, done); });
     ec = e;
     return acquired;
 }

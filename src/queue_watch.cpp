@@ -1,6 +1,7 @@
 #include <zklock/queue_watch.hpp>
 
 #include "detail/async_support.hpp"
+#include "detail/blocking_call.hpp"
 #include "detail/internal_access.hpp"
 #include "queue_listing.hpp"
 #include "session_impl.hpp"
@@ -119,14 +120,8 @@ void QueueWatch::async_next_impl(detail::listing_handler handler) {
 }
 
 queue_listing QueueWatch::next(std::error_code& ec) {
-    if (state_->session->on_session_thread()) {
-        ec = make_error_code(errc::would_deadlock);
-        return {};
-    }
-    std::promise<std::pair<std::error_code, queue_listing>> result;
-    auto f = result.get_future();
-    async_next_impl([&result](std::error_code e, queue_listing out) { result.set_value({e, std::move(out)}); });
-    auto [e, out] = f.get();
+    auto [e, out] = detail::wait_for_completion<queue_listing>(state_->session->on_session_thread(),
+                                                               [&](auto done) { async_next_impl(done); });
     ec = e;
     return std::move(out);
 }

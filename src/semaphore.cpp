@@ -1,5 +1,6 @@
 #include <zklock/semaphore.hpp>
 
+#include "detail/blocking_call.hpp"
 #include "detail/internal_access.hpp"
 #include "session_impl.hpp"
 
@@ -152,18 +153,18 @@ std::optional<std::size_t> stored_permits(Session& session, const std::string& p
         return std::nullopt;
     }
     const auto impl = detail::internal_access::session(session);
-    if (impl->on_session_thread()) {
-        ec = make_error_code(errc::would_deadlock);
+    const auto [refused, rc, data] =
+        detail::wait_for_completion<int, std::string>(impl->on_session_thread(), [&](auto done) {
+            impl->post([impl, path, done] {
+                impl->get_data(path, {}, [done](int rc, std::string data, const detail::node_stat&) {
+                    done({}, rc, std::move(data));
+                });
+            });
+        });
+    if (refused) {
+        ec = refused;
         return std::nullopt;
     }
-    std::promise<std::pair<int, std::string>> read;
-    auto answer = read.get_future();
-    impl->post([impl, path, &read] {
-        impl->get_data(path, {}, [&read](int rc, std::string data, const detail::node_stat&) {
-            read.set_value({rc, std::move(data)});
-        });
-    });
-    const auto [rc, data] = answer.get();
     if (rc == ZNONODE) return std::nullopt;
     if (rc != ZOK) {
         ec = detail::reply_error(rc);

@@ -1,5 +1,6 @@
 // The public Session (session.hpp) over session_impl: construction on an
 // executor or a thread of its own, connect, close, subscriptions.
+#include "detail/blocking_call.hpp"
 #include "session_impl.hpp"
 
 #include <zklock/detail/client_log.hpp>
@@ -100,14 +101,8 @@ void Session::async_connect_impl(asio::any_completion_handler<void(std::error_co
 }
 
 void Session::connect(std::error_code& ec) {
-    if (impl_->on_session_thread()) {
-        ec = make_error_code(errc::would_deadlock);
-        return;
-    }
-    std::promise<std::error_code> p;
-    auto f = p.get_future();
-    async_connect_impl([&p](std::error_code e) { p.set_value(e); });
-    ec = f.get();
+    ec = std::get<0>(
+        detail::wait_for_completion<>(impl_->on_session_thread(), [&](auto done) { async_connect_impl(done); }));
 }
 
 void Session::connect() {

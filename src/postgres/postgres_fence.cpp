@@ -1,6 +1,7 @@
 #include <zklock/postgres/postgres_fence.hpp>
 
 #include "../detail/async_support.hpp"
+#include "../detail/blocking_call.hpp"
 #include "pg_connection.hpp"
 #include "zklock_fence_sql.hpp"
 
@@ -212,13 +213,9 @@ namespace {
 
 // Runs `start(callback)` on the strand and waits for the callback's values.
 template <class... R, class Start> std::tuple<std::error_code, R...> wait_for(postgres_fence_state& s, Start start) {
-    if (s.on_thread()) return {make_error_code(errc::would_deadlock), R{}...};
-    std::promise<std::tuple<std::error_code, R...>> p;
-    auto f = p.get_future();
-    s.post([&p, start = std::move(start)](postgres_fence_state& st) mutable {
-        start(st, [&p](std::error_code ec, R... r) { p.set_value({ec, std::move(r)...}); });
+    return wait_for_completion<R...>(s.on_thread(), [&](auto done) {
+        s.post([done, start = std::move(start)](postgres_fence_state& st) mutable { start(st, done); });
     });
-    return f.get();
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 #include <zklock/redis/redis_fence.hpp>
 
 #include "../detail/async_support.hpp"
+#include "../detail/blocking_call.hpp"
 #include "connection.hpp"
 
 #include <boost/asio/post.hpp>
@@ -181,13 +182,9 @@ struct redis_fence_state : std::enable_shared_from_this<redis_fence_state> {
 namespace {
 
 template <class... R, class Start> std::tuple<std::error_code, R...> wait_for(redis_fence_state& s, Start start) {
-    if (s.on_thread()) return {make_error_code(errc::would_deadlock), R{}...};
-    std::promise<std::tuple<std::error_code, R...>> p;
-    auto f = p.get_future();
-    s.post([&p, start = std::move(start)](redis_fence_state& st) mutable {
-        start(st, [&p](std::error_code ec, R... r) { p.set_value({ec, std::move(r)...}); });
+    return wait_for_completion<R...>(s.on_thread(), [&](auto done) {
+        s.post([done, start = std::move(start)](redis_fence_state& st) mutable { start(st, done); });
     });
-    return f.get();
 }
 
 } // namespace

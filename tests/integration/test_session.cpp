@@ -1,5 +1,8 @@
 #include "support.hpp"
 
+#include <zklock/queue_watch.hpp>
+#include <zklock/semaphore.hpp>
+
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/process.hpp>
 
@@ -107,6 +110,40 @@ TEST_F(SessionTest, RunsOnTheCallersExecutor) {
     EXPECT_FALSE(*result) << result->message();
     EXPECT_EQ(nested, errc::would_deadlock);
     s.close();  // runs when the executor next runs
+    const auto closing = std::chrono::steady_clock::now() + 10s;
+    while (s.state() != session_state::closed && std::chrono::steady_clock::now() < closing) ioc.run_one_for(100ms);
+    EXPECT_EQ(s.state(), session_state::closed);
+}
+
+TEST_F(SessionTest, EveryBlockingCallOnTheSessionsThreadIsRefused) {
+    boost::asio::io_context ioc;
+    Session s(ioc.get_executor(), options());
+    const auto path = lock_path();
+    std::optional<std::error_code> connected;
+    std::error_code listed, watched, read_permits, locked;
+    s.async_connect([&](std::error_code ec) {
+        connected = ec;
+        // Each would wait for a reply only this thread can deliver.
+        list_contenders(s, path, listed);
+        QueueWatch watch(s, path);
+        watch.next(watched);
+        stored_permits(s, path, read_permits);
+        Mutex m(s, path);
+        try {
+            m.lock();
+        } catch (const error& e) {
+            locked = e.code();
+        }
+    });
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!connected && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(100ms);
+    ASSERT_TRUE(connected.has_value());
+    EXPECT_FALSE(*connected) << connected->message();
+    EXPECT_EQ(listed, errc::would_deadlock);
+    EXPECT_EQ(watched, errc::would_deadlock);
+    EXPECT_EQ(read_permits, errc::would_deadlock);
+    EXPECT_EQ(locked, errc::would_deadlock);
+    s.close();
     const auto closing = std::chrono::steady_clock::now() + 10s;
     while (s.state() != session_state::closed && std::chrono::steady_clock::now() < closing) ioc.run_one_for(100ms);
     EXPECT_EQ(s.state(), session_state::closed);
