@@ -31,9 +31,4 @@ inline const std::vector<std::string> kazoo_reader_sees_zklock{"--extra-lock-pat
 inline const std::vector<std::string> kazoo_writer_sees_zklock{
     "--extra-lock-pattern=-write-", "--extra-lock-pattern=-read-", "--extra-lock-pattern=-lock-"};
 
-inline std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
 } // namespace zklock::test

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -38,6 +39,12 @@ inline std::string read_file(const std::filesystem::path& p) {
     for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
     ::close(fd);
     return out;
+}
+
+/// `a` followed by `b` (command lines).
+inline std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
 }
 
 /// Polls `pred` until it holds or `timeout` passes; returns the last value.

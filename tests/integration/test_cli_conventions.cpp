@@ -22,6 +22,20 @@ using namespace zklock::test::cli;
 
 namespace {
 
+// One short run of each kind of `zklock bench` that connects to ZooKeeper:
+// each scenario, the recipes with code of their own, the zookeeper backend.
+std::vector<std::vector<std::string>> every_bench_scenario() {
+    return {
+        {"--scenario", "uncontended", "--no-floor"},
+        {"--scenario", "multi", "--clients", "2"},
+        {"--recipe", "election", "--clients", "2"},
+        {"--recipe", "semaphore", "--clients", "2"},
+        {"--scenario", "locks", "--locks", "1"},
+        {"--scenario", "waiters", "--waiters", "2", "--sessions", "1"},
+        {"--backend", "zookeeper", "--scenario", "uncontended"},
+    };
+}
+
 class CliConventionsTest : public CliTest {};
 
 // --- no server ---------------------------------------------------------------------
@@ -101,19 +115,10 @@ TEST(CliConnectTest, EveryBenchScenarioCallsARefusedServerSo) {
     const auto refused = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
     const std::vector<std::string> common{"bench", "-c", refused, "--connect-timeout", "300ms", "--warmup", "0",
                                           "--ops", "5"};
-    const std::vector<std::vector<std::string>> runs{
-        {"--scenario", "uncontended", "--no-floor"},
-        {"--scenario", "multi", "--clients", "2"},
-        {"--scenario", "waiters", "--waiters", "2", "--sessions", "1"},
-        {"--scenario", "locks", "--locks", "1"},
-        {"--recipe", "election", "--clients", "2"},
-        {"--backend", "zookeeper", "--scenario", "uncontended"},
-    };
+    const auto runs = every_bench_scenario();
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const auto name = "bench" + std::to_string(i);
-        auto args = common;
-        args.insert(args.end(), runs[i].begin(), runs[i].end());
-        auto p = cli.start(args, name);
+        auto p = cli.start(plus(common, runs[i]), name);
         EXPECT_EQ(exit_code(p), 69) << cli.output(name);
         EXPECT_TRUE(contains(cli.output(name), "within 300 ms: " + refused + ": connection refused")) << cli.output(name);
         EXPECT_FALSE(contains(cli.output(name), "deadline passed")) << cli.output(name);
@@ -264,15 +269,7 @@ TEST_F(CliConventionsTest, BenchNamesAMissingChrootInEveryScenario) {
     const std::string chroot = "/no-such-chroot";
     const std::vector<std::string> common{"bench", "-c", server_->connect_string() + chroot, "--warmup", "0",
                                           "--ops", "5"};
-    const std::vector<std::vector<std::string>> runs{
-        {"--scenario", "uncontended", "--no-floor"},
-        {"--scenario", "multi", "--clients", "2"},
-        {"--recipe", "election", "--clients", "2"},
-        {"--recipe", "semaphore", "--clients", "2"},
-        {"--scenario", "locks", "--locks", "1"},
-        {"--scenario", "waiters", "--waiters", "2", "--sessions", "1"},
-        {"--backend", "zookeeper", "--scenario", "uncontended"},
-    };
+    const auto runs = every_bench_scenario();
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const auto name = "bench" + std::to_string(i);
         auto p = cli_.start(plus(common, runs[i]), name);

@@ -113,10 +113,6 @@ protected:
         args.push_back("--");
         return args;
     }
-    static std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
-        a.insert(a.end(), b.begin(), b.end());
-        return a;
-    }
     std::size_t queue_length(const std::string& path) {
         auto observer = connect();
         return list_contenders(*observer, path).size();

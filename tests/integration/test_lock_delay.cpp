@@ -46,6 +46,7 @@ TEST_F(LockDelayTest, ACleanReleaseHandsOverWithoutTheDelay) {
     Mutex waiter(*s2, path, delayed(forever));
     auto granted = waiter.async_lock(boost::asio::use_future);
     wait_for_contenders(*observer, path, 2, 10s);
+    wait_for_watcher(*s2, first.node_path());  // the waiter listed with the holder ahead of it
     first.unlock();
     EXPECT_FALSE(get_within(granted)) << "the waiter was handed the lock cleanly";
     // The record keeps the directory's data apart from it, and a newcomer to
@@ -159,6 +160,7 @@ TEST_F(LockDelayTest, ALockSetHandsOverCleanlyAndItsLossDelaysTheNextHolder) {
     MultiMutex second(*s2, paths, o);
     auto granted = second.async_lock(boost::asio::use_future);
     wait_for_contenders(*observer, paths[1], 2, 10s);
+    for (const auto& node : first.node_paths()) wait_for_watcher(*s2, node);  // listed with `first` ahead in both
     first.unlock();
     EXPECT_FALSE(get_within(granted)) << "the set was handed over cleanly in both queues";
 
