@@ -116,6 +116,24 @@ TEST_F(CliBenchScaleTest, OneSessionHoldsManyLocksAtOnce) {
         EXPECT_GT(j.value(key, 0.0), 0.0) << key << ": " << j.dump();
     EXPECT_NEAR(j.at("gain").get<double>(),
                 j.at("cycles_per_s").get<double>() / j.at("single_lock_cycles_per_s").get<double>(), 1e-6);
+    EXPECT_EQ(j.at("taken_on"), "bench thread");
+}
+
+// --on-session makes, takes and releases the locks in a handler on the
+// Session's executor (the bench reports the thread they were taken on).
+TEST_F(CliBenchScaleTest, LocksCanBeTakenOnTheSessionsExecutor) {
+    Cli cli;
+    auto p = cli.start({"bench", "-c", server_->connect_string(), "--scenario", "locks", "--locks", "100", "--warmup",
+                        "0", "--ops", "5", "--no-floor", "--on-session", "--json"},
+                       "bench");
+    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
+    const auto j = json_line(cli.output("bench"));
+    ASSERT_TRUE(j.is_object()) << cli.output("bench");
+    EXPECT_EQ(j.at("locks"), 100);
+    EXPECT_EQ(j.at("errors"), 0);
+    EXPECT_EQ(j.at("taken_on"), "session executor");
+    EXPECT_GT(j.value("acquires_per_s", 0.0), 0.0) << j.dump();
+    EXPECT_GT(j.value("releases_per_s", 0.0), 0.0) << j.dump();
 }
 
 }  // namespace

@@ -239,6 +239,7 @@ int bench(bench_options o) {
         s.waiters = o.waiters;
         s.sessions = o.sessions;
         s.locks = o.locks;
+        s.on_session = o.on_session;
         s.json = o.json;
         s.floor = o.floor;
         s.cycles = o.ops;
@@ -558,6 +559,9 @@ void add_bench(CLI::App& app, int& exit_code) {
     cmd->add_option("--locks", o->locks, "--scenario locks: locks held at once through one Session")
         ->check(CLI::Range(1, 10000000))
         ->capture_default_str();
+    cmd->add_flag("--on-session", o->on_session,
+                  "--scenario locks: make, take and release the locks in a handler on the Session's executor (as an "
+                  "Asio program running there would) instead of from the bench's own thread");
     cmd->add_option("--path", o->path, "parent of the bench's lock paths")->capture_default_str();
     cmd->add_option("--warmup", o->warmup, "unmeasured acquire/release cycles that warm the server up first")
         ->check(CLI::Range(0, 10000000))

@@ -66,6 +66,9 @@ struct scale_bench_options {
     int waiters = 1000; ///< waiters on the one lock
     int sessions = 20;  ///< sessions the waiters are spread over
     int locks = 10000;  ///< locks held at once through one Session
+    /// locks: made, taken and released in a handler on the Session's executor
+    /// (as an Asio program running there would) instead of from the bench's thread.
+    bool on_session = false;
     bool json = false;
     /// locks: the C client's floors beside (bench_floor.hpp: the same burst,
     /// and one lock's cycle), and zklock's own one-lock cycle through the same

@@ -21,17 +21,21 @@
 
 #include <zklock/mutex.hpp>
 
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -244,6 +248,25 @@ int bench_waiters(const scale_bench_options& o) {
     return out_of_order == 0 ? 0 : 1;
 }
 
+namespace {
+
+// Runs `work` on the bench's thread or, with `on_session`, in a handler on
+// the Session's executor, waiting for it there; returns the thread it ran on.
+template <class Work> std::thread::id run_on(bool on_session, Session& session, Work work) {
+    if (!on_session) {
+        work();
+        return std::this_thread::get_id();
+    }
+    std::promise<std::thread::id> ran;
+    boost::asio::post(session.get_executor(), [&] {
+        work();
+        ran.set_value(std::this_thread::get_id());
+    });
+    return ran.get_future().get();
+}
+
+} // namespace
+
 int bench_locks(const scale_bench_options& o) {
     const int n = std::max(1, o.locks);
     auto sessions = open_sessions(o.session, 1);
@@ -263,24 +286,28 @@ int bench_locks(const scale_bench_options& o) {
     };
 
     const auto acquire_start = clock_type::now();
-    for (int i = 0; i < n; ++i) {
-        locks.push_back(std::make_unique<Mutex>(session, o.path + "/lock-" + std::to_string(i), o.mutex));
-        locks.back()->async_lock([&](std::error_code ec) {
-            note(ec);
-            granted.add();
-        });
-    }
+    const auto taken_by = run_on(o.on_session, session, [&] {
+        for (int i = 0; i < n; ++i) {
+            locks.push_back(std::make_unique<Mutex>(session, o.path + "/lock-" + std::to_string(i), o.mutex));
+            locks.back()->async_lock([&](std::error_code ec) {
+                note(ec);
+                granted.add();
+            });
+        }
+    });
     granted.wait_for(static_cast<std::size_t>(n));
     const double acquire_s = seconds_since(acquire_start);
     const auto rss_held = resident_bytes();
     const auto heap_held = heap_in_use();
 
     const auto release_start = clock_type::now();
-    for (auto& l : locks)
-        l->async_unlock([&](std::error_code ec) {
-            note(ec);
-            released.add();
-        });
+    run_on(o.on_session, session, [&] {
+        for (auto& l : locks)
+            l->async_unlock([&](std::error_code ec) {
+                note(ec);
+                released.add();
+            });
+    });
     released.wait_for(static_cast<std::size_t>(n));
     const double release_s = seconds_since(release_start);
 
@@ -289,6 +316,9 @@ int bench_locks(const scale_bench_options& o) {
     j["scenario"] = "locks";
     j["locks"] = n;
     j["sessions"] = 1;
+    // Where the locks were made and taken: the glibc arena their allocations
+    // come from, which sets the RSS (docs/benchmarks.md).
+    j["taken_on"] = taken_by == std::this_thread::get_id() ? "bench thread" : "session executor";
     j["acquire_all_s"] = acquire_s;
     j["acquires_per_s"] = n / acquire_s;
     j["release_all_s"] = release_s;

@@ -43,6 +43,7 @@ struct bench_options {
     int waiters = 1000;                 ///< --scenario waiters
     int sessions = 20;                  ///< --scenario waiters
     int locks = 10000;                  ///< --scenario locks
+    bool on_session = false;            ///< --scenario locks: taken in a handler on the Session's executor
     std::string path = "/zklock-bench";
     std::vector<std::string> server_config;
     int warmup = 20000;
