@@ -259,8 +259,12 @@ template <class Work> std::thread::id run_on(bool on_session, Session& session, 
     }
     std::promise<std::thread::id> ran;
     boost::asio::post(session.get_executor(), [&] {
-        work();
-        ran.set_value(std::this_thread::get_id());
+        try {
+            work();
+            ran.set_value(std::this_thread::get_id());
+        } catch (...) {
+            ran.set_exception(std::current_exception());  // thrown again on the bench's thread, as without --on-session
+        }
     });
     return ran.get_future().get();
 }
