@@ -158,6 +158,33 @@ void add_baselines(const scale_bench_options& o, const locks_baselines& b, nlohm
     j["cycles_per_s_vs_floor"] = j["cycles_per_s"].get<double>() / floor_cycles;
 }
 
+// Runs `work` on the bench's thread or, with `on_session`, in a handler on
+// the Session's executor, waiting for it there; returns the thread it ran on.
+template <class Work> std::thread::id run_on(bool on_session, Session& session, Work work) {
+    if (!on_session) {
+        work();
+        return std::this_thread::get_id();
+    }
+    std::promise<std::thread::id> ran;
+    boost::asio::post(session.get_executor(), [&] {
+        try {
+            work();
+            ran.set_value(std::this_thread::get_id());
+        } catch (...) {
+            ran.set_exception(std::current_exception());  // thrown again on the bench's thread, as without --on-session
+        }
+    });
+    return ran.get_future().get();
+}
+
+// Says how many of the run's `what`s failed and why the first did; returns
+// the exit status that reason maps to.
+int report_errors(const std::vector<std::error_code>& errors, const char* what, const std::string& connect) {
+    std::cerr << "zklock bench: " << cli::counted(static_cast<long long>(errors.size()), what) << " failed, e.g. "
+              << failure_text(errors.front(), connect) << "\n";
+    return exit_status_for(errors.front());
+}
+
 } // namespace
 
 int bench_waiters(const scale_bench_options& o) {
@@ -240,36 +267,9 @@ int bench_waiters(const scale_bench_options& o) {
     j["grants_out_of_fifo_order"] = out_of_order;
     j["errors"] = errors.size();
     print_result(j, o.json);
-    if (!errors.empty()) {
-        std::cerr << "zklock bench: " << cli::counted(static_cast<long long>(errors.size()), "acquire")
-                  << " failed, e.g. " << failure_text(errors.front(), o.session.connect) << "\n";
-        return exit_status_for(errors.front());
-    }
+    if (!errors.empty()) return report_errors(errors, "acquire", o.session.connect);
     return out_of_order == 0 ? 0 : 1;
 }
-
-namespace {
-
-// Runs `work` on the bench's thread or, with `on_session`, in a handler on
-// the Session's executor, waiting for it there; returns the thread it ran on.
-template <class Work> std::thread::id run_on(bool on_session, Session& session, Work work) {
-    if (!on_session) {
-        work();
-        return std::this_thread::get_id();
-    }
-    std::promise<std::thread::id> ran;
-    boost::asio::post(session.get_executor(), [&] {
-        try {
-            work();
-            ran.set_value(std::this_thread::get_id());
-        } catch (...) {
-            ran.set_exception(std::current_exception());  // thrown again on the bench's thread, as without --on-session
-        }
-    });
-    return ran.get_future().get();
-}
-
-} // namespace
 
 int bench_locks(const scale_bench_options& o) {
     const int n = std::max(1, o.locks);
@@ -334,11 +334,7 @@ int bench_locks(const scale_bench_options& o) {
     j["errors"] = errors.size();
     add_baselines(o, baselines, j);
     print_result(j, o.json);
-    if (!errors.empty()) {
-        std::cerr << "zklock bench: " << cli::counted(static_cast<long long>(errors.size()), "operation")
-                  << " failed, e.g. " << failure_text(errors.front(), o.session.connect) << "\n";
-        return exit_status_for(errors.front());
-    }
+    if (!errors.empty()) return report_errors(errors, "operation", o.session.connect);
     return 0;
 }
 
