@@ -9,6 +9,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <set>
@@ -559,6 +560,12 @@ TEST_F(RecipeTest, FiveParticipantsUnderLeaderExpiryNeverShareAnEpoch) {
             EXPECT_GT(info->epoch, current->epoch);
         }
         current = info;
+        // The observer sees the new leader's node first in line before that
+        // participant learns it leads: expire it only once its term has begun.
+        ASSERT_TRUE(wait_until([&] {
+            std::lock_guard lk(res.m);
+            return std::find(res.term_epochs.begin(), res.term_epochs.end(), info->epoch) != res.term_epochs.end();
+        })) << info->participant_id << " did not begin its term";
         const int idx = std::stoi(info->participant_id.substr(1));
         zklock::testing::expire_session(*sessions[static_cast<std::size_t>(idx)]);
     }
