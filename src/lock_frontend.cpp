@@ -10,20 +10,23 @@ namespace asio = boost::asio;
 
 namespace {
 // Moves a user's completion handler into a callback the backend calls on its
-// own thread, which posts the handler to its associated executor.
+// own thread, which posts the handler to its associated executor. The handler
+// and its work guard share one allocation; the callback holds a pointer to it.
 // While the operation is pending, the handler's executor has outstanding work
 // (as every Asio operation gives it): a user's io_context that runs only this
 // handler does not return from run() before the handler has run.
-template <class... Args, class Handler>
-std::function<void(Args...)> post_to(Handler handler, const asio::any_io_executor& fallback) {
+template <class... Args, class Handler> auto post_to(Handler handler, const asio::any_io_executor& fallback) {
     using work_type = decltype(asio::prefer(asio::get_associated_executor(handler, fallback),
                                             asio::execution::outstanding_work.tracked));
-    auto work = std::make_shared<work_type>(
-        asio::prefer(asio::get_associated_executor(handler, fallback), asio::execution::outstanding_work.tracked));
-    auto shared = std::make_shared<Handler>(std::move(handler));
-    return [shared, fallback, work](Args... args) {
-        post_completion(std::move(*shared), fallback, args...);  // which keeps the work until the handler ran
-        *work = work_type();
+    struct pending {
+        Handler handler;
+        work_type work;
+    };
+    auto work = asio::prefer(asio::get_associated_executor(handler, fallback), asio::execution::outstanding_work.tracked);
+    auto p = std::make_shared<pending>(pending{std::move(handler), std::move(work)});
+    return [p, fallback](Args... args) {
+        post_completion(std::move(p->handler), fallback, args...);  // which keeps the work until the handler ran
+        p->work = work_type();
     };
 }
 
@@ -54,8 +57,10 @@ void async_acquire(lock_backend& backend, std::optional<time_point> deadline, bo
 
 void async_lock(lock_backend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
-    auto done = post_to<std::error_code>(std::move(handler), backend.executor());
-    backend.acquire(std::nullopt, false, slot, [done](std::error_code e, bool) { done(e); });
+    backend.acquire(std::nullopt, false, slot,
+                    [done = post_to<std::error_code>(std::move(handler), backend.executor())](std::error_code e, bool) {
+                        done(e);
+                    });
 }
 
 void async_release(lock_backend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
