@@ -19,11 +19,11 @@ template <class... Args, class Handler> auto post_to(Handler handler, const asio
     using work_type = decltype(asio::prefer(asio::get_associated_executor(handler, fallback),
                                             asio::execution::outstanding_work.tracked));
     struct pending {
+        work_type work;  // declared first, so a handler never called is destroyed while its executor has work
         Handler handler;
-        work_type work;
     };
     auto work = asio::prefer(asio::get_associated_executor(handler, fallback), asio::execution::outstanding_work.tracked);
-    auto p = std::make_shared<pending>(pending{std::move(handler), std::move(work)});
+    auto p = std::make_shared<pending>(pending{std::move(work), std::move(handler)});
     return [p, fallback](Args... args) {
         post_completion(std::move(p->handler), fallback, args...);  // which keeps the work until the handler ran
         p->work = work_type();

@@ -74,16 +74,23 @@ inline std::vector<contender> wait_for_contenders(Session& observer, const std::
     return queue;
 }
 
+/// A session id as ZooKeeper and the C client print it: "0x" and lowercase
+/// hex digits, no leading zeros.
+inline std::string hex(std::int64_t id) {
+    std::ostringstream out;
+    out << "0x" << std::hex << static_cast<std::uint64_t>(id);
+    return out.str();
+}
+
 /// True when a wchp answer ("path\n\t0x..\n\t0x..\n") lists session
 /// `session_id` as a watcher of `node`.
 inline bool watches(const std::string& wchp, const std::string& node, std::int64_t session_id) {
-    std::ostringstream id;
-    id << "0x" << std::hex << static_cast<std::uint64_t>(session_id);
+    const auto id = hex(session_id);
     std::istringstream in(wchp);
     bool inside = false;
     for (std::string l; std::getline(in, l);) {
         if (!l.empty() && l[0] == '/') inside = l == node;
-        else if (inside && l.find("0x") != std::string::npos && l.substr(l.find("0x")) == id.str()) return true;
+        else if (inside && l.find("0x") != std::string::npos && l.substr(l.find("0x")) == id) return true;
     }
     return false;
 }

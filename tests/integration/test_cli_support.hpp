@@ -59,12 +59,6 @@ inline std::vector<std::string> complete_lines(const std::filesystem::path& p) {
     return out;
 }
 
-inline std::string hex(std::int64_t id) {
-    std::ostringstream out;
-    out << "0x" << std::hex << static_cast<std::uint64_t>(id);
-    return out.str();
-}
-
 inline std::string node_name(const std::string& node_path) { return node_path.substr(node_path.rfind('/') + 1); }
 
 // Runs the built `zklock` binary; each run's stdout and stderr go to <name>.out in a temp dir.

@@ -115,7 +115,7 @@ TEST_F(SessionTest, RunsOnTheCallersExecutor) {
     EXPECT_EQ(s.state(), session_state::closed);
 }
 
-TEST_F(SessionTest, EveryBlockingCallOnTheSessionsThreadIsRefused) {
+TEST_F(SessionTest, BlockingQueriesAndLockOnTheSessionsThreadAreRefused) {
     boost::asio::io_context ioc;
     Session s(ioc.get_executor(), options());
     const auto path = lock_path();

@@ -20,12 +20,6 @@ namespace {
 
 using collected = collected_log;
 
-std::string hex(std::int64_t id) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(id));
-    return buf;
-}
-
 class SessionLogTest : public ServerTest {
 protected:
     std::unique_ptr<Session> connect_with(log_sink sink) {

@@ -273,13 +273,8 @@ int bench_waiters(const scale_bench_options& o) {
 
 int bench_locks(const scale_bench_options& o) {
     const int n = std::max(1, o.locks);
-    auto sessions = open_sessions(o.session, 1);
-    auto& session = *sessions.front();
-    const auto baselines = measure_baselines(o, session);
-    const auto rss_before = resident_bytes();
-    const auto heap_before = heap_in_use();
-    std::vector<std::unique_ptr<Mutex>> locks;
-    locks.reserve(static_cast<std::size_t>(n));
+    // What the completions use outlives the Session, whose end runs the ones
+    // still queued, also when the bench leaves early by an exception.
     tally granted, released;
     std::mutex m;
     std::vector<std::error_code> errors;
@@ -288,6 +283,13 @@ int bench_locks(const scale_bench_options& o) {
         std::lock_guard lk(m);
         errors.push_back(ec);
     };
+    auto sessions = open_sessions(o.session, 1);
+    auto& session = *sessions.front();
+    const auto baselines = measure_baselines(o, session);
+    const auto rss_before = resident_bytes();
+    const auto heap_before = heap_in_use();
+    std::vector<std::unique_ptr<Mutex>> locks;
+    locks.reserve(static_cast<std::size_t>(n));
 
     const auto acquire_start = clock_type::now();
     const auto taken_by = run_on(o.on_session, session, [&] {
