@@ -13,7 +13,6 @@ using namespace zklock::test::cli;
 namespace {
 
 class CliBenchMixedTest : public CliTest {};
-class CliBenchScaleTest : public CliTest {};
 
 // The one JSON line of a bench run (its notes on stderr are plain text).
 nlohmann::json json_line(const std::string& out) {
@@ -23,6 +22,21 @@ nlohmann::json json_line(const std::string& out) {
         if (line.starts_with("{")) j = nlohmann::json::parse(line);
     return j;
 }
+
+class CliBenchScaleTest : public CliTest {
+protected:
+    /// Runs `zklock bench -c SERVER ARGS --json`; returns its JSON line, or
+    /// null when it failed or printed none (the test fails then, with its output).
+    nlohmann::json bench_json(const std::vector<std::string>& args) {
+        Cli cli;
+        auto p = cli.start(plus(plus({"bench", "-c", server_->connect_string()}, args), {"--json"}), "bench");
+        const int code = exit_code(p, 300s);
+        EXPECT_EQ(code, 0) << cli.output("bench");
+        const auto j = json_line(cli.output("bench"));
+        EXPECT_TRUE(j.is_object()) << cli.output("bench");
+        return code == 0 && j.is_object() ? j : nlohmann::json{};
+    }
+};
 
 TEST_F(CliBenchMixedTest, EveryKindTakesTurnsAndNoZklockHoldOverlapsAnother) {
     Cli cli;
@@ -83,13 +97,8 @@ TEST_F(CliBenchMixedTest, KazooRunsEachMutexScenarioBesideZklock) {
 // names (zklock's are 55 bytes: "_c_" + a 36-character UUID + "-lock-" + ten
 // digits) with their 4-byte lengths.
 TEST_F(CliBenchScaleTest, WaitersAreQueuedThenGrantedInFifoOrder) {
-    Cli cli;
-    auto p = cli.start({"bench", "-c", server_->connect_string(), "--scenario", "waiters", "--waiters", "60",
-                        "--sessions", "4", "--warmup", "0", "--json"},
-                       "bench");
-    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
-    const auto j = json_line(cli.output("bench"));
-    ASSERT_TRUE(j.is_object()) << cli.output("bench");
+    const auto j = bench_json({"--scenario", "waiters", "--waiters", "60", "--sessions", "4", "--warmup", "0"});
+    ASSERT_TRUE(j.is_object());
     EXPECT_EQ(j.at("waiters"), 60);
     EXPECT_EQ(j.at("sessions"), 4);
     EXPECT_EQ(j.at("errors"), 0);
@@ -101,13 +110,8 @@ TEST_F(CliBenchScaleTest, WaitersAreQueuedThenGrantedInFifoOrder) {
 // Beside the burst: one lock's cycle through the same Session, and the C
 // client's floors of both, with what pipelining gained in each.
 TEST_F(CliBenchScaleTest, OneSessionHoldsManyLocksAtOnce) {
-    Cli cli;
-    auto p = cli.start({"bench", "-c", server_->connect_string(), "--scenario", "locks", "--locks", "200", "--warmup",
-                        "0", "--ops", "20", "--json"},
-                       "bench");
-    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
-    const auto j = json_line(cli.output("bench"));
-    ASSERT_TRUE(j.is_object()) << cli.output("bench");
+    const auto j = bench_json({"--scenario", "locks", "--locks", "200", "--warmup", "0", "--ops", "20"});
+    ASSERT_TRUE(j.is_object());
     EXPECT_EQ(j.at("locks"), 200);
     EXPECT_EQ(j.at("errors"), 0);
     for (const char* key : {"cycles_per_s", "single_lock_cycles_per_s", "gain", "floor_acquires_per_s",
@@ -122,13 +126,9 @@ TEST_F(CliBenchScaleTest, OneSessionHoldsManyLocksAtOnce) {
 // --on-session makes, takes and releases the locks in a handler on the
 // Session's executor (the bench reports the thread they were taken on).
 TEST_F(CliBenchScaleTest, LocksCanBeTakenOnTheSessionsExecutor) {
-    Cli cli;
-    auto p = cli.start({"bench", "-c", server_->connect_string(), "--scenario", "locks", "--locks", "100", "--warmup",
-                        "0", "--ops", "5", "--no-floor", "--on-session", "--json"},
-                       "bench");
-    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
-    const auto j = json_line(cli.output("bench"));
-    ASSERT_TRUE(j.is_object()) << cli.output("bench");
+    const auto j = bench_json(
+        {"--scenario", "locks", "--locks", "100", "--warmup", "0", "--ops", "5", "--no-floor", "--on-session"});
+    ASSERT_TRUE(j.is_object());
     EXPECT_EQ(j.at("locks"), 100);
     EXPECT_EQ(j.at("errors"), 0);
     EXPECT_EQ(j.at("taken_on"), "session executor");
