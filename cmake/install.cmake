@@ -64,7 +64,7 @@ unset(_zklock_type)
 
 # The PostgreSQL fence's schema, for DBAs who create it themselves.
 if(TARGET zklock_postgres)
-  install(FILES "${PROJECT_SOURCE_DIR}/src/postgres/zklock_fence.sql" DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock)
+  install(FILES "${PROJECT_SOURCE_DIR}/src/backends/postgres/zklock_fence.sql" DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock)
 endif()
 
 # The command-line tool (its target cannot be called `zklock`: the library is).
@@ -86,16 +86,16 @@ if(TARGET zklock_cli)
   endif()
 endif()
 
-# Public headers: the include/zklock tree (detail/ included: the public
-# headers include it), then the generated version and export headers. A
-# backend's headers (its directory and its detail/ header, which include its
-# export header) only with the backend, the fixtures' only with zklock::testing.
+# Public headers: the include/zklock tree (detail/deadline.hpp included: the
+# timed acquires' templates use it), then the generated version and export
+# headers. A backend's headers only with the backend, the fixtures' only with
+# zklock::testing. Everything else zklock's code shares stays in src/.
 set(_zklock_header_excludes)
 if(NOT TARGET zklock_redis)
-  list(APPEND _zklock_header_excludes PATTERN "redis" EXCLUDE PATTERN "redlock.hpp" EXCLUDE)
+  list(APPEND _zklock_header_excludes PATTERN "redis" EXCLUDE)
 endif()
 if(NOT TARGET zklock_postgres)
-  list(APPEND _zklock_header_excludes PATTERN "postgres" EXCLUDE PATTERN "postgres_steps.hpp" EXCLUDE)
+  list(APPEND _zklock_header_excludes PATTERN "postgres" EXCLUDE)
 endif()
 if(NOT TARGET zklock_testing)
   list(APPEND _zklock_header_excludes PATTERN "testing" EXCLUDE)

@@ -2,7 +2,7 @@
 // Redlock, PostgreSQL, flock), and LockService, which makes locks by name.
 #pragma once
 
-#include <zklock/detail/limits.hpp>
+#include <zklock/detail/deadline.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
 #include <zklock/lock_stats.hpp>

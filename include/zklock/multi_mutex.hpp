@@ -2,7 +2,7 @@
 #pragma once
 
 #include <zklock/acl.hpp>
-#include <zklock/detail/limits.hpp>
+#include <zklock/detail/deadline.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
 #include <zklock/lock.hpp>

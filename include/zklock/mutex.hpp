@@ -2,8 +2,7 @@
 #pragma once
 
 #include <zklock/acl.hpp>
-#include <zklock/detail/limits.hpp>
-#include <zklock/detail/lock_node.hpp>
+#include <zklock/detail/deadline.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
 #include <zklock/lock.hpp>
@@ -31,6 +30,7 @@ namespace zklock {
 namespace detail {
 class contender_engine;
 struct internal_access;
+struct queue_rule;
 }
 
 /// Options of a Mutex.
@@ -192,7 +192,7 @@ private:
     // Recipes on the same queue (Semaphore, SharedMutex) build a Mutex under
     // their own queue rule through detail::internal_access.
     friend struct detail::internal_access;
-    Mutex(Session& session, std::string path, MutexOptions options, detail::queue_rule rule, std::error_code* ec);
+    Mutex(Session& session, std::string path, MutexOptions options, const detail::queue_rule& rule, std::error_code* ec);
     Mutex(std::shared_ptr<detail::contender_engine> engine, std::string path);
 
     std::shared_ptr<detail::contender_engine> contender_;

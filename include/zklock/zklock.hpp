@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zklock/acl.hpp>
+#include <zklock/diagnostics.hpp>
 #include <zklock/error.hpp>
 #include <zklock/fencing.hpp>
 #include <zklock/leader_election.hpp>

@@ -1,9 +1,9 @@
 #include "zklock/testing/ensemble.hpp"
 
-#include "partition_rules.hpp"
-#include "posix_io.hpp"
-#include "tcp_sockets.hpp"
-#include "zookeeper_config.hpp"
+#include "testing/partition_rules.hpp"
+#include "testing/posix_io.hpp"
+#include "testing/tcp_sockets.hpp"
+#include "testing/zookeeper_config.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,6 +1,6 @@
 #include "zklock/testing/four_letter_words.hpp"
 
-#include "posix_io.hpp"
+#include "testing/posix_io.hpp"
 
 #include <cerrno>
 #include <charconv>

@@ -2,7 +2,7 @@
 // their start-failure messages.
 #pragma once
 
-#include "cloexec_file.hpp"
+#include "support/cloexec_file.hpp"
 
 #include <cstddef>
 #include <filesystem>

@@ -1,6 +1,6 @@
 #include "zklock/testing/packet_filter.hpp"
 
-#include "run_command.hpp"
+#include "testing/run_command.hpp"
 
 #include "zklock/testing/process.hpp"
 

@@ -1,4 +1,4 @@
-#include "partition_rules.hpp"
+#include "testing/partition_rules.hpp"
 
 #include <algorithm>
 

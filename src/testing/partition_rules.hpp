@@ -2,7 +2,7 @@
 // clients still reach it (Ensemble::partition()). Pure.
 #pragma once
 
-#include "tcp_sockets.hpp"
+#include "testing/tcp_sockets.hpp"
 
 #include "zklock/testing/packet_filter.hpp"
 
@@ -24,7 +24,7 @@ struct NodePorts {
 /// port, matched by both ports in both directions. ZooKeeper keeps its
 /// election connections open, so those are all the node's links to its peers;
 /// traffic to node.client is left alone. Duplicates are removed.
-ZKLOCK_TESTING_EXPORT std::vector<TcpPacketMatch> partition_rules(const NodePorts& node, const std::vector<NodePorts>& peers,
+std::vector<TcpPacketMatch> partition_rules(const NodePorts& node, const std::vector<NodePorts>& peers,
                                             const std::vector<TcpSocket>& node_sockets);
 
 }  // namespace zklock::testing::detail

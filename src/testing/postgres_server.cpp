@@ -1,11 +1,11 @@
 #include "zklock/testing/postgres_server.hpp"
 
-#include "cloexec_file.hpp"
-#include "log_tail.hpp"
-#include "posix_io.hpp"
-#include "private_file.hpp"
+#include "support/cloexec_file.hpp"
+#include "testing/log_tail.hpp"
+#include "testing/posix_io.hpp"
+#include "testing/private_file.hpp"
 
-#include <zklock/detail/secrets.hpp>
+#include "support/secrets.hpp"
 
 #include <libpq-fe.h>
 

@@ -3,7 +3,7 @@
 // that no secret is ever on a command line.
 #pragma once
 
-#include "posix_io.hpp"
+#include "testing/posix_io.hpp"
 
 #include <filesystem>
 #include <string_view>

@@ -1,7 +1,7 @@
 #include "zklock/testing/process.hpp"
 
-#include "posix_io.hpp"
-#include "timed_resume.hpp"
+#include "testing/posix_io.hpp"
+#include "testing/timed_resume.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,9 +1,9 @@
 #include "zklock/testing/redis_server.hpp"
 
-#include "log_tail.hpp"
-#include "posix_io.hpp"
+#include "testing/log_tail.hpp"
+#include "testing/posix_io.hpp"
 
-#include "private_file.hpp"
+#include "testing/private_file.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,6 @@
-#include "run_command.hpp"
+#include "testing/run_command.hpp"
 
-#include "cloexec_file.hpp"
+#include "support/cloexec_file.hpp"
 
 #include "zklock/testing/process.hpp"
 

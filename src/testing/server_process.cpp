@@ -1,8 +1,8 @@
 #include "zklock/testing/server_process.hpp"
 
-#include "log_tail.hpp"
-#include "posix_io.hpp"
-#include "timed_resume.hpp"
+#include "testing/log_tail.hpp"
+#include "testing/posix_io.hpp"
+#include "testing/timed_resume.hpp"
 
 #include <stdexcept>
 #include <thread>

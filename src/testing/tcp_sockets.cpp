@@ -1,6 +1,6 @@
-#include "tcp_sockets.hpp"
+#include "testing/tcp_sockets.hpp"
 
-#include "cloexec_file.hpp"
+#include "support/cloexec_file.hpp"
 
 #include <algorithm>
 #include <charconv>

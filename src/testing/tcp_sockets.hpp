@@ -2,7 +2,6 @@
 // ZooKeeper server has opened to its peers (Ensemble::partition()).
 #pragma once
 
-#include <zklock/testing/export.hpp>
 
 #include <cstdint>
 #include <string_view>
@@ -25,7 +24,7 @@ inline constexpr unsigned tcp_established = 1;
 
 /// The sockets of a /proc/net/tcp or /proc/net/tcp6 table (the header line and
 /// malformed lines are skipped). Pure.
-ZKLOCK_TESTING_EXPORT std::vector<TcpSocket> parse_proc_net_tcp(std::string_view table);
+std::vector<TcpSocket> parse_proc_net_tcp(std::string_view table);
 
 /// The TCP sockets (IPv4 and IPv6) that process `pid` holds open: the entries of
 /// its network namespace's tables whose inode is one of its descriptors. Empty

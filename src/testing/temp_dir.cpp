@@ -1,6 +1,6 @@
 #include "zklock/testing/process.hpp"
 
-#include "posix_io.hpp"
+#include "testing/posix_io.hpp"
 
 #include <cstdlib>
 

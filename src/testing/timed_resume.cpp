@@ -1,4 +1,4 @@
-#include "timed_resume.hpp"
+#include "testing/timed_resume.hpp"
 
 #include <pthread.h>
 #include <signal.h>

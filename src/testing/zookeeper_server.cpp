@@ -1,8 +1,8 @@
 #include "zklock/testing/zookeeper_server.hpp"
 
-#include "cloexec_file.hpp"
-#include "posix_io.hpp"
-#include "zookeeper_config.hpp"
+#include "support/cloexec_file.hpp"
+#include "testing/posix_io.hpp"
+#include "testing/zookeeper_config.hpp"
 
 #include <cerrno>
 #include <fstream>

@@ -5,7 +5,7 @@
 #include "fault_support.hpp"
 #include "support.hpp"
 
-#include <zklock/testing/chaos.hpp>
+#include "lab/chaos.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 
 namespace zklock::test {
 
-namespace zt = zklock::testing;
+namespace zt = zklock::lab;
 
 /// A chaos test: its seed ($ZKLOCK_CHAOS_SEED or fresh) is printed first, so a
 /// failure is replayed with `ZKLOCK_CHAOS_SEED=N ctest -R <test>`. TearDown

@@ -214,7 +214,7 @@ TEST_F(ChaosTest, SessionExpiryDuringAcquireAndDuringRelease) {
             return waiter.has_value();
         });
         ASSERT_TRUE(waiter);
-        zt::expire_session(cluster.client(*waiter).session());
+        zklock::testing::expire_session(cluster.client(*waiter).session());
     }
     finish_and_judge();
 }

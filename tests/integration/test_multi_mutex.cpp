@@ -5,7 +5,7 @@
 #include "fault_support.hpp"
 #include "support.hpp"
 
-#include <zklock/detail/lock_set.hpp>
+#include "fsm/lock_set.hpp"
 #include <zklock/multi_mutex.hpp>
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/faulty_link.hpp>

@@ -6,7 +6,9 @@
 #include <zklock/semaphore.hpp>
 #include <zklock/testing/faults.hpp>
 
-#include <zklock/detail/acl_check.hpp>
+#include "fsm/acl_check.hpp"
+#include "fsm/limits.hpp"
+#include "fsm/lock_node.hpp"
 
 #include <boost/asio/use_future.hpp>
 

@@ -2,7 +2,7 @@
 // the guid and the Stat they feed.
 #pragma once
 
-#include <zklock/detail/node_stat.hpp>
+#include "fsm/node_stat.hpp"
 
 #include <cstdint>
 #include <string>

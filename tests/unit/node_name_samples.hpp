@@ -3,7 +3,7 @@
 // kazoo writes them).
 #pragma once
 
-#include <zklock/detail/lock_node.hpp>
+#include "fsm/lock_node.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -1,6 +1,6 @@
 // ACLs and authentication: parsing, digest ids, policy checks. No server.
 #include <zklock/acl.hpp>
-#include <zklock/detail/acl_check.hpp>
+#include "fsm/acl_check.hpp"
 #include <zklock/error.hpp>
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // The acquire protocol (detail/acquire_machine.hpp) step by step, without a
 // server: each test feeds the events a server and a session would give and
 // checks the actions the machine asks for, in order.
-#include <zklock/detail/acquire_machine.hpp>
+#include "fsm/acquire_machine.hpp"
 #include <zklock/error.hpp>
 
 #include "machine_words.hpp"

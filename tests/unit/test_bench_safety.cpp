@@ -254,7 +254,7 @@ TEST(SafetyTally, IncidentsListTheSectionsWorthALookWithTimesFromTheFault) {
 namespace {
 
 nlohmann::json sample_report() {
-    zklock::testing::safety_summary zk;
+    zklock::lab::safety_summary zk;
     zk.grants = 20;
     zk.writes = 41;
     zk.accepted = 40;
@@ -269,7 +269,7 @@ nlohmann::json sample_report() {
     zt.lost_reported = 1;
     zt.recovery = 12ms;
     zt.next_grant_after_start = 510ms;
-    zklock::testing::safety_summary naive;
+    zklock::lab::safety_summary naive;
     naive.grants = 4;
     naive.writes = 8;
     naive.accepted = 8;

@@ -1,12 +1,12 @@
 // The chaos engine's pure parts: seeds, fault schedules, verdicts.
-#include <zklock/testing/chaos.hpp>
+#include "lab/chaos.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
 
-namespace zt = zklock::testing;
+namespace zt = zklock::lab;
 using namespace std::chrono_literals;
 
 TEST(ChaosSeed, ParsesDecimalSeedsOnly) {

@@ -1,5 +1,5 @@
 // The C client's log lines taken apart for a Session's log sink.
-#include <zklock/detail/client_log.hpp>
+#include "fsm/client_log.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Peer dialects: every peer recipe's contender names are read as contenders,
 // ordered by sequence, and block zklock's waiters (detail/dialect.hpp).
-#include <zklock/detail/dialect.hpp>
-#include <zklock/detail/lock_node.hpp>
+#include "fsm/dialect.hpp"
+#include "fsm/lock_node.hpp"
 
 #include "node_name_samples.hpp"
 

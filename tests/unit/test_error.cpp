@@ -1,5 +1,5 @@
 #include <zklock/error.hpp>
-#include <zklock/detail/reply_kind.hpp>
+#include "fsm/reply_kind.hpp"
 
 #include <gtest/gtest.h>
 #include <zookeeper.h>

@@ -3,8 +3,8 @@
 #include <zklock/testing/four_letter_words.hpp>
 #include <zklock/testing/packet_filter.hpp>
 
-#include "partition_rules.hpp"
-#include "tcp_sockets.hpp"
+#include "testing/partition_rules.hpp"
+#include "testing/tcp_sockets.hpp"
 
 #include <gtest/gtest.h>
 

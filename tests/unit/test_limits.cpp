@@ -1,5 +1,5 @@
 // Bounds checked before any server call. No server.
-#include <zklock/detail/limits.hpp>
+#include "fsm/limits.hpp"
 #include <zklock/error.hpp>
 #include <zklock/session.hpp>
 

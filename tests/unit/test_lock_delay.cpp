@@ -1,6 +1,6 @@
 // Lock-delay's decisions: the clean-release record in a directory's data, and
 // whether a handover was clean.
-#include <zklock/detail/lock_delay.hpp>
+#include "fsm/lock_delay.hpp"
 
 #include <gtest/gtest.h>
 

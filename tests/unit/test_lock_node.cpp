@@ -1,4 +1,4 @@
-#include <zklock/detail/lock_node.hpp>
+#include "fsm/lock_node.hpp"
 
 #include "node_name_samples.hpp"
 

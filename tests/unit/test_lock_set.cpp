@@ -2,7 +2,7 @@
 // recovery by guid, and the property the design rests on: when every set's
 // nodes are created by one transaction, the "waits for" relation cannot form
 // a cycle, so a simulated run always ends with every set served.
-#include <zklock/detail/lock_set.hpp>
+#include "fsm/lock_set.hpp"
 #include <zklock/error.hpp>
 
 #include "node_name_samples.hpp"

@@ -1,9 +1,9 @@
 // The names zklock writes in each naming (zklock::node_names, detail/node_form.hpp):
 // spelled as each peer spells its own, read back by zklock with the right kind,
 // and carrying the tag a lost create reply is recovered by.
-#include <zklock/detail/dialect.hpp>
-#include <zklock/detail/lock_node.hpp>
-#include <zklock/detail/node_form.hpp>
+#include "fsm/dialect.hpp"
+#include "fsm/lock_node.hpp"
+#include "fsm/node_form.hpp"
 #include <zklock/node_names.hpp>
 
 #include "node_name_samples.hpp"

@@ -1,4 +1,4 @@
-#include <zklock/detail/path.hpp>
+#include "fsm/path.hpp"
 #include <zklock/error.hpp>
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The PostgreSQL lock services' decisions, without a server.
-#include <zklock/detail/postgres_steps.hpp>
+#include "backends/postgres/postgres_steps.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Redis addresses ("host:port", "redis://user:password@host:port/db") and the
 // error replies that concern authentication, without a server.
-#include <zklock/detail/redis_address.hpp>
+#include "backends/redis/redis_address.hpp"
 #include <zklock/error.hpp>
 
 #include <gtest/gtest.h>

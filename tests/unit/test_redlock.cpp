@@ -1,5 +1,5 @@
 // The Redis and Redlock recipe's decisions, without a server.
-#include <zklock/detail/redlock.hpp>
+#include "backends/redis/redlock.hpp"
 #include <zklock/error.hpp>
 
 #include <gtest/gtest.h>

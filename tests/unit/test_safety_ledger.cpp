@@ -1,9 +1,9 @@
 // The chaos checker: overlaps, fenced and unfenced resources, duplicate tokens.
-#include <zklock/testing/safety_ledger.hpp>
+#include "lab/safety_ledger.hpp"
 
 #include <gtest/gtest.h>
 
-using zklock::testing::SafetyLedger;
+using zklock::lab::SafetyLedger;
 using namespace std::chrono_literals;
 
 TEST(SafetyLedger, OrderlyHandoversAreClean) {

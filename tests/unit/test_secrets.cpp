@@ -1,5 +1,5 @@
 // Secrets hidden from output and taken off a child's argv, without a server.
-#include <zklock/detail/secrets.hpp>
+#include "support/secrets.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The session's transitions (detail/session_states.hpp), without a server.
-#include <zklock/detail/session_states.hpp>
+#include "fsm/session_states.hpp"
 
 #include <gtest/gtest.h>
 

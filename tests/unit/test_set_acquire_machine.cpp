@@ -1,8 +1,8 @@
 // A lock set's acquire protocol (detail/set_acquire_machine.hpp) step by step,
 // without a server: each test feeds the events a server and a session would
 // give and checks the actions the machine asks for, in order.
-#include <zklock/detail/set_acquire_machine.hpp>
-#include <zklock/detail/limits.hpp>
+#include "fsm/set_acquire_machine.hpp"
+#include "fsm/limits.hpp"
 #include <zklock/error.hpp>
 
 #include "machine_words.hpp"

@@ -13,7 +13,7 @@
 #include "commands.hpp"
 
 #include <zklock/backends.hpp>
-#include <zklock/detail/secrets.hpp>
+#include "support/secrets.hpp"
 
 #include <zklock/leader_election.hpp>
 #include <zklock/mutex.hpp>

@@ -9,8 +9,8 @@
 #include "commands.hpp"
 
 #include <zklock/backends.hpp>
-#include <zklock/detail/redis_address.hpp>
-#include <zklock/detail/secrets.hpp>
+#include "backends/redis/redis_address.hpp"
+#include "support/secrets.hpp"
 #include <zklock/testing/backend_servers.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>

@@ -1,9 +1,9 @@
 // What the ZooKeeper bench, the backend bench and the report share.
 #include "bench.hpp"
 
-#include "../../src/testing/cloexec_file.hpp"
+#include "support/cloexec_file.hpp"
 
-#include <zklock/detail/secrets.hpp>
+#include "support/secrets.hpp"
 
 #include <algorithm>
 #include <filesystem>

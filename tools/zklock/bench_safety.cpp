@@ -7,7 +7,7 @@
 #include "bench_safety_servers.hpp"
 #include "bench_safety_tally.hpp"
 
-#include <zklock/detail/secrets.hpp>
+#include "support/secrets.hpp"
 
 #include <atomic>
 #include <csignal>

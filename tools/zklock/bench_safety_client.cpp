@@ -16,7 +16,7 @@
 #include "commands.hpp"
 
 #include <zklock/backends.hpp>
-#include <zklock/detail/secrets.hpp>
+#include "support/secrets.hpp"
 
 #include <nlohmann/json.hpp>
 

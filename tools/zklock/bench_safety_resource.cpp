@@ -296,7 +296,7 @@ void safety_resource::stop_run() {
     phase_.stopping = true;
 }
 
-testing::safety_summary safety_resource::summary() const { return ledger_.summary(); }
+lab::safety_summary safety_resource::summary() const { return ledger_.summary(); }
 
 grant_order_judge safety_resource::writes() const {
     std::lock_guard lk(mutex_);

@@ -16,7 +16,7 @@
 #include "bench_safety_protocol.hpp"
 #include "bench_safety_tally.hpp"
 
-#include <zklock/testing/safety_ledger.hpp>
+#include "lab/safety_ledger.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -67,7 +67,7 @@ public:
     /// The run is over: sections end, clients stop when they next ask.
     void stop_run();
 
-    testing::safety_summary summary() const;
+    lab::safety_summary summary() const;
     grant_order_judge writes() const;
     std::vector<section_record> sections() const;
     /// What clients reported failing, and anything unexpected, with counts.
@@ -95,7 +95,7 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable changed_;
     std::map<int, std::unique_ptr<client_state>> clients_;  // by descriptor
-    testing::SafetyLedger ledger_;
+    lab::SafetyLedger ledger_;
     grant_order_judge judge_;
     clock_type::time_point fault_start_;
     std::vector<section_record> sections_;

@@ -6,7 +6,7 @@
 #include "bench_safety_tally.hpp"
 #include "terminal_text.hpp"
 
-#include <zklock/detail/secrets.hpp>
+#include "support/secrets.hpp"
 #include <zklock/testing/faulty_link.hpp>
 #include <zklock/testing/packet_filter.hpp>
 #include <zklock/testing/process.hpp>

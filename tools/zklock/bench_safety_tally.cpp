@@ -60,7 +60,7 @@ nlohmann::json incidents(const std::vector<section_record>& sections, const faul
     return out;
 }
 
-nlohmann::json make_row(const std::string& backend, const std::string& fault, const testing::safety_summary& ledger,
+nlohmann::json make_row(const std::string& backend, const std::string& fault, const lab::safety_summary& ledger,
                         const grant_order_judge& writes, const run_tally& t, const nlohmann::json& extra) {
     nlohmann::json row = {{"backend", backend},
                           {"fault", fault},

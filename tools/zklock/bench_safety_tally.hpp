@@ -8,7 +8,7 @@
 // holder was told, and how long the lock took to be granted again.
 #pragma once
 
-#include <zklock/testing/safety_ledger.hpp>
+#include "lab/safety_ledger.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -88,7 +88,7 @@ nlohmann::json incidents(const std::vector<section_record>& sections, const faul
 /// verdicts by token, duplicate tokens, the longest gap), the writes judged by
 /// grant order, the tally, and what the bench noticed (a stuck key, errors).
 /// `status` is "ran"; other rows are made by skipped_row().
-nlohmann::json make_row(const std::string& backend, const std::string& fault, const testing::safety_summary& ledger,
+nlohmann::json make_row(const std::string& backend, const std::string& fault, const lab::safety_summary& ledger,
                         const grant_order_judge& writes, const run_tally& t, const nlohmann::json& extra);
 /// A row that did not run: status "not applicable" or "skipped", and why.
 nlohmann::json skipped_row(const std::string& backend, const std::string& fault, const std::string& status,

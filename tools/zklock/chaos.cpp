@@ -10,7 +10,7 @@
 #include "commands.hpp"
 #include "terminal_text.hpp"
 
-#include <zklock/testing/chaos.hpp>
+#include "lab/chaos.hpp"
 #include <zklock/testing/packet_filter.hpp>
 
 #include <cerrno>
@@ -54,29 +54,29 @@ int chaos_command(const chaos_options& o) {
     std::uint64_t seed = 0;
     try {
         if (!o.seed_text.empty()) {
-            const auto s = testing::parse_chaos_seed(o.seed_text);
+            const auto s = lab::parse_chaos_seed(o.seed_text);
             if (!s) {
                 notice("--seed: not a seed (decimal digits, 0 to 2^64-1): '" + o.seed_text + "'");
                 return exit_usage;
             }
             seed = *s;
         } else {
-            seed = testing::chaos_seed();
+            seed = lab::chaos_seed();
         }
     } catch (const std::invalid_argument& e) {
         notice(e.what());
         return exit_usage;
     }
-    testing::ChaosOptions co;
+    lab::ChaosOptions co;
     co.nodes = static_cast<std::size_t>(o.ensemble);
     co.clients = static_cast<std::size_t>(o.clients);
     co.session_timeout = std::chrono::milliseconds(o.session_timeout_ms);
     co.links = true;
     co.client.path = "/zklock-chaos/soak";
-    if (o.recipe == "election") co.client.recipe = testing::chaos_recipe::leader_election;
-    else if (o.recipe == "semaphore") co.client.recipe = testing::chaos_recipe::semaphore;
+    if (o.recipe == "election") co.client.recipe = lab::chaos_recipe::leader_election;
+    else if (o.recipe == "semaphore") co.client.recipe = lab::chaos_recipe::semaphore;
 
-    testing::chaos_schedule_options so;
+    lab::chaos_schedule_options so;
     so.clients = co.clients;
     so.nodes = co.nodes;
     so.min_duration = std::chrono::milliseconds(300);
@@ -99,9 +99,9 @@ int chaos_command(const chaos_options& o) {
         return sig > 0;
     };
 
-    std::cout << "zklock chaos: " << testing::describe_seed(seed) << "\n"
+    std::cout << "zklock chaos: " << lab::describe_seed(seed) << "\n"
               << "zklock chaos: " << (co.nodes > 1 ? std::to_string(co.nodes) + "-node ensemble" : "standalone server")
-              << ", " << counted(o.clients, "client") << " on one " << testing::to_string(co.client.recipe) << " ("
+              << ", " << counted(o.clients, "client") << " on one " << lab::to_string(co.client.recipe) << " ("
               << co.client.path << "), session timeout " << o.session_timeout_ms << " ms, for "
               << duration.value.count() / 1000.0 << " s"
               << (o.no_iptables || no_iptables ? ", without iptables faults" + (no_iptables ? " (" + *no_iptables + ")" : std::string())
@@ -112,15 +112,15 @@ int chaos_command(const chaos_options& o) {
     std::vector<std::string> stalled_after;  // clients that did not get the lock again after a fault
     bool described_stall = false;
     std::string broken;                      // why the run could not go on
-    testing::chaos_outcome outcome;
+    lab::chaos_outcome outcome;
     try {
-        testing::ChaosCluster cluster(co, seed);
+        lab::ChaosCluster cluster(co, seed);
         std::cout << "zklock chaos: servers at " << cluster.ensemble().connect_string() << " (" << elapsed(start) << ")"
                   << std::endl;
         cluster.start();
         while (steady::now() - start < duration.value && !stop_requested()) {
-            const auto step = testing::next_chaos_step(cluster.rng(), so);
-            std::cout << "[" << elapsed(start) << "] fault " << cluster.faults() + 1 << ": " << testing::describe(step)
+            const auto step = lab::next_chaos_step(cluster.rng(), so);
+            std::cout << "[" << elapsed(start) << "] fault " << cluster.faults() + 1 << ": " << lab::describe(step)
                       << std::endl;
             try {
                 const auto what = cluster.apply(step);
@@ -153,9 +153,9 @@ int chaos_command(const chaos_options& o) {
         notice(std::string("chaos: ") + e.what());
         return exit_unavailable;
     }
-    auto violations = testing::chaos_violations(outcome);
+    auto violations = lab::chaos_violations(outcome);
     if (!broken.empty()) violations.push_back("the servers did not come back: " + broken);
-    std::cout << "zklock chaos: " << testing::chaos_line(outcome) << " seed=" << seed << " duration_s="
+    std::cout << "zklock chaos: " << lab::chaos_line(outcome) << " seed=" << seed << " duration_s="
               << static_cast<long long>(std::chrono::duration<double>(steady::now() - start).count()) << std::endl;
     for (const auto& v : violations) std::cout << "zklock chaos: VIOLATION: " << v << std::endl;
     if (violations.empty()) std::cout << "zklock chaos: no violation" << std::endl;

@@ -4,7 +4,7 @@
 #include "reachability.hpp"
 #include "terminal_text.hpp"
 
-#include <zklock/detail/limits.hpp>
+#include "fsm/limits.hpp"
 #include <zklock/error.hpp>
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 #include "supervisor.hpp"
 #include "terminal_text.hpp"
 
-#include <zklock/detail/path.hpp>
+#include "fsm/path.hpp"
 #include <zklock/leader_election.hpp>
 #include <zklock/session.hpp>
 

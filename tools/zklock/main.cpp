@@ -1,7 +1,7 @@
 #include "commands.hpp"
 #include "descriptors.hpp"
 
-#include <zklock/detail/secrets.hpp>
+#include "support/secrets.hpp"
 #include <zklock/error.hpp>
 #include <zklock/version.hpp>
 

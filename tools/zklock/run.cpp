@@ -8,8 +8,8 @@
 #include "supervisor.hpp"
 #include "terminal_text.hpp"
 
-#include <zklock/detail/lock_set.hpp>
-#include <zklock/detail/path.hpp>
+#include "fsm/lock_set.hpp"
+#include "fsm/path.hpp"
 #include <zklock/error.hpp>
 #include <zklock/session.hpp>
 

@@ -5,7 +5,7 @@
 #include "stop_signals.hpp"
 #include "terminal_text.hpp"
 
-#include <zklock/detail/path.hpp>
+#include "fsm/path.hpp"
 #include <zklock/mutex.hpp>
 #include <zklock/queue_watch.hpp>
 #include <zklock/semaphore.hpp>

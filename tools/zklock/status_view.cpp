@@ -2,8 +2,8 @@
 
 #include "terminal_text.hpp"
 
-#include <zklock/detail/lock_node.hpp>
-#include <zklock/detail/lock_set.hpp>
+#include "fsm/lock_node.hpp"
+#include "fsm/lock_set.hpp"
 
 #include <algorithm>
 #include <chrono>

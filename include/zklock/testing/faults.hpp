@@ -9,7 +9,7 @@
 
 #include <zklock/acl.hpp>
 #include <zklock/session.hpp>
-#include <zklock/testing/export.hpp>
+#include <zklock/export.hpp>
 
 #include <chrono>
 #include <future>
@@ -25,7 +25,7 @@ namespace zklock::testing {
 /// its process were paused), so it cannot take the session back first. `session`
 /// then sees `expired` when it next talks to the server and opens a new session.
 /// Throws zklock::error (errc::timeout) when that does not happen within `timeout`.
-ZKLOCK_TESTING_EXPORT void expire_session(Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+ZKLOCK_EXPORT void expire_session(Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 /// Freezes a Session as SIGSTOP freezes the process it lives in: the thread
 /// that runs the session (its strand) is held, so the session reads nothing,
@@ -41,7 +41,7 @@ ZKLOCK_TESTING_EXPORT void expire_session(Session& session, std::chrono::millise
 /// Needs a Session on its own thread (SessionOptions without an executor) or on
 /// an executor that some other thread runs. Not thread-safe: use from one
 /// thread (never the session's own).
-class ZKLOCK_TESTING_EXPORT SessionFreeze {
+class ZKLOCK_EXPORT SessionFreeze {
 public:
     /// Holds the session's strand; returns once the hold has taken effect (a
     /// handler running on the strand finishes first). Throws zklock::error
@@ -73,7 +73,7 @@ private:
 
 /// Deletes the node at `path` through `session` (as an operator or another client
 /// would), waiting for the server's answer. Throws zklock::error on failure.
-ZKLOCK_TESTING_EXPORT void delete_node(Session& session, const std::string& path);
+ZKLOCK_EXPORT void delete_node(Session& session, const std::string& path);
 
 // What another client on the same ZooKeeper can do to a lock: each waits for
 // the server's answer and throws zklock::error with its code (errc::no_auth
@@ -81,15 +81,15 @@ ZKLOCK_TESTING_EXPORT void delete_node(Session& session, const std::string& path
 
 /// Creates `path` with `data` through `session`, persistent unless `ephemeral`,
 /// with the session's ACL policy (SessionOptions::acl). Its parent must exist.
-ZKLOCK_TESTING_EXPORT void create_node(Session& session, const std::string& path, const std::string& data = {}, bool ephemeral = false);
+ZKLOCK_EXPORT void create_node(Session& session, const std::string& path, const std::string& data = {}, bool ephemeral = false);
 /// Creates a sequential node: `prefix` with the server's sequence appended (as a
 /// recipe creates its queue node), ephemeral unless `ephemeral` is false; returns
 /// the path the server made. Its parent must exist.
-ZKLOCK_TESTING_EXPORT std::string create_sequential_node(Session& session, const std::string& prefix,
+ZKLOCK_EXPORT std::string create_sequential_node(Session& session, const std::string& prefix,
                                                          const std::string& data = {}, bool ephemeral = true);
 /// Sets the ACL of `path` (any version) through `session`.
-ZKLOCK_TESTING_EXPORT void set_acl(Session& session, const std::string& path, const acl_list& acl);
+ZKLOCK_EXPORT void set_acl(Session& session, const std::string& path, const acl_list& acl);
 /// The ACL of `path`, read through `session`.
-ZKLOCK_TESTING_EXPORT acl_list get_acl(Session& session, const std::string& path);
+ZKLOCK_EXPORT acl_list get_acl(Session& session, const std::string& path);
 
 } // namespace zklock::testing

@@ -1,0 +1,74 @@
+// One PostgreSQL lock method's SQL and description: the lease row
+// (lease_method.cpp), the session advisory lock (advisory_method.cpp) and the
+// row lock held by an open transaction (row_method.cpp). The backend
+// (pg_backend.hpp) runs the same protocol for all three; what differs between
+// them is here and in detail/postgres_steps.
+#pragma once
+
+#include "backends/postgres/postgres_steps.hpp"
+#include <zklock/lock.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zklock::detail::pg {
+
+/// A statement for pg::connection::query: with `params` ($1..$n, extended
+/// protocol), or several statements as one simple query when `simple`.
+struct statement {
+    std::string sql;
+    std::vector<std::string> params;
+    bool simple = false;
+};
+
+/// What an acquire statement is made of.
+struct attempt_args {
+    const std::string& name;          ///< the lock's name (validated: [A-Za-z0-9._-])
+    const std::string& owner;         ///< this attempt's random owner id (lease)
+    const std::string& ttl_interval;  ///< the lease's ttl as an interval, e.g. "30000 milliseconds"
+    bool no_wait;                     ///< try_lock
+};
+
+class lock_method {
+public:
+    virtual ~lock_method() = default;
+
+    virtual postgres_steps::method kind() const noexcept = 0;
+    virtual lock_capabilities capabilities() const noexcept = 0;
+    /// The connection's application_name starts with it, then the lock's name.
+    virtual const char* application_prefix() const noexcept = 0;
+    /// The tables it needs, created inside the setup transaction ("" for none).
+    virtual std::string create_tables_sql() const { return {}; }
+    /// Run after the setup transaction, on the same connection ("" for nothing).
+    virtual std::string after_setup_sql(const std::string& /*channel*/) const { return {}; }
+    /// A statement that must have succeeded once before the first attempt (and
+    /// again after an attempt found the lock's row gone); none by default.
+    virtual std::optional<statement> prepare(const std::string& /*name*/) const { return std::nullopt; }
+    /// The acquire statement: its first value is the fencing token when the
+    /// lock is ours, NULL or no row when it is not.
+    virtual statement attempt(const attempt_args& a) const = 0;
+    /// Extends a held lease by its ttl (one row updated: still ours); none for
+    /// a lock that does not live by a ttl.
+    virtual std::optional<statement> renew(const attempt_args& /*a*/) const { return std::nullopt; }
+    /// Gives the lock back (on the connection that holds it).
+    virtual statement release(const std::string& name, const std::string& owner, const std::string& channel) const = 0;
+
+protected:
+    /// What the three methods share: loss is reported, the server wakes the
+    /// waiters, and the fencing token is a sequence, as durable as the database.
+    static lock_capabilities postgres_capabilities(const char* backend) noexcept {
+        lock_capabilities c;
+        c.backend = backend;
+        c.reports_loss = true;
+        c.fencing_monotonic_across_failover = true;
+        c.server_wakes_waiters = true;
+        return c;
+    }
+};
+
+const lock_method& lease_method() noexcept;
+const lock_method& advisory_method() noexcept;
+const lock_method& row_method() noexcept;
+
+} // namespace zklock::detail::pg

@@ -1,0 +1,331 @@
+#include "engine/contender.hpp"
+
+#include "fsm/acl_check.hpp"
+#include "fsm/dialect.hpp"
+#include "fsm/limits.hpp"
+
+#include <boost/asio/error.hpp>
+
+namespace zklock::detail {
+namespace asio = boost::asio;
+
+std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session, std::string dir,
+                                                        queue_rule rule, std::shared_ptr<const std::string> node_data,
+                                                        std::shared_ptr<const c_acl> acl) {
+    // One allocation for the engine and its count (the constructor is private:
+    // a local class may call it).
+    struct made : contender_engine {
+        made(std::shared_ptr<session_impl> s, std::string d, queue_rule r, std::shared_ptr<const std::string> n,
+             std::shared_ptr<const c_acl> a)
+            : contender_engine(std::move(s), std::move(d), std::move(r), std::move(n), std::move(a)) {}
+    };
+    std::shared_ptr<contender_engine> c = std::make_shared<made>(std::move(session), std::move(dir), std::move(rule),
+                                                                 std::move(node_data), std::move(acl));
+    c->session()->subscribe(*c);
+    return c;
+}
+
+contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
+                                   std::shared_ptr<const std::string> node_data, std::shared_ptr<const c_acl> acl)
+    : queue_entry(std::move(session)),
+      node_data_(node_data ? std::move(node_data) : session_->default_data()),
+      acl_(acl ? std::move(acl) : session_->acl()) {
+    setup_.dir = std::move(dir);
+    // A naming without this role is refused before the engine is made (Mutex's check_input).
+    setup_.form = form_of(rule.names, rule.role).value_or(node_form{});
+    setup_.rule = std::move(rule);
+    setup_.policy = session_->words_for(acl_);
+    setup_.lose_on_suspension = session_->options().lose_locks_on_suspension;
+    setup_.mark_release = setup_.rule.mark_releases;  // the machine marks under the mutex rule only
+}
+
+// ---- thread-safe entry points ---------------------------------------------------
+
+std::optional<std::size_t> contender_engine::queue_position() const noexcept {
+    const auto p = position_.load();
+    if (p < 0) return std::nullopt;
+    return static_cast<std::size_t>(p);
+}
+
+std::string contender_engine::node_path() const {
+    std::lock_guard lk(mutex_);
+    return node_name_.empty() ? std::string() : path_of(node_name_);
+}
+
+void contender_engine::on_position(std::function<void(std::size_t)> callback) {
+    session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable {
+        self->position_callback_ = cb ? std::make_unique<std::function<void(std::size_t)>>(std::move(cb)) : nullptr;
+    });
+}
+
+void contender_engine::set_position(std::int64_t position) {
+    if (position_.exchange(position) == position || position < 0 || !position_callback_) return;
+    (*position_callback_)(static_cast<std::size_t>(position));
+}
+
+void contender_engine::set_node_name(std::string name) {
+    std::lock_guard lk(mutex_);
+    node_name_ = std::move(name);
+}
+
+std::string contender_engine::describe() const {
+    static constexpr const char* phases[] = {"idle", "acquiring", "held"};
+    std::string out = std::string("phase=") + phases[static_cast<int>(phase_)];
+    out += std::string(" busy=") + (busy_ ? "yes" : "no") + " held=" + (held_ ? "yes" : "no");
+    out += std::string(" callback=") + (callback_ ? "pending" : "none");
+    out += std::string(" deadline_timer=") + (deadline_timer_ ? "set" : "none");
+    if (deferred_start_) out += " deferred_start";
+    if (!attempt_) return out + " attempt=none";
+    return out + " " + attempt_->fsm.describe();
+}
+
+// ---- driving the machine ------------------------------------------------------------
+
+template <class Event>
+void contender_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
+    a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed};
+    // An action that ends the attempt (fail, requeue, give up) comes last.
+    for (const auto& action : event(a->fsm)) perform(a, action);
+}
+
+void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_action& action) {
+    using kind = acquire_action::kind;
+    switch (action.what) {
+    case kind::grant:
+        begin_hold(action.number);
+        set_position(0);
+        watch_own_node_later(a);
+        return complete_grant();
+    case kind::node_gone:
+        // The lock is gone: nobody may act on it from now on. Why: someone deleted
+        // the node, or our own session expired (a holder whose process was paused
+        // past the session timeout reads the server's deletion before the
+        // connection's end).
+        held_ = false;
+        token_ = 0;
+        return find_loss_reason(setup_.dir, [this, a] { return phase_ == phase::held && attempt_ == a; });
+    case kind::lose: return lose(action.ec);
+    case kind::requeue: return new_attempt();
+    case kind::fail: return fail(action.ec, action.detail);
+    case kind::give_up: return abandon({});
+    case kind::cleaned_up:
+        if (auto done = std::exchange(a->done, nullptr)) done({});
+        return;
+    case kind::position:
+        set_position(action.number);
+        return report_position(static_cast<std::size_t>(action.number));
+    case kind::forget_position: return set_position(-1);
+    case kind::node_known: return set_node_name(action.name);
+    case kind::count_attempt:
+    case kind::count_wakeup: {
+        std::lock_guard lk(mutex_);
+        ++(action.what == kind::count_attempt ? stats_.attempts : stats_.wakeups);
+        return;
+    }
+    case kind::start_delay:
+        a->delay_timer = std::make_shared<asio::steady_timer>(session_->strand());
+        a->delay_timer->expires_after(setup_.rule.lock_delay);
+        a->delay_timer->async_wait([weak = std::weak_ptr<contender_engine>(shared_from_this()), a](
+                                       boost::system::error_code ec) {
+            if (auto self = weak.lock(); self && !ec) self->feed(a, [](acquire_machine& m) { return m.delay_elapsed(); });
+        });
+        return;
+    case kind::wait_connected:
+        if (action.ec) {
+            static constexpr const char* steps[] = {"create", "recovery", "listing", "watch of its own node"};
+            session_->log(log_level::warn, "lock " + event_path() + ": its " + steps[static_cast<int>(action.step)] +
+                                               " was interrupted (" + action.ec.message() + "); retried once connected");
+        }
+        session_->when_connected([self = shared_from_this(), a, step = action.step](std::error_code ec) {
+            self->feed(a, [&](acquire_machine& m) { return ec ? m.connect_failed(ec) : m.connected(step); });
+        });
+        return;
+    default: return send(a, action);
+    }
+}
+
+void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_action& action) {
+    using kind = acquire_action::kind;
+    auto self = shared_from_this();
+    auto read_dir = [&](auto answer) {
+        session_->get_data(setup_.dir, {}, [self, a, answer](int rc, std::string data, const node_stat& st) {
+            self->feed(a, [&](acquire_machine& m) { return answer(m, rc, data, st); });
+        });
+    };
+    switch (action.what) {
+    case kind::read_dir_data:
+        return read_dir([](acquire_machine& m, int rc, const std::string& data, const node_stat& st) {
+            return m.dir_data_read(rc, data, st.version);
+        });
+    case kind::reread_dir_data:
+        return read_dir([](acquire_machine& m, int rc, const std::string& data, const node_stat&) {
+            return m.dir_data_reread(rc, data);
+        });
+    case kind::read_dir_before:
+        return read_dir([](acquire_machine& m, int rc, const std::string& data, const node_stat& st) {
+            return m.dir_before_read(rc, data, st);
+        });
+    case kind::read_handover:
+        return read_dir([](acquire_machine& m, int rc, const std::string& data, const node_stat&) {
+            return m.handover_read(rc, data);
+        });
+    case kind::claim_dir:
+        return session_->set_data(setup_.dir, setup_.rule.dir_data, static_cast<std::int32_t>(action.number),
+                                  [self, a](int rc) { self->feed(a, [&](acquire_machine& m) { return m.dir_claimed(rc); }); });
+    case kind::read_dir_acl:
+        return session_->get_acl(setup_.dir, [self, a](int rc, acl_list acl) {
+            self->feed(a, [&](acquire_machine& m) { return m.dir_acl_read(rc, acl); });
+        });
+    case kind::create:
+        return session_->create(path_of(action.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
+                                [self, a](int rc, std::string name, const node_stat& st) {
+                                    self->feed(a, [&](acquire_machine& m) { return m.created(rc, name, st); });
+                                });
+    case kind::ensure_parents:
+        return session_->ensure_parents(setup_.dir, setup_.rule.dir_data, acl_, [self, a](int rc, const std::string& at) {
+            self->feed(a, [&](acquire_machine& m) { return m.parents_ensured(rc, at); });
+        });
+    case kind::read_token:
+        return session_->get_data(path_of(action.name), {}, [self, a](int rc, std::string, const node_stat& st) {
+            self->feed(a, [&](acquire_machine& m) { return m.token_read(rc, st); });
+        });
+    case kind::list: return send_list(a, action);
+    case kind::watch_node:
+    case kind::watch_own_node: return send_watch(a, action);
+    case kind::delete_node:
+    case kind::delete_by_guid: return send_delete(a, action);
+    default: return;
+    }
+}
+
+// The holder's watch on its own node tells it when someone else deletes the
+// node. It is set once the hold has lasted session_impl::settle_delay: a
+// shorter hold never pays for it (a getData, its reply, and the notification
+// of the holder's own delete: a third of an uncontended cycle's client time),
+// and a deletion in the hold's first moments is still found, by the watch's
+// read finding no node.
+void contender_engine::watch_own_node_later(const std::shared_ptr<attempt>& a) {
+    session_->after_settling([weak = std::weak_ptr<contender_engine>(shared_from_this()), held = std::weak_ptr<attempt>(a)] {
+        const auto self = weak.lock();
+        if (const auto a = held.lock(); self && a) self->feed(a, [](acquire_machine& m) { return m.hold_settled(); });
+    });
+}
+
+void contender_engine::send_list(const std::shared_ptr<attempt>& a, const acquire_action& action) {
+    auto self = shared_from_this();
+    auto on_list = [self, a, which = action.which](int rc, std::vector<std::string> children) {
+        self->feed(a, [&](acquire_machine& m) { return m.listed(which, rc, children); });
+    };
+    if (!action.watch) return session_->get_children(setup_.dir, on_list);
+    session_->get_children_watch(
+        setup_.dir,
+        [self, a, generation = action.number](int type) {
+            self->feed(a, [&](acquire_machine& m) { return m.watch_fired({}, generation, type); });
+        },
+        on_list);
+}
+
+void contender_engine::send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action) {
+    auto self = shared_from_this();
+    // getData, not exists: a node that is already gone leaves no watch behind.
+    if (action.what != acquire_action::kind::watch_node) {
+        // Our own node, held: tells the holder when someone else deletes it.
+        return session_->get_data(
+            path_of(action.name),
+            [self, a](int type) { self->feed(a, [&](acquire_machine& m) { return m.own_watch_fired(type); }); },
+            [self, a](int rc, std::string, const node_stat&) {
+                self->feed(a, [&](acquire_machine& m) { return m.own_watch_set(rc); });
+            });
+    }
+    session_->get_data(
+        path_of(action.name),
+        [self, a, name = action.name, generation = action.number](int type) {
+            self->feed(a, [&](acquire_machine& m) { return m.watch_fired(name, generation, type); });
+        },
+        [self, a, name = action.name, generation = action.number](int rc, std::string, const node_stat& st) {
+            self->feed(a, [&](acquire_machine& m) { return m.watch_set(name, generation, rc, st); });
+        });
+}
+
+void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acquire_action& action) {
+    auto done = action.wait ? std::exchange(a->done, nullptr) : nullptr;
+    if (action.what == acquire_action::kind::delete_by_guid) {
+        if (!action.wait) return session_->delete_owned_by_guid(setup_.dir, action.name, action.number);
+        return session_->delete_owned_by_guid(setup_.dir, action.name, action.number, std::move(done));
+    }
+    if (action.release_record) {
+        multi_op record{multi_op::kind::set_data, setup_.dir, *action.release_record, 0, -1, nullptr};
+        return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {std::move(record)},
+                                          action.mark);
+    }
+    if (action.mark) return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {}, true);
+    if (!action.wait) return session_->delete_owned(path_of(action.name), action.number);
+    session_->delete_owned(path_of(action.name), action.number, std::move(done));
+}
+
+// ---- the front half's hooks ---------------------------------------------------------
+
+void contender_engine::new_attempt() {
+    setup_.no_wait = no_wait_;
+    // The tag goes in the node's name: a lost create reply's node is found by it.
+    auto a = std::make_shared<attempt>(setup_, new_tag(setup_.form));
+    attempt_ = a;
+    feed(a, [](acquire_machine& m) { return m.begin(); });
+}
+
+void contender_engine::abandon(std::error_code ec) {
+    if (phase_ != phase::acquiring) return;  // a second cancel or a late deadline: already done
+    auto finish = stop_acquiring(ec);
+    set_position(-1);
+    set_node_name({});
+    auto a = std::exchange(attempt_, nullptr);
+    if (!a) return finish({});
+    a->done = within_session_timeout(*session_, std::move(finish), {});
+    feed(a, [](acquire_machine& m) { return m.cancel(); });
+}
+
+void contender_engine::fail(std::error_code ec) {
+    if (phase_ == phase::held) return lose(ec);  // a failure reported while held is a loss
+    abandon(ec);
+}
+
+void contender_engine::fail(std::error_code ec, std::string detail) {
+    if (phase_ == phase::acquiring) set_failure_detail(std::move(detail));
+    fail(ec);
+}
+
+void contender_engine::do_release(std::function<void(std::error_code)> done) {
+    if (phase_ != phase::held || !attempt_) {
+        if (done) done(make_error_code(errc::not_held));
+        return;
+    }
+    auto a = std::exchange(attempt_, nullptr);
+    set_position(-1);
+    set_node_name({});
+    // A server that takes the delete and never answers: after the session
+    // timeout the release completes with errc::timeout (not confirmed; the
+    // session keeps the delete).
+    a->done = end_by_release(std::move(done));
+    feed(a, [](acquire_machine& m) { return m.release(); });
+}
+
+void contender_engine::lose(std::error_code ec) {
+    if (phase_ != phase::held) return;
+    auto a = std::exchange(attempt_, nullptr);
+    auto next = end_hold();
+    set_position(-1);
+    {
+        std::lock_guard lk(mutex_);
+        node_name_.clear();
+    }
+    if (a) feed(a, [ec](acquire_machine& m) { return m.lost(ec); });
+    report_loss(ec, std::move(next));
+}
+
+void contender_engine::on_session_event(session_event e) {
+    if (!attempt_) return;
+    const auto reason = e == session_event::closed ? session_->close_reason() : std::error_code{};
+    feed(attempt_, [e, reason](acquire_machine& m) { return m.session_changed(e, reason); });
+}
+
+} // namespace zklock::detail

@@ -1,0 +1,106 @@
+// The queue engine: one place in a ZooKeeper lock queue, written once and
+// shared by every recipe. A recipe chooses the rule (how many leases, which
+// marker); the protocol's decisions are detail/acquire_machine's, and this
+// engine performs them: it sends the requests, feeds the answers, watches and
+// session events back, grants, releases and reports loss.
+#pragma once
+
+#include "engine/queue_entry.hpp"
+
+#include "fsm/acquire_machine.hpp"
+#include "fsm/path.hpp"
+#include <zklock/lock.hpp>
+#include <zklock/lock_stats.hpp>
+
+#include <boost/asio/cancellation_signal.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+
+namespace zklock::detail {
+
+/// The queue at `path` as the server has it now (blocking; see zklock::list_contenders).
+std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_impl>& session, const std::string& path,
+                                               std::error_code& ec);
+
+class contender_engine : public queue_entry {
+public:
+
+    /// `node_data`: what its nodes store (the session's default "<hostname>:<pid>"
+    /// when null). `acl`: the ACL of the nodes and directories this contender
+    /// creates (the session's policy when null).
+    static std::shared_ptr<contender_engine> make(std::shared_ptr<session_impl> session, std::string dir,
+                                                  queue_rule rule, std::shared_ptr<const std::string> node_data,
+                                                  std::shared_ptr<const c_acl> acl = nullptr);
+
+    // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
+    std::optional<std::size_t> queue_position() const noexcept;
+    std::string node_path() const;
+    const std::string& dir() const noexcept { return setup_.dir; }
+    /// The acquire protocol's state in words (phase, the attempt's node and
+    /// flags, what it watches); strand only (zklock::testing::describe_internals).
+    std::string describe() const;
+
+    /// Calls `callback(position)` on the strand whenever our place in the queue changes.
+    void on_position(std::function<void(std::size_t)> callback);
+
+private:
+    /// One attempt: its protocol state, and what the engine keeps for its I/O.
+    struct attempt {
+        attempt(const acquire_setup& setup, std::string guid) : fsm(setup, std::move(guid)) {}
+        acquire_machine fsm;
+        std::function<void(std::error_code)> done;  // completes with the attempt's final delete
+        std::shared_ptr<boost::asio::steady_timer> delay_timer;  // lock-delay's wait
+    };
+
+    contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
+                     std::shared_ptr<const std::string> node_data,
+                     std::shared_ptr<const c_acl> acl);
+
+    std::shared_ptr<contender_engine> shared_from_this() {
+        return std::static_pointer_cast<contender_engine>(queue_entry::shared_from_this());
+    }
+
+    // strand only (queue_entry's hooks first)
+    void new_attempt() override;
+    void abandon(std::error_code ec) override;
+    void fail(std::error_code ec) override;
+    void do_release(std::function<void(std::error_code)> done) override;
+    bool hold_ending() const noexcept override { return attempt_ && attempt_->fsm.node_gone(); }
+    void lose(std::error_code ec) override;
+    std::string event_path() const override { return setup_.dir; }
+    /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
+    void fail(std::error_code ec, std::string detail);
+    void set_position(std::int64_t position);
+    void set_node_name(std::string name);
+    void on_session_event(session_event e) override;
+
+    /// Tells `a`'s machine an event (`event(machine)` returns its actions) and performs them.
+    template <class Event>
+    void feed(const std::shared_ptr<attempt>& a, Event&& event);
+    void perform(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    /// The request of `action`, its answer fed back to `a`.
+    void send(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    void send_list(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    void send_delete(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    void send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    void watch_own_node_later(const std::shared_ptr<attempt>& a);
+    std::string path_of(const std::string& child) const { return child_path(setup_.dir, child); }
+
+    std::shared_ptr<const std::string> node_data_;  // the session's default, shared, unless given
+    std::shared_ptr<const c_acl> acl_;
+    acquire_setup setup_;  // what every attempt's machine is told; setup_.dir is the lock directory
+
+    // strand only
+    std::shared_ptr<attempt> attempt_;
+    std::unique_ptr<std::function<void(std::size_t)>> position_callback_;  // made by on_position: most locks have none
+
+    // thread-safe snapshots (mutex_ guards node_name_: our node's name, its
+    // path made when asked, so a held lock keeps the directory's path once)
+    std::atomic<std::int64_t> position_{-1};
+    std::string node_name_;
+};
+
+} // namespace zklock::detail

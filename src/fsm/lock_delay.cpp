@@ -1,0 +1,81 @@
+#include "fsm/lock_delay.hpp"
+#include "fsm/lock_node.hpp"
+
+#include <zookeeper.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace zklock::detail {
+
+directory_data split_release_marker(std::string_view data) {
+    const auto at = data.rfind(release_marker);
+    if (at == std::string_view::npos || (at > 0 && data[at - 1] != '\n')) return {std::string(data), std::nullopt};
+    const auto digits = data.substr(at + release_marker.size());
+    std::int32_t seq = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seq);
+    if (ec != std::errc{} || end != digits.data() + digits.size()) return {std::string(data), std::nullopt};
+    auto base = data.substr(0, at);
+    if (!base.empty()) base.remove_suffix(1);  // the newline before the record
+    return {std::string(base), seq};
+}
+
+std::string with_release_marker(std::string_view data, std::int32_t released) {
+    auto out = split_release_marker(data).base;
+    if (!out.empty()) out += '\n';
+    out += release_marker;
+    out += std::to_string(released);
+    return out;
+}
+
+bool clean_handover(const handover& h) {
+    if (!h.ahead_before) {
+        if (!h.before) return false;
+        const auto& b = *h.before;
+        if (!b.exists) return true;
+        if (static_cast<std::size_t>(std::max(b.num_children, 0)) > h.ahead_now.size()) return false;  // someone left
+        if (b.num_children > 0 || b.cversion == 0) return true;
+        return b.data.released && b.pzxid == b.mzxid;
+    }
+    std::vector<std::int32_t> gone;
+    for (const auto s : *h.ahead_before)
+        if (std::find(h.ahead_now.begin(), h.ahead_now.end(), s) == h.ahead_now.end()) gone.push_back(s);
+    if (gone.empty()) return true;
+    if (!h.now.released) return false;
+    if (!h.exclusive) return gone.size() == 1 && gone[0] == *h.now.released;
+    // The ahead list is in queue order: the newest that left is the last one.
+    return gone.back() == *h.now.released;
+}
+
+std::vector<std::int32_t> sequences_ahead(const std::vector<std::string>& children, std::string_view my_name) {
+    std::vector<std::int32_t> out;
+    for (const auto& n : sorted_contenders(children)) {
+        if (n.name == my_name) return out;
+        out.push_back(n.sequence);
+    }
+    return {};
+}
+
+std::vector<std::int32_t> without(std::vector<std::int32_t> ahead, std::string_view gone) {
+    if (const auto n = recognise(gone)) std::erase(ahead, n->sequence);
+    return ahead;
+}
+
+// ---- reads and writes of the lock directory ------------------------------------------
+
+std::optional<directory_before> directory_read(int rc, std::string_view data, const node_stat& st) {
+    if (rc == ZNONODE) return directory_before{};
+    if (rc != ZOK) return std::nullopt;  // not read: a grant at the first listing counts as after a loss
+    return directory_before{true, st.num_children, st.cversion, st.pzxid, st.mzxid, split_release_marker(data)};
+}
+
+std::optional<std::string> release_record_data(std::string_view rule_data, const std::optional<directory_before>& before,
+                                               std::string_view node) {
+    const auto seq = recognise(node);
+    if (!before || !seq) return std::nullopt;
+    // Whatever the directory held stays (a semaphore's permit count).
+    const auto base = rule_data.empty() ? std::string_view(before->data.base) : rule_data;
+    return with_release_marker(base, seq->sequence);
+}
+
+} // namespace zklock::detail

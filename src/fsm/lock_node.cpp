@@ -1,0 +1,135 @@
+#include "fsm/lock_node.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <random>
+
+namespace zklock::detail {
+
+std::string new_guid() {
+    thread_local std::mt19937_64 rng{[] {
+        std::random_device rd;
+        std::seed_seq seq{rd(), rd(), rd(), rd(), rd(), rd(), rd(), rd()};
+        return std::mt19937_64(seq);
+    }()};
+    std::array<unsigned char, 16> b{};
+    for (std::size_t i = 0; i < b.size(); i += 8) {
+        const std::uint64_t r = rng();
+        for (std::size_t k = 0; k < 8; ++k) b[i + k] = static_cast<unsigned char>(r >> (8 * k));
+    }
+    b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);  // version 4
+    b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);  // RFC 4122 variant
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(36);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+        out.push_back(hex[b[i] >> 4]);
+        out.push_back(hex[b[i] & 0x0F]);
+    }
+    return out;
+}
+
+std::string node_name_prefix(std::string_view guid, std::string_view marker) {
+    std::string out;
+    out.reserve(protected_tag.size() + guid.size() + 1 + marker.size());
+    out.append(protected_tag).append(guid).append("-").append(marker);
+    return out;
+}
+
+std::optional<std::int32_t> parse_sequence(std::string_view child, std::string_view marker) {
+    const std::size_t at = child.rfind(marker);
+    if (at == std::string_view::npos) return std::nullopt;
+    const std::string_view digits = child.substr(at + marker.size());
+    const bool negative = !digits.empty() && digits.front() == '-';
+    // The server formats with "%010d": ten characters, or more for a negative
+    // number ("-2147483648"). Anything else is not a sequence the server made.
+    if (digits.size() < 10 || digits.size() > 11 || (digits.size() == 11 && !negative)) return std::nullopt;
+    if (!std::all_of(digits.begin() + (negative ? 1 : 0), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    std::int32_t value = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+    return value;
+}
+
+std::vector<lock_node> sorted_contenders(const std::vector<std::string>& children) {
+    std::vector<lock_node> out;
+    out.reserve(children.size());
+    for (const auto& child : children)
+        if (const auto n = recognise(child))
+            out.push_back({child, n->sequence, n->kind == contender_kind::shared, n->dialect, n->lock_form});
+    std::sort(out.begin(), out.end(),
+              [](const lock_node& a, const lock_node& b) { return sequence_before(a.sequence, b.sequence); });
+    return out;
+}
+
+std::optional<std::string> find_by_guid(const std::vector<std::string>& children, std::string_view guid) {
+    for (const auto& child : children)
+        if (child.find(guid) != std::string::npos) return child;
+    return std::nullopt;
+}
+
+queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_name, std::size_t permits) {
+    queue_decision d;
+    const auto me = std::find_if(sorted.begin(), sorted.end(), [&](const lock_node& n) { return n.name == my_name; });
+    if (me == sorted.end()) return d;
+    d.found = true;
+    d.position = static_cast<std::size_t>(me - sorted.begin());
+    if (permits == 0) permits = 1;
+    // With K > 1 only lock_form nodes share our K leases: any other contender
+    // ahead (a peer's mutex, a writer, a reader) blocks us outright.
+    const auto not_lease = [](const lock_node& n) { return !n.lock_form; };
+    auto blocker = sorted.rend();
+    if (permits > 1) blocker = std::find_if(std::make_reverse_iterator(me), sorted.rend(), not_lease);
+    const bool blocked = blocker != sorted.rend();
+    if (d.position < permits) {
+        if (!blocked) {
+            d.acquired = true;
+            return d;
+        }
+        d.watch = {blocker->name};
+        // Its deletion alone grants us a lease when no other blocker is ahead of it.
+        d.watch_is_last_blocker = std::none_of(std::next(blocker), sorted.rend(), not_lease);
+        return d;
+    }
+    for (std::size_t i = d.position - permits; i < d.position; ++i) d.watch.push_back(sorted[i].name);
+    d.watch_is_last_blocker = d.position == permits && !blocked;
+    return d;
+}
+
+queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::string_view my_name) {
+    queue_decision d;
+    const auto me = std::find_if(sorted.begin(), sorted.end(), [&](const lock_node& n) { return n.name == my_name; });
+    if (me == sorted.end()) return d;
+    d.found = true;
+    d.position = static_cast<std::size_t>(me - sorted.begin());
+    if (!me->shared) {
+        if (d.position == 0) {
+            d.acquired = true;
+            return d;
+        }
+        d.watch = {sorted[d.position - 1].name};
+        d.watch_is_last_blocker = d.position == 1;
+        return d;
+    }
+    const auto writer_ahead = std::find_if(std::make_reverse_iterator(me), sorted.rend(),
+                                           [](const lock_node& n) { return !n.shared; });
+    if (writer_ahead == sorted.rend()) {
+        d.acquired = true;
+        return d;
+    }
+    d.watch = {writer_ahead->name};
+    // Its deletion alone grants us the lock when no other writer is ahead of it.
+    d.watch_is_last_blocker = std::none_of(std::next(writer_ahead), sorted.rend(),
+                                           [](const lock_node& n) { return !n.shared; });
+    return d;
+}
+
+queue_decision decide(const queue_rule& rule, const std::vector<std::string>& children, std::string_view my_name) {
+    const auto sorted = sorted_contenders(children);
+    return rule.read_write ? decide_read_write(sorted, my_name) : decide(sorted, my_name, rule.permits);
+}
+
+} // namespace zklock::detail

@@ -1,0 +1,380 @@
+// The shared state of a Session: the ZooKeeper handle, the Asio plumbing that
+// drives it, and the thin asynchronous wrappers the lock engine calls.
+// Everything except the members marked thread-safe runs on strand_.
+#pragma once
+
+#include "fsm/node_stat.hpp"
+#include "fsm/policy_words.hpp"
+#include <zklock/session.hpp>
+
+#include "support/async_support.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/intrusive/list.hpp>
+
+#include <zookeeper.h>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace zklock::detail {
+
+/// The Stat the C client gave (all zero for none).
+inline node_stat stat_of(const Stat* s) {
+    node_stat n;
+    if (s) {
+        n.czxid = s->czxid;
+        n.ctime_ms = s->ctime;
+        n.ephemeral_owner = s->ephemeralOwner;
+        n.version = s->version;
+        n.num_children = s->numChildren;
+        n.cversion = s->cversion;
+        n.pzxid = s->pzxid;
+        n.mzxid = s->mzxid;
+    }
+    return n;
+}
+
+/// An ACL in the C client's form, owning its strings. The C client serializes
+/// it while a create is submitted, so it only has to outlive that call.
+class c_acl {
+public:
+    explicit c_acl(acl_list acl);
+    c_acl(const c_acl&) = delete;
+    c_acl& operator=(const c_acl&) = delete;
+    const ACL_vector* get() const noexcept { return &vector_; }
+    const acl_list& entries() const noexcept { return entries_; }
+
+private:
+    acl_list entries_;
+    std::vector<ACL> data_;
+    ACL_vector vector_{};
+};
+
+/// Owns the callback of one C request; the C client calls every completion
+/// exactly once (with ZCLOSING when the handle is closed), which frees it.
+template <class Fn> struct request {
+    Fn fn;
+    static const void* make(Fn fn) { return new request{std::move(fn)}; }
+    static std::unique_ptr<request> take(const void* data) {
+        return std::unique_ptr<request>(static_cast<request*>(const_cast<void*>(data)));
+    }
+};
+
+/// Calls a request's callback with a failure code and empty results.
+template <class Fn> struct refuse_request;
+template <class... Results> struct refuse_request<std::function<void(int, Results...)>> {
+    static void call(const std::function<void(int, Results...)>& fn, int rc) { fn(rc, std::decay_t<Results>{}...); }
+};
+
+/// One operation of a multi transaction (session_impl::multi).
+struct multi_op {
+    enum class kind { create, remove, set_data };
+    kind type = kind::create;
+    std::string path;
+    std::string data;                   ///< create, set_data
+    int flags = 0;                      ///< create
+    int version = -1;                   ///< remove, set_data (-1: any)
+    std::shared_ptr<const c_acl> acl;   ///< create
+};
+
+/// What the session tells of its events without a listener entry of its own:
+/// a queue engine, one per lock. It is linked into the session's list through
+/// its hook (session_impl::subscribe), so that 10,000 locks cost the session
+/// no allocation each, and it unlinks itself before it is destroyed.
+class session_subscriber : public boost::intrusive::list_base_hook<> {
+public:
+    using keeper = std::shared_ptr<session_subscriber> (*)(session_subscriber&) noexcept;
+    /// On the session's strand, as a listener is called.
+    virtual void on_session_event(session_event e) = 0;
+    /// The subscriber, kept alive for one call; null once it is being
+    /// destroyed. Not virtual: the session may ask while a derived part's
+    /// destructor runs on another thread (it then waits to unsubscribe).
+    std::shared_ptr<session_subscriber> keep_alive() noexcept { return keep_(*this); }
+
+protected:
+    explicit session_subscriber(keeper keep) noexcept : keep_(keep) {}
+    ~session_subscriber() = default;
+
+private:
+    keeper keep_;
+};
+
+class session_impl : public std::enable_shared_from_this<session_impl> {
+public:
+    using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+    using strand_timer = boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                                          boost::asio::wait_traits<std::chrono::steady_clock>, strand_type>;
+    using listener = std::function<void(session_event, std::int64_t)>;
+
+    session_impl(boost::asio::any_io_executor ex, SessionOptions options, std::shared_ptr<own_context> own);
+    ~session_impl();
+
+    // ---- thread-safe -------------------------------------------------------
+    const SessionOptions& options() const noexcept { return options_; }
+    /// A record of zklock's own to the session's log sink (or, without one, to
+    /// stderr when SessionOptions::client_log_level asks for its level). Strand.
+    void log(log_level level, std::string_view message) const;
+    /// The session's ACL policy in the C client's form.
+    const std::shared_ptr<const c_acl>& acl() const noexcept { return acl_; }
+    /// What contenders with ACL policy `acl` say of it and of this session:
+    /// made once for the session's own policy and shared by its locks.
+    std::shared_ptr<const policy_words> words_for(const std::shared_ptr<const c_acl>& acl) const;
+    /// The default node data "<hostname>:<pid>", made once with the session
+    /// and shared by the locks given no data of their own (most locks).
+    const std::shared_ptr<const std::string>& default_data() const noexcept { return default_node_data_; }
+    const boost::asio::any_io_executor& user_executor() const noexcept { return user_ex_; }
+    const strand_type& strand() const noexcept { return strand_; }
+    session_state state() const noexcept { return state_.load(); }
+    std::int64_t session_id() const noexcept { return session_id_.load(); }
+    std::chrono::milliseconds negotiated_timeout() const noexcept {
+        return std::chrono::milliseconds(negotiated_timeout_ms_.load());
+    }
+    /// True on a thread that runs the session's I/O: blocking calls there would deadlock.
+    bool on_session_thread() const noexcept;
+    std::uint64_t add_listener(listener l);
+    void remove_listener(std::uint64_t id) noexcept;
+    /// Links `s` into the subscribers told of every event after the listeners;
+    /// `s` calls unsubscribe before it is destroyed (from any thread).
+    void subscribe(session_subscriber& s);
+    void unsubscribe(session_subscriber& s) noexcept;
+    /// Posts fn to the strand, keeping this alive. Once a Session's own thread has
+    /// ended (the Session was destroyed), nothing runs the strand: fn runs here, on
+    /// the caller's thread, where it finds the session closed and answers at once.
+    template <class F> void post(F&& fn) {
+        if (own_ && own_->done) {
+            fn();
+            return;
+        }
+        boost::asio::post(strand_, [self = shared_from_this(), f = std::forward<F>(fn)]() mutable { f(); });
+    }
+    /// Closes and waits when safe (see Session::close).
+    void close_and_wait() noexcept;
+    /// Shuts down the own thread, if any (Session destructor).
+    void shutdown_own_thread() noexcept;
+
+    // ---- strand only --------------------------------------------------------
+    void start();
+    void close_on_strand();
+    bool connected() const noexcept { return state_.load() == session_state::connected; }
+    /// Runs fn(error) once connected (now, if connected) or with session_closed.
+    /// Returns an id for cancel_connect_waiter.
+    std::uint64_t when_connected(std::function<void(std::error_code)> fn);
+    void cancel_connect_waiter(std::uint64_t id);
+    /// Why the session closed: errc::auth_failed when the server refused an
+    /// authentication, otherwise errc::session_closed.
+    std::error_code close_reason() const {
+        return close_reason_ ? close_reason_ : make_error_code(errc::session_closed);
+    }
+    /// The session id and password while connected (tests use them to expire it).
+    std::optional<clientid_t> client_id() const {
+        if (!zh_ || !connected()) return std::nullopt;
+        return *zoo_client_id(zh_);
+    }
+
+    using void_fn = std::function<void(int rc)>;
+    using stat_fn = std::function<void(int rc, const node_stat& stat)>;
+    using string_stat_fn = std::function<void(int rc, std::string name, const node_stat& stat)>;
+    using children_fn = std::function<void(int rc, std::vector<std::string> children)>;
+    using data_fn = std::function<void(int rc, std::string data, const node_stat& stat)>;
+    using watch_fn = std::function<void(int event_type)>;
+    using acl_fn = std::function<void(int rc, acl_list acl)>;
+
+    /// create2 (the reply carries the created node's Stat), with `acl`.
+    void create(const std::string& path, const std::string& data, int flags, const c_acl& acl, string_stat_fn fn);
+    void get_children(const std::string& path, children_fn fn);
+    /// getChildren that leaves a child watch (the herd baseline, QueueWatch).
+    void get_children_watch(const std::string& path, watch_fn on_watch, children_fn fn);
+    /// getData; with on_watch set, leaves a data watch that fires once (deletion or change).
+    void get_data(const std::string& path, watch_fn on_watch, data_fn fn);
+    void remove(const std::string& path, int version, void_fn fn);
+    void set_data(const std::string& path, const std::string& data, int version, void_fn fn);
+    /// exists; with on_watch set, leaves a watch that fires when the node is
+    /// created, changed or deleted.
+    void exists(const std::string& path, watch_fn on_watch, stat_fn fn);
+    /// getACL.
+    void get_acl(const std::string& path, acl_fn fn);
+    /// setACL (`version` -1: any).
+    void set_acl(const std::string& path, int version, const c_acl& acl, void_fn fn);
+    /// multi: every op commits in one transaction (one zxid), or none does. fn
+    /// gets the transaction's code (the first failing op's, or a connection
+    /// error: the outcome is then unknown), each op's code, and the path each
+    /// create made ("" for the other ops).
+    using multi_fn = std::function<void(int rc, std::vector<int> op_errors, std::vector<std::string> created)>;
+    void multi(std::vector<multi_op> ops, multi_fn fn);
+    /// Creates `path` and its missing ancestors as CONTAINER nodes with `acl`;
+    /// `path` gets `data`. fn gets ZOK (or the first error and the path that
+    /// failed with it). `path` alone is tried first; its ancestors are created
+    /// (pipelined, top down) only when its parent is missing.
+    void ensure_parents(const std::string& path, const std::string& data, std::shared_ptr<const c_acl> acl,
+                        std::function<void(int rc, const std::string& failed_path)> fn);
+
+    /// Deletes `path` now or as soon as connected, retrying across connection
+    /// loss, until it commits or the session that owns it (`owner`) is gone.
+    /// fn (optional) gets {} on commit or when the node was already gone,
+    /// session_expired / session_closed when the session went first.
+    void delete_owned(std::string path, std::int64_t owner, std::function<void(std::error_code)> fn = {});
+    /// Like delete_owned for a lock set's nodes: one multi deletes them all, so
+    /// no queue sees the set leave before the others. When one of them is
+    /// already gone (the multi fails with NONODE), the rest are deleted one by
+    /// one. fn (optional) as delete_owned's, once every node is gone.
+    /// `extra` ops join the transaction (lock-delay's clean-release record).
+    /// `mark`: the transaction writes each node's data (empty) before deleting
+    /// it, the release mark a successor under the mutex rule holds on
+    /// (acquire_setup::mark_release); a node whose ACL refuses the write is
+    /// deleted without it.
+    void delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
+                          std::function<void(std::error_code)> fn = {}, std::vector<multi_op> extra = {},
+                          bool mark = false);
+    /// Like delete_owned for a node whose name is not known (a create whose reply
+    /// was lost): lists `dir`, deletes the child carrying `guid`, if any.
+    void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
+                              std::function<void(std::error_code)> fn = {});
+
+    /// How long a hold lasts before its holder watches its own nodes
+    /// (contender_engine, lock_set_engine): a shorter hold never pays for the watch.
+    static constexpr std::chrono::milliseconds settle_delay{10};
+    /// Runs fn on the strand settle_delay (at most one and a half of it) from
+    /// now; calls run in the order made, by one timer. Dropped, not run, when
+    /// the session closes.
+    void after_settling(std::function<void()> fn);
+
+    /// What the session is doing, in words (its state, the C client's, the
+    /// socket and timer it waits on, the deletes it still owes): for
+    /// diagnosing a hung run (zklock::testing::describe_internals).
+    std::string describe() const;
+
+
+private:
+    /// ensure_parents once the directory's parent is known to be missing: every ancestor, then it.
+    void ensure_ancestors(const std::string& path, const std::string& data, const c_acl& acl,
+                          std::function<void(int rc, const std::string& failed_path)> fn);
+    struct janitor_entry {
+        std::string path;  // node path, or dir when guid is set
+        std::string guid;
+        std::vector<std::string> set;  // a lock set's nodes, deleted by one multi (path unused)
+        std::vector<multi_op> extra;   // more ops of that multi
+        std::int64_t owner = 0;
+        std::function<void(std::error_code)> done;
+        bool in_flight = false;
+        bool mark = false;             // a release mark before each delete of `set`
+    };
+
+    static void on_session_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    static void on_node_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    static void on_auth_reply(int rc, const void* data);
+
+    /// While it lives, the C client's log lines on this thread are this
+    /// session's (the C client's log callback takes no context): set around
+    /// every call into the C client.
+    class log_scope {
+    public:
+        explicit log_scope(session_impl* s) noexcept : previous_(current_) { current_ = s; }
+        ~log_scope() { current_ = previous_; }
+        log_scope(const log_scope&) = delete;
+        log_scope& operator=(const log_scope&) = delete;
+        static session_impl* current() noexcept { return current_; }
+
+    private:
+        session_impl* previous_;
+        static thread_local session_impl* current_;
+    };
+    static void on_client_log(const char* line);
+
+    void open_handle();
+    void drop_handle();
+    void handle_state(int zstate);
+    void on_connected();
+    void pump();
+    void process(int events);
+    void settle();  // runs the calls of settling_ that are due
+    void arm_settle_timer(boost::asio::steady_timer::time_point at);
+    void notify(session_event e);
+    void run_janitor();
+    void janitor_step(std::shared_ptr<janitor_entry> e);
+    void finish_janitor(const std::shared_ptr<janitor_entry>& e, std::error_code ec);
+    void janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete);
+    bool can_submit() const noexcept { return zh_ != nullptr && !closing_; }
+    /// Submits one request: `call(ctx)` hands the C client the request state that
+    /// owns `fn` and returns its code. When the handle is gone or the C client
+    /// refuses the submit, `fn` gets the code (posted, never inline) and empty results.
+    template <class Fn, class Call> void submit(Fn fn, Call&& call) {
+        if (!can_submit()) {
+            post([fn = std::move(fn)] { refuse_request<Fn>::call(fn, ZCLOSING); });
+            return;
+        }
+        const void* ctx = request<Fn>::make(std::move(fn));
+        const log_scope scope(this);
+        if (const int rc = call(ctx); rc != ZOK) {
+            auto r = request<Fn>::take(ctx);
+            post([f = std::move(r->fn), rc] { refuse_request<Fn>::call(f, rc); });
+            return;
+        }
+        pump();
+    }
+    static void on_children(int rc, const String_vector* strings, const void* data);
+    static void on_void(int rc, const void* data);
+    std::uint64_t register_watch(watch_fn fn);
+
+    SessionOptions options_;
+    std::shared_ptr<const c_acl> acl_;
+    std::shared_ptr<const policy_words> words_;  // acl_'s
+    std::shared_ptr<const std::string> default_node_data_;  // default_node_data(), made with the session
+    std::shared_ptr<own_context> own_;  // destroyed after the I/O objects below
+    boost::asio::any_io_executor user_ex_;
+    strand_type strand_;
+    // Their executor is the strand's own type, not an any_io_executor around
+    // it: every wait would otherwise allocate the strand again to track its
+    // work (two allocations per request and reply on the wire).
+    boost::asio::posix::basic_stream_descriptor<strand_type> desc_;
+    strand_timer timer_;
+    strand_timer suspend_timer_;
+    strand_timer settle_timer_;  // the front of settling_
+    std::deque<std::pair<boost::asio::steady_timer::time_point, std::function<void()>>> settling_;
+    std::optional<boost::asio::steady_timer::time_point> timer_deadline_;
+    boost::asio::steady_timer::time_point last_receive_{};  // when the server last sent us anything
+
+    zhandle_t* zh_ = nullptr;
+    int fd_ = -1;
+    std::uint64_t socket_id_ = 0;  // inode of the socket behind fd_
+    bool socket_steady_ = false;   // connected at the last pump, fd_ compared or unchanged since
+    std::uint64_t fd_generation_ = 0;
+    bool read_pending_ = false;
+    bool write_pending_ = false;
+    bool in_process_ = false;
+    bool closing_ = false;
+    std::size_t auth_pending_ = 0;  // auths of this handle the server has not answered yet
+    bool awaiting_auth_ = false;    // connected, not announced until the auth replies come
+    std::error_code close_reason_;  // why the session closed (strand only)
+
+    std::atomic<session_state> state_{session_state::connecting};
+    std::atomic<std::int64_t> session_id_{0};
+    std::atomic<long> negotiated_timeout_ms_{0};
+
+    std::mutex listeners_mutex_;  // guards listeners_ and subscribers_
+    std::map<std::uint64_t, listener> listeners_;
+    boost::intrusive::list<session_subscriber, boost::intrusive::constant_time_size<false>> subscribers_;
+    std::atomic<std::uint64_t> next_id_{1};  // listeners (any thread), waiters and watches (strand)
+
+    std::map<std::uint64_t, std::function<void(std::error_code)>> connect_waiters_;
+    std::unordered_map<std::uint64_t, watch_fn> watches_;
+    std::deque<std::shared_ptr<janitor_entry>> janitor_;
+};
+
+} // namespace zklock::detail

@@ -1,0 +1,153 @@
+// Driving the ZooKeeper C client from Asio: the socket and the timer the
+// client asks for (zookeeper_interest), zookeeper_process on each event, the
+// waiters for a connection, and the calls made once a hold has settled.
+#include "session/session_impl.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+namespace zklock::detail {
+namespace asio = boost::asio;
+
+void session_impl::pump() {
+    if (!zh_ || in_process_ || closing_) return;
+    const log_scope scope(this);
+    int fd = -1;
+    int interest = 0;
+    timeval tv{};
+    const int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
+    if (rc != ZOK && rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT) {
+        // ZINVALIDSTATE: the handle is dead; the session watcher handles it.
+        if (rc == ZINVALIDSTATE && state_ != session_state::closed && !closing_) {
+            const int zstate = zoo_state(zh_);
+            if (zstate == ZOO_EXPIRED_SESSION_STATE || zstate == ZOO_AUTH_FAILED_STATE) return;
+        }
+    }
+    // The C client closes its socket on connection loss and opens a new one,
+    // which may get the same number: compare the socket itself, not the number,
+    // or epoll would keep waiting on the closed one. A session connected now and
+    // at the last look, on the same number, still has the same socket: a new one
+    // is opened by zookeeper_interest and is not connected before its handshake's
+    // reply has been read, so at least one look in between saw another state and
+    // compared. That spares the fstat on nearly every turn.
+    const bool connected_now = zoo_state(zh_) == ZOO_CONNECTED_STATE;
+    std::uint64_t socket_id = socket_id_;
+    if (fd >= 0 && !(fd == fd_ && connected_now && socket_steady_)) {
+        struct stat st {};
+        if (::fstat(fd, &st) == 0) socket_id = static_cast<std::uint64_t>(st.st_ino);
+        else fd = -1;  // already closed: only the timer drives the client until it reconnects
+    }
+    if (fd < 0) socket_id = 0;
+    if (fd != fd_ || socket_id != socket_id_) {
+        socket_id_ = socket_id;
+        ++fd_generation_;
+        read_pending_ = write_pending_ = false;
+        if (desc_.is_open()) {
+            boost::system::error_code ignored;
+            desc_.cancel(ignored);
+            desc_.release();  // the C client owns and closes its socket
+        }
+        fd_ = fd;
+        if (fd_ >= 0) {
+            // Debian's C client opens its socket without SOCK_CLOEXEC: a child the
+            // process execs must not inherit the session's connection.
+            if (const int flags = ::fcntl(fd_, F_GETFD); flags >= 0 && !(flags & FD_CLOEXEC))
+                ::fcntl(fd_, F_SETFD, flags | FD_CLOEXEC);
+            boost::system::error_code ec;
+            desc_.assign(fd_, ec);
+            if (ec) fd_ = -1;
+        }
+    }
+    socket_steady_ = connected_now && fd_ >= 0;
+    if (fd_ >= 0) {
+        const auto gen = fd_generation_;
+        if ((interest & ZOOKEEPER_READ) && !read_pending_) {
+            read_pending_ = true;
+            desc_.async_wait(asio::posix::descriptor_base::wait_read,
+                             [self = shared_from_this(), gen](boost::system::error_code ec) {
+                                 if (gen != self->fd_generation_) return;
+                                 self->read_pending_ = false;
+                                 if (!ec) self->process(ZOOKEEPER_READ);
+                             });
+        }
+        if ((interest & ZOOKEEPER_WRITE) && !write_pending_) {
+            write_pending_ = true;
+            desc_.async_wait(asio::posix::descriptor_base::wait_write,
+                             [self = shared_from_this(), gen](boost::system::error_code ec) {
+                                 if (gen != self->fd_generation_) return;
+                                 self->write_pending_ = false;
+                                 if (!ec) self->process(ZOOKEEPER_WRITE);
+                             });
+        }
+    }
+    const auto deadline = asio::steady_timer::clock_type::now() + std::chrono::seconds(tv.tv_sec) +
+                          std::chrono::microseconds(tv.tv_usec);
+    if (!timer_deadline_ || deadline < *timer_deadline_) {
+        timer_deadline_ = deadline;
+        timer_.expires_at(deadline);
+        timer_.async_wait([self = shared_from_this(), deadline](boost::system::error_code ec) {
+            if (ec || self->timer_deadline_ != deadline) return;
+            self->timer_deadline_.reset();
+            self->process(0);
+        });
+    }
+}
+
+void session_impl::process(int events) {
+    if (!zh_ || closing_) return;
+    if (events & ZOOKEEPER_READ) last_receive_ = asio::steady_timer::clock_type::now();
+    in_process_ = true;
+    const log_scope scope(this);
+    zookeeper_process(zh_, events);
+    in_process_ = false;
+    pump();
+}
+
+void session_impl::after_settling(std::function<void()> fn) {
+    if (closing_) return;
+    const bool idle = settling_.empty();
+    settling_.emplace_back(asio::steady_timer::clock_type::now() + settle_delay, std::move(fn));
+    if (idle) arm_settle_timer(settling_.front().first);  // otherwise it is set for an earlier call
+}
+
+void session_impl::arm_settle_timer(asio::steady_timer::time_point at) {
+    settle_timer_.expires_at(at);
+    settle_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+        if (!ec) self->settle();
+    });
+}
+
+void session_impl::settle() {
+    const auto now = asio::steady_timer::clock_type::now();
+    // A call may add another: it goes to the back, due later.
+    while (!settling_.empty() && settling_.front().first <= now && !closing_) {
+        auto fn = std::move(settling_.front().second);
+        settling_.pop_front();
+        fn();
+    }
+    // Calls made one after another (a lock taken and released in a loop) would
+    // each wake the timer: the next turn comes half a delay later at the
+    // earliest and takes every call due by then, so a hold settles within
+    // one and a half delays.
+    if (!settling_.empty() && !closing_) arm_settle_timer(std::max(settling_.front().first, now + settle_delay / 2));
+}
+
+std::uint64_t session_impl::when_connected(std::function<void(std::error_code)> fn) {
+    if (state_ == session_state::closed) {
+        post([fn = std::move(fn), ec = close_reason_ ? close_reason_ : make_error_code(errc::session_closed)] { fn(ec); });
+        return 0;
+    }
+    if (connected()) {
+        fn({});
+        return 0;
+    }
+    const auto id = next_id_++;
+    connect_waiters_.emplace(id, std::move(fn));
+    return id;
+}
+
+void session_impl::cancel_connect_waiter(std::uint64_t id) { connect_waiters_.erase(id); }
+
+} // namespace zklock::detail

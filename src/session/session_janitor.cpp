@@ -1,0 +1,112 @@
+// The deletes the session owns (a released or abandoned node): retried across
+// connection loss until they commit or the session that owns the node is gone.
+#include "session/session_impl.hpp"
+
+#include "fsm/lock_node.hpp"
+#include "fsm/reply_kind.hpp"
+
+namespace zklock::detail {
+
+void session_impl::delete_owned(std::string path, std::int64_t owner, std::function<void(std::error_code)> fn) {
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(path), {}, {}, {}, owner, std::move(fn), false});
+    janitor_.push_back(e);
+    if (connected()) janitor_step(e);
+}
+
+void session_impl::delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
+                                        std::function<void(std::error_code)> fn) {
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(dir), std::move(guid), {}, {}, owner, std::move(fn), false});
+    janitor_.push_back(e);
+    if (connected()) janitor_step(e);
+}
+
+void session_impl::delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
+                                    std::function<void(std::error_code)> fn, std::vector<multi_op> extra, bool mark) {
+    auto e = std::make_shared<janitor_entry>(
+        janitor_entry{{}, {}, std::move(paths), std::move(extra), owner, std::move(fn), false, mark});
+    janitor_.push_back(e);
+    if (connected()) janitor_step(e);
+}
+
+void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete) {
+    std::vector<multi_op> ops;
+    for (const auto& p : e->set) {
+        if (e->mark) ops.push_back({multi_op::kind::set_data, p, {}, 0, -1, nullptr});
+        ops.push_back({multi_op::kind::remove, p, {}, 0, -1, nullptr});
+    }
+    ops.insert(ops.end(), e->extra.begin(), e->extra.end());
+    multi(std::move(ops), [this, e, on_delete](int rc, std::vector<int> errors, std::vector<std::string>) {
+        if (rc == ZNOAUTH && e->mark && !errors.empty() && errors.front() == ZNOAUTH) {
+            // The node's ACL does not let us write it: release it without the
+            // mark (its successor lists the queue instead).
+            e->mark = false;
+            e->in_flight = false;
+            return janitor_step(e);
+        }
+        if (rc != ZNONODE) return on_delete(rc);
+        // One of them is gone already: delete the others one by one (a set
+        // with a node missing is no longer held by anyone).
+        e->in_flight = false;
+        auto left = std::make_shared<std::size_t>(e->set.size());
+        for (const auto& p : e->set)
+            delete_owned(p, e->owner, [this, e, left](std::error_code ec) {
+                if (--*left == 0) finish_janitor(e, ec);
+            });
+        const auto it = std::find(janitor_.begin(), janitor_.end(), e);
+        if (it != janitor_.end()) janitor_.erase(it);  // finished by the last delete above
+    });
+}
+
+void session_impl::run_janitor() {
+    const auto entries = janitor_;
+    for (const auto& e : entries) janitor_step(e);
+}
+
+void session_impl::finish_janitor(const std::shared_ptr<janitor_entry>& e, std::error_code ec) {
+    const auto it = std::find(janitor_.begin(), janitor_.end(), e);
+    if (it != janitor_.end()) janitor_.erase(it);
+    if (e->done) {
+        auto done = std::move(e->done);
+        e->done = nullptr;
+        done(ec);
+    }
+}
+
+void session_impl::janitor_step(std::shared_ptr<janitor_entry> e) {
+    if (e->in_flight || !connected()) return;
+    if (e->owner != session_id_.load()) {
+        // The session that owned the node is gone, and the node with it.
+        finish_janitor(e, make_error_code(errc::session_expired));
+        return;
+    }
+    e->in_flight = true;
+    auto on_delete = [this, e](int rc) {
+        e->in_flight = false;
+        if (rc == ZNONODE) return finish_janitor(e, {});
+        switch (detail::classify_reply(rc)) {
+        case detail::reply_kind::ok: return finish_janitor(e, {});
+        case detail::reply_kind::session_gone: return finish_janitor(e, make_error_code(errc::session_expired));
+        case detail::reply_kind::closed: return finish_janitor(e, make_error_code(errc::session_closed));
+        case detail::reply_kind::retry:
+            log(log_level::warn, "deleting " + (e->set.empty() ? e->path : e->set.front()) + ": " +
+                                     from_zookeeper(rc).message() + "; retried once connected");
+            if (connected()) janitor_step(e);  // otherwise: retried on reconnect
+            return;
+        case detail::reply_kind::answer: return finish_janitor(e, from_zookeeper(rc));
+        }
+    };
+    if (!e->set.empty()) return janitor_set_step(e, on_delete);
+    if (e->guid.empty()) {
+        remove(e->path, -1, on_delete);
+        return;
+    }
+    get_children(e->path, [this, e, on_delete](int rc, std::vector<std::string> children) {
+        if (rc == ZNONODE) return on_delete(ZNONODE);
+        if (rc != ZOK) return on_delete(rc);
+        const auto name = detail::find_by_guid(children, e->guid);
+        if (!name) return on_delete(ZNONODE);
+        remove(e->path + "/" + *name, -1, on_delete);
+    });
+}
+
+} // namespace zklock::detail
