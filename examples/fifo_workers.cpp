@@ -1,6 +1,6 @@
 // Ten workers share three slots (say, three licences of an external service):
 // a Semaphore with 3 permits. Slots are granted in arrival order, and each
-// waiter is told its place in line (SemaphoreOptions::on_position) when it
+// waiter is told its place in line (QueueLock::on_queue_position) when it
 // queues and each time it re-reads the queue, so it can show a progress message
 // instead of hanging silently. (A waiter watches one node ahead of it, not the
 // whole queue, so it learns of moves only when that node goes: no herd.)
@@ -69,23 +69,23 @@ int main(int argc, char** argv) {
                     zklock::Session session(so);
                     session.connect();
 
-                    zklock::SemaphoreOptions options;
+                    zklock::Semaphore slots(session, path, permits);
+                    zklock::QueueLock slot = slots.permit();
                     // Runs on the session's thread: keep it short, never block in it.
                     // Positions are 0-based; below `permits` means a slot is ours.
-                    options.on_position = [w, queued, first = true](std::size_t position) mutable {
-                        if (position >= permits)
-                            say("worker ", w, ": waiting, number ", position - permits + 1, " in line");
+                    slot.on_queue_position([w, queued, slots = permits, first = true](std::size_t position) mutable {
+                        if (position >= slots)
+                            say("worker ", w, ": waiting, number ", position - slots + 1, " in line");
                         if (std::exchange(first, false)) queued->set_value();
-                    };
-                    zklock::Semaphore slots(session, path, permits, options);
+                    });
 
-                    zklock::Lease lease = slots.acquire();  // blocks until one of the 3 slots is ours
+                    std::unique_lock held(slot);  // blocks until one of the 3 slots is ours
                     {
                         std::lock_guard lock(order_mutex);
                         served.push_back(w);
                         most_inside = std::max(most_inside, ++inside);
                     }
-                    say("worker ", w, ": got a slot (fencing token ", lease.fencing_token(), ")");
+                    say("worker ", w, ": got a slot (fencing token ", slot.fencing_token(), ")");
                     // The work; its length varies, so slots free up out of order.
                     std::this_thread::sleep_for(100ms * (1 + (w * 7) % 4));
                     {
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
                         --inside;
                     }
                     say("worker ", w, ": done, frees its slot");
-                    lease.release();  // (destroying the Lease would release it too)
+                    held.unlock();  // (leaving the scope would release it too)
                 } catch (const std::exception& e) {
                     say("worker ", w, ": ", e.what());
                 }

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
             auto session = new_session();
             zklock::SharedMutex rw(*session, path);
             // Tell main once our node is in the queue (position > 0: readers are ahead).
-            rw.on_queue_position([&, told = false](std::size_t position) mutable {
+            rw.writer().on_queue_position([&, told = false](std::size_t position) mutable {
                 if (position > 0 && !std::exchange(told, true)) {
                     say("writer: waiting behind ", position, " reader(s)");
                     writer_queued_p.set_value();
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
             writer_inside = true;
             const int readers = readers_inside;
             if (readers != 0) ok = false;
-            say("writer: writing (", readers, " readers inside), fencing token ", rw.fencing_token());
+            say("writer: writing (", readers, " readers inside), fencing token ", rw.writer().fencing_token());
             std::this_thread::sleep_for(200ms);
             writer_inside = false;
             writer_done = true;

@@ -83,10 +83,10 @@ void recipes(zklock::Session& session) {
     }, once);
 
     // Fair worker queue: at most 3 at once, served in arrival order.
-    zklock::SemaphoreOptions o;
-    o.on_position = [](std::size_t place) { std::cout << "place in line: " << place << "\n"; };
-    zklock::Semaphore slots(session, "/queues/encoder", 3, o);
-    zklock::Lease lease = slots.acquire();                     // released when it goes out of scope
+    zklock::Semaphore slots(session, "/queues/encoder", 3);
+    zklock::QueueLock slot = slots.permit();                    // one contender for one of the 3 places
+    slot.on_queue_position([](std::size_t place) { std::cout << "place in line: " << place << "\n"; });
+    std::unique_lock in_slot(slot);                            // released when it goes out of scope
 
     // Read-write lock: std::shared_lock for readers, std::unique_lock for writers.
     zklock::SharedMutex config(session, "/locks/config");

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <zklock/export.hpp>
-#include <zklock/mutex.hpp>
+#include <zklock/queue_lock.hpp>
 #include <zklock/session.hpp>
 
 #include <chrono>
@@ -19,8 +19,8 @@ namespace zklock {
 /// says so instead. Thread-safe; never call it from the session's own thread.
 ZKLOCK_EXPORT std::string describe_internals(const Session& session,
                                              std::chrono::milliseconds timeout = std::chrono::seconds(2));
-/// The same for a Mutex's place in its queue.
-ZKLOCK_EXPORT std::string describe_internals(const Mutex& mutex,
+/// The same for a place in a queue (a Mutex, a permit, a SharedMutex's side).
+ZKLOCK_EXPORT std::string describe_internals(const QueueLock& lock,
                                              std::chrono::milliseconds timeout = std::chrono::seconds(2));
 
 } // namespace zklock

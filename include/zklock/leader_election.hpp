@@ -1,11 +1,19 @@
 // zklock::LeaderElection: one leader among many participants, for leader-only work.
 #pragma once
 
+#include <zklock/acl.hpp>
 #include <zklock/export.hpp>
-#include <zklock/mutex.hpp>
+#include <zklock/lock_events.hpp>
+#include <zklock/lock_stats.hpp>
+#include <zklock/node_names.hpp>
+#include <zklock/queue_lock.hpp>
+#include <zklock/session.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,10 +22,6 @@
 #include <string>
 
 namespace zklock {
-
-namespace detail {
-class leader_watch;
-}
 
 /// A term as leader, as returned by campaign().
 struct Leadership {
@@ -82,7 +86,15 @@ public:
     /// for an id too large for one request to the server or an invalid ACL.
     LeaderElection(Session& session, std::string path, std::string participant_id,
                    LeaderElectionOptions options = {});
-    ~LeaderElection();
+    /// Same, reporting bad input in `ec` (every campaign then fails with that
+    /// error, and failure_detail() says why).
+    LeaderElection(Session& session, std::string path, std::string participant_id, LeaderElectionOptions options,
+                   std::error_code& ec);
+    /// Moves the participant (leading or not); the moved-from object may only
+    /// be destroyed or assigned to.
+    LeaderElection(LeaderElection&&) noexcept = default;
+    /// Resigns (or leaves the line), then takes `other`'s place.
+    LeaderElection& operator=(LeaderElection&&) noexcept = default;
 
     /// Blocks until we lead. Throws zklock::error on failure.
     Leadership campaign();
@@ -111,17 +123,17 @@ public:
             [this](auto handler) { async_resign_impl(std::move(handler)); }, token);
     }
     /// True while this participant leads.
-    bool is_leader() const noexcept { return mutex_.is_held(); }
-    /// Why the last failed campaign failed, in words (as Mutex::failure_detail()).
-    std::string failure_detail() const { return mutex_.failure_detail(); }
+    bool is_leader() const noexcept { return candidate_.is_held(); }
+    /// Why the last failed campaign failed, in words (as Lock::failure_detail()).
+    std::string failure_detail() const { return candidate_.failure_detail(); }
     /// Our current term, if we lead.
     std::optional<Leadership> leadership() const;
 
     /// Called with the reason every time leadership is lost (not on resign()).
-    void on_lost(std::function<void(std::error_code)> callback) { mutex_.on_lost(std::move(callback)); }
-    /// As Mutex::async_wait_lost, for the current term.
+    void on_lost(std::function<void(std::error_code)> callback) { candidate_.on_lost(std::move(callback)); }
+    /// As Lock::async_wait_lost, for the current term.
     template <class CompletionToken> auto async_wait_lost(CompletionToken&& token) {
-        return mutex_.async_wait_lost(std::forward<CompletionToken>(token));
+        return candidate_.async_wait_lost(std::forward<CompletionToken>(token));
     }
 
     /// The current leader, read from the server (blocking); none when nobody leads.
@@ -157,25 +169,25 @@ public:
                        RunAsLeaderOptions options = {}, std::stop_token outer = {});
 
     /// The election's path.
-    const std::string& path() const noexcept { return mutex_.path(); }
+    const std::string& path() const noexcept { return candidate_.path(); }
     /// This participant's id (stored in its node).
     const std::string& participant_id() const noexcept { return participant_id_; }
     /// Our place in line as of the last listing (0 = leading); none when not
     /// campaigning.
-    std::optional<std::size_t> queue_position() const noexcept { return mutex_.queue_position(); }
+    std::optional<std::size_t> queue_position() const noexcept { return candidate_.queue_position(); }
     /// Calls `callback(position)` on the session's executor whenever our place
-    /// in line changes (as Mutex::on_queue_position).
-    void on_queue_position(std::function<void(std::size_t)> callback) { mutex_.on_queue_position(std::move(callback)); }
+    /// in line changes (as QueueLock::on_queue_position).
+    void on_queue_position(std::function<void(std::size_t)> callback) { candidate_.on_queue_position(std::move(callback)); }
     /// Calls `callback(event)` on the session's executor for each event of
-    /// this participant's campaigns, as Mutex::on_event: queued (in line),
+    /// this participant's campaigns, as QueueLock::on_event: queued (in line),
     /// moved, granted (elected: the wait, the epoch as fencing_token), released
     /// (resigned: the term's length), lost, left (a campaign that ended
     /// without leading). Register before campaigning.
-    void on_event(std::function<void(const lock_event&)> callback) { mutex_.on_event(std::move(callback)); }
+    void on_event(std::function<void(const lock_event&)> callback) { candidate_.on_event(std::move(callback)); }
     /// Our node's full path while campaigning or leading; empty otherwise.
-    std::string node_path() const { return mutex_.node_path(); }
-    /// Counters of the last campaign (as Mutex::stats()).
-    lock_stats stats() const { return mutex_.stats(); }
+    std::string node_path() const { return candidate_.node_path(); }
+    /// Counters of the last campaign (as Lock::stats()).
+    lock_stats stats() const { return candidate_.stats(); }
 
 private:
     void async_campaign_impl(boost::asio::any_completion_handler<void(std::error_code, Leadership)> handler);
@@ -184,10 +196,11 @@ private:
         std::optional<LeaderInfo> known,
         boost::asio::any_completion_handler<void(std::error_code, std::optional<LeaderInfo>)> handler);
     Leadership term() const;
+    LeaderElection(Session& session, std::string path, std::string participant_id, LeaderElectionOptions options,
+                   std::error_code* ec);
 
-    Session& session_;
     std::string participant_id_;
-    Mutex mutex_;
+    QueueLock candidate_;  // our place in the election's queue
 };
 
 } // namespace zklock

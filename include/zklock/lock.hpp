@@ -8,9 +8,7 @@
 #include <zklock/lock_stats.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
-#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/cancellation_signal.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -46,43 +44,7 @@ struct lock_capabilities {
 };
 
 
-namespace detail {
-
-/// What a backend implements: one contender for one lock. Callbacks run on the
-/// backend's own thread or strand; Lock turns them into user completions.
-class ZKLOCK_EXPORT lock_backend {
-public:
-    using acquire_callback = std::function<void(std::error_code, bool acquired)>;
-    virtual ~lock_backend() = default;
-
-    /// Acquire; (error, acquired). acquired is false without an error when the
-    /// deadline passed or, with no_wait, when the lock is taken. Signalling `slot`
-    /// cancels (std::errc::operation_canceled); nothing may be left behind.
-    virtual void acquire(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
-                         boost::asio::cancellation_slot slot, acquire_callback callback) = 0;
-    /// errc::not_held when not held; otherwise releases, `done` (optional) gets the outcome.
-    virtual std::error_code release(std::function<void(std::error_code)> done) = 0;
-    /// Releases or abandons whatever it holds or waits for (destructors).
-    virtual void shutdown() noexcept = 0;
-    virtual bool held() const noexcept = 0;
-    virtual std::int64_t fencing_token() const noexcept = 0;
-    virtual void on_lost(std::function<void(std::error_code)> callback) = 0;
-    /// Once: the loss reason, {} when released first, errc::not_held when not held,
-    /// operation_canceled when `slot` is signalled.
-    virtual void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) = 0;
-    /// True on a thread where blocking for this backend would deadlock.
-    virtual bool on_backend_thread() const noexcept = 0;
-    /// Where user completions go when the handler names no executor.
-    virtual boost::asio::any_io_executor executor() const = 0;
-    virtual lock_capabilities capabilities() const noexcept = 0;
-    /// Callable from any thread.
-    virtual lock_stats stats() const noexcept = 0;
-    /// Why the last acquire failed, in words; empty when it did not (or the
-    /// backend has nothing to add to the error code). Callable from any thread.
-    virtual std::string failure_detail() const { return {}; }
-};
-
-} // namespace detail
+class LockBackend;
 
 /// A lock on any backend: Lockable and TimedLockable (std::unique_lock,
 /// std::scoped_lock and std::lock_guard work), error_code overloads, Asio
@@ -101,9 +63,10 @@ public:
 /// they fail with errc::would_deadlock.
 class ZKLOCK_EXPORT Lock {
 public:
-    /// A lock on `backend` (a LockService makes them; so do Mutex, MultiMutex
-    /// and Semaphore::permit()).
-    explicit Lock(std::shared_ptr<detail::lock_backend> backend);
+    /// A lock on `backend`: how a LockService (and a backend of your own,
+    /// zklock/backend.hpp) makes them. Mutex, MultiMutex, Semaphore::permit()
+    /// and SharedMutex's sides are Locks too.
+    explicit Lock(std::shared_ptr<LockBackend> backend);
     /// Moves the lock (held or not); the moved-from object may only be
     /// destroyed or assigned to. Assigning releases what the target held.
     ///@{
@@ -224,10 +187,8 @@ public:
 
 protected:
     /// `subject` names the lock in the messages of what the blocking forms throw.
-    Lock(std::shared_ptr<detail::lock_backend> backend, std::string subject);
-    /// The backend this lock acquires through (for the classes built on Lock).
-    const std::shared_ptr<detail::lock_backend>& backend() const noexcept { return backend_; }
-    /// The name given at construction (a Mutex's path: kept once, not per class).
+    Lock(std::shared_ptr<LockBackend> backend, std::string subject);
+    /// The name given at construction (a queue lock's path: kept once, not per class).
     const std::string& subject() const noexcept { return subject_; }
 
 private:
@@ -242,7 +203,7 @@ private:
     void async_unlock_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
     void async_wait_lost_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
 
-    std::shared_ptr<detail::lock_backend> backend_;
+    std::shared_ptr<LockBackend> backend_;
     std::string subject_;
 };
 

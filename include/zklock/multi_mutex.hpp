@@ -2,7 +2,6 @@
 #pragma once
 
 #include <zklock/acl.hpp>
-#include <zklock/detail/deadline.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
 #include <zklock/lock.hpp>
@@ -10,10 +9,8 @@
 #include <zklock/lock_stats.hpp>
 #include <zklock/session.hpp>
 
-#include <boost/asio/any_completion_handler.hpp>
-#include <boost/asio/async_result.hpp>
-
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -24,6 +21,7 @@ namespace zklock {
 
 namespace detail {
 class lock_set_engine;
+struct internal_access;
 }
 
 /// Options of a MultiMutex.
@@ -74,7 +72,8 @@ struct MultiMutexOptions {
 /// path given twice and a path under another path of the set (nested) are
 /// errc::invalid_path.
 ///
-/// Thread-safety, blocking members, Lockable / TimedLockable: as Mutex.
+/// Thread-safety, blocking members, keeping the session alive, Lockable /
+/// TimedLockable: as Mutex.
 class ZKLOCK_EXPORT MultiMutex : public Lock {
 public:
     /// Throws zklock::error (errc::invalid_path, errc::invalid_argument) on bad input.
@@ -83,6 +82,11 @@ public:
     MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options, std::error_code& ec);
     MultiMutex(const MultiMutex&) = delete;
     MultiMutex& operator=(const MultiMutex&) = delete;
+    /// Moves the set (held or not); the moved-from object may only be
+    /// destroyed or assigned to.
+    MultiMutex(MultiMutex&&) noexcept = default;
+    /// Releases what this object holds or waits for, then takes `other`'s.
+    MultiMutex& operator=(MultiMutex&&) noexcept = default;
 
     // Lock's members act on the whole set: try_lock acquires only if every
     // lock is free right now; unlock and async_unlock delete every node with
@@ -96,15 +100,21 @@ public:
     std::vector<std::string> node_paths() const;
     /// Per lock path, our place in its queue as of its last listing (0 = first).
     std::vector<std::optional<std::size_t>> queue_positions() const;
+    /// Calls `callback(position)` on the session's executor when the set's
+    /// place, the farthest of its places in its queues (0 = first in every
+    /// one), is read anew and differs from the last one (as
+    /// QueueLock::on_queue_position).
+    void on_queue_position(std::function<void(std::size_t)> callback);
     /// Calls `callback(event)` on the session's executor for each event of the
-    /// set, as Mutex::on_event. The event's path is the set's paths joined
+    /// set, as QueueLock::on_event. The event's path is the set's paths joined
     /// with commas; its position the farthest of its queues. Register before
     /// acquiring.
     void on_event(std::function<void(const lock_event&)> callback);
 
 private:
+    friend struct detail::internal_access;
     MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options, std::error_code* ec);
-    MultiMutex(std::shared_ptr<detail::lock_set_engine> engine, std::vector<std::string> paths);
+    ZKLOCK_NO_EXPORT MultiMutex(std::shared_ptr<detail::lock_set_engine> engine, std::vector<std::string> paths);
 
     std::vector<std::string> paths_;
     std::shared_ptr<detail::lock_set_engine> engine_;

@@ -5,33 +5,24 @@
 #include <zklock/detail/deadline.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
-#include <zklock/lock.hpp>
 #include <zklock/lock_events.hpp>
-#include <zklock/lock_stats.hpp>
 #include <zklock/node_names.hpp>
+#include <zklock/queue_lock.hpp>
 #include <zklock/session.hpp>
-
-#include <boost/asio/any_completion_handler.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/cancellation_signal.hpp>
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
-#include <vector>
 
 namespace zklock {
-
-namespace detail {
-class contender_engine;
-struct internal_access;
-struct queue_rule;
-}
 
 /// Options of a Mutex.
 struct MutexOptions {
@@ -82,65 +73,24 @@ struct MutexOptions {
     bool mark_release = true;
 };
 
-/// A fair, distributed mutual-exclusion lock on a ZooKeeper path.
-///
-/// Each acquire creates an EPHEMERAL_SEQUENTIAL node `_c_<guid>-lock-<seq>` (or a
-/// peer's spelling, MutexOptions::names) under `path` (parents are created as
-/// CONTAINER nodes), and the lowest node holds the lock. A waiter watches only its
+/// A fair, distributed mutual-exclusion lock on a ZooKeeper path: a QueueLock
+/// (queue_lock.hpp: every form of Lock, the queue's extras, the guarantees) whose
+/// node is `_c_<guid>-lock-<seq>` (or a peer's spelling, MutexOptions::names) and
+/// which holds when its node is first in line. A waiter watches only its
 /// immediate predecessor, so a release wakes one waiter; grants follow arrival
 /// order. An uncontended acquire costs one round trip (getChildren is pipelined
 /// behind the create).
 ///
-/// Guarantees:
-/// - At most one holder per lock path among all sessions, as long as holders stop
-///   using the resource when told of loss (or the resource checks fencing tokens).
-/// - A cancelled, timed-out or failed acquire leaves no node: the node is deleted
-///   before the acquire completes when connected; when not, the session owns the
-///   delete and retries it until it commits or the session is gone. The acquire
-///   completes at the latest one session timeout after its deadline (or its
-///   cancellation), even when the server takes the delete and answers nothing;
-///   the session then keeps the delete.
-/// - unlock() returns at once; the session owns the delete until it commits or the
-///   session ends (either way the lock is released).
-/// - Loss is reported (on_lost, async_wait_lost, is_held() turning false) when the
-///   session expires (errc::session_expired), when someone else deletes our node
-///   (errc::node_deleted), when the connection stays suspended longer than the
-///   session timeout and SessionOptions::lose_locks_on_suspension is on
-///   (errc::connection_suspended), or when the Session closes (errc::session_closed).
-///   When our node disappears, is_held() turns false at once; the reason follows
-///   once known: a holder paused past its session timeout reads the server's
-///   deletion of its node before the session's end, and is told session_expired,
-///   not node_deleted. The holder watches its node from 10-15 ms into the hold
-///   (a shorter hold costs no watch): a deletion before then is reported then.
+/// At most one holder per lock path among all sessions, as long as holders stop
+/// using the resource when told of loss (or the resource checks fencing tokens:
+/// PostgresFence, RedisFence and `zklock fence` check them, fencing.hpp).
 ///
-/// A Mutex is a zklock::Lock on ZooKeeper (lock.hpp: lock, try_lock,
-/// try_lock_for, try_lock_until, unlock, the async_ forms, on_lost, is_held,
-/// fencing_token, stats, failure_detail) with the queue's extras: the node's
-/// path, the queue position, the contenders, per-lock events.
-///
-/// A Mutex object is one place in the queue: it holds or waits for the lock at
-/// most once at a time (a second acquire fails with errc::already_acquiring).
-/// Give each thread its own Mutex (sharing one Session is fine) or use
-/// RecursiveMutex.
-///
-/// A Mutex keeps the session's state alive, so it may outlive the Session object:
-/// destroying the Session closes the session (a held lock is lost: session_closed)
-/// and every later blocking acquire fails with errc::session_closed (asynchronous
-/// ones complete through the session's executor, which a Session with its own
-/// thread no longer runs).
-///
-/// The fencing token is the czxid of our lock node while held: it increases
-/// across every holder of every lock on the ensemble, and keeps increasing when
-/// the lock's parent is deleted and re-created (sequence numbers restart then).
-/// PostgresFence, RedisFence and `zklock fence` check it (fencing.hpp).
-///
-/// Thread-safety: members may be called from any thread. Blocking members need the
-/// session's executor to be run by another thread (a Session without an executor
-/// runs its own); called on that thread they fail with errc::would_deadlock.
+/// A Mutex object is one place in the queue: give each thread its own Mutex
+/// (sharing one Session is fine) or use RecursiveMutex.
 ///
 /// Satisfies Lockable and TimedLockable: std::unique_lock, std::scoped_lock and
 /// std::lock_guard work.
-class ZKLOCK_EXPORT Mutex : public Lock {
+class ZKLOCK_EXPORT Mutex : public QueueLock {
 public:
     /// `path` is the lock's znode, e.g. "/locks/orders-42". Bad input is refused
     /// here, before any server call: throws zklock::error with a reason and
@@ -150,52 +100,11 @@ public:
     /// Same, reporting bad input in `ec` (the object is then unusable: every
     /// acquire fails with that error, and failure_detail() says why).
     Mutex(Session& session, std::string path, MutexOptions options, std::error_code& ec);
-    Mutex(const Mutex&) = delete;
-    Mutex& operator=(const Mutex&) = delete;
     /// Moves the lock (held or not); the moved-from object may only be
     /// destroyed or assigned to.
     Mutex(Mutex&&) noexcept = default;
     /// Releases what this object holds or waits for, then takes `other`'s.
     Mutex& operator=(Mutex&&) noexcept = default;
-
-    /// Calls `callback(position)` on the session's executor when this object's
-    /// place in the queue (0 = first) is read anew and differs from the last one:
-    /// after the create, and each time a watched node goes and the queue is listed
-    /// again. Nodes leaving further ahead do not wake a waiter, so between two
-    /// listings the real place may be lower than the last one reported.
-    void on_queue_position(std::function<void(std::size_t)> callback);
-
-    /// Calls `callback(event)` on the session's executor for each event of this
-    /// object: queued (with its position), moved (a new position), granted (the
-    /// wait, the fencing token), released and lost (the hold's length, the
-    /// loss reason), left (an acquire that queued and ended without a grant).
-    /// For metrics: lock_metrics::handler() counts them per path and renders the
-    /// Prometheus text format (include/zklock/lock_events.hpp). Register before
-    /// acquiring; what the callback refers to must outlive the Session (a
-    /// destroyed Mutex that held reports its release too). An event runs before
-    /// the completion handler of the operation that caused it, but a blocking
-    /// call (lock(), unlock()) may return before the event has run.
-    void on_event(std::function<void(const lock_event&)> callback);
-
-    /// Full path of our node while acquiring (once created) or held; empty otherwise.
-    std::string node_path() const;
-    /// Our place in the queue as of the last listing (0 = holder), none when not queued.
-    std::optional<std::size_t> queue_position() const noexcept;
-    /// The queue of this lock as the server has it now (blocking).
-    std::vector<contender> contenders() const;
-    /// As above; errors in `ec` instead of thrown.
-    std::vector<contender> contenders(std::error_code& ec) const;
-    /// The lock path given at construction.
-    const std::string& path() const noexcept { return subject(); }
-
-private:
-    // Recipes on the same queue (Semaphore, SharedMutex) build a Mutex under
-    // their own queue rule through detail::internal_access.
-    friend struct detail::internal_access;
-    Mutex(Session& session, std::string path, MutexOptions options, const detail::queue_rule& rule, std::error_code* ec);
-    Mutex(std::shared_ptr<detail::contender_engine> engine, std::string path);
-
-    std::shared_ptr<detail::contender_engine> contender_;
 };
 
 /// A Mutex that the thread holding it may lock again (as Curator's
@@ -210,6 +119,8 @@ class ZKLOCK_EXPORT RecursiveMutex {
 public:
     /// A recursive lock on `path` (bad input throws, as Mutex's constructor).
     RecursiveMutex(Session& session, std::string path, MutexOptions options = {});
+    /// Same, reporting bad input in `ec` (every lock() then throws that error).
+    RecursiveMutex(Session& session, std::string path, MutexOptions options, std::error_code& ec);
 
     /// Blocks until held; the owning thread may call it again (each call needs its unlock()).
     void lock();
@@ -242,6 +153,7 @@ public:
     std::string node_path() const { return mutex_.node_path(); }
 
 private:
+    void keep_loss_reason();
     bool try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline);
     bool enter_local(std::optional<std::chrono::steady_clock::time_point> deadline);
     void leave_local();
@@ -257,21 +169,5 @@ private:
     std::thread::id owner_;
     std::size_t count_ = 0;
 };
-
-/// The queue of the lock at `path` (contender nodes of every dialect zklock
-/// reads, in order), read from the server: one getChildren and one getData per
-/// node, pipelined. Blocking; an absent path gives an empty queue, and
-/// errc::no_node says that the connect string's chroot does not exist.
-ZKLOCK_EXPORT std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec);
-ZKLOCK_EXPORT std::vector<contender> list_contenders(Session& session, const std::string& path);
-
-/// A lock's children as a status query sees them.
-struct queue_listing {
-    std::vector<contender> contenders;  ///< the queue, holder first (as list_contenders)
-    std::vector<std::string> foreign;   ///< children no dialect recognises (not in the queue), sorted by name
-};
-
-/// list_contenders, plus the children that are not contenders.
-ZKLOCK_EXPORT queue_listing list_queue(Session& session, const std::string& path, std::error_code& ec);
 
 } // namespace zklock

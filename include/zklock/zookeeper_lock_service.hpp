@@ -5,9 +5,14 @@
 #include <zklock/lock.hpp>
 #include <zklock/session.hpp>
 
+#include <memory>
 #include <string>
 
 namespace zklock {
+
+namespace detail {
+class session_impl;
+}
 
 /// Makes Locks named `name` as fair ZooKeeper mutexes at `<root>/<name>`
 /// (the same queue a zklock::Mutex on that path joins). Capabilities: FIFO, one
@@ -15,13 +20,15 @@ namespace zklock {
 /// monotonic across server failover, loss reported.
 class ZKLOCK_EXPORT ZooKeeperLockService : public LockService {
 public:
-    /// `root` must be a valid lock path (errc::invalid_path otherwise).
+    /// `root` must be a valid lock path (errc::invalid_path otherwise). The
+    /// service and its locks keep the session's state alive, as a Mutex does.
     explicit ZooKeeperLockService(Session& session, std::string root = "/zklock/locks");
+    /// Throws zklock::error(errc::invalid_path) for a bad name (validate_lock_name).
     Lock make_lock(const std::string& name) override;
     lock_capabilities capabilities() const noexcept override;
 
 private:
-    Session& session_;
+    std::shared_ptr<detail::session_impl> session_;
     std::string root_;
 };
 

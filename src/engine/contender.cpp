@@ -41,26 +41,9 @@ contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::s
 
 // ---- thread-safe entry points ---------------------------------------------------
 
-std::optional<std::size_t> contender_engine::queue_position() const noexcept {
-    const auto p = position_.load();
-    if (p < 0) return std::nullopt;
-    return static_cast<std::size_t>(p);
-}
-
 std::string contender_engine::node_path() const {
     std::lock_guard lk(mutex_);
     return node_name_.empty() ? std::string() : path_of(node_name_);
-}
-
-void contender_engine::on_position(std::function<void(std::size_t)> callback) {
-    session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable {
-        self->position_callback_ = cb ? std::make_unique<std::function<void(std::size_t)>>(std::move(cb)) : nullptr;
-    });
-}
-
-void contender_engine::set_position(std::int64_t position) {
-    if (position_.exchange(position) == position || position < 0 || !position_callback_) return;
-    (*position_callback_)(static_cast<std::size_t>(position));
 }
 
 void contender_engine::set_node_name(std::string name) {

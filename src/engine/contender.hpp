@@ -36,15 +36,12 @@ public:
                                                   std::shared_ptr<const c_acl> acl = nullptr);
 
     // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
-    std::optional<std::size_t> queue_position() const noexcept;
     std::string node_path() const;
     const std::string& dir() const noexcept { return setup_.dir; }
     /// The acquire protocol's state in words (phase, the attempt's node and
     /// flags, what it watches); strand only (zklock::testing::describe_internals).
     std::string describe() const;
 
-    /// Calls `callback(position)` on the strand whenever our place in the queue changes.
-    void on_position(std::function<void(std::size_t)> callback);
 
 private:
     /// One attempt: its protocol state, and what the engine keeps for its I/O.
@@ -73,7 +70,6 @@ private:
     std::string event_path() const override { return setup_.dir; }
     /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
     void fail(std::error_code ec, std::string detail);
-    void set_position(std::int64_t position);
     void set_node_name(std::string name);
     void on_session_event(session_event e) override;
 
@@ -95,11 +91,9 @@ private:
 
     // strand only
     std::shared_ptr<attempt> attempt_;
-    std::unique_ptr<std::function<void(std::size_t)>> position_callback_;  // made by on_position: most locks have none
 
     // thread-safe snapshots (mutex_ guards node_name_: our node's name, its
     // path made when asked, so a held lock keeps the directory's path once)
-    std::atomic<std::int64_t> position_{-1};
     std::string node_name_;
 };
 

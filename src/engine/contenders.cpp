@@ -168,6 +168,15 @@ queue_listing list_queue(Session& session, const std::string& path, std::error_c
     return list_children(detail::internal_access::session(session), path, ec);
 }
 
+queue_listing list_queue(Session& session, const std::string& path) {
+    if (const auto check = detail::validate_lock_path(path); !check)
+        throw error(check.error, "zklock::list_queue: " + check.reason + ": '" + path + "'");
+    std::error_code ec;
+    auto out = list_queue(session, path, ec);
+    throw_if(ec, ("zklock::list_queue " + path).c_str());
+    return out;
+}
+
 std::vector<contender> list_contenders(Session& session, const std::string& path) {
     if (const auto check = detail::validate_lock_path(path); !check)
         throw error(check.error, "zklock::list_contenders: " + check.reason + ": '" + path + "'");

@@ -30,8 +30,8 @@ std::string describe_internals(const Session& session, std::chrono::milliseconds
     return on_strand(impl, [impl] { return impl->describe(); }, timeout);
 }
 
-std::string describe_internals(const Mutex& mutex, std::chrono::milliseconds timeout) {
-    auto engine = detail::internal_access::engine(mutex);
+std::string describe_internals(const QueueLock& lock, std::chrono::milliseconds timeout) {
+    auto engine = detail::internal_access::engine(lock);
     return on_strand(engine->session(), [engine] { return engine->describe(); }, timeout);
 }
 

@@ -44,10 +44,11 @@ void lock_set_engine::set_positions(const std::vector<std::optional<std::size_t>
         std::lock_guard lk(mutex_);
         positions_ = positions;
     }
-    // A set's place in its events: the farthest from the front of its queues.
+    // A set's place: the farthest from the front of its queues.
     std::optional<std::size_t> farthest;
     for (const auto& p : positions)
         if (p) farthest = std::max(farthest.value_or(0), *p);
+    set_position(farthest ? static_cast<std::int64_t>(*farthest) : -1);
     if (farthest) report_position(*farthest);
 }
 
@@ -58,9 +59,12 @@ std::string lock_set_engine::event_path() const {
 }
 
 void lock_set_engine::clear_nodes() {
-    std::lock_guard lk(mutex_);
-    node_paths_.assign(setup_.dirs.size(), {});
-    positions_.assign(setup_.dirs.size(), std::nullopt);
+    {
+        std::lock_guard lk(mutex_);
+        node_paths_.assign(setup_.dirs.size(), {});
+        positions_.assign(setup_.dirs.size(), std::nullopt);
+    }
+    set_position(-1);
 }
 
 std::string lock_set_engine::describe() const {

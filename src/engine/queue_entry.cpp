@@ -177,6 +177,25 @@ void queue_entry::emit(lock_event e) {
     (*event_callback_)(std::move(e));
 }
 
+std::optional<std::size_t> queue_entry::queue_position() const noexcept {
+    const auto p = position_.load();
+    if (p < 0) return std::nullopt;
+    return static_cast<std::size_t>(p);
+}
+
+void queue_entry::on_user_position(std::function<void(std::size_t)> callback) {
+    auto shared = std::make_shared<std::function<void(std::size_t)>>(std::move(callback));
+    session_->post([self = shared_from_this(), shared, ex = session_->user_executor()] {
+        self->position_callback_ = std::make_unique<std::function<void(std::size_t)>>(
+            [shared, ex](std::size_t p) { boost::asio::post(ex, [shared, p] { (*shared)(p); }); });
+    });
+}
+
+void queue_entry::set_position(std::int64_t position) {
+    if (position_.exchange(position) == position || position < 0 || !position_callback_) return;
+    (*position_callback_)(static_cast<std::size_t>(position));
+}
+
 void queue_entry::report_position(std::size_t position) {
     const auto p = static_cast<std::int64_t>(position);
     if (queued_reported_ && p == reported_position_) return;

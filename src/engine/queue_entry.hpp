@@ -10,6 +10,7 @@
 #include "lock/loss_reports.hpp"
 #include "session/session_impl.hpp"
 
+#include <zklock/backend.hpp>
 #include <zklock/lock.hpp>
 #include <zklock/lock_events.hpp>
 
@@ -33,7 +34,7 @@ std::function<void(std::error_code)> within_session_timeout(session_impl& sessio
                                                             std::function<void(std::error_code)> done,
                                                             std::error_code late);
 
-class queue_entry : public lock_backend,
+class queue_entry : public LockBackend,
                                   public session_subscriber,
                                   public std::enable_shared_from_this<queue_entry> {
 public:
@@ -67,9 +68,15 @@ public:
     const std::shared_ptr<session_impl>& session() const noexcept { return session_; }
     /// Called on the strand with each lock_event of this object.
     void on_event(std::function<void(lock_event)> callback);
-    /// The public on_event (Mutex's, MultiMutex's): each event posted to the
+    /// The public on_event (QueueLock's, MultiMutex's): each event posted to the
     /// session's user executor.
     void on_user_event(std::function<void(const lock_event&)> callback);
+    /// Our place in line as of the last listing (0 = first; a lock set's: the
+    /// farthest of its queues), none when not queued.
+    std::optional<std::size_t> queue_position() const noexcept;
+    /// The public on_queue_position: `callback(position)` posted to the
+    /// session's user executor whenever the place changes.
+    void on_user_position(std::function<void(std::size_t)> callback);
 
 protected:
     enum class phase { idle, acquiring, held };
@@ -133,6 +140,9 @@ protected:
     /// A listing placed the acquire `position` contenders from the front: the
     /// "queued" event the first time in an acquire, "moved" when it changed.
     void report_position(std::size_t position);
+    /// Our place in line is now `position` (-1: none): queue_position(), and
+    /// the position callback when it changed.
+    void set_position(std::int64_t position);
 
     std::shared_ptr<session_impl> session_;
 
@@ -167,6 +177,8 @@ private:
     std::unique_ptr<std::function<void(lock_event)>> event_callback_;  // made by on_event: most locks have none
     bool queued_reported_ = false;         // this acquire's "queued" event went out
     std::int64_t reported_position_ = -1;  // the position its last event carried
+    std::unique_ptr<std::function<void(std::size_t)>> position_callback_;  // made by on_user_position: most locks have none
+    std::atomic<std::int64_t> position_{-1};  // thread-safe snapshot
 };
 
 } // namespace zklock::detail

@@ -603,30 +603,29 @@ void ChaosClient::run_election() {
 }
 
 void ChaosClient::run_semaphore() {
-    SemaphoreOptions so;
-    so.on_position = [this](std::size_t p) { position_ = static_cast<std::int64_t>(p); };
-    Semaphore sem(*session_, options_.path, options_.permits, so);
+    Semaphore sem(*session_, options_.path, options_.permits);
+    auto permit = sem.permit();
+    permit.on_queue_position([this](std::size_t p) { position_ = static_cast<std::int64_t>(p); });
+    permit.on_lost([this](std::error_code ec) { watch_losses(ec); });
     while (step(false)) {
         auto cancel = std::make_shared<asio::cancellation_signal>();
-        pending<std::pair<std::error_code, std::shared_ptr<Lease>>> granted;
+        pending<std::error_code> granted;
         between_hooks(false, [&] {
-            sem.async_acquire(asio::bind_cancellation_slot(cancel->slot(), [p = granted.promise](std::error_code ec, Lease l) {
-                p->set_value({ec, std::make_shared<Lease>(std::move(l))});
-            }));
+            permit.async_lock(
+                asio::bind_cancellation_slot(cancel->slot(), [p = granted.promise](std::error_code ec) { p->set_value(ec); }));
         });
         if (!wait_or_cancel(granted, *session_, cancel, options_.acquire_timeout, options_.hang_margin))
-            return set_hung("semaphore acquire (cancelled at its deadline)");
-        const auto [ec, lease] = granted.future.get();
+            return set_hung("permit acquire (cancelled at its deadline)");
+        const auto ec = granted.future.get();
         if (ec == std::errc::operation_canceled) continue;
         if (ec) {
             if (!retry_after_failure(ec)) return;
             continue;
         }
-        lease->on_lost([this](std::error_code x) { watch_losses(x); });
         // A semaphore's holders share no fenced resource: no write.
-        const auto held = hold_section(lease->fencing_token(), [&lease] { return lease->is_held(); }, false);
-        if (!release_section(held, "lease release (async_release)",
-                             [&lease](auto done) { lease->async_release(std::move(done)); }))
+        const auto held = hold_section(permit.fencing_token(), [&permit] { return permit.is_held(); }, false);
+        if (!release_section(held, "permit release (async_unlock)",
+                             [&permit](auto done) { permit.async_unlock(std::move(done)); }))
             return;
     }
 }

@@ -1,3 +1,4 @@
+#include <zklock/backend.hpp>
 #include <zklock/lock.hpp>
 
 #include "lock/lock_frontend.hpp"
@@ -30,9 +31,9 @@ std::error_code validate_lock_name(std::string_view name, std::string* reason) {
     return {};
 }
 
-Lock::Lock(std::shared_ptr<detail::lock_backend> backend) : backend_(std::move(backend)) {}
+Lock::Lock(std::shared_ptr<LockBackend> backend) : backend_(std::move(backend)) {}
 
-Lock::Lock(std::shared_ptr<detail::lock_backend> backend, std::string subject)
+Lock::Lock(std::shared_ptr<LockBackend> backend, std::string subject)
     : backend_(std::move(backend)), subject_(std::move(subject)) {}
 
 Lock& Lock::operator=(Lock&& other) noexcept {

@@ -40,7 +40,7 @@ void try_once_if_passed(std::optional<time_point>& deadline, bool& no_wait) {
 }
 } // namespace
 
-bool acquire_blocking(lock_backend& backend, std::optional<time_point> deadline, bool no_wait, std::error_code& ec) {
+bool acquire_blocking(LockBackend& backend, std::optional<time_point> deadline, bool no_wait, std::error_code& ec) {
     try_once_if_passed(deadline, no_wait);
     const auto [e, acquired] = detail::wait_for_completion<bool>(
         backend.on_backend_thread(), [&](auto done) { backend.acquire(deadline, no_wait, {}, done); });
@@ -48,14 +48,14 @@ bool acquire_blocking(lock_backend& backend, std::optional<time_point> deadline,
     return acquired;
 }
 
-void async_acquire(lock_backend& backend, std::optional<time_point> deadline, bool no_wait,
+void async_acquire(LockBackend& backend, std::optional<time_point> deadline, bool no_wait,
                    asio::any_completion_handler<void(std::error_code, bool)> handler) {
     try_once_if_passed(deadline, no_wait);
     const auto slot = asio::get_associated_cancellation_slot(handler);
     backend.acquire(deadline, no_wait, slot, post_to<std::error_code, bool>(std::move(handler), backend.executor()));
 }
 
-void async_lock(lock_backend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
+void async_lock(LockBackend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
     backend.acquire(std::nullopt, false, slot,
                     [done = post_to<std::error_code>(std::move(handler), backend.executor())](std::error_code e, bool) {
@@ -63,12 +63,12 @@ void async_lock(lock_backend& backend, asio::any_completion_handler<void(std::er
                     });
 }
 
-void async_release(lock_backend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
+void async_release(LockBackend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
     auto done = post_to<std::error_code>(std::move(handler), backend.executor());
     if (const auto ec = backend.release(done)) done(ec);
 }
 
-void async_wait_lost(lock_backend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
+void async_wait_lost(LockBackend& backend, asio::any_completion_handler<void(std::error_code)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
     backend.wait_lost(slot, post_to<std::error_code>(std::move(handler), backend.executor()));
 }

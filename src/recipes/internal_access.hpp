@@ -1,29 +1,30 @@
-// How zklock's own code (the recipes, the ZooKeeper lock service, the test
-// fixtures) reaches the internals of its public classes: the session state a
-// recipe works on, the queue place a Mutex drives, a Mutex under another queue
-// rule. The public classes name this as a friend instead of handing their
-// internals to every user.
+// How zklock's own code reaches the internals of its public classes: the
+// session state a recipe works on, the engine behind a queue place or a lock
+// set, and a QueueLock made around an engine (queue_factory.hpp is the one
+// place that does). The public classes name this as their friend instead of
+// handing their internals to every user.
 #pragma once
 
-#include <zklock/mutex.hpp>
+#include <zklock/multi_mutex.hpp>
+#include <zklock/queue_lock.hpp>
 #include <zklock/session.hpp>
 
 #include <memory>
 #include <string>
-#include "fsm/lock_node.hpp"
+#include <utility>
 
 namespace zklock::detail {
 
+class contender_engine;
+class lock_set_engine;
+class session_impl;
+
 struct internal_access {
     static const std::shared_ptr<session_impl>& session(const Session& s) noexcept { return s.impl_; }
-    static const std::shared_ptr<contender_engine>& engine(const Mutex& m) noexcept { return m.contender_; }
-    /// A Mutex whose queue rule decides who holds (SharedMutex's sides).
-    static Mutex make_mutex(Session& s, std::string path, MutexOptions options, queue_rule rule) {
-        return Mutex(s, std::move(path), std::move(options), std::move(rule), nullptr);
-    }
-    /// The same on the heap (a Semaphore's waiters).
-    static std::unique_ptr<Mutex> new_mutex(Session& s, std::string path, MutexOptions options, queue_rule rule) {
-        return std::unique_ptr<Mutex>(new Mutex(s, std::move(path), std::move(options), std::move(rule), nullptr));
+    static const std::shared_ptr<contender_engine>& engine(const QueueLock& l) noexcept { return l.engine_; }
+    static const std::shared_ptr<lock_set_engine>& engine(const MultiMutex& m) noexcept { return m.engine_; }
+    static QueueLock queue_lock(std::shared_ptr<contender_engine> engine, std::string path) {
+        return QueueLock(std::move(engine), std::move(path));
     }
 };
 

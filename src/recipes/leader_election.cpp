@@ -2,6 +2,7 @@
 
 #include "engine/contender.hpp"
 #include "recipes/internal_access.hpp"
+#include "recipes/queue_factory.hpp"
 #include "session/session_impl.hpp"
 
 #include "fsm/reply_kind.hpp"
@@ -132,6 +133,11 @@ private:
 } // namespace detail
 
 namespace {
+// The session state our place in the queue keeps alive.
+const std::shared_ptr<detail::session_impl>& session_of(const QueueLock& place) {
+    return detail::internal_access::engine(place)->session();
+}
+
 MutexOptions participant(std::string id, LeaderElectionOptions options) {
     MutexOptions o;
     o.node_data = std::move(id);
@@ -152,25 +158,31 @@ detail::queue_rule candidate() {
 } // namespace
 
 LeaderElection::LeaderElection(Session& session, std::string path, std::string participant_id,
+                               LeaderElectionOptions options, std::error_code* ec)
+    : participant_id_(participant_id),
+      candidate_(detail::make_queue_lock(
+          detail::internal_access::session(session),
+          detail::request_of(std::move(path), participant(std::move(participant_id), std::move(options)), candidate()),
+          ec)) {}
+
+LeaderElection::LeaderElection(Session& session, std::string path, std::string participant_id,
                                LeaderElectionOptions options)
-    : session_(session),
-      participant_id_(participant_id),
-      mutex_(detail::internal_access::make_mutex(session, std::move(path),
-                                                 participant(std::move(participant_id), std::move(options)),
-                                                 candidate())) {}
+    : LeaderElection(session, std::move(path), std::move(participant_id), std::move(options), nullptr) {}
 
-LeaderElection::~LeaderElection() = default;
+LeaderElection::LeaderElection(Session& session, std::string path, std::string participant_id,
+                               LeaderElectionOptions options, std::error_code& ec)
+    : LeaderElection(session, std::move(path), std::move(participant_id), std::move(options), &ec) {}
 
-Leadership LeaderElection::term() const { return Leadership{mutex_.fencing_token(), mutex_.node_path(), participant_id_}; }
+Leadership LeaderElection::term() const { return Leadership{candidate_.fencing_token(), candidate_.node_path(), participant_id_}; }
 
 std::optional<Leadership> LeaderElection::leadership() const {
     auto t = term();
-    if (!mutex_.is_held() || t.epoch == 0) return std::nullopt;
+    if (!candidate_.is_held() || t.epoch == 0) return std::nullopt;
     return t;
 }
 
 Leadership LeaderElection::campaign(std::error_code& ec) {
-    mutex_.lock(ec);
+    candidate_.lock(ec);
     return ec ? Leadership{} : term();
 }
 
@@ -181,22 +193,22 @@ Leadership LeaderElection::campaign() {
     return t;
 }
 
-void LeaderElection::resign() noexcept { detail::internal_access::engine(mutex_)->shutdown(); }
+void LeaderElection::resign() noexcept { detail::internal_access::engine(candidate_)->shutdown(); }
 
 void LeaderElection::async_resign_impl(asio::any_completion_handler<void(std::error_code)> handler) {
-    if (mutex_.is_held()) return mutex_.async_unlock(std::move(handler));  // not_held if lost meanwhile
+    if (candidate_.is_held()) return candidate_.async_unlock(std::move(handler));  // not_held if lost meanwhile
     resign();  // a pending campaign, if any, completes with operation_canceled
-    detail::post_completion(std::move(handler), session_.get_executor(), make_error_code(errc::not_held));
+    detail::post_completion(std::move(handler), session_of(candidate_)->user_executor(), make_error_code(errc::not_held));
 }
 
 void LeaderElection::async_campaign_impl(asio::any_completion_handler<void(std::error_code, Leadership)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
-    auto ex = session_.get_executor();
+    auto ex = session_of(candidate_)->user_executor();
     // The completion may run after this object is gone: it reads the term from the
     // queue place it keeps alive, not from `this`.
     auto user_ex = asio::get_associated_executor(handler, ex);  // where the slot is detached (see Semaphore)
-    mutex_.async_lock(asio::bind_cancellation_slot(
-        slot, asio::bind_executor(user_ex, [engine = detail::internal_access::engine(mutex_), id = participant_id_, ex,
+    candidate_.async_lock(asio::bind_cancellation_slot(
+        slot, asio::bind_executor(user_ex, [engine = detail::internal_access::engine(candidate_), id = participant_id_, ex,
                                             h = std::move(handler)](std::error_code ec) mutable {
             Leadership term;
             if (!ec) term = Leadership{engine->fencing_token(), engine->node_path(), id};
@@ -208,17 +220,17 @@ void LeaderElection::async_wait_leader_change_impl(
     std::optional<LeaderInfo> known,
     asio::any_completion_handler<void(std::error_code, std::optional<LeaderInfo>)> handler) {
     const auto slot = asio::get_associated_cancellation_slot(handler);
-    auto ex = session_.get_executor();
+    auto ex = session_of(candidate_)->user_executor();
     auto shared = std::make_shared<decltype(handler)>(std::move(handler));
     auto watch = std::make_shared<detail::leader_watch>(
-        detail::internal_access::session(session_), path(), std::move(known), [shared, ex](std::error_code ec, std::optional<LeaderInfo> info) {
+        session_of(candidate_), path(), std::move(known), [shared, ex](std::error_code ec, std::optional<LeaderInfo> info) {
             detail::post_completion(std::move(*shared), ex, ec, std::move(info));
         });
     watch->start(slot);
 }
 
 std::optional<LeaderInfo> LeaderElection::leader(std::error_code& ec) const {
-    const auto queue = list_contenders(session_, path(), ec);
+    const auto queue = detail::list_contenders(session_of(candidate_), path(), ec);
     if (ec || queue.empty()) return std::nullopt;
     return LeaderInfo{queue.front().data, queue.front().fencing_token, queue.front().node};
 }
@@ -232,7 +244,7 @@ std::optional<LeaderInfo> LeaderElection::leader() const {
 
 void LeaderElection::run_as_leader(const std::function<void(std::stop_token, const Leadership&)>& task,
                                    RunAsLeaderOptions options, std::stop_token outer) {
-    if (detail::internal_access::session(session_)->on_session_thread())
+    if (session_of(candidate_)->on_session_thread())
         throw error(make_error_code(errc::would_deadlock), "zklock::LeaderElection::run_as_leader");
     while (!outer.stop_requested()) {
         std::promise<std::pair<std::error_code, Leadership>> p;
@@ -244,7 +256,7 @@ void LeaderElection::run_as_leader(const std::function<void(std::stop_token, con
         {
             // Stopping `outer` cancels the campaign; the signal is emitted on the
             // session's executor, where the operation completes.
-            std::stop_callback on_outer(outer, [cancel, ex = session_.get_executor()] {
+            std::stop_callback on_outer(outer, [cancel, ex = session_of(candidate_)->user_executor()] {
                 asio::post(ex, [cancel] { cancel->emit(asio::cancellation_type::terminal); });
             });
             f.wait();
@@ -264,7 +276,7 @@ void LeaderElection::run_as_leader(const std::function<void(std::stop_token, con
         std::stop_source stop;
         std::stop_callback forward(outer, [&stop] { stop.request_stop(); });
         std::promise<void> lost_done;
-        mutex_.async_wait_lost([&stop, &lost_done](std::error_code lost) {
+        candidate_.async_wait_lost([&stop, &lost_done](std::error_code lost) {
             if (lost) stop.request_stop();
             lost_done.set_value();
         });

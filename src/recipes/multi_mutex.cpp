@@ -73,6 +73,9 @@ MultiMutex::MultiMutex(Session& session, std::vector<std::string> paths, MultiMu
 
 
 std::vector<std::string> MultiMutex::node_paths() const { return engine_->node_paths(); }
+void MultiMutex::on_queue_position(std::function<void(std::size_t)> callback) {
+    engine_->on_user_position(std::move(callback));
+}
 void MultiMutex::on_event(std::function<void(const lock_event&)> callback) { engine_->on_user_event(std::move(callback)); }
 std::vector<std::optional<std::size_t>> MultiMutex::queue_positions() const { return engine_->queue_positions(); }
 

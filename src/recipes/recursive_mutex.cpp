@@ -4,6 +4,15 @@ namespace zklock {
 
 RecursiveMutex::RecursiveMutex(Session& session, std::string path, MutexOptions options)
     : mutex_(session, std::move(path), std::move(options)) {
+    keep_loss_reason();
+}
+
+RecursiveMutex::RecursiveMutex(Session& session, std::string path, MutexOptions options, std::error_code& ec)
+    : mutex_(session, std::move(path), std::move(options), ec) {
+    keep_loss_reason();
+}
+
+void RecursiveMutex::keep_loss_reason() {
     mutex_.on_lost([l = loss_](std::error_code ec) {
         std::lock_guard lk(l->m);
         l->reason = ec;

@@ -1,151 +1,119 @@
 #include <zklock/semaphore.hpp>
 
-#include "support/blocking_call.hpp"
-#include "recipes/internal_access.hpp"
-#include "session/session_impl.hpp"
-
+#include "engine/contender.hpp"
+#include "fsm/check_result.hpp"
+#include "fsm/limits.hpp"
 #include "fsm/lock_delay.hpp"
+#include "fsm/lock_node.hpp"
 #include "fsm/path.hpp"
 #include "fsm/reply_kind.hpp"
-#include "fsm/limits.hpp"
-#include "fsm/lock_node.hpp"
+#include "recipes/internal_access.hpp"
+#include "recipes/queue_factory.hpp"
+#include "session/session_impl.hpp"
+#include "support/blocking_call.hpp"
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/bind_executor.hpp>
+#include <zookeeper.h>
 
 #include <charconv>
-#include <future>
-#include <mutex>
+#include <string_view>
+#include <utility>
 
 namespace zklock {
+
 namespace {
+
 /// A semaphore's lock directory keeps its permit count as "permits=K":
-/// written by every waiter's claim (make_waiter), read by stored_permits.
+/// written by every permit's claim (the queue rule's dir_data), read by stored_permits.
 constexpr std::string_view permits_key = "permits=";
-} // namespace
-namespace asio = boost::asio;
 
-struct Semaphore::failure_record {
-    mutable std::mutex mutex;
-    std::string detail;
-    void keep(const Mutex& failed) {
-        auto d = failed.failure_detail();
-        std::lock_guard lk(mutex);
-        detail = std::move(d);
-    }
-};
-
-Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, SemaphoreOptions options)
-    : session_(session), path_(std::move(path)), permits_(permits), options_(std::move(options)),
-      last_failure_(std::make_shared<failure_record>()) {
-    const auto check = detail::validate_lock_path(path_);
-    if (!check) throw error(check.error, "zklock::Semaphore: " + check.reason + ": '" + path_ + "'");
-    if (permits_ == 0) throw error(make_error_code(errc::invalid_argument), "zklock::Semaphore: permits must be at least 1");
-    if (permits_ > detail::max_permits)
-        throw error(make_error_code(errc::invalid_argument),
-                    "zklock::Semaphore: " + std::to_string(permits_) + " permits is more than " +
-                        std::to_string(detail::max_permits));
-    make_waiter();  // refuses node data or an ACL the server would refuse, now
+// Bad input of a Semaphore, before any server call: errc::invalid_argument for
+// a count out of range or a naming with no permit nodes. (The path, the ACL
+// and the node data are the factory's to check.)
+detail::check_result check_semaphore(std::size_t permits, const SemaphoreOptions& options) {
+    if (permits == 0) return {make_error_code(errc::invalid_argument), "permits must be at least 1"};
+    if (permits > detail::max_permits)
+        return {make_error_code(errc::invalid_argument),
+                std::to_string(permits) + " permits is more than " + std::to_string(detail::max_permits)};
+    if (options.names != node_names::zklock)
+        return {make_error_code(errc::invalid_argument),
+                "a Semaphore writes only zklock's node names, not " + std::string(to_string(options.names)) + "'s"};
+    return {};
 }
 
-// A waiter is a Mutex under the semaphore's rule; its Lock part is the permit.
-Mutex Semaphore::permit() const { return std::move(*make_waiter()); }
-
-std::unique_ptr<Mutex> Semaphore::make_waiter() const {
+detail::queue_request permit_request(const std::string& path, std::size_t permits, const SemaphoreOptions& options) {
     detail::queue_rule rule;
     rule.role = detail::node_role::permit;
-    rule.permits = permits_;
-    rule.dir_data = std::string(permits_key) + std::to_string(permits_);
+    rule.permits = permits;
+    rule.dir_data = std::string(permits_key) + std::to_string(permits);
     MutexOptions mo;
-    mo.node_data = options_.node_data;
-    mo.acl = options_.acl;
-    mo.names = options_.names;  // anything but zklock's: errc::invalid_argument
-    mo.lock_delay = options_.lock_delay;
-    auto m = detail::internal_access::new_mutex(session_, path_, std::move(mo), std::move(rule));
-    if (options_.on_position) m->on_queue_position(options_.on_position);
-    if (options_.on_event) m->on_event(options_.on_event);
-    return m;
+    mo.node_data = options.node_data;
+    mo.acl = options.acl;
+    mo.names = options.names;
+    mo.lock_delay = options.lock_delay;
+    return detail::request_of(path, std::move(mo), std::move(rule));
 }
 
-std::optional<Lease> Semaphore::acquire_until(std::optional<std::chrono::steady_clock::time_point> deadline,
-                                              std::error_code& ec) {
-    auto m = make_waiter();
-    bool granted = false;
-    if (deadline) {
-        granted = m->try_lock_until(*deadline, ec);
-    } else {
-        m->lock(ec);
-        granted = !ec;
+} // namespace
+
+Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, SemaphoreOptions options)
+    : session_(detail::internal_access::session(session)), path_(std::move(path)), permits_(permits),
+      options_(std::move(options)) {
+    if (const auto check = detail::validate_lock_path(path_); !check)
+        throw error(check.error, "zklock::Semaphore: " + check.reason + ": '" + path_ + "'");
+    if (const auto check = check_semaphore(permits_, options_); !check)
+        throw error(check.error, "zklock::Semaphore: " + check.reason);
+    permit();  // refuses node data or an ACL the server would refuse, now
+}
+
+Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, SemaphoreOptions options,
+                     std::error_code& ec)
+    : session_(detail::internal_access::session(session)), path_(std::move(path)), permits_(permits),
+      options_(std::move(options)) {
+    ec.clear();
+    if (const auto check = check_semaphore(permits_, options_); !check) {
+        refusal_ = ec = check.error;
+        refusal_reason_ = check.reason;
+        return;
     }
-    if (ec) last_failure_->keep(*m);
-    if (ec || !granted) return std::nullopt;
-    return Lease(std::move(m));
+    // The path, the node data and the ACL, now; a refused place says why.
+    const auto probe = detail::make_queue_lock(session_, permit_request(path_, permits_, options_), &ec);
+    if (ec) {
+        refusal_ = ec;
+        refusal_reason_ = probe.failure_detail();
+    }
 }
 
-Lease Semaphore::acquire(std::error_code& ec) {
-    auto lease = acquire_until(std::nullopt, ec);
-    return lease ? std::move(*lease) : Lease();
-}
-
-Lease Semaphore::acquire() {
+// A permit is a place in the queue under the semaphore's rule.
+QueueLock Semaphore::permit() const {
+    auto request = permit_request(path_, permits_, options_);
+    request.refusal = refusal_;
+    request.refusal_reason = refusal_reason_;
     std::error_code ec;
-    auto lease = acquire(ec);
-    throw_if(ec, ("zklock::Semaphore::acquire " + path_).c_str());
-    return lease;
+    // Bad input was refused at construction: with the error_code constructor
+    // the refusal travels with every permit, otherwise there is none.
+    return detail::make_queue_lock(session_, std::move(request), refusal_ ? &ec : nullptr);
 }
 
-std::optional<Lease> Semaphore::try_acquire(std::error_code& ec) {
-    auto m = make_waiter();
-    const bool granted = m->try_lock(ec);
-    if (ec) last_failure_->keep(*m);
-    if (ec || !granted) return std::nullopt;
-    return Lease(std::move(m));
+std::vector<contender> Semaphore::contenders(std::error_code& ec) const {
+    if (const auto check = detail::validate_lock_path(path_); !check) {
+        ec = check.error;
+        return {};
+    }
+    return detail::list_contenders(session_, path_, ec);
 }
 
-std::optional<Lease> Semaphore::try_acquire() {
+std::vector<contender> Semaphore::contenders() const {
     std::error_code ec;
-    auto lease = try_acquire(ec);
-    throw_if(ec, "zklock::Semaphore::try_acquire " + path_);
-    return lease;
+    auto out = contenders(ec);
+    throw_if(ec, "zklock::Semaphore::contenders " + path_);
+    return out;
 }
 
-template <class Result>
-void Semaphore::start_waiter(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
-                             asio::any_completion_handler<void(std::error_code, Result)> handler) {
-    auto waiter = std::make_shared<std::unique_ptr<Mutex>>(make_waiter());
-    Mutex& m = **waiter;
-    const auto slot = asio::get_associated_cancellation_slot(handler);
-    auto ex = session_.get_executor();
-    // The inner completion runs on the user handler's executor, where the user
-    // also emits on the slot: the slot is detached there, never on the session thread.
-    auto user_ex = asio::get_associated_executor(handler, ex);
-    auto done = asio::bind_cancellation_slot(
-        slot, asio::bind_executor(user_ex, [waiter, ex, failure = last_failure_,
-                                            h = std::move(handler)](std::error_code ec, bool granted) mutable {
-            if (ec) failure->keep(**waiter);
-            Result result{};
-            if (!ec && granted) result = Lease(std::move(*waiter));
-            detail::post_completion(std::move(h), ex, ec, std::move(result));
-        }));
-    if (no_wait) m.async_try_lock(std::move(done));
-    else if (!deadline) m.async_try_lock_for(std::chrono::hours::max(), std::move(done));  // no deadline
-    else m.async_try_lock_for(*deadline - std::chrono::steady_clock::now(), std::move(done));
-}
-
-void Semaphore::async_acquire_impl(asio::any_completion_handler<void(std::error_code, Lease)> handler) {
-    start_waiter<Lease>(std::nullopt, false, std::move(handler));
-}
-
-void Semaphore::async_try_acquire_impl(std::optional<std::chrono::steady_clock::time_point> deadline, bool no_wait,
-                                       asio::any_completion_handler<void(std::error_code, std::optional<Lease>)> handler) {
-    start_waiter<std::optional<Lease>>(deadline, no_wait, std::move(handler));
-}
-
-std::vector<contender> Semaphore::contenders() const { return list_contenders(session_, path_); }
-
-std::string Semaphore::failure_detail() const {
-    std::lock_guard lk(last_failure_->mutex);
-    return last_failure_->detail;
+std::optional<std::size_t> stored_permits(Session& session, const std::string& path) {
+    std::error_code ec;
+    auto permits = stored_permits(session, path, ec);
+    throw_if(ec, "zklock::stored_permits " + path);
+    return permits;
 }
 
 std::optional<std::size_t> stored_permits(Session& session, const std::string& path, std::error_code& ec) {

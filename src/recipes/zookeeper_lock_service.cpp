@@ -10,7 +10,7 @@
 namespace zklock {
 
 ZooKeeperLockService::ZooKeeperLockService(Session& session, std::string root)
-    : session_(session), root_(std::move(root)) {
+    : session_(detail::internal_access::session(session)), root_(std::move(root)) {
     const auto check = detail::validate_lock_path(root_);
     if (!check) throw error(check.error, "zklock::ZooKeeperLockService: " + check.reason + ": '" + root_ + "'");
 }
@@ -20,8 +20,7 @@ Lock ZooKeeperLockService::make_lock(const std::string& name) {
     if (const auto ec = validate_lock_name(name, &reason)) throw error(ec, "zklock: " + reason + ": '" + name + "'");
     detail::queue_rule rule;
     rule.mark_releases = MutexOptions{}.mark_release;  // as a Mutex does
-    return Lock(detail::contender_engine::make(detail::internal_access::session(session_), root_ + "/" + name,
-                                               std::move(rule), nullptr));
+    return Lock(detail::contender_engine::make(session_, root_ + "/" + name, std::move(rule), nullptr));
 }
 
 lock_capabilities ZooKeeperLockService::capabilities() const noexcept { return detail::zookeeper_capabilities(); }

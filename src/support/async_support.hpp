@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <functional>
 #include <memory>
 #include <system_error>
 #include <thread>
@@ -68,16 +69,24 @@ struct own_context : std::enable_shared_from_this<own_context> {
         return c;
     }
     /// Lets the thread finish the handlers still queued (the close cancels every
-    /// wait), then joins it; handlers still queued after `drain` run here. Called
-    /// on the thread itself, it only lets the thread end when its work is done.
-    void stop_and_join(std::chrono::milliseconds drain = std::chrono::seconds(5)) {
+    /// wait), then joins it; handlers still queued after `drain` run here. When
+    /// work is left after `drain` (a connect that a partition keeps waiting),
+    /// `overdue` is called first and gets a moment to end it (it should close
+    /// what still waits, so that no handler stays behind holding its owner).
+    /// Called on the thread itself, it only lets the thread end when its work
+    /// is done.
+    void stop_and_join(std::chrono::milliseconds drain = std::chrono::seconds(5),
+                       const std::function<void()>& overdue = {}) {
         guard.reset();
         if (!thread.joinable()) return;
         if (thread.get_id() == std::this_thread::get_id()) {
             thread.detach();
             return;
         }
-        if (finished_future.wait_for(drain) != std::future_status::ready) ioc.stop();
+        if (finished_future.wait_for(drain) != std::future_status::ready) {
+            if (overdue) overdue();
+            if (!overdue || finished_future.wait_for(std::chrono::seconds(1)) != std::future_status::ready) ioc.stop();
+        }
         thread.join();
         ioc.restart();
         ioc.poll();

@@ -370,7 +370,8 @@ TEST_F(CliTest, RunPermitsMismatchExits64WithoutRunningCommand) {
     const auto path = lock_path();
     auto s = connect();
     Semaphore semaphore(*s, path, 2);
-    auto lease = semaphore.acquire();
+    auto lease = semaphore.permit();
+    lease.lock();
     const auto marker = cli_.file("ran");
     auto p = cli_.start(plus(run_args(path, {"--permits", "3"}), {"touch", marker.string()}));
     EXPECT_EQ(exit_code(p), 64) << cli_.output();
@@ -380,7 +381,7 @@ TEST_F(CliTest, RunPermitsMismatchExits64WithoutRunningCommand) {
     EXPECT_FALSE(std::filesystem::exists(marker));
     EXPECT_EQ(queue_length(path), 1u);
     EXPECT_TRUE(lease.is_held());
-    lease.release();
+    lease.unlock();
 }
 
 // --- elect -------------------------------------------------------------------------

@@ -295,8 +295,10 @@ TEST_F(CliConventionsTest, StatusShowsEveryHolderOfAReadWriteLockAndOfASemaphore
 
     const auto sem = lock_path("sem");
     Semaphore two(*s, sem, 2);
-    auto first = two.acquire();
-    auto second = two.acquire();
+    auto first = two.permit();
+    first.lock();
+    auto second = two.permit();
+    second.lock();
     auto third = cli_.start({"lock", "-c", connect_to, "--permits", "2", sem}, "third");
     ASSERT_TRUE(wait_until([&] { return queue_length(sem) == 3; }, 30s)) << cli_.output("third");
 
@@ -327,8 +329,8 @@ TEST_F(CliConventionsTest, StatusShowsEveryHolderOfAReadWriteLockAndOfASemaphore
     }
     r1.unlock_shared();
     r2.unlock_shared();
-    first.release();
-    second.release();
+    first.unlock();
+    second.unlock();
 }
 
 // A semaphore of one permit is "the only permit", not "all 1 permits".
@@ -336,13 +338,14 @@ TEST_F(CliConventionsTest, ABusySemaphoreOfOnePermitIsSaidInTheSingular) {
     const auto path = lock_path();
     auto s = connect();
     Semaphore one(*s, path, 1);
-    auto lease = one.acquire();
+    auto lease = one.permit();
+    lease.lock();
     auto p = cli_.start(plus(run_args(path, {"--permits", "1", "-n", "-v"}), {"true"}), "busy");
     EXPECT_EQ(exit_code(p), 75) << cli_.output("busy");
     EXPECT_TRUE(contains(cli_.output("busy"), "the only permit of " + path + " is held by another")) << cli_.output("busy");
     EXPECT_TRUE(contains(cli_.output("busy"), "a permit of " + path + " (1 permit)")) << cli_.output("busy");
     EXPECT_FALSE(contains(cli_.output("busy"), "1 permits")) << cli_.output("busy");
-    lease.release();
+    lease.unlock();
 }
 
 // Started with SIGINT ignored (a background job of a script: `zklock lock PATH &`),

@@ -137,12 +137,12 @@ TEST_F(CuratorInteropTest, ACuratorWriterExcludesZklockReadersAndWriters) {
     EXPECT_NE(curator->node("acquired", "w").find("-__WRIT__"), std::string::npos) << curator->output();
     const auto reader_granted = grant::make();
     const auto writer_granted = grant::make();
-    reader.async_lock_shared(on_grant(reader_granted));
-    EXPECT_EQ(decided_position([&] { return reader.queue_position_shared(); }), 1u)
+    reader.reader().async_lock(on_grant(reader_granted));
+    EXPECT_EQ(decided_position([&] { return reader.reader().queue_position(); }), 1u)
         << "a zklock reader does not wait for Curator's __WRIT__ node";
-    writer.async_lock(on_grant(writer_granted));
+    writer.writer().async_lock(on_grant(writer_granted));
     EXPECT_EQ(wait_for_queue(*observer, path, 3, who), (names{"curator", "reader", "writer"}));
-    EXPECT_EQ(decided_position([&] { return writer.queue_position(); }), 2u);
+    EXPECT_EQ(decided_position([&] { return writer.writer().queue_position(); }), 2u);
     EXPECT_TRUE(pending(reader_granted)) << "a zklock reader acquired beside Curator's writer";
     EXPECT_TRUE(pending(writer_granted)) << "a zklock writer acquired beside Curator's writer";
 
@@ -178,7 +178,7 @@ TEST_F(CuratorInteropTest, CuratorReadersShareWithZklockReaders) {
               (names{"curator", "zklock", "curator"}));
     // Nobody let go in between: the three held at once.
     EXPECT_FALSE(curator->printed("releasing", "r1"));
-    EXPECT_TRUE(reader.is_held_shared());
+    EXPECT_TRUE(reader.reader().is_held());
     reader.unlock_shared();
     curator->release("r1");
     curator->release("r2");
@@ -206,7 +206,7 @@ TEST_F(CuratorInteropTest, CuratorsReadWriteLockDoesNotWaitForAZklockWriter) {
     ASSERT_TRUE(curator->wait_for("released", "r"));
     curator->write("w");
     const auto w_enter = curator->wait_for("acquired", "w");
-    EXPECT_TRUE(writer.is_held());  // never let go: Curator's reader and writer entered beside it
+    EXPECT_TRUE(writer.writer().is_held());  // never let go: Curator's reader and writer entered beside it
     const auto zk_leave = monotonic_ns();
     writer.unlock();
     ASSERT_TRUE(r_enter && w_enter);

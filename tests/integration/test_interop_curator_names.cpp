@@ -30,7 +30,7 @@ TEST_F(CuratorInteropTest, ReadWriteLockWaitsForAZklockWriterInCuratorsNames) {
 
     // A Curator reader waits for the zklock writer, and enters once it let go.
     writer.lock();
-    const auto node = std::filesystem::path(writer.node_path()).filename().string();
+    const auto node = std::filesystem::path(writer.writer().node_path()).filename().string();
     EXPECT_NE(node.find("-__WRIT__"), std::string::npos) << node;
     curator->read("r");
     EXPECT_EQ(curator->wait_for_line("watching", "peer"), names{node})
@@ -46,7 +46,7 @@ TEST_F(CuratorInteropTest, ReadWriteLockWaitsForAZklockWriterInCuratorsNames) {
 
     // A Curator writer waits for the zklock writer too.
     writer.lock();
-    const auto node2 = std::filesystem::path(writer.node_path()).filename().string();
+    const auto node2 = std::filesystem::path(writer.writer().node_path()).filename().string();
     const auto seen = curator->lines("watching", "peer").size();
     curator->write("w");
     ASSERT_TRUE(wait_until([&] { return curator->lines("watching", "peer").size() > seen; }, 60s)) << curator->output();
@@ -71,7 +71,7 @@ TEST_F(CuratorInteropTest, ReadWriteLockSharesWithAZklockReaderInCuratorsNamesAn
 
     // A zklock `__READ__` reader, then a Curator reader beside it.
     reader.lock_shared();
-    const auto node = std::filesystem::path(reader.node_path_shared()).filename().string();
+    const auto node = std::filesystem::path(reader.reader().node_path()).filename().string();
     EXPECT_NE(node.find("-__READ__"), std::string::npos) << node;
     curator->read("r");
     ASSERT_TRUE(curator->wait_for("acquired", "r")) << "Curator's reader did not share with zklock's reader";
@@ -87,7 +87,7 @@ TEST_F(CuratorInteropTest, ReadWriteLockSharesWithAZklockReaderInCuratorsNamesAn
     EXPECT_FALSE(curator->printed("acquired", "w")) << "Curator's writer entered beside zklock's reader";
     EXPECT_EQ(curator->lines("watching", "peer").back(), names{node})
         << "Curator's writer does not wait for zklock's reader";
-    EXPECT_TRUE(reader.is_held_shared());
+    EXPECT_TRUE(reader.reader().is_held());
     const auto zk_leave = monotonic_ns();
     reader.unlock_shared();
     const auto w_enter = curator->wait_for("acquired", "w");

@@ -103,9 +103,9 @@ TEST_F(KazooInteropTest, ReadersShareAndWritersExcludeAcrossKinds) {
     // writer behind it, a zklock reader behind that.
     auto kazoo_writer = peer(path, "writer", plus({"--recipe", "write"}, kazoo_writer_sees_zklock));
     wait_for_queue(*observer, path, 4);
-    zk_writer.async_lock(on_grant(writer_granted));
+    zk_writer.writer().async_lock(on_grant(writer_granted));
     wait_for_queue(*observer, path, 5);
-    zk_reader3.async_lock_shared(on_grant(reader3_granted));
+    zk_reader3.reader().async_lock(on_grant(reader3_granted));
     EXPECT_EQ(wait_for_queue(*observer, path, 6),
               (std::vector<std::string>{"zklock", "kazoo", "zklock", "kazoo", "zklock", "zklock"}));
 

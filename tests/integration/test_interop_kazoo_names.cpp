@@ -68,16 +68,16 @@ TEST_F(KazooInteropTest, SharedMutexInKazoosNamesAndKazooReadWriteLocksWaitForEa
     auto kazoo_reader = peer(path, "reader", {"--recipe", "read"});
     ASSERT_TRUE(kazoo_reader->wait_for("acquired"));
     ASSERT_TRUE(zk_reader.try_lock_shared_for(60s)) << "a zklock reader did not share with a kazoo reader";
-    EXPECT_NE(name_of(zk_reader.node_path_shared()).find("__rlock__"), std::string::npos);
+    EXPECT_NE(name_of(zk_reader.reader().node_path()).find("__rlock__"), std::string::npos);
 
     // A zklock writer (`__lock__`) waits for both readers; a kazoo WriteLock waits for it.
     const auto writer_granted = grant::make();
-    zk_writer.async_lock(on_grant(writer_granted));
+    zk_writer.writer().async_lock(on_grant(writer_granted));
     EXPECT_EQ(wait_for_queue(*observer, path, 3), (std::vector<std::string>(3, "kazoo")));
-    ASSERT_TRUE(wait_until([&] { return zk_writer.queue_position().has_value(); }, 60s));
-    EXPECT_EQ(zk_writer.queue_position(), 2u);
+    ASSERT_TRUE(wait_until([&] { return zk_writer.writer().queue_position().has_value(); }, 60s));
+    EXPECT_EQ(zk_writer.writer().queue_position(), 2u);
     auto kazoo_writer = peer(path, "writer", {"--recipe", "write"});
-    EXPECT_EQ(kazoo_writer->wait_for_value("predecessor"), name_of(zk_writer.node_path()))
+    EXPECT_EQ(kazoo_writer->wait_for_value("predecessor"), name_of(zk_writer.writer().node_path()))
         << "kazoo's WriteLock does not wait for zklock's writer";
 
     const auto readers_leave = monotonic_ns();

@@ -63,18 +63,18 @@ TEST_F(LockDelayTest, ASemaphoresPermitCountSurvivesTheRecord) {
     SemaphoreOptions o;
     o.lock_delay = forever;
     Semaphore sem(*s, path, 2, o);
-    auto a = sem.try_acquire_for(10s);
-    ASSERT_TRUE(a);
-    const auto holder = sem.try_acquire_for(10s);  // keeps the directory (a container) alive
-    ASSERT_TRUE(holder);
-    a->release();
+    auto a = sem.permit();
+    ASSERT_TRUE(a.try_lock_for(10s));
+    auto holder = sem.permit();  // keeps the directory (a container) alive
+    ASSERT_TRUE(holder.try_lock_for(10s));
+    a.unlock();
     // The clean release recorded itself beside the count, not over it.
     Semaphore other_count(*s, path, 3, o);
     std::error_code ec;
-    EXPECT_FALSE(other_count.try_acquire_for(10s, ec));
+    EXPECT_FALSE(other_count.permit().try_lock_for(10s, ec));
     EXPECT_EQ(ec, errc::permits_mismatch);
-    auto b = sem.try_acquire_for(10s);
-    EXPECT_TRUE(b) << "a permit released cleanly is granted at once";
+    auto b = sem.permit();
+    EXPECT_TRUE(b.try_lock_for(10s)) << "a permit released cleanly is granted at once";
 }
 
 TEST_F(LockDelayTest, AnExpiredHoldersSuccessorWaitsAtLeastTheDelay) {

@@ -130,12 +130,12 @@ TEST_F(LockEventsTest, EveryRecipeReportsItsEvents) {
     EXPECT_EQ(election_r.kinds(), (kinds{queued, granted, released}));
     EXPECT_EQ(election_r.at(1).fencing_token, term.epoch);
 
-    // Semaphore: through its options, for every waiter it makes.
-    SemaphoreOptions so;
-    so.on_event = semaphore_r.handler();
-    Semaphore sem(*s, lock_path() + "-semaphore", 2, so);
-    auto lease = sem.acquire();
-    lease.release();
+    // Semaphore: each permit's own.
+    Semaphore sem(*s, lock_path() + "-semaphore", 2);
+    auto permit = sem.permit();
+    permit.on_event(semaphore_r.handler());
+    permit.lock();
+    permit.unlock();
     ASSERT_TRUE(semaphore_r.wait_for(3));
     EXPECT_EQ(semaphore_r.kinds(), (kinds{queued, granted, released}));
 

@@ -19,6 +19,10 @@ protected:
         wait_for_contenders(*observer, path, n, 10s);
     }
 
+    // The exclusive side of a Mutex (itself) or of a SharedMutex (its writer).
+    static Lock& last_lock(Mutex& m) { return m; }
+    static Lock& last_lock(SharedMutex& m) { return m.writer(); }
+
     // `first` holds; `reader` queues for the shared side, then `last` for the
     // exclusive one: each is granted only after the one ahead of it has left.
     template <class Last>
@@ -27,9 +31,9 @@ protected:
         const auto reader_granted = grant::make();
         const auto last_granted = grant::make();
         first.lock();
-        reader.async_lock_shared(on_grant(reader_granted));
+        reader.reader().async_lock(on_grant(reader_granted));
         wait_for_queue(path, 2);
-        last.async_lock(on_grant(last_granted));
+        last_lock(last).async_lock(on_grant(last_granted));
         wait_for_queue(path, 3);
 
         const auto first_leave = monotonic_ns();
@@ -64,16 +68,16 @@ TEST_F(MixedRecipesTest, ASemaphoreWaitsForAReaderAhead) {
     SharedMutex reader(*s1, path);
     Semaphore semaphore(*s2, path, 2);
     reader.lock_shared();
-    // Position 1 of 2 permits, but a reader is not one of the semaphore's leases.
-    EXPECT_FALSE(semaphore.try_acquire()) << "a semaphore lease was granted beside a reader";
+    // Position 1 of 2 permits, but a reader is not one of the semaphore's holders.
+    auto permit = semaphore.permit();
+    EXPECT_FALSE(permit.try_lock()) << "a semaphore permit was granted beside a reader";
     // unlock_shared() does not wait for the delete, and another session's try
     // may reach the server first: wait until the reader's node is gone.
     std::promise<std::error_code> released;
     auto gone = released.get_future();
-    reader.async_unlock_shared([&](std::error_code ec) { released.set_value(ec); });
+    reader.reader().async_unlock([&](std::error_code ec) { released.set_value(ec); });
     ASSERT_FALSE(get_within(gone));
-    auto lease = semaphore.try_acquire();
-    EXPECT_TRUE(lease);
+    EXPECT_TRUE(permit.try_lock());
 }
 
 // Each naming (MutexOptions::names) is read back with its kind: zklock clients

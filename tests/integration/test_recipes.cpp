@@ -28,6 +28,14 @@ protected:
 
 // ---- Semaphore ---------------------------------------------------------------------
 
+// A future of the error_code `lock`'s async_lock completes with.
+std::future<std::error_code> locking(QueueLock& lock) {
+    auto p = std::make_shared<std::promise<std::error_code>>();
+    auto f = p->get_future();
+    lock.async_lock([p](std::error_code ec) { p->set_value(ec); });
+    return f;
+}
+
 TEST_F(RecipeTest, SemaphoreNeverAdmitsMoreThanItsPermits) {
     const auto path = lock_path();
     constexpr int clients = 6;
@@ -43,14 +51,15 @@ TEST_F(RecipeTest, SemaphoreNeverAdmitsMoreThanItsPermits) {
         threads.emplace_back([&] {
             auto s = connect();
             Semaphore sem(*s, path, permits);
+            auto permit = sem.permit();
             for (int r = 0; r < rounds; ++r) {
-                Lease lease = sem.acquire();
-                ASSERT_TRUE(lease.is_held());
+                permit.lock();
+                ASSERT_TRUE(permit.is_held());
                 {
                     std::unique_lock lk(m);
                     most = std::max(most, ++inside);
-                    EXPECT_TRUE(tokens.insert(lease.fencing_token()).second);
-                    EXPECT_LT(*lease.queue_position(), permits);
+                    EXPECT_TRUE(tokens.insert(permit.fencing_token()).second);
+                    EXPECT_LT(*permit.queue_position(), permits);
                     // Until the permits have been used at once, hold on for a
                     // second holder (with more permits free, one is granted).
                     full.notify_all();
@@ -60,6 +69,7 @@ TEST_F(RecipeTest, SemaphoreNeverAdmitsMoreThanItsPermits) {
                     std::lock_guard lk(m);
                     --inside;
                 }
+                permit.unlock();
             }
         });
     }
@@ -73,23 +83,25 @@ TEST_F(RecipeTest, SemaphoreGrantsInArrivalOrderAndReportsPositions) {
     const auto path = lock_path();
     auto holder_session = connect();
     Semaphore holders(*holder_session, path, 2);
-    Lease first = holders.acquire();
-    Lease second = holders.acquire();
+    auto first = holders.permit();
+    auto second = holders.permit();
+    first.lock();
+    second.lock();
     constexpr int waiters = 4;
     std::vector<std::unique_ptr<Session>> sessions;
-    std::vector<std::unique_ptr<Semaphore>> sems;
-    std::vector<std::future<std::tuple<std::error_code, Lease>>> grants;
+    std::vector<QueueLock> permits;
+    permits.reserve(waiters);
+    std::vector<std::future<std::error_code>> grants;
     std::mutex m;
     std::vector<std::vector<std::size_t>> positions(waiters);
     for (int i = 0; i < waiters; ++i) {
         sessions.push_back(connect());
-        SemaphoreOptions o;
-        o.on_position = [&m, &positions, i](std::size_t p) {
+        permits.push_back(Semaphore(*sessions.back(), path, 2).permit());
+        permits.back().on_queue_position([&m, &positions, i](std::size_t p) {
             std::lock_guard lk(m);
             positions[static_cast<std::size_t>(i)].push_back(p);
-        };
-        sems.push_back(std::make_unique<Semaphore>(*sessions.back(), path, 2, o));
-        grants.push_back(sems.back()->async_acquire(boost::asio::use_future));
+        });
+        grants.push_back(locking(permits.back()));
         ASSERT_TRUE(wait_until([&] {
             std::lock_guard lk(m);
             return !positions[static_cast<std::size_t>(i)].empty();
@@ -97,21 +109,20 @@ TEST_F(RecipeTest, SemaphoreGrantsInArrivalOrderAndReportsPositions) {
         std::lock_guard lk(m);
         EXPECT_EQ(positions[static_cast<std::size_t>(i)].front(), static_cast<std::size_t>(i + 2));
     }
-    first.release();
-    auto [ec0, lease0] = get_within(grants[0]);
-    EXPECT_FALSE(ec0);
-    EXPECT_TRUE(lease0.is_held());
+    first.unlock();
+    EXPECT_FALSE(get_within(grants[0]));
+    EXPECT_TRUE(permits[0].is_held());
     EXPECT_EQ(grants[1].wait_for(0ms), std::future_status::timeout) << "granted out of order";
-    second.release();
-    auto [ec1, lease1] = get_within(grants[1]);
-    EXPECT_TRUE(lease1.is_held());
-    lease0.release();
-    auto [ec2, lease2] = get_within(grants[2]);
-    EXPECT_TRUE(lease2.is_held());
+    second.unlock();
+    EXPECT_FALSE(get_within(grants[1]));
+    EXPECT_TRUE(permits[1].is_held());
+    permits[0].unlock();
+    EXPECT_FALSE(get_within(grants[2]));
+    EXPECT_TRUE(permits[2].is_held());
     EXPECT_EQ(grants[3].wait_for(0ms), std::future_status::timeout);
-    lease1.release();
-    auto [ec3, lease3] = get_within(grants[3]);
-    EXPECT_TRUE(lease3.is_held());
+    permits[1].unlock();
+    EXPECT_FALSE(get_within(grants[3]));
+    EXPECT_TRUE(permits[3].is_held());
     std::lock_guard lk(m);
     EXPECT_EQ(positions[3].front(), 5u);
     EXPECT_LT(positions[3].back(), 2u) << "the last waiter was not told it reached a slot";
@@ -123,10 +134,12 @@ TEST_F(RecipeTest, SemaphorePermitMismatchIsRefused) {
     auto a = connect();
     auto b = connect();
     Semaphore two(*a, path, 2);
-    Lease lease = two.acquire();
+    auto held = two.permit();
+    held.lock();
     Semaphore three(*b, path, 3);
+    auto refused = three.permit();
     std::error_code ec;
-    Lease refused = three.acquire(ec);
+    refused.lock(ec);
     EXPECT_EQ(ec, errc::permits_mismatch) << ec.message();
     EXPECT_FALSE(refused.is_held());
     EXPECT_EQ(queue_length(path), 1u) << "the refused participant left its node";
@@ -142,20 +155,22 @@ TEST_F(RecipeTest, SemaphoreFirstParticipantsWithDifferentCountsOnAnEmptyDirecto
     zklock::testing::create_node(*s, path);  // persistent, no data
     // One session: the three acquires' reads, creates and listings reach the
     // server before any claim, so each reads an empty directory and claims it.
-    Semaphore three_a(*s, path, 3), two(*s, path, 2), three_b(*s, path, 3);
-    auto a = three_a.async_acquire(boost::asio::use_future);
-    auto b = two.async_acquire(boost::asio::use_future);
-    auto c = three_b.async_acquire(boost::asio::use_future);
-    auto [ea, la] = get_within(a);
-    auto [eb, lb] = get_within(b);
-    auto [ec, lc] = get_within(c);
+    auto pa = Semaphore(*s, path, 3).permit();
+    auto pb = Semaphore(*s, path, 2).permit();
+    auto pc = Semaphore(*s, path, 3).permit();
+    auto a = locking(pa);
+    auto b = locking(pb);
+    auto c = locking(pc);
+    const auto ea = get_within(a);
+    const auto eb = get_within(b);
+    const auto ec = get_within(c);
     EXPECT_FALSE(ea) << ea.message();
     EXPECT_EQ(eb, errc::permits_mismatch) << "the participant asking for 2 was let in beside two holders of 3";
-    EXPECT_FALSE(lb.is_held());
+    EXPECT_FALSE(pb.is_held());
     EXPECT_FALSE(ec) << ec.message();
     EXPECT_EQ(queue_length(path), 2u);
-    la.release();
-    lc.release();
+    pa.unlock();
+    pc.unlock();
     EXPECT_TRUE(wait_until([&] { return queue_length(path) == 0u; }));
     zklock::testing::delete_node(*s, path);
 }
@@ -165,18 +180,19 @@ TEST_F(RecipeTest, SemaphoreTimeoutAndCancellationLeaveNoNode) {
     auto a = connect();
     auto b = connect();
     Semaphore one(*a, path, 1);
-    Lease lease = one.acquire();
+    auto held = one.permit();
+    held.lock();
     Semaphore other(*b, path, 1);
-    EXPECT_FALSE(other.try_acquire_for(200ms).has_value());
-    EXPECT_FALSE(other.try_acquire().has_value());
+    auto waiter = other.permit();
+    EXPECT_FALSE(waiter.try_lock_for(200ms));
+    EXPECT_FALSE(waiter.try_lock());
     EXPECT_EQ(queue_length(path), 1u);
     boost::asio::cancellation_signal cancel;
     std::promise<std::error_code> result;
-    other.async_acquire(boost::asio::bind_cancellation_slot(
-        cancel.slot(), [&](std::error_code ec, Lease l) {
-            EXPECT_FALSE(l.is_held());
-            result.set_value(ec);
-        }));
+    waiter.async_lock(boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec) {
+        EXPECT_FALSE(waiter.is_held());
+        result.set_value(ec);
+    }));
     ASSERT_TRUE(wait_until([&] { return queue_length(path) == 2; }));
     cancel.emit(boost::asio::cancellation_type::terminal);
     auto f = result.get_future();
@@ -184,18 +200,19 @@ TEST_F(RecipeTest, SemaphoreTimeoutAndCancellationLeaveNoNode) {
     EXPECT_EQ(queue_length(path), 1u);
 }
 
-TEST_F(RecipeTest, ASemaphorePermitIsALockThatSharesTheCountWithLeases) {
+TEST_F(RecipeTest, PermitsOfEverySemaphoreObjectOnAPathShareOneCount) {
     const auto path = lock_path();
     auto a = connect();
     auto b = connect();
     Semaphore sem(*a, path, 2);
     Semaphore other(*b, path, 2);
-    Lease lease = sem.acquire();
+    auto held = sem.permit();
+    held.lock();
     Lock first = other.permit();
     first.lock();
     EXPECT_TRUE(first.is_held());
-    EXPECT_GT(first.fencing_token(), lease.fencing_token());
-    // Both permits are taken, one by a Lease and one by a Lock: a third waits.
+    EXPECT_GT(first.fencing_token(), held.fencing_token());
+    // Both permits are taken, one through each Semaphore object: a third waits.
     Lock second = sem.permit();
     EXPECT_FALSE(second.try_lock_for(100ms));
     EXPECT_EQ(queue_length(path), 2u) << "a try that found no permit left its node";
@@ -214,49 +231,51 @@ TEST_F(RecipeTest, ASemaphorePermitIsALockThatSharesTheCountWithLeases) {
     EXPECT_NE(wrong.failure_detail().find("permits=2"), std::string::npos) << wrong.failure_detail();
 }
 
-TEST_F(RecipeTest, SemaphoreTryFormsHaveErrorCodeAndAsyncVariants) {
+TEST_F(RecipeTest, SemaphorePermitsHaveTheErrorCodeAndAsyncTryForms) {
     const auto path = lock_path();
     auto a = connect();
     auto b = connect();
     Semaphore one(*a, path, 1);
-    Lease held = one.acquire();
+    auto held = one.permit();
+    held.lock();
     Semaphore other(*b, path, 1);
+    auto waiter = other.permit();
     std::error_code ec;
-    EXPECT_FALSE(other.try_acquire(ec).has_value());
+    EXPECT_FALSE(waiter.try_lock(ec));
     EXPECT_FALSE(ec) << ec.message();
-    EXPECT_FALSE(other.try_acquire_for(100ms, ec).has_value());
+    EXPECT_FALSE(waiter.try_lock_for(100ms, ec));
     EXPECT_FALSE(ec) << ec.message();
     // A count the directory disagrees with: an error_code, not an exception.
     Semaphore wrong(*b, path, 3);
-    EXPECT_FALSE(wrong.try_acquire(ec).has_value());
+    EXPECT_FALSE(wrong.permit().try_lock(ec));
     EXPECT_EQ(ec, errc::permits_mismatch) << ec.message();
 
-    using outcome_type = std::pair<std::error_code, std::optional<Lease>>;
+    using outcome_type = std::pair<std::error_code, bool>;
     auto outcome = [](std::promise<outcome_type>& p) {
-        return [&p](std::error_code e, std::optional<Lease> l) { p.set_value({e, std::move(l)}); };
+        return [&p](std::error_code e, bool acquired) { p.set_value({e, acquired}); };
     };
     std::promise<outcome_type> busy, timed_out, granted;
-    other.async_try_acquire(outcome(busy));
+    waiter.async_try_lock(outcome(busy));
     auto busy_f = busy.get_future();
-    auto [busy_ec, busy_lease] = get_within(busy_f);
+    auto [busy_ec, busy_acquired] = get_within(busy_f);
     EXPECT_FALSE(busy_ec) << busy_ec.message();
-    EXPECT_FALSE(busy_lease.has_value());
-    other.async_try_acquire_for(100ms, outcome(timed_out));
+    EXPECT_FALSE(busy_acquired);
+    waiter.async_try_lock_for(100ms, outcome(timed_out));
     auto timed_out_f = timed_out.get_future();
-    auto [late_ec, late_lease] = get_within(timed_out_f);
+    auto [late_ec, late_acquired] = get_within(timed_out_f);
     EXPECT_FALSE(late_ec) << late_ec.message();
-    EXPECT_FALSE(late_lease.has_value());
+    EXPECT_FALSE(late_acquired);
     EXPECT_EQ(queue_length(path), 1u) << "a try that found no permit left its node";
 
-    other.async_try_acquire_for(std::chrono::hours(1), outcome(granted));
+    waiter.async_try_lock_for(std::chrono::hours(1), outcome(granted));
     ASSERT_TRUE(wait_until([&] { return queue_length(path) == 2; }));
-    held.release();
+    held.unlock();
     auto granted_f = granted.get_future();
-    auto [ok_ec, lease] = get_within(granted_f);
+    auto [ok_ec, acquired] = get_within(granted_f);
     EXPECT_FALSE(ok_ec) << ok_ec.message();
-    ASSERT_TRUE(lease.has_value());
-    EXPECT_TRUE(lease->is_held());
-    EXPECT_GT(lease->fencing_token(), 0);
+    EXPECT_TRUE(acquired);
+    EXPECT_TRUE(waiter.is_held());
+    EXPECT_GT(waiter.fencing_token(), 0);
 }
 
 // ---- SharedMutex -------------------------------------------------------------------
@@ -275,29 +294,29 @@ TEST_F(RecipeTest, SharedMutexHasEveryFormOnBothSides) {
     SharedMutex writer(*a, path), reader(*b, path);
     writer.lock();
     std::error_code ec;
-    EXPECT_FALSE(reader.try_lock_shared(ec));
+    EXPECT_FALSE(reader.reader().try_lock(ec));
     EXPECT_FALSE(ec) << ec.message();
-    EXPECT_FALSE(reader.try_lock_shared_for(100ms, ec));
+    EXPECT_FALSE(reader.reader().try_lock_for(100ms, ec));
     EXPECT_FALSE(ec) << ec.message();
-    EXPECT_FALSE(get_within_pair(reader.async_try_lock_shared(boost::asio::use_future)).second);
-    EXPECT_FALSE(get_within_pair(reader.async_try_lock_shared_for(100ms, boost::asio::use_future)).second);
+    EXPECT_FALSE(get_within_pair(reader.reader().async_try_lock(boost::asio::use_future)).second);
+    EXPECT_FALSE(get_within_pair(reader.reader().async_try_lock_for(100ms, boost::asio::use_future)).second);
     EXPECT_EQ(queue_length(path), 1u) << "a shared try that failed left its node";
 
-    auto unlocked = writer.async_unlock(boost::asio::use_future);
+    auto unlocked = writer.writer().async_unlock(boost::asio::use_future);
     EXPECT_EQ(get_within(unlocked), std::error_code{});
-    const auto [shared_ec, shared] = get_within_pair(reader.async_try_lock_shared(boost::asio::use_future));
+    const auto [shared_ec, shared] = get_within_pair(reader.reader().async_try_lock(boost::asio::use_future));
     EXPECT_FALSE(shared_ec) << shared_ec.message();
     ASSERT_TRUE(shared);
-    EXPECT_FALSE(writer.try_lock(ec));
+    EXPECT_FALSE(writer.writer().try_lock(ec));
     EXPECT_FALSE(ec) << ec.message();
-    EXPECT_FALSE(get_within_pair(writer.async_try_lock_for(100ms, boost::asio::use_future)).second);
-    auto shared_lost = reader.async_wait_lost_shared(boost::asio::use_future);
-    auto shared_unlocked = reader.async_unlock_shared(boost::asio::use_future);
+    EXPECT_FALSE(get_within_pair(writer.writer().async_try_lock_for(100ms, boost::asio::use_future)).second);
+    auto shared_lost = reader.reader().async_wait_lost(boost::asio::use_future);
+    auto shared_unlocked = reader.reader().async_unlock(boost::asio::use_future);
     EXPECT_EQ(get_within(shared_unlocked), std::error_code{});
     EXPECT_EQ(get_within(shared_lost), std::error_code{}) << "released first, not lost";
-    EXPECT_TRUE(writer.try_lock_until(std::chrono::steady_clock::now() + 10s, ec));
+    EXPECT_TRUE(writer.writer().try_lock_until(std::chrono::steady_clock::now() + 10s, ec));
     EXPECT_FALSE(ec) << ec.message();
-    auto lost = writer.async_wait_lost(boost::asio::use_future);
+    auto lost = writer.writer().async_wait_lost(boost::asio::use_future);
     writer.unlock();
     EXPECT_EQ(get_within(lost), std::error_code{});
 }
@@ -311,13 +330,13 @@ TEST_F(RecipeTest, ReadersOverlapAndWritersExcludeEveryone) {
     {
         std::shared_lock r1(ra);
         std::shared_lock r2(rb);  // does not wait for r1
-        EXPECT_TRUE(ra.is_held_shared());
-        EXPECT_TRUE(rb.is_held_shared());
+        EXPECT_TRUE(ra.reader().is_held());
+        EXPECT_TRUE(rb.reader().is_held());
         EXPECT_FALSE(wc.try_lock_for(200ms));
     }
     std::unique_lock w(wc);
-    EXPECT_TRUE(wc.is_held());
-    EXPECT_GT(wc.fencing_token(), 0);
+    EXPECT_TRUE(wc.writer().is_held());
+    EXPECT_GT(wc.writer().fencing_token(), 0);
     EXPECT_FALSE(ra.try_lock_shared_for(200ms));
     EXPECT_FALSE(rb.try_lock_for(200ms));
     const auto queue = wc.contenders();
@@ -332,20 +351,20 @@ TEST_F(RecipeTest, WriterQueuedBehindReadersIsServedBeforeLaterReaders) {
     auto c = connect();
     SharedMutex early(*a, path), writer(*b, path), late(*c, path);
     early.lock_shared();
-    auto wgrant = writer.async_lock(boost::asio::use_future);
-    ASSERT_TRUE(wait_until([&] { return writer.queue_position() == 1u; }));
-    auto rgrant = late.async_lock_shared(boost::asio::use_future);
-    ASSERT_TRUE(wait_until([&] { return late.queue_position_shared() == 2u; }));
-    EXPECT_FALSE(late.is_held_shared()) << "a reader overtook a queued writer";
-    wait_for_watcher(*c, writer.node_path());  // so the writer's release is a wake-up
+    auto wgrant = writer.writer().async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return writer.writer().queue_position() == 1u; }));
+    auto rgrant = late.reader().async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return late.reader().queue_position() == 2u; }));
+    EXPECT_FALSE(late.reader().is_held()) << "a reader overtook a queued writer";
+    wait_for_watcher(*c, writer.writer().node_path());  // so the writer's release is a wake-up
     early.unlock_shared();
     EXPECT_FALSE(get_within(wgrant));
-    EXPECT_TRUE(writer.is_held());
-    EXPECT_FALSE(late.is_held_shared());
+    EXPECT_TRUE(writer.writer().is_held());
+    EXPECT_FALSE(late.reader().is_held());
     writer.unlock();
     EXPECT_FALSE(get_within(rgrant));
-    EXPECT_TRUE(late.is_held_shared());
-    EXPECT_EQ(late.stats_shared().wakeups, 1u);
+    EXPECT_TRUE(late.reader().is_held());
+    EXPECT_EQ(late.reader().stats().wakeups, 1u);
     late.unlock_shared();
 }
 
@@ -357,8 +376,8 @@ TEST_F(RecipeTest, CancelledSharedAcquireLeavesNoNode) {
     w.lock();
     boost::asio::cancellation_signal cancel;
     std::promise<std::error_code> result;
-    r.async_lock_shared(boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec) { result.set_value(ec); }));
-    ASSERT_TRUE(wait_until([&] { return r.queue_position_shared() == 1u; }));
+    r.reader().async_lock(boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec) { result.set_value(ec); }));
+    ASSERT_TRUE(wait_until([&] { return r.reader().queue_position() == 1u; }));
     cancel.emit(boost::asio::cancellation_type::terminal);
     auto f = result.get_future();
     EXPECT_EQ(get_within(f), std::errc::operation_canceled);
@@ -602,14 +621,17 @@ TEST_F(RecipeTest, SemaphorePermitFreedOutOfOrderGoesToTheNextWaiter) {
     auto s2 = connect();
     Semaphore holders(*s1, path, 2);
     Semaphore waiters(*s2, path, 2);
-    Lease first = holders.acquire();
-    Lease second = holders.acquire();
-    auto granted = waiters.async_acquire(boost::asio::use_future);
+    auto first = holders.permit();
+    auto second = holders.permit();
+    first.lock();
+    second.lock();
+    auto waiter = waiters.permit();
+    auto granted = locking(waiter);
     ASSERT_TRUE(wait_until([&] { return queue_length(path) == 3; }));
-    second.release();  // the later holder leaves first; `first` keeps its permit
-    auto [ec, lease] = get_within(granted);
+    second.unlock();  // the later holder leaves first; `first` keeps its permit
+    const auto ec = get_within(granted);
     EXPECT_FALSE(ec) << ec.message();
-    EXPECT_TRUE(lease.is_held());
+    EXPECT_TRUE(waiter.is_held());
     EXPECT_TRUE(first.is_held());
 }
 

@@ -1,3 +1,4 @@
+#include <zklock/leader_election.hpp>
 #include <zklock/multi_mutex.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/shared_mutex.hpp>
@@ -32,6 +33,13 @@ static_assert(TimedLockable<zklock::RecursiveMutex>);
 static_assert(TimedLockable<zklock::SharedMutex>);
 static_assert(TimedLockable<zklock::MultiMutex>);
 static_assert(!std::is_copy_constructible_v<zklock::MultiMutex>);
+// Every recipe moves (a place in a queue is an object the caller may keep in a container).
+static_assert(std::is_nothrow_move_constructible_v<zklock::Mutex>);
+static_assert(std::is_nothrow_move_constructible_v<zklock::QueueLock>);
+static_assert(std::is_nothrow_move_constructible_v<zklock::MultiMutex>);
+static_assert(std::is_nothrow_move_constructible_v<zklock::SharedMutex>);
+static_assert(std::is_nothrow_move_constructible_v<zklock::LeaderElection>);
+static_assert(TimedLockable<zklock::QueueLock>);
 template <class L>
 concept SharedTimedLockable = requires(L& l) {
     l.lock_shared();
@@ -111,23 +119,25 @@ TEST(Concepts, ABadLockSetIsRefusedBeforeAnyServerCallAndEveryAcquireSaysWhy) {
     EXPECT_FALSE(twice.is_held());
 }
 
-// A Lease that holds nothing (default-constructed or moved from) answers its
-// asynchronous calls with errc::not_held instead of dereferencing its empty Mutex.
+// A permit that holds nothing answers its asynchronous release and loss wait
+// with errc::not_held, on the handler's executor (not inside the call).
 #include <zklock/semaphore.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/bind_executor.hpp>
 
-TEST(EmptyLease, AsyncReleaseAndWaitLostCompleteWithNotHeld) {
+TEST(IdlePermit, AsyncUnlockAndWaitLostCompleteWithNotHeld) {
+    zklock::Session session(nowhere());
+    zklock::Semaphore slots(session, "/slots", 2);
+    auto idle = slots.permit();
     boost::asio::io_context ioc;
-    zklock::Lease empty;
     std::error_code released, lost;
     bool released_called = false, lost_called = false;
-    empty.async_release(boost::asio::bind_executor(ioc, [&](std::error_code ec) {
+    idle.async_unlock(boost::asio::bind_executor(ioc, [&](std::error_code ec) {
         released = ec;
         released_called = true;
     }));
-    empty.async_wait_lost(boost::asio::bind_executor(ioc, [&](std::error_code ec) {
+    idle.async_wait_lost(boost::asio::bind_executor(ioc, [&](std::error_code ec) {
         lost = ec;
         lost_called = true;
     }));
@@ -137,6 +147,38 @@ TEST(EmptyLease, AsyncReleaseAndWaitLostCompleteWithNotHeld) {
     ASSERT_TRUE(lost_called);
     EXPECT_EQ(released, zklock::errc::not_held);
     EXPECT_EQ(lost, zklock::errc::not_held);
-    zklock::Lease moved_to(std::move(empty));
+    auto moved_to(std::move(idle));
     EXPECT_FALSE(moved_to.is_held());
+}
+
+// Every recipe reports bad input in an error_code instead of throwing, and
+// every acquire of the refused object then fails with it.
+TEST(Concepts, EveryRecipeHasAnErrorCodeConstructor) {
+    zklock::Session session(nowhere());
+    std::error_code ec;
+    zklock::Semaphore zero(session, "/slots", 0, {}, ec);
+    EXPECT_EQ(ec, zklock::errc::invalid_argument);
+    auto refused = zero.permit();
+    std::error_code lock_ec;
+    EXPECT_FALSE(refused.try_lock(lock_ec));
+    EXPECT_EQ(lock_ec, zklock::errc::invalid_argument);
+    EXPECT_NE(refused.failure_detail().find("at least 1"), std::string::npos) << refused.failure_detail();
+
+    zklock::Semaphore bad_path(session, "slots", 2, {}, ec);
+    EXPECT_EQ(ec, zklock::errc::invalid_path);
+    EXPECT_EQ(bad_path.permit().try_lock(lock_ec), false);
+    EXPECT_EQ(lock_ec, zklock::errc::invalid_path);
+
+    zklock::SharedMutex rw(session, "/rw/", {}, ec);
+    EXPECT_EQ(ec, zklock::errc::invalid_path);
+    EXPECT_FALSE(rw.reader().try_lock(lock_ec));
+    EXPECT_EQ(lock_ec, zklock::errc::invalid_path);
+
+    zklock::LeaderElection election(session, "/e", std::string(2'000'000, 'x'), {}, ec);
+    EXPECT_EQ(ec, zklock::errc::invalid_argument);
+    election.campaign(lock_ec);
+    EXPECT_EQ(lock_ec, zklock::errc::invalid_argument);
+
+    zklock::RecursiveMutex recursive(session, "//", {}, ec);
+    EXPECT_EQ(ec, zklock::errc::invalid_path);
 }

@@ -95,16 +95,17 @@ bench_result run_election(const bench_options& o) {
     return r;
 }
 
-// Semaphore: K clients, P permits, N acquisitions in all; each client acquires,
-// releases at once and acquires again. A sample is acquire() as the caller sees it.
+// Semaphore: K clients, P permits, N acquisitions in all; each client's permit
+// acquires, releases at once and acquires again. A sample is its lock() as the
+// caller sees it.
 bench_result run_semaphore(const bench_options& o) {
     const auto path = unique_path(o, "semaphore");
     const int k = std::max(1, o.clients);
     const auto permits = static_cast<std::size_t>(std::max(1, o.permits));
     auto sessions = connect_sessions(o, k);
-    std::vector<std::unique_ptr<Semaphore>> semaphores;
+    std::vector<QueueLock> held_permits;
     for (int i = 0; i < k; ++i)
-        semaphores.push_back(std::make_unique<Semaphore>(*sessions[static_cast<std::size_t>(i)], path, permits));
+        held_permits.push_back(Semaphore(*sessions[static_cast<std::size_t>(i)], path, permits).permit());
 
     std::atomic<int> remaining{o.ops};
     std::vector<std::vector<double>> samples(static_cast<std::size_t>(k));
@@ -112,17 +113,17 @@ bench_result run_semaphore(const bench_options& o) {
     std::vector<lock_stats> counted(static_cast<std::size_t>(k));
     const auto start = clock_type::now();
     run_sessions_together(k, abort, sessions, [&](int i) {
-        auto& sem = *semaphores[static_cast<std::size_t>(i)];
+        auto& permit = held_permits[static_cast<std::size_t>(i)];
         auto& mine = samples[static_cast<std::size_t>(i)];
         while (!abort.load()) {
             const auto t0 = clock_type::now();
-            Lease lease = sem.acquire();
+            permit.lock();
             const bool last = remaining.fetch_sub(1) <= 0;
             if (!last) mine.push_back(micros(clock_type::now() - t0));
-            add_stats(counted[static_cast<std::size_t>(i)], lease.stats());
-            lease.release();
+            permit.unlock();
             if (last) break;
         }
+        counted[static_cast<std::size_t>(i)] = permit.stats();
     });
     const auto wall = std::chrono::duration<double>(clock_type::now() - start).count();
     std::vector<double> all;
@@ -175,12 +176,12 @@ bench_result run_rwlock(const bench_options& o) {
     all.insert(all.end(), all_writes.begin(), all_writes.end());
     lock_stats w, rd;
     for (auto& l : locks) {
-        add_stats(w, l->stats());
-        add_stats(rd, l->stats_shared());
+        add_stats(w, l->writer().stats());
+        add_stats(rd, l->reader().stats());
     }
 
     auto r = timed_result("rwlock", k, all, wall);
-    // The counters per grant are the writers' (SharedMutex::stats(), not stats_shared()).
+    // The counters per grant are the writers' (writer().stats(), not reader().stats()).
     r.counters = w;
     r.extra = {{"recipe", "rwlock"},
                {"read_ratio", o.read_ratio},

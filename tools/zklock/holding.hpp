@@ -1,7 +1,7 @@
 // What `zklock run` and `zklock lock` hold: the lock (a Mutex), a shared hold
-// of a read-write lock (a SharedMutex reader), several locks as one (a
-// MultiMutex) or one permit of a semaphore (Semaphore::permit(): a Mutex under
-// the semaphore's rule).
+// of a read-write lock (a SharedMutex's reader), several locks as one (a
+// MultiMutex) or one permit of a semaphore (Semaphore::permit()): each a
+// zklock::Lock, driven on the runner's io_context.
 #pragma once
 
 #include <zklock/node_names.hpp>

@@ -49,13 +49,7 @@ public:
     Lock make_lock(const std::string& name) override;
     lock_capabilities capabilities() const noexcept override;
 
-    /// TEST-ONLY fault hook: makes this client vanish as a crashed process would.
-    /// Every connection of every lock made by this service is closed at once,
-    /// without releasing anything (no DELETE, no unlock, no COMMIT); renewals stop
-    /// and nothing reconnects. Locks made by the service stay usable as objects
-    /// but fail every later acquire with errc::session_closed. For the conformance
-    /// suite's crash(); never call it in production code.
-    void simulate_crash_for_testing() noexcept;
+
 
 protected:
     /// The three ways of locking in PostgreSQL (lease row, advisory lock, SELECT ... FOR UPDATE).

@@ -138,13 +138,6 @@ public:
     Lock make_lock(const std::string& name) override;
     lock_capabilities capabilities() const noexcept override;
 
-    /// For tests only: makes this client vanish as a crashed process would. Stops
-    /// the watchdogs and drops every connection without releasing anything; from
-    /// then on every command fails with errc::session_closed, so held locks stay
-    /// on the server until their ttl runs out (and their Locks report
-    /// errc::session_expired then).
-    void abandon_for_testing();
-
     /// The key of lock `name` under `prefix` ("zklock:{name}").
     static std::string key_for(std::string_view prefix, std::string_view name);
 
@@ -174,8 +167,6 @@ public:
 
     Lock make_lock(const std::string& name) override;
     lock_capabilities capabilities() const noexcept override;
-    /// For tests only: see RedisLockService::abandon_for_testing().
-    void abandon_for_testing();
 
 private:
     std::shared_ptr<detail::redis_context> context_;

@@ -5,6 +5,8 @@
 #include "lock/counter_cells.hpp"
 #include "lock/loss_reports.hpp"
 
+#include <zklock/backend.hpp>
+
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
@@ -50,7 +52,7 @@ lock_capabilities flock_capabilities() noexcept {
     return c;
 }
 
-class flock_backend : public lock_backend, public std::enable_shared_from_this<flock_backend> {
+class flock_backend : public LockBackend, public std::enable_shared_from_this<flock_backend> {
 public:
     flock_backend(std::shared_ptr<flock_context> ctx, std::string path)
         : ctx_(std::move(ctx)), path_(std::move(path)), timer_(ctx_->strand),

@@ -34,7 +34,6 @@ void pg_backend::start_acquire(std::optional<time_point> deadline, bool no_wait,
     in_flight_ = false;
     notified_in_flight_ = false;
     backoff_ = std::chrono::milliseconds(10);
-    if (ctx_->crashed) return finish(make_error_code(errc::session_closed), false);
     if (deadline) {
         deadline_timer_.expires_at(*deadline);
         deadline_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {

@@ -84,7 +84,7 @@ void pg_backend::wait_lost(asio::cancellation_slot slot, std::function<void(std:
     losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->gate_.held(); });
 }
 
-void pg_backend::crash() {
+void pg_backend::end_of_service() {
     cancel_timers();
     if (conn_) conn_->close();
     conn_.reset();
@@ -94,7 +94,7 @@ void pg_backend::crash() {
 }
 
 void pg_backend::ensure_connected(std::function<void(std::error_code)> next) {
-    if (ctx_->crashed) return next(make_error_code(errc::session_closed));
+    if (ctx_->ended) return next(make_error_code(errc::session_closed));
     if (conn_ && conn_->connected()) return next({});
     if (conn_) conn_->close();
     conn_ = std::make_shared<connection>(ctx_->strand);

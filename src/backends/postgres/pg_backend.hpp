@@ -14,6 +14,7 @@
 #include "backends/postgres/pg_connection.hpp"
 #include "backends/postgres/postgres_context.hpp"
 
+#include <zklock/backend.hpp>
 #include <zklock/lock.hpp>
 
 #include <boost/asio/steady_timer.hpp>
@@ -31,7 +32,7 @@
 
 namespace zklock::detail::pg {
 
-class pg_backend : public lock_backend, public std::enable_shared_from_this<pg_backend> {
+class pg_backend : public LockBackend, public std::enable_shared_from_this<pg_backend> {
 public:
     using time_point = std::chrono::steady_clock::time_point;
 
@@ -51,8 +52,11 @@ public:
     lock_capabilities capabilities() const noexcept override { return ctx_->method.capabilities(); }
     lock_stats stats() const noexcept override { return gate_.with_times(counters_.snapshot()); }
 
-    /// The test-only crash: drop the connection, release nothing, tell nobody.
-    void crash();
+    /// The service ended with this lock's work still waiting (strand): its
+    /// connection closes (the server frees an advisory or row lock at once, a
+    /// lease at its ttl), an acquire in flight and the loss waits end with
+    /// errc::session_closed.
+    void end_of_service();
 
 private:
     const lock_method& method() const noexcept { return ctx_->method; }

@@ -17,7 +17,7 @@ void pg_backend::schedule_renew(std::chrono::steady_clock::duration after) {
 }
 
 void pg_backend::renew() {
-    if (!gate_.held() || ctx_->crashed) return;
+    if (!gate_.held()) return;
     ensure_connected([self = shared_from_this()](std::error_code ec) {
         if (!self->gate_.held()) return self->close_if_idle();
         if (ec) return self->schedule_renew(std::chrono::milliseconds(100));

@@ -31,9 +31,12 @@ struct postgres_context {
     const pg::lock_method& method;
     std::string conninfo;
     PostgresOptions options;
-    std::atomic<bool> crashed{false};
     std::mutex m;
+    /// The locks made so far (under m): the service's end closes what they
+    /// still have open.
     std::vector<std::weak_ptr<pg::pg_backend>> backends;
+    /// Set once the service has ended: nothing connects again (strand only).
+    bool ended = false;
 
     postgres_context(const pg::lock_method& meth, std::string ci, PostgresOptions o, std::shared_ptr<own_context> ow,
                      boost::asio::any_io_executor ex)

@@ -39,7 +39,22 @@ PostgresLockServiceBase::PostgresLockServiceBase(method m, std::string conninfo,
 }
 
 PostgresLockServiceBase::~PostgresLockServiceBase() {
-    if (context_->own) context_->own->stop_and_join();
+    if (!context_->own) return;
+    // What the Locks' destructors queued (their releases) runs first; a
+    // connection that still waits after that (a server that does not answer)
+    // is closed, so that nothing holds the service's context past its end.
+    context_->own->stop_and_join(std::chrono::seconds(5), [ctx = context_] {
+        asio::post(ctx->strand, [ctx] {
+            ctx->ended = true;
+            std::vector<std::shared_ptr<detail::pg::pg_backend>> live;
+            {
+                std::lock_guard lk(ctx->m);
+                for (const auto& w : ctx->backends)
+                    if (auto b = w.lock()) live.push_back(std::move(b));
+            }
+            for (const auto& b : live) b->end_of_service();
+        });
+    });
 }
 
 Lock PostgresLockServiceBase::make_lock(const std::string& name) {
@@ -59,25 +74,6 @@ lock_capabilities PostgresLockServiceBase::capabilities() const noexcept {
     return context_->method.capabilities();
 }
 
-void PostgresLockServiceBase::simulate_crash_for_testing() noexcept {
-    context_->crashed = true;
-    std::vector<std::shared_ptr<detail::pg::pg_backend>> live;
-    {
-        std::lock_guard lk(context_->m);
-        for (const auto& w : context_->backends)
-            if (auto b = w.lock()) live.push_back(std::move(b));
-    }
-    auto done = std::make_shared<std::promise<void>>();
-    auto f = done->get_future();
-    try {
-        asio::post(context_->strand, [live, done] {
-            for (const auto& b : live) b->crash();
-            done->set_value();
-        });
-        if (!context_->on_thread()) f.wait();
-    } catch (...) {
-    }
-}
 
 PostgresLeaseLockService::PostgresLeaseLockService(std::string conninfo, PostgresOptions options)
     : PostgresLockServiceBase(method::lease, std::move(conninfo), std::move(options)) {}

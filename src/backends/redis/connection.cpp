@@ -203,12 +203,19 @@ bool connection::subscribe_command(const char* verb, const std::string& channel)
 void connection::close(bool graceful) {
     closed_ = true;
     timer_.cancel();
+    timer_armed_ = false;
     if (!ac_) return;
-    if (graceful) {
-        redisAsyncDisconnect(ac_);  // frees it once the pending replies are in (at once when none)
-    } else {
-        drop(make_error_code(errc::session_closed));
-    }
+    // A connection still connecting has nothing in flight to wait for (hiredis
+    // refuses what is queued once disconnecting): it ends at once.
+    if (!graceful || !connected_) return drop(make_error_code(errc::session_closed));
+    redisAsyncDisconnect(ac_);  // frees it once the pending replies are in (at once when none)
+    if (!ac_) return;
+    // A server that answers nothing more (a partition) must not keep the
+    // connection, and the service's io_context with it, forever.
+    timer_.expires_after(command_timeout_);
+    timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+        if (!ec && self->ac_) self->drop(make_error_code(errc::session_closed));
+    });
 }
 
 std::error_code connection::failure_of(const redisAsyncContext* ac) const {
@@ -303,6 +310,7 @@ void connection::ev_cleanup(void* p) {
     self->ac_ = nullptr;
     self->ready_ = false;
     self->sent_.clear();
+    if (self->closed_) self->timer_.cancel();  // a closing connection's bound on its last replies
     if (self->sd_) {
         boost::system::error_code ignored;
         self->sd_->cancel(ignored);

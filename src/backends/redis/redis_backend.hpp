@@ -12,6 +12,7 @@
 #include "backends/redis/redis_context.hpp"
 
 #include "backends/redis/redlock.hpp"
+#include <zklock/backend.hpp>
 #include <zklock/lock.hpp>
 
 #include <boost/asio/steady_timer.hpp>
@@ -33,7 +34,7 @@ namespace zklock::detail::redis {
 inline constexpr std::chrono::milliseconds first_backoff{50};
 inline constexpr std::chrono::milliseconds max_backoff{1000};
 
-class redis_backend : public lock_backend, public std::enable_shared_from_this<redis_backend> {
+class redis_backend : public LockBackend, public std::enable_shared_from_this<redis_backend> {
 public:
     using clock_type = std::chrono::steady_clock;
 

@@ -53,7 +53,6 @@ struct redis_context {
     std::mutex closers_mutex;
     std::map<std::uint64_t, std::function<void()>> closers;  // of the live locks: end them when the service ends
     // strand only
-    bool abandoned = false;
     std::mt19937_64 rng{std::random_device{}() ^ (std::uint64_t(std::random_device{}()) << 32)};
 
     /// Throws zklock::error (errc::invalid_argument) for options or addresses it refuses.

@@ -53,13 +53,6 @@ void close_context(const std::shared_ptr<redis_context>& ctx) noexcept {
     }
 }
 
-void abandon(const std::shared_ptr<redis_context>& ctx) {
-    ctx->run_and_wait([&] {
-        ctx->abandoned = true;
-        ctx->close(false);
-    });
-}
-
 } // namespace
 } // namespace detail
 
@@ -68,7 +61,6 @@ RedisLockService::RedisLockService(const std::string& host_port, RedisOptions op
 RedisLockService::~RedisLockService() { detail::close_context(context_); }
 Lock RedisLockService::make_lock(const std::string& name) { return detail::make_redis_lock(context_, name); }
 lock_capabilities RedisLockService::capabilities() const noexcept { return detail::redis::capabilities_of("redis"); }
-void RedisLockService::abandon_for_testing() { detail::abandon(context_); }
 std::string RedisLockService::key_for(std::string_view prefix, std::string_view name) {
     return std::string(prefix) + "{" + std::string(name) + "}";
 }
@@ -78,6 +70,5 @@ RedlockService::RedlockService(const std::vector<std::string>& host_ports, Redis
 RedlockService::~RedlockService() { detail::close_context(context_); }
 Lock RedlockService::make_lock(const std::string& name) { return detail::make_redis_lock(context_, name); }
 lock_capabilities RedlockService::capabilities() const noexcept { return detail::redis::capabilities_of("redlock"); }
-void RedlockService::abandon_for_testing() { detail::abandon(context_); }
 
 } // namespace zklock

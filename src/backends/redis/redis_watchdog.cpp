@@ -65,7 +65,7 @@ void redis_backend::lose(std::error_code why) {
                                                                                       : why.message()));
     gate_.end_hold();
     end_hold();
-    if (!ctx_->abandoned) release_everywhere(token_, nullptr);  // wherever it may still be ours
+    release_everywhere(token_, nullptr);  // wherever it may still be ours
     losses_->lost(why);
 }
 

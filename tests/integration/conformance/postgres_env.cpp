@@ -9,7 +9,11 @@
 #include <zklock/testing/backend_servers.hpp>
 #include <zklock/testing/postgres_server.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace zklock::conformance {
 namespace {
@@ -25,20 +29,15 @@ class PostgresEnv : public BackendEnv {
 public:
     explicit PostgresEnv(pg_kind kind) : kind_(kind), server_(servers_.postgres()) {}
 
-    std::unique_ptr<LockService> client() override {
-        PostgresOptions o;
-        o.lease_ttl = 2s;
-        switch (kind_) {
-        case pg_kind::lease: return std::make_unique<PostgresLeaseLockService>(server_.connect_string(), o);
-        case pg_kind::advisory: return std::make_unique<PostgresAdvisoryLockService>(server_.connect_string(), o);
-        case pg_kind::row: return std::make_unique<PostgresRowLockService>(server_.connect_string(), o);
-        }
-        throw std::logic_error("unknown kind");
-    }
+    std::unique_ptr<LockService> client() override { return open(server_.connect_string()); }
 
-    void crash(LockService& service) override {
-        dynamic_cast<PostgresLockServiceBase&>(service).simulate_crash_for_testing();
+    std::unique_ptr<LockService> crashable_client() override {
+        return std::make_unique<LinkedClient>(std::vector<std::uint16_t>{server_.port()}, [this](const auto& addresses) {
+            const auto port = addresses.front().substr(addresses.front().rfind(':') + 1);
+            return open("host=127.0.0.1 port=" + port + " user=postgres dbname=postgres");
+        });
     }
+    void crash(LockService& service) override { static_cast<LinkedClient&>(service).crash(); }
 
     void steal(const std::string& name) override {
         switch (kind_) {
@@ -83,6 +82,17 @@ public:
     }
 
 private:
+    std::unique_ptr<LockService> open(const std::string& conninfo) const {
+        PostgresOptions o;
+        o.lease_ttl = 2s;
+        switch (kind_) {
+        case pg_kind::lease: return std::make_unique<PostgresLeaseLockService>(conninfo, o);
+        case pg_kind::advisory: return std::make_unique<PostgresAdvisoryLockService>(conninfo, o);
+        case pg_kind::row: return std::make_unique<PostgresRowLockService>(conninfo, o);
+        }
+        throw std::logic_error("unknown kind");
+    }
+
     static std::string advisory_key(const std::string& name) {
         // A bigint advisory key shows in pg_locks as classid (high half), objid (low half), objsubid 1.
         return "locktype = 'advisory' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = "

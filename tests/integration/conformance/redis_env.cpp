@@ -3,7 +3,10 @@
 #include <zklock/redis/redis_lock_service.hpp>
 #include <zklock/testing/backend_servers.hpp>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace zklock::conformance {
@@ -27,7 +30,12 @@ public:
     std::unique_ptr<LockService> client() override {
         return std::make_unique<RedisLockService>(server_.connect_string(), options());
     }
-    void crash(LockService& service) override { static_cast<RedisLockService&>(service).abandon_for_testing(); }
+    std::unique_ptr<LockService> crashable_client() override {
+        return std::make_unique<LinkedClient>(std::vector<std::uint16_t>{server_.port()}, [](const auto& addresses) {
+            return std::make_unique<RedisLockService>(addresses.front(), options());
+        });
+    }
+    void crash(LockService& service) override { static_cast<LinkedClient&>(service).crash(); }
     void steal(const std::string& name) override { server_.command({"DEL", key(name)}); }
     std::size_t leftovers(const std::string& name) override { return integer_reply(server_.command({"EXISTS", key(name)})); }
 
@@ -40,7 +48,14 @@ class RedlockEnv : public BackendEnv {
 public:
     RedlockEnv() : masters_(servers_.redlock_connect_strings()) {}
     std::unique_ptr<LockService> client() override { return std::make_unique<RedlockService>(masters_, options()); }
-    void crash(LockService& service) override { static_cast<RedlockService&>(service).abandon_for_testing(); }
+    std::unique_ptr<LockService> crashable_client() override {
+        std::vector<std::uint16_t> ports;
+        for (const auto& s : servers_.redlock()) ports.push_back(s->port());
+        return std::make_unique<LinkedClient>(ports, [](const auto& addresses) {
+            return std::make_unique<RedlockService>(addresses, options());
+        });
+    }
+    void crash(LockService& service) override { static_cast<LinkedClient&>(service).crash(); }
     void steal(const std::string& name) override {
         for (const auto& s : servers_.redlock()) s->command({"DEL", key(name)});
     }

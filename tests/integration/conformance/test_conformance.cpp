@@ -171,7 +171,7 @@ TEST_P(Conformance, NonOwnerReleaseIsRefused) {
 TEST_P(Conformance, DeadOwnerIsReleased) {
     if (const auto why = env_->cannot_crash()) GTEST_SKIP() << *why;
     const auto lock_name = name();
-    auto a = env_->client();
+    auto a = env_->crashable_client();
     auto b = env_->client();
     Lock holder = a->make_lock(lock_name);
     Lock next = b->make_lock(lock_name);

@@ -1,0 +1,147 @@
+// zklock::QueueLock: one place in a ZooKeeper lock queue, the Lock every queue
+// recipe hands out (Mutex, a Semaphore's permit, a SharedMutex's reader and
+// writer); and the queries that read a queue from the server.
+#pragma once
+
+#include <zklock/error.hpp>
+#include <zklock/export.hpp>
+#include <zklock/lock.hpp>
+#include <zklock/lock_events.hpp>
+#include <zklock/lock_stats.hpp>
+#include <zklock/session.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zklock {
+
+namespace detail {
+class contender_engine;
+struct internal_access;
+}
+
+/// One place in the queue of a ZooKeeper lock path: a zklock::Lock (lock,
+/// try_lock, try_lock_for, try_lock_until, unlock, the async_ forms, on_lost,
+/// async_wait_lost, is_held, fencing_token, stats, failure_detail) with the
+/// queue's extras: its node, its position, the queue as the server has it,
+/// per-lock events. Every queue recipe hands these out, each under its own rule
+/// of who holds: Mutex (the first in line), Semaphore::permit() (the first K),
+/// SharedMutex::writer() and reader() (a writer first in line; a reader with no
+/// writer ahead).
+///
+/// Each acquire creates an EPHEMERAL_SEQUENTIAL node under path() (parents are
+/// created as CONTAINER nodes); a waiter watches only the node(s) its rule
+/// waits for, so a release wakes one waiter, and grants follow arrival order.
+///
+/// Guarantees:
+/// - A cancelled, timed-out or failed acquire leaves no node: the node is deleted
+///   before the acquire completes when connected; when not, the session owns the
+///   delete and retries it until it commits or the session is gone. The acquire
+///   completes at the latest one session timeout after its deadline (or its
+///   cancellation), even when the server takes the delete and answers nothing;
+///   the session then keeps the delete.
+/// - unlock() returns at once; the session owns the delete until it commits or the
+///   session ends (either way the lock is released).
+/// - Loss is reported (on_lost, async_wait_lost, is_held() turning false) when the
+///   session expires (errc::session_expired), when someone else deletes our node
+///   (errc::node_deleted), when the connection stays suspended longer than the
+///   session timeout and SessionOptions::lose_locks_on_suspension is on
+///   (errc::connection_suspended), or when the Session closes (errc::session_closed).
+///   When our node disappears, is_held() turns false at once; the reason follows
+///   once known: a holder paused past its session timeout reads the server's
+///   deletion of its node before the session's end, and is told session_expired,
+///   not node_deleted. The holder watches its node from 10-15 ms into the hold
+///   (a shorter hold costs no watch): a deletion before then is reported then.
+/// - The fencing token is the czxid of our node while held: it increases across
+///   every holder of every lock on the ensemble, and keeps increasing when the
+///   lock's parent is deleted and re-created (sequence numbers restart then).
+///
+/// A QueueLock is one place in the queue: it holds or waits at most once at a
+/// time (a second acquire fails with errc::already_acquiring). It keeps the
+/// session's state alive, so it may outlive the Session object: destroying the
+/// Session closes the session (a held lock is lost: session_closed) and every
+/// later blocking acquire fails with errc::session_closed (asynchronous ones
+/// complete through the session's executor, which a Session with its own thread
+/// no longer runs).
+///
+/// Thread-safety: members may be called from any thread. Blocking members need the
+/// session's executor to be run by another thread (a Session without an executor
+/// runs its own); called on that thread they fail with errc::would_deadlock.
+class ZKLOCK_EXPORT QueueLock : public Lock {
+public:
+    QueueLock(const QueueLock&) = delete;
+    QueueLock& operator=(const QueueLock&) = delete;
+    /// Moves the place (held or not); the moved-from object may only be
+    /// destroyed or assigned to.
+    QueueLock(QueueLock&&) noexcept = default;
+    /// Releases what this object holds or waits for, then takes `other`'s.
+    QueueLock& operator=(QueueLock&&) noexcept = default;
+
+    /// The lock path given at construction.
+    const std::string& path() const noexcept { return subject(); }
+    /// Full path of our node while acquiring (once created) or held; empty otherwise.
+    std::string node_path() const;
+    /// Our place in the queue as of the last listing (0 = first), none when not queued.
+    std::optional<std::size_t> queue_position() const noexcept;
+
+    /// Calls `callback(position)` on the session's executor when this object's
+    /// place in the queue (0 = first) is read anew and differs from the last one:
+    /// after the create, and each time a watched node goes and the queue is listed
+    /// again. Nodes leaving further ahead do not wake a waiter, so between two
+    /// listings the real place may be lower than the last one reported.
+    void on_queue_position(std::function<void(std::size_t)> callback);
+    /// Calls `callback(event)` on the session's executor for each event of this
+    /// object: queued (with its position), moved (a new position), granted (the
+    /// wait, the fencing token), released and lost (the hold's length, the
+    /// loss reason), left (an acquire that queued and ended without a grant).
+    /// For metrics: lock_metrics::handler() counts them per path and renders the
+    /// Prometheus text format (include/zklock/lock_events.hpp). Register before
+    /// acquiring; what the callback refers to must outlive the Session (a
+    /// destroyed lock that held reports its release too). An event runs before
+    /// the completion handler of the operation that caused it, but a blocking
+    /// call (lock(), unlock()) may return before the event has run.
+    void on_event(std::function<void(const lock_event&)> callback);
+
+    /// The queue of this lock as the server has it now (blocking; see
+    /// list_contenders()). Errors: thrown as zklock::error, or in `ec`.
+    ///@{
+    std::vector<contender> contenders() const;
+    std::vector<contender> contenders(std::error_code& ec) const;
+    ///@}
+
+private:
+    friend struct detail::internal_access;  // the recipes make their places through the engine's factory
+    ZKLOCK_NO_EXPORT QueueLock(std::shared_ptr<detail::contender_engine> engine, std::string path);
+
+    std::shared_ptr<detail::contender_engine> engine_;
+};
+
+/// The queue of the lock at `path` (contender nodes of every dialect zklock
+/// reads, in order), read from the server: one getChildren and one getData per
+/// node, pipelined. Blocking; an absent path gives an empty queue, and
+/// errc::no_node says that the connect string's chroot does not exist. Errors:
+/// thrown as zklock::error, or in `ec` (errc::invalid_path for a bad path,
+/// errc::would_deadlock on the session's own thread, the server's).
+///@{
+ZKLOCK_EXPORT std::vector<contender> list_contenders(Session& session, const std::string& path);
+ZKLOCK_EXPORT std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec);
+///@}
+
+/// A lock's children as a status query sees them.
+struct queue_listing {
+    std::vector<contender> contenders;  ///< the queue, holder first (as list_contenders)
+    std::vector<std::string> foreign;   ///< children no dialect recognises (not in the queue), sorted by name
+};
+
+/// list_contenders(), plus the children that are not contenders. Errors as
+/// list_contenders().
+///@{
+ZKLOCK_EXPORT queue_listing list_queue(Session& session, const std::string& path);
+ZKLOCK_EXPORT queue_listing list_queue(Session& session, const std::string& path, std::error_code& ec);
+///@}
+
+} // namespace zklock
