@@ -36,6 +36,7 @@ namespace zklock {
 /// - every callback is called exactly once, also when the object is shut down.
 class ZKLOCK_EXPORT LockBackend {
 public:
+    /// What acquire() completes: (error, acquired).
     using acquire_callback = std::function<void(std::error_code, bool acquired)>;
     virtual ~LockBackend() = default;
 

@@ -46,9 +46,9 @@ ZKLOCK_EXPORT const char* to_string(lock_event_kind kind) noexcept;
 
 /// Counts lock events per lock path and renders them in the Prometheus text
 /// exposition format. Thread-safe: one object may take the events of every lock
-/// of a process (each lock's on_event handler calls record(): Mutex,
-/// RecursiveMutex, SharedMutex, MultiMutex, LeaderElection, and Semaphore
-/// through SemaphoreOptions::on_event).
+/// of a process (each lock's on_event handler calls record(): every QueueLock
+/// (a Mutex, a Semaphore's permit, a SharedMutex's side), RecursiveMutex,
+/// SharedMutex, MultiMutex, LeaderElection).
 class ZKLOCK_EXPORT lock_metrics {
 public:
     /// Counts `e` under its path (thread-safe).

@@ -31,7 +31,7 @@ contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::s
       node_data_(node_data ? std::move(node_data) : session_->default_data()),
       acl_(acl ? std::move(acl) : session_->acl()) {
     setup_.dir = std::move(dir);
-    // A naming without this role is refused before the engine is made (Mutex's check_input).
+    // A naming without this role is refused before the engine is made (the recipes' factory).
     setup_.form = form_of(rule.names, rule.role).value_or(node_form{});
     setup_.rule = std::move(rule);
     setup_.policy = session_->words_for(acl_);

@@ -39,18 +39,11 @@ public:
     std::string node_path() const;
     const std::string& dir() const noexcept { return setup_.dir; }
     /// The acquire protocol's state in words (phase, the attempt's node and
-    /// flags, what it watches); strand only (zklock::testing::describe_internals).
+    /// flags, what it watches); strand only (zklock::describe_internals).
     std::string describe() const;
 
-
 private:
-    /// One attempt: its protocol state, and what the engine keeps for its I/O.
-    struct attempt {
-        attempt(const acquire_setup& setup, std::string guid) : fsm(setup, std::move(guid)) {}
-        acquire_machine fsm;
-        std::function<void(std::error_code)> done;  // completes with the attempt's final delete
-        std::shared_ptr<boost::asio::steady_timer> delay_timer;  // lock-delay's wait
-    };
+    using attempt = engine_attempt<acquire_machine>;
 
     contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
                      std::shared_ptr<const std::string> node_data,

@@ -37,13 +37,7 @@ public:
     std::string describe() const;
 
 private:
-    /// One attempt: its protocol state, and what the engine keeps for its I/O.
-    struct attempt {
-        attempt(const set_setup& setup, std::string guid) : fsm(setup, std::move(guid)) {}
-        set_acquire_machine fsm;
-        std::function<void(std::error_code)> done;  // completes with the attempt's final deletes
-        std::shared_ptr<boost::asio::steady_timer> delay_timer;  // lock-delay's wait
-    };
+    using attempt = engine_attempt<set_acquire_machine>;
 
     lock_set_engine(std::shared_ptr<session_impl> session, std::vector<std::string> dirs, std::string node_data,
                     std::shared_ptr<const c_acl> acl, std::chrono::milliseconds lock_delay);

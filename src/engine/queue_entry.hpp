@@ -15,12 +15,17 @@
 #include <zklock/lock_events.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
+#include <system_error>
 
 namespace zklock::detail {
 
@@ -33,6 +38,15 @@ lock_capabilities zookeeper_capabilities() noexcept;
 std::function<void(std::error_code)> within_session_timeout(session_impl& session,
                                                             std::function<void(std::error_code)> done,
                                                             std::error_code late);
+
+/// One attempt of an engine (one node, or one set of nodes): its protocol
+/// machine, and what the engine keeps for its I/O.
+template <class Machine> struct engine_attempt {
+    template <class Setup> engine_attempt(const Setup& setup, std::string guid) : fsm(setup, std::move(guid)) {}
+    Machine fsm;
+    std::function<void(std::error_code)> done;  // completes with the attempt's final delete(s)
+    std::shared_ptr<boost::asio::steady_timer> delay_timer;  // lock-delay's wait
+};
 
 class queue_entry : public LockBackend,
                                   public session_subscriber,

@@ -257,7 +257,7 @@ public:
 
     /// What the session is doing, in words (its state, the C client's, the
     /// socket and timer it waits on, the deletes it still owes): for
-    /// diagnosing a hung run (zklock::testing::describe_internals).
+    /// diagnosing a hung run (zklock::describe_internals).
     std::string describe() const;
 
 

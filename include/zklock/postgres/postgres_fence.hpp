@@ -50,6 +50,7 @@
 
 #include <zklock/error.hpp>
 #include <zklock/fencing.hpp>
+#include <zklock/postgres/connection_options.hpp>
 #include <zklock/postgres/export.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -69,13 +70,9 @@ namespace detail {
 struct postgres_fence_state;
 }
 
-/// Options of a PostgresFence.
-struct PostgresFenceOptions {
-    /// Where the connection runs. Default: none, the fence runs its own
-    /// io_context on one thread (the blocking calls then refuse to run there).
-    boost::asio::any_io_executor executor{};
-    /// How long opening the connection may take. Default 10 s.
-    std::chrono::milliseconds connect_timeout{10000};
+/// Options of a PostgresFence: its connection's (PostgresConnectionOptions:
+/// executor, connect timeout) and these.
+struct PostgresFenceOptions : PostgresConnectionOptions {
     /// How long one statement may take. Default 10 s.
     std::chrono::milliseconds command_timeout{10000};
     /// Default true: when the connection opens and zklock_fenced_write() is

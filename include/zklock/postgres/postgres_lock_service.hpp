@@ -4,6 +4,7 @@
 
 #include <zklock/lock.hpp>
 #include <zklock/log.hpp>
+#include <zklock/postgres/connection_options.hpp>
 #include <zklock/postgres/export.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -18,14 +19,9 @@ namespace detail {
 struct postgres_context;
 }
 
-/// Options of the PostgreSQL lock services (all three).
-struct PostgresOptions {
-    /// Where the services' I/O runs. Default: none, the service runs its own
-    /// io_context on one thread (the blocking calls then refuse to run there).
-    boost::asio::any_io_executor executor{};
-    /// How long opening one connection (TCP, startup, schema check) may take.
-    /// Default 10 s; a connect that takes longer fails the acquire with errc::timeout.
-    std::chrono::milliseconds connect_timeout{10000};
+/// Options of the PostgreSQL lock services (all three): the connections'
+/// (PostgresConnectionOptions: executor, connect timeout) and these.
+struct PostgresOptions : PostgresConnectionOptions {
     /// Lease service only: the lease's time-to-live on the server's clock. Default 10 s.
     std::chrono::milliseconds lease_ttl{10000};
     /// Lease service only: how often a held lease is renewed. Default 0: lease_ttl / 3.

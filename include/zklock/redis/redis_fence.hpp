@@ -58,6 +58,7 @@
 
 #include <zklock/error.hpp>
 #include <zklock/fencing.hpp>
+#include <zklock/redis/connection_options.hpp>
 #include <zklock/redis/export.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -77,21 +78,8 @@ namespace detail {
 struct redis_fence_state;
 }
 
-/// Options of a RedisFence.
-struct RedisFenceOptions {
-    /// How long a connect may take. Default 2 s.
-    std::chrono::milliseconds connect_timeout{2000};
-    /// A command with no reply within this drops its connection. Default 1 s.
-    std::chrono::milliseconds command_timeout{1000};
-    /// The ACL user (Redis 6+) when the address carries no credentials; needs `password`.
-    std::string user;
-    /// The password when the address carries no credentials. Default empty: no AUTH.
-    std::string password;
-    /// The database when the address names none. Default 0.
-    int db = 0;
-    /// Where the connection runs; empty (default): the fence's own thread.
-    boost::asio::any_io_executor executor;
-};
+/// Options of a RedisFence: its connection's (timeouts, credentials, db, executor).
+struct RedisFenceOptions : RedisConnectionOptions {};
 
 /// Writes Redis keys that only the current lock holder may change (see the top of this file).
 class ZKLOCK_REDIS_EXPORT RedisFence {

@@ -68,6 +68,7 @@
 
 #include <zklock/lock.hpp>
 #include <zklock/log.hpp>
+#include <zklock/redis/connection_options.hpp>
 #include <zklock/redis/export.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -84,28 +85,14 @@ namespace detail {
 struct redis_context;
 }
 
-/// Options of RedisLockService and RedlockService.
-struct RedisOptions {
+/// Options of RedisLockService and RedlockService: the connections'
+/// (RedisConnectionOptions: timeouts, credentials, db, executor) and these.
+struct RedisOptions : RedisConnectionOptions {
     /// The lease: how long a lock outlives a holder that stopped renewing it.
     /// The watchdog renews every ttl/3. Default 10 s.
     std::chrono::milliseconds ttl{10000};
-    /// How long a connect may take. Default 2 s.
-    std::chrono::milliseconds connect_timeout{2000};
-    /// A command with no reply within this drops its connection (the command
-    /// fails with errc::connection_loss). Default 1 s.
-    std::chrono::milliseconds command_timeout{1000};
     /// Prepended to every key and channel. Default "zklock:".
     std::string key_prefix = "zklock:";
-    /// The ACL user (Redis 6+) of servers whose address carries no credentials;
-    /// needs `password`. Default empty: AUTH with the password alone.
-    std::string user;
-    /// The password of servers whose address carries no credentials (requirepass,
-    /// or the ACL user's). Default empty: no AUTH.
-    std::string password;
-    /// The database of servers whose address names none: SELECT db when not 0. Default 0.
-    int db = 0;
-    /// Where the connections run; empty (default): the service's own thread.
-    boost::asio::any_io_executor executor;
     /// The service's log, records with source "redis" (or "redlock") up to
     /// `log.level`: a connection made (info), a connect that failed, a
     /// connection lost or dropped for want of a reply, a renewal that reached no
