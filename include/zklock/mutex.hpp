@@ -112,9 +112,9 @@ public:
 /// must be matched by an unlock(); the ZooKeeper node is deleted at the last one.
 /// Other threads of the process wait in-process first, then in the queue.
 /// A re-entry after the hold was lost (session expired, node deleted, ...) is
-/// refused: lock() and the try_ forms throw zklock::error with the loss reason
-/// (the count is not raised; the levels already taken still need their unlock()).
-/// Blocking API only. Lockable and TimedLockable.
+/// refused: lock() and the try_ forms fail with the loss reason (the count is
+/// not raised; the levels already taken still need their unlock()). Blocking
+/// API only, each call thrown or with an error_code. Lockable and TimedLockable.
 class ZKLOCK_EXPORT RecursiveMutex {
 public:
     /// A recursive lock on `path` (bad input throws, as Mutex's constructor).
@@ -123,17 +123,38 @@ public:
     RecursiveMutex(Session& session, std::string path, MutexOptions options, std::error_code& ec);
 
     /// Blocks until held; the owning thread may call it again (each call needs its unlock()).
+    /// Errors: thrown as zklock::error, or in `ec`.
+    ///@{
     void lock();
-    /// Holds if free now, or again if this thread holds it.
+    void lock(std::error_code& ec);
+    ///@}
+    /// Holds if free now, or again if this thread holds it. Errors: thrown, or in `ec`.
+    ///@{
     bool try_lock();
-    /// As Mutex::try_lock_for, or again at once if this thread holds it.
+    bool try_lock(std::error_code& ec);
+    ///@}
+    /// As Lock::try_lock_for, or again at once if this thread holds it.
+    /// Errors: thrown, or in `ec`.
+    ///@{
     template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
         return try_lock_within(detail::deadline_after(timeout));
     }
-    /// As Mutex::try_lock_until, or again at once if this thread holds it.
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout, std::error_code& ec) {
+        return acquire(detail::deadline_after(timeout), ec);
+    }
+    ///@}
+    /// As Lock::try_lock_until, or again at once if this thread holds it.
+    /// Errors: thrown, or in `ec`.
+    ///@{
     template <class Clock, class Duration> bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
         return try_lock_within(detail::deadline_at(t));
     }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t, std::error_code& ec) {
+        return acquire(detail::deadline_at(t), ec);
+    }
+    ///@}
     /// Releases one level; the last releases the lock. Never throws; a call from a
     /// thread that does not own the lock does nothing.
     void unlock() noexcept;
@@ -155,7 +176,9 @@ public:
 private:
     void keep_loss_reason();
     bool try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline);
-    bool enter_local(std::optional<std::chrono::steady_clock::time_point> deadline);
+    bool acquire(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec);
+    bool acquire_or_throw(std::optional<std::chrono::steady_clock::time_point> deadline, const char* op);
+    bool enter_local(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec);
     void leave_local();
 
     struct loss {

@@ -19,20 +19,19 @@ void RecursiveMutex::keep_loss_reason() {
     });
 }
 
-bool RecursiveMutex::enter_local(std::optional<std::chrono::steady_clock::time_point> deadline) {
+bool RecursiveMutex::enter_local(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec) {
     std::unique_lock lk(local_);
     const auto me = std::this_thread::get_id();
     if (count_ > 0 && owner_ == me) {
         if (!mutex_.is_held()) {
             // The ZooKeeper hold is gone: counting one more level would claim a
             // lock nobody holds.
-            std::error_code why;
             {
                 std::lock_guard l(loss_->m);
-                why = loss_->reason;
+                ec = loss_->reason;
             }
-            if (!why) why = make_error_code(errc::node_deleted);  // lost; the reason is still on its way
-            throw error(why, "zklock::RecursiveMutex: re-entry after the lock of " + mutex_.path() + " was lost");
+            if (!ec) ec = make_error_code(errc::node_deleted);  // lost; the reason is still on its way
+            return false;
         }
         ++count_;
         return true;
@@ -57,48 +56,39 @@ void RecursiveMutex::leave_local() {
     free_.notify_one();
 }
 
-void RecursiveMutex::lock() {
-    enter_local(std::nullopt);
-    if (hold_count() > 1) return;
-    try {
-        mutex_.lock();
-    } catch (...) {
-        leave_local();
-        throw;
-    }
-}
-
-bool RecursiveMutex::try_lock() {
-    if (!enter_local(std::chrono::steady_clock::now())) return false;
+bool RecursiveMutex::acquire(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec) {
+    ec.clear();
+    if (!enter_local(deadline, ec)) return false;
     if (hold_count() > 1) return true;
     bool ok = false;
-    try {
-        ok = mutex_.try_lock();
-    } catch (...) {
-        leave_local();
-        throw;
+    if (deadline) {
+        ok = mutex_.try_lock_until(*deadline, ec);
+    } else {
+        mutex_.lock(ec);
+        ok = !ec;
     }
     if (!ok) leave_local();
     return ok;
 }
 
+bool RecursiveMutex::acquire_or_throw(std::optional<std::chrono::steady_clock::time_point> deadline, const char* op) {
+    std::error_code ec;
+    const bool ok = acquire(deadline, ec);
+    if (!ec) return ok;
+    if (hold_count() > 0)  // refused as a re-entry: this thread still holds its levels
+        throw error(ec, "zklock::RecursiveMutex: re-entry after the lock of " + mutex_.path() + " was lost");
+    const auto detail = mutex_.failure_detail();
+    throw error(ec, std::string("zklock::RecursiveMutex::") + op + " " + mutex_.path() +
+                        (detail.empty() ? std::string() : " (" + detail + ")"));
+}
+
+void RecursiveMutex::lock() { acquire_or_throw(std::nullopt, "lock"); }
+void RecursiveMutex::lock(std::error_code& ec) { acquire(std::nullopt, ec); }
+// A deadline already passed: one try (as Lock::try_lock).
+bool RecursiveMutex::try_lock() { return acquire_or_throw(std::chrono::steady_clock::now(), "try_lock"); }
+bool RecursiveMutex::try_lock(std::error_code& ec) { return acquire(std::chrono::steady_clock::now(), ec); }
 bool RecursiveMutex::try_lock_within(std::optional<std::chrono::steady_clock::time_point> deadline) {
-    if (!enter_local(deadline)) return false;
-    if (hold_count() > 1) return true;
-    bool ok = false;
-    try {
-        if (deadline) {
-            ok = mutex_.try_lock_until(*deadline);
-        } else {
-            mutex_.lock();
-            ok = true;
-        }
-    } catch (...) {
-        leave_local();
-        throw;
-    }
-    if (!ok) leave_local();
-    return ok;
+    return acquire_or_throw(deadline, "try_lock_for");
 }
 
 void RecursiveMutex::unlock() noexcept {

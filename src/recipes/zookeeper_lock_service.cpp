@@ -1,11 +1,14 @@
 #include <zklock/zookeeper_lock_service.hpp>
 
 #include "engine/contender.hpp"
+#include "fsm/lock_node.hpp"
+#include "fsm/path.hpp"
 #include "recipes/internal_access.hpp"
 
-#include "fsm/path.hpp"
-#include "fsm/lock_node.hpp"
+#include <zklock/error.hpp>
+#include <zklock/mutex.hpp>
 
+#include <utility>
 
 namespace zklock {
 

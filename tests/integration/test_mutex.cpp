@@ -631,6 +631,13 @@ TEST_F(MutexTest, RecursiveMutexRefusesReentryAfterTheHoldWasLost) {
         EXPECT_EQ(e.code(), errc::session_expired) << e.what();
     }
     EXPECT_THROW(m.try_lock(), zklock::error);
+    std::error_code ec;
+    EXPECT_FALSE(m.try_lock(ec));
+    EXPECT_EQ(ec, errc::session_expired);
+    m.lock(ec);
+    EXPECT_EQ(ec, errc::session_expired);
+    EXPECT_FALSE(m.try_lock_for(1s, ec));
+    EXPECT_EQ(ec, errc::session_expired);
     EXPECT_EQ(m.hold_count(), 1u);
     m.unlock();
     EXPECT_EQ(m.hold_count(), 0u);

@@ -1,5 +1,7 @@
-// The session's transitions (detail/session_states.hpp), without a server.
+// The session's transitions (src/fsm/session_states.hpp), without a server.
 #include "fsm/session_states.hpp"
+
+#include <zklock/error.hpp>
 
 #include <gtest/gtest.h>
 
