@@ -6,7 +6,11 @@
 #             and no pkg-config module (a machine without libpq-dev or libhiredis-dev)
 #   redis     COMPONENTS redis, without PostgreSQL
 #   postgres  COMPONENTS postgres, with no pkg-config module (so without hiredis)
-#   all       COMPONENTS testing backends (backends loads redis and postgres)
+#   testing   COMPONENTS testing, without PostgreSQL and with no pkg-config module
+#             (the ZooKeeper fixtures need neither libpq nor hiredis)
+#   testing-backends  COMPONENTS testing-backends (loads testing; needs hiredis and libpq)
+#   all       COMPONENTS testing testing-backends backends (backends loads redis
+#             and postgres)
 #   local     COMPONENTS local must fail to configure, saying why
 #   pkgconfig the same program compiled with `pkg-config --cflags --libs M` and
 #             linked again with `pkg-config --static --libs M`, for every
@@ -152,7 +156,7 @@ consumer() {
   "$dir/zklock_consumer"
 }
 
-all_cases="core redis postgres all local pkgconfig"
+all_cases="core redis postgres testing testing-backends all local pkgconfig"
 cases=${CONSUMER_CASES:-$all_cases}
 for c in $cases; do
   if [[ " $all_cases " != *" $c "* ]]; then
@@ -167,7 +171,9 @@ wanted() {
 wanted core && consumer core "" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted redis && consumer redis "redis" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted postgres && consumer postgres "postgres" "$no_modules"
-wanted all && consumer all "testing backends" ""
+wanted testing && consumer testing "testing" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
+wanted testing-backends && consumer testing-backends "testing-backends" ""
+wanted all && consumer all "testing testing-backends backends" ""
 
 if wanted local; then
   echo "install_consumer: [local] find_package(zklock COMPONENTS local) must fail"
@@ -205,6 +211,7 @@ if wanted pkgconfig; then
   for module in "${modules[@]}"; do
     component=${module#zklock}
     component=${component#-}
+    component=${component//-/_}  # testing-backends: ZKLOCK_CONSUMER_TESTING_BACKENDS
     defines=()
     [[ -n $component ]] && defines=("-DZKLOCK_CONSUMER_${component^^}" "${only_flock[@]}")
     echo "install_consumer: [pkgconfig] $module: --cflags --libs, and --static --libs"
