@@ -68,23 +68,29 @@ if(TARGET zklock_postgres)
   install(FILES "${PROJECT_SOURCE_DIR}/src/backends/postgres/zklock_fence.sql" DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock)
 endif()
 
-# The command-line tool (its target cannot be called `zklock`: the library is).
-# Its bench harnesses (Curator's for bench --curator, Curator's and kazoo's for
-# --scenario mixed) go to share/zklock, where the installed tool looks for them; its man page and bash completion where man and
-# bash-completion look.
+# The command-line tools: zklock (its target cannot be called `zklock`: the
+# library is), with its man page and bash completion where man and
+# bash-completion look, and zklock-bench beside it in bin/ (`zklock bench` and
+# `zklock chaos` run the zklock-bench found next to zklock). The bench's
+# harnesses (Curator's for bench --curator, Curator's and kazoo's for
+# --scenario mixed) go to share/zklock, where the installed zklock-bench looks
+# for them.
 if(TARGET zklock_cli)
   install(TARGETS zklock_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES "${PROJECT_SOURCE_DIR}/tools/zklock/zklock.bash"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME zklock)
+  if(ZKLOCK_MAN_PAGE)
+    install(FILES "${ZKLOCK_MAN_PAGE}" DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  endif()
+endif()
+if(TARGET zklock-bench)
+  install(TARGETS zklock-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/curator/run.sh"
     DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
   install(FILES "${PROJECT_SOURCE_DIR}/bench/curator/CuratorBench.java"
     DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
   install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/kazoo/kazoo_bench.py"
     DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/kazoo)
-  install(FILES "${PROJECT_SOURCE_DIR}/tools/zklock/zklock.bash"
-    DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME zklock)
-  if(ZKLOCK_MAN_PAGE)
-    install(FILES "${ZKLOCK_MAN_PAGE}" DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-  endif()
 endif()
 
 # Public headers: the include/zklock tree (detail/deadline.hpp included: the

@@ -75,16 +75,28 @@ prefix=$(cd "$prefix" && pwd)
 echo "install_consumer: installing $build_dir into $prefix"
 "$cmake_cmd" --install "$build_dir" --prefix "$prefix"
 
-# The installed tool finds its Curator harness in the prefix's share/zklock, and
-# its man page and bash completion are where man and bash-completion look.
+# The installed zklock links neither hiredis nor libpq (bench and chaos are
+# zklock-bench's, installed beside it); zklock-bench finds its Curator harness
+# in the prefix's share/zklock. zklock's man page and bash completion are where
+# man and bash-completion look.
 if [[ -x $prefix/bin/zklock ]]; then
-  script=$prefix/share/zklock/bench/curator/run.sh
-  [[ -x $script ]] || { echo "install_consumer: $script is not installed" >&2; exit 1; }
-  bench_help=$("$prefix/bin/zklock" bench --help)  # whole: grep -q would close the pipe early (pipefail)
-  if ! grep -qF -- "--curator-script TEXT=$script" <<<"$bench_help"; then
-    echo "install_consumer: the installed zklock's bench --curator-script default is not $script" >&2
+  linked=$(ldd "$prefix/bin/zklock")
+  if grep -E 'lib(pq|hiredis)\.' <<<"$linked"; then
+    echo "install_consumer: the installed zklock links a Redis or PostgreSQL client library" >&2
     exit 1
   fi
+  case $(cache_value ZKLOCK_BUILD_TESTING_BACKENDS) in
+    ON | on | TRUE | true | 1 | YES | yes)
+      [[ -x $prefix/bin/zklock-bench ]] || { echo "install_consumer: no zklock-bench beside zklock in $prefix/bin" >&2; exit 1; }
+      script=$prefix/share/zklock/bench/curator/run.sh
+      [[ -x $script ]] || { echo "install_consumer: $script is not installed" >&2; exit 1; }
+      bench_help=$("$prefix/bin/zklock" bench --help)  # whole: grep -q would close the pipe early (pipefail)
+      if ! grep -qF -- "--curator-script TEXT=$script" <<<"$bench_help"; then
+        echo "install_consumer: the installed zklock's bench --curator-script default is not $script" >&2
+        exit 1
+      fi
+      ;;
+  esac
   [[ -s $prefix/share/bash-completion/completions/zklock ]] ||
     { echo "install_consumer: no bash completion in $prefix/share/bash-completion/completions" >&2; exit 1; }
   if [[ -n $(cache_value ZKLOCK_HELP2MAN) && $(cache_value ZKLOCK_HELP2MAN) != *NOTFOUND ]]; then
