@@ -134,9 +134,9 @@ void add_bench(CLI::App& app, int& exit_code) {
     add_flag_form(*bench, *c);
     auto scenarios = std::make_shared<std::vector<std::pair<CLI::App*, const scenario*>>>();
     for (const auto* s : every_scenario()) scenarios->emplace_back(add_scenario(*bench, *c, *s), s);
-    bench->footer("A scenario as a subcommand takes its own options after its name: " + app.get_name() +
-                  " bench waiters --waiters 60 (or, as always, " + app.get_name() +
-                  " bench --scenario waiters --waiters 60).");
+    bench->footer("A scenario's subcommand takes its options after its name: " + app.get_name() +
+                  " bench waiters --waiters 60; --scenario names one too: " + app.get_name() +
+                  " bench --scenario waiters --waiters 60.");
     bench->callback([bench, c, scenarios, &exit_code] {
         for (const auto& [cmd, s] : *scenarios) {
             if (!cmd->parsed()) continue;
