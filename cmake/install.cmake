@@ -12,18 +12,19 @@ mark_as_advanced(ZKLOCK_INSTALL_CMAKEDIR)
 
 # Components: one library and one export set each, so that the package config
 # loads (and finds the dependencies of) only the components asked for.
-#   component  target           pkg-config module
-#   zklock     zklock           zklock            (always loaded; holds the flock backend too)
-#   testing    zklock_testing   zklock-testing
-#   redis      zklock_redis     zklock-redis      (ZKLOCK_BUILD_REDIS)
-#   postgres   zklock_postgres  zklock-postgres   (ZKLOCK_BUILD_POSTGRES)
-#   backends   zklock_backends  zklock-backends
+#   component         target                   pkg-config module
+#   zklock            zklock                   zklock            (always loaded; holds the flock backend too)
+#   testing           zklock_testing           zklock-testing
+#   testing-backends  zklock_testing_backends  zklock-testing-backends (ZKLOCK_BUILD_TESTING_BACKENDS)
+#   redis             zklock_redis             zklock-redis      (ZKLOCK_BUILD_REDIS)
+#   postgres          zklock_postgres          zklock-postgres   (ZKLOCK_BUILD_POSTGRES)
+#   backends          zklock_backends          zklock-backends
 set(ZKLOCK_INSTALLED_COMPONENTS)
-foreach(_zklock_component IN ITEMS zklock testing redis postgres backends)
+foreach(_zklock_component IN ITEMS zklock testing testing-backends redis postgres backends)
   if(_zklock_component STREQUAL "zklock")
     set(_zklock_target zklock)
   else()
-    set(_zklock_target zklock_${_zklock_component})
+    string(REPLACE "-" "_" _zklock_target "zklock_${_zklock_component}")
   endif()
   if(NOT TARGET ${_zklock_target})
     continue()
@@ -67,29 +68,36 @@ if(TARGET zklock_postgres)
   install(FILES "${PROJECT_SOURCE_DIR}/src/backends/postgres/zklock_fence.sql" DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock)
 endif()
 
-# The command-line tool (its target cannot be called `zklock`: the library is).
-# Its bench harnesses (Curator's for bench --curator, Curator's and kazoo's for
-# --scenario mixed) go to share/zklock, where the installed tool looks for them; its man page and bash completion where man and
-# bash-completion look.
+# The command-line tools: zklock (its target cannot be called `zklock`: the
+# library is), with its man page and bash completion where man and
+# bash-completion look, and zklock-bench beside it in bin/ (`zklock bench` and
+# `zklock chaos` run the zklock-bench found next to zklock). The bench's
+# harnesses (Curator's for bench --curator, Curator's and kazoo's for
+# --scenario mixed) go to share/zklock, where the installed zklock-bench looks
+# for them.
 if(TARGET zklock_cli)
   install(TARGETS zklock_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-  install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/curator/run.sh"
-    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
-  install(FILES "${PROJECT_SOURCE_DIR}/bench/curator/CuratorBench.java"
-    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
-  install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/kazoo/kazoo_bench.py"
-    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/kazoo)
   install(FILES "${PROJECT_SOURCE_DIR}/tools/zklock/zklock.bash"
     DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME zklock)
   if(ZKLOCK_MAN_PAGE)
     install(FILES "${ZKLOCK_MAN_PAGE}" DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
   endif()
 endif()
+if(TARGET zklock-bench)
+  install(TARGETS zklock-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/curator/run.sh"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
+  install(FILES "${PROJECT_SOURCE_DIR}/bench/curator/CuratorBench.java"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
+  install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/kazoo/kazoo_bench.py"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/kazoo)
+endif()
 
 # Public headers: the include/zklock tree (detail/deadline.hpp included: the
 # timed acquires' templates use it), then the generated version and export
 # headers. A backend's headers only with the backend, the fixtures' only with
-# zklock::testing. Everything else zklock's code shares stays in src/.
+# their library (the Redis and PostgreSQL ones with zklock::testing_backends).
+# Everything else zklock's code shares stays in src/.
 set(_zklock_header_excludes)
 if(NOT TARGET zklock_redis)
   list(APPEND _zklock_header_excludes PATTERN "redis" EXCLUDE)
@@ -99,6 +107,11 @@ if(NOT TARGET zklock_postgres)
 endif()
 if(NOT TARGET zklock_testing)
   list(APPEND _zklock_header_excludes PATTERN "testing" EXCLUDE)
+elseif(NOT TARGET zklock_testing_backends)
+  foreach(_zklock_header IN ITEMS redis_server.hpp postgres_server.hpp backend_servers.hpp)
+    list(APPEND _zklock_header_excludes PATTERN "${_zklock_header}" EXCLUDE)
+  endforeach()
+  unset(_zklock_header)
 endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/zklock"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
@@ -165,7 +178,7 @@ function(zklock_pkgconfig component description requires static_requires static_
     set(ZKLOCK_PC_LIBRARY zklock)
   else()
     set(ZKLOCK_PC_NAME zklock-${component})
-    set(ZKLOCK_PC_LIBRARY zklock_${component})
+    string(REPLACE "-" "_" ZKLOCK_PC_LIBRARY "zklock_${component}")
   endif()
   if(NOT TARGET ${ZKLOCK_PC_LIBRARY})
     return()
@@ -192,10 +205,12 @@ endfunction()
 # Boost and Threads have no pkg-config module: the core's Cflags and Libs say
 # -pthread, and the Boost headers are expected on the include path.
 zklock_pkgconfig(zklock "Distributed locks on ZooKeeper" "" "libcrypto" "-lzookeeper_st")
-zklock_pkgconfig(testing "zklock's real-server test fixtures (ZooKeeper, Redis, PostgreSQL)"
-  "zklock = ${PROJECT_VERSION}" "hiredis" "-lzookeeper_st -lpq")
+zklock_pkgconfig(testing "zklock's real-server test fixtures (ZooKeeper) and fault kit"
+  "zklock = ${PROJECT_VERSION}" "" "-lzookeeper_st")
+zklock_pkgconfig(testing-backends "zklock's Redis and PostgreSQL test fixtures"
+  "zklock-testing = ${PROJECT_VERSION}" "hiredis" "-lpq")
 zklock_pkgconfig(redis "zklock's Redis and Redlock lock backends" "zklock = ${PROJECT_VERSION}" "hiredis" "")
-# libpq (here and for testing above): -lpq, not the module libpq (Debian's libpq.pc names, for --static,
+# libpq (here and for testing-backends above): -lpq, not the module libpq (Debian's libpq.pc names, for --static,
 # libpgcommon, libpgport, libgssapi_krb5 and libldap, whose libraries to link
 # Debian's libpq-dev does not bring: `pkg-config --static` would give flags
 # that cannot link).

@@ -6,6 +6,9 @@
 #ifdef ZKLOCK_CONSUMER_TESTING
 #include <zklock/testing/process.hpp>
 #endif
+#ifdef ZKLOCK_CONSUMER_TESTING_BACKENDS
+#include <zklock/testing/redis_server.hpp>
+#endif
 #ifdef ZKLOCK_CONSUMER_REDIS
 #include <zklock/redis/redis_lock_service.hpp>
 #endif
@@ -20,6 +23,7 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace {
@@ -60,6 +64,10 @@ int main() {
     }
 #ifdef ZKLOCK_CONSUMER_TESTING
     ok &= check(zklock::testing::free_loopback_port() != 0, "zklock::testing::free_loopback_port()");
+#endif
+#ifdef ZKLOCK_CONSUMER_TESTING_BACKENDS
+    ok &= check(zklock::testing::resp_reply_length("+PONG\r\n") == std::optional<std::size_t>(7),
+                "zklock::testing::resp_reply_length()");
 #endif
 #ifdef ZKLOCK_CONSUMER_REDIS
     ok &= check(zklock::RedisLockService::key_for("p", "n").find('n') != std::string::npos,

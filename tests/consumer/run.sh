@@ -6,7 +6,11 @@
 #             and no pkg-config module (a machine without libpq-dev or libhiredis-dev)
 #   redis     COMPONENTS redis, without PostgreSQL
 #   postgres  COMPONENTS postgres, with no pkg-config module (so without hiredis)
-#   all       COMPONENTS testing backends (backends loads redis and postgres)
+#   testing   COMPONENTS testing, without PostgreSQL and with no pkg-config module
+#             (the ZooKeeper fixtures need neither libpq nor hiredis)
+#   testing-backends  COMPONENTS testing-backends (loads testing; needs hiredis and libpq)
+#   all       COMPONENTS testing testing-backends backends (backends loads redis
+#             and postgres)
 #   local     COMPONENTS local must fail to configure, saying why
 #   pkgconfig the same program compiled with `pkg-config --cflags --libs M` and
 #             linked again with `pkg-config --static --libs M`, for every
@@ -71,16 +75,28 @@ prefix=$(cd "$prefix" && pwd)
 echo "install_consumer: installing $build_dir into $prefix"
 "$cmake_cmd" --install "$build_dir" --prefix "$prefix"
 
-# The installed tool finds its Curator harness in the prefix's share/zklock, and
-# its man page and bash completion are where man and bash-completion look.
+# The installed zklock links neither hiredis nor libpq (bench and chaos are
+# zklock-bench's, installed beside it); zklock-bench finds its Curator harness
+# in the prefix's share/zklock. zklock's man page and bash completion are where
+# man and bash-completion look.
 if [[ -x $prefix/bin/zklock ]]; then
-  script=$prefix/share/zklock/bench/curator/run.sh
-  [[ -x $script ]] || { echo "install_consumer: $script is not installed" >&2; exit 1; }
-  bench_help=$("$prefix/bin/zklock" bench --help)  # whole: grep -q would close the pipe early (pipefail)
-  if ! grep -qF -- "--curator-script TEXT=$script" <<<"$bench_help"; then
-    echo "install_consumer: the installed zklock's bench --curator-script default is not $script" >&2
+  linked=$(ldd "$prefix/bin/zklock")
+  if grep -E 'lib(pq|hiredis)\.' <<<"$linked"; then
+    echo "install_consumer: the installed zklock links a Redis or PostgreSQL client library" >&2
     exit 1
   fi
+  case $(cache_value ZKLOCK_BUILD_TESTING_BACKENDS) in
+    ON | on | TRUE | true | 1 | YES | yes)
+      [[ -x $prefix/bin/zklock-bench ]] || { echo "install_consumer: no zklock-bench beside zklock in $prefix/bin" >&2; exit 1; }
+      script=$prefix/share/zklock/bench/curator/run.sh
+      [[ -x $script ]] || { echo "install_consumer: $script is not installed" >&2; exit 1; }
+      bench_help=$("$prefix/bin/zklock" bench --help)  # whole: grep -q would close the pipe early (pipefail)
+      if ! grep -qF -- "--curator-script TEXT=$script" <<<"$bench_help"; then
+        echo "install_consumer: the installed zklock's bench --curator-script default is not $script" >&2
+        exit 1
+      fi
+      ;;
+  esac
   [[ -s $prefix/share/bash-completion/completions/zklock ]] ||
     { echo "install_consumer: no bash completion in $prefix/share/bash-completion/completions" >&2; exit 1; }
   if [[ -n $(cache_value ZKLOCK_HELP2MAN) && $(cache_value ZKLOCK_HELP2MAN) != *NOTFOUND ]]; then
@@ -152,7 +168,7 @@ consumer() {
   "$dir/zklock_consumer"
 }
 
-all_cases="core redis postgres all local pkgconfig"
+all_cases="core redis postgres testing testing-backends all local pkgconfig"
 cases=${CONSUMER_CASES:-$all_cases}
 for c in $cases; do
   if [[ " $all_cases " != *" $c "* ]]; then
@@ -167,7 +183,9 @@ wanted() {
 wanted core && consumer core "" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted redis && consumer redis "redis" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted postgres && consumer postgres "postgres" "$no_modules"
-wanted all && consumer all "testing backends" ""
+wanted testing && consumer testing "testing" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
+wanted testing-backends && consumer testing-backends "testing-backends" ""
+wanted all && consumer all "testing testing-backends backends" ""
 
 if wanted local; then
   echo "install_consumer: [local] find_package(zklock COMPONENTS local) must fail"
@@ -205,6 +223,7 @@ if wanted pkgconfig; then
   for module in "${modules[@]}"; do
     component=${module#zklock}
     component=${component#-}
+    component=${component//-/_}  # testing-backends: ZKLOCK_CONSUMER_TESTING_BACKENDS
     defines=()
     [[ -n $component ]] && defines=("-DZKLOCK_CONSUMER_${component^^}" "${only_flock[@]}")
     echo "install_consumer: [pkgconfig] $module: --cflags --libs, and --static --libs"

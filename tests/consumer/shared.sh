@@ -3,8 +3,9 @@
 # examples, no optimisation) in WORK_DIR/zklock-build, then runs run.sh on that
 # build: the installed shared libraries, their soname and exported symbols, and
 # the consumer cases a shared build can break (core: zklock alone without
-# libpq; all: every component; pkgconfig). The cases that test the package's
-# component logic (redis, postgres, local) run once, in install_consumer.
+# libpq; testing: the ZooKeeper fixtures without hiredis or libpq; all: every
+# component; pkgconfig). The cases that test the package's component logic
+# (redis, postgres, testing-backends, local) run once, in install_consumer.
 #
 #   tests/consumer/shared.sh PARENT_BUILD_DIR WORK_DIR
 #
@@ -29,5 +30,5 @@ echo "install_consumer_shared: building zklock's shared libraries in $work/zkloc
   tail -n 100 "$work/zklock-build.log"
   exit 1
 }
-export CONSUMER_CASES=${CONSUMER_CASES:-core all pkgconfig}
+export CONSUMER_CASES=${CONSUMER_CASES:-core testing all pkgconfig}
 exec "$here/run.sh" "$work/zklock-build" "$work/prefix" "$work/consumers"

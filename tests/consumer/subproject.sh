@@ -15,8 +15,8 @@
 #      find_package(zklock) without libpq or hiredis, and every installed .pc
 #      file with --cflags --libs and --static --libs), then checks the install:
 #      the absolute directories used, no Redis or PostgreSQL headers, libraries
-#      or pkg-config modules, and no testing library (ZKLOCK_BUILD_TESTING_LIBRARY
-#      is off by default in a subproject: its fixtures probe with hiredis and libpq).
+#      or pkg-config modules, and no testing libraries (ZKLOCK_BUILD_TESTING_LIBRARY
+#      and ZKLOCK_BUILD_TESTING_BACKENDS are off by default in a subproject).
 #
 #   tests/consumer/subproject.sh PARENT_BUILD_DIR WORK_DIR
 #
@@ -44,7 +44,7 @@ args=(-S "$here/subproject" -B "$build" "-DZKLOCK_SOURCE_DIR=$project_dir" -DCMA
   "-DCMAKE_INSTALL_PREFIX=$prefix" "-DCMAKE_INSTALL_LIBDIR=$prefix/lib64"
   "-DCMAKE_INSTALL_INCLUDEDIR=$prefix/inc" "-DCMAKE_INSTALL_DATADIR=$prefix/data"
   # the kept build's cache must not hide a change of zklock's defaults
-  -UZKLOCK_BUILD_TESTING_LIBRARY -UZKLOCK_BUILD_TESTS -UZKLOCK_BUILD_TOOLS -UZKLOCK_BUILD_EXAMPLES)
+  -UZKLOCK_BUILD_TESTING_LIBRARY -UZKLOCK_BUILD_TESTING_BACKENDS -UZKLOCK_BUILD_TESTS -UZKLOCK_BUILD_TOOLS -UZKLOCK_BUILD_EXAMPLES)
 like_parent "$build"
 args+=("${parent_args[@]}")
 
@@ -95,7 +95,8 @@ done
   fail "zklock.pc's includedir is not $prefix/inc"
 for absent in inc/zklock/redis inc/zklock/postgres inc/zklock/detail/redlock.hpp inc/zklock/detail/postgres_steps.hpp \
     lib64/pkgconfig/zklock-redis.pc lib64/pkgconfig/zklock-postgres.pc lib64/libzklock_redis.a lib64/libzklock_postgres.a \
-    inc/zklock/testing lib64/pkgconfig/zklock-testing.pc lib64/libzklock_testing.a; do
+    inc/zklock/testing lib64/pkgconfig/zklock-testing.pc lib64/libzklock_testing.a \
+    lib64/pkgconfig/zklock-testing-backends.pc lib64/libzklock_testing_backends.a; do
   [[ ! -e $prefix/$absent ]] || fail "$prefix/$absent is installed by a build without that backend or library"
 done
 for present in inc/zklock/detail/path.hpp lib64/pkgconfig/zklock-backends.pc; do

@@ -1,6 +1,6 @@
-// zklock bench's fairness figures (tools/zklock/bench_fairness.cpp) against
+// zklock bench's fairness figures (tools/zklock-bench/runs/fairness.cpp) against
 // their definitions, counted pair by pair.
-#include "../../tools/zklock/bench_fairness.hpp"
+#include "runs/fairness.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // zklock bench --safety's pure parts: which fault applies where, the option
 // checks, the client protocol and the resource's answers, the tally of a run,
 // the report's layout, and the naive recipes' reading of Redis replies.
-#include "bench_safety.hpp"
-#include "bench_safety_naive.hpp"
-#include "bench_safety_plan.hpp"
-#include "bench_safety_protocol.hpp"
-#include "bench_safety_tally.hpp"
+#include "safety/safety.hpp"
+#include "safety/naive.hpp"
+#include "safety/plan.hpp"
+#include "safety/protocol.hpp"
+#include "safety/tally.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,151 +1,33 @@
 // The zklock command-line tool: one function per subcommand.
 #pragma once
 
-#include <zklock/acl.hpp>
-#include <zklock/error.hpp>
-#include <zklock/session.hpp>
+#include "common.hpp"
 
 #include <CLI/CLI.hpp>
 
-#include <chrono>
-#include <optional>
-#include <string>
-#include <system_error>
-#include <vector>
-
 namespace zklock::cli {
-
-/// Exit statuses shared by the subcommands (flock(1) and consul lock conventions).
-inline constexpr int exit_not_acquired = 75;  ///< EX_TEMPFAIL: lock not acquired, command not run
-inline constexpr int exit_lock_lost = 76;     ///< the lock was lost while the command ran
-inline constexpr int exit_usage = 64;         ///< EX_USAGE: bad arguments or lock path
-inline constexpr int exit_unavailable = 69;   ///< EX_UNAVAILABLE: no server reachable
-inline constexpr int exit_noperm = 77;        ///< EX_NOPERM: not authorized, authentication refused, insecure ACL
-inline constexpr int exit_config = 78;        ///< EX_CONFIG: the connect string's chroot does not exist
-
-/// Adds `-c/--connect HOSTS` (default $ZKLOCK_CONNECT, else 127.0.0.1:2181) to `cmd`.
-void add_connect_option(CLI::App& cmd, std::string& connect);
-/// How long a command tries to reach a server unless told (etcdctl's --dial-timeout).
-inline constexpr std::chrono::milliseconds default_connect_timeout{2000};
-/// Adds `--connect-timeout TIME` (milliseconds, or with a unit: 500ms, 2s; more
-/// than 0) to `cmd`; `timeout` starts at default_connect_timeout.
-void add_connect_timeout_option(CLI::App& cmd, std::chrono::milliseconds& timeout);
-/// A CLI11 check of a duration as parse_wait_duration() reads it; with
-/// `allow_zero` false, 0 is refused too.
-CLI::Validator duration_check(bool allow_zero);
-/// --names zklock|curator|kazoo: how the `what` zklock creates is named
-/// (zklock::node_names); `names` keeps the text, checked by CLI11.
-void add_names_option(CLI::App& cmd, std::string& names, const std::string& what);
-/// The default connect string: $ZKLOCK_CONNECT, else 127.0.0.1:2181.
-std::string default_connect();
-
-// --- credentials and ACLs (--auth-file, $ZKLOCK_AUTH_FILE, --acl) -----------------------
-
-/// The environment variable naming the auth file when --auth-file is not given.
-/// zklock removes it from the environment of the commands it runs.
-inline constexpr const char* auth_file_variable = "ZKLOCK_AUTH_FILE";
-
-struct auth_options {
-    std::string file;              ///< --auth-file; empty: $ZKLOCK_AUTH_FILE, if set
-    std::vector<std::string> acl;  ///< --acl entries (zkCli syntax), joined with ','
-};
-
-/// What --auth-file and --acl give. Secrets stay in here: nothing prints them.
-struct credentials {
-    std::vector<auth_entry> zookeeper;  ///< every line of the auth file but redis: ones
-    std::string redis_user;             ///< from a `redis:USER:PASSWORD` line; empty: none
-    std::string redis_password;
-    std::optional<acl_list> acl;        ///< --acl; none: the open default
-};
-
-/// Adds --auth-file FILE and, with `with_acl`, --acl ACL to `cmd`.
-void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl = true);
-/// Reads the auth file (lines `digest:user:password` for ZooKeeper,
-/// `redis:user:password` for Redis; refused when group or others may read it)
-/// and parses --acl. On bad input prints "zklock: ..." (never a secret) and
-/// returns nullopt: the command exits with exit_usage.
-std::optional<credentials> load_credentials(const auth_options& o);
-/// Puts the ZooKeeper part of `c` into `s` (auth, and the ACL when given).
-void apply(const credentials& c, SessionOptions& s);
-
-/// The exit status for an error from the server or the library: exit_noperm for
-/// not authorized / authentication refused / an insecure ACL, exit_usage for
-/// bad input, exit_config for errc::no_node (zklock creates every missing node
-/// of a lock path, so what is missing is the connect string's chroot),
-/// exit_not_acquired for a persistent node blocking the queue,
-/// exit_unavailable otherwise.
-int exit_status_for(const std::error_code& ec);
-
-/// Writes "zklock: <what>" to stderr with control characters escaped
-/// (escape_control()): notices quote node data, ids, paths and failure details.
-void notice(const std::string& what);
-
-/// "could not connect to HOSTS within N ms: " and what each server gave
-/// (probe_servers()): what a connect that timed out says.
-std::string connect_timeout_text(const SessionOptions& o);
-
-/// What a connect of `o` that failed with `ec` is called: connect_timeout_text()
-/// for errc::timeout (what each server gave: connection refused, ...), a bad
-/// connect string, the authentication the server refused, or the error.
-std::string connect_failure_text(const SessionOptions& o, const std::error_code& ec);
-
-/// "the chroot /app of the connect string does not exist on the server", or
-/// empty when `connect` has no chroot: what errc::no_node means for a command
-/// (zklock creates every missing node of a lock path).
-std::string missing_chroot_text(const std::string& connect);
-
-/// `ec` in words for a command connected with `connect`: missing_chroot_text()
-/// for errc::no_node when it has a chroot, else the error's message.
-std::string failure_text(const std::error_code& ec, const std::string& connect);
-
-/// A zklock::error whose what() is the text given, said as a whole: no
-/// ": <the code's message>" after it (std::system_error's what() appends one).
-class said_error : public zklock::error {
-public:
-    said_error(std::error_code ec, std::string text) : error(ec, text), text_(std::move(text)) {}
-    const char* what() const noexcept override { return text_.c_str(); }
-
-private:
-    std::string text_;
-};
-
-/// Connects `session`, or throws said_error with connect_failure_text(): what
-/// report_connect_failure() says, for code that reports by exception (bench).
-void connect_or_throw(Session& session);
-
-/// Tells why connecting `session` failed and returns the exit status: the
-/// server refused the authentication (exit_noperm, naming the identity), a bad
-/// connect string (exit_usage), no server reachable (exit_unavailable, saying
-/// what each server gave: connection refused, unreachable, no answer, or a
-/// listener that is no serving ZooKeeper; probe_servers()).
-int report_connect_failure(const Session& session, const std::error_code& ec);
-
-/// Tells why `doing` ("acquire lock /x", "campaign in /x", "list /x") failed
-/// with `ec`, using `detail` (Mutex::failure_detail(): the path that refused
-/// which identity, the too open ACL, the blocking persistent node, the missing
-/// chroot) when there is one, and returns exit_status_for(ec).
-int report_failure(const Session& session, const std::string& doing, const std::error_code& ec,
-                   const std::string& detail = {});
-
-/// Reads --auth-file and --acl into `s`; false (after telling why) when they
-/// are refused: the command then exits with exit_usage.
-bool load_into(const auth_options& o, SessionOptions& s);
 
 /// Each registers its subcommand on `app`; the callback it sets stores the exit
 /// status in `exit_code`.
 void add_run(CLI::App& app, int& exit_code);
 void add_status(CLI::App& app, int& exit_code);
 void add_server(CLI::App& app, int& exit_code);
-void add_bench(CLI::App& app, int& exit_code);
 void add_demo(CLI::App& app, int& exit_code);
 void add_elect(CLI::App& app, int& exit_code);
 void add_fence(CLI::App& app, int& exit_code);
-void add_chaos(CLI::App& app, int& exit_code);
 /// `zklock lock LOCK_PATH`: hold it until SIGINT/SIGTERM (run.cpp).
 void add_lock(CLI::App& app, int& exit_code);
-/// `zklock help [COMMAND [SUBCOMMAND]]`; registered last, so that it knows every command.
-void add_help(CLI::App& app, int& exit_code);
-/// What `zklock help` (and a bare `zklock`) prints: the usage and the commands.
-std::string overview(CLI::App& app);
+
+/// The commands of the zklock-bench program beside zklock: `zklock bench`
+/// and `zklock chaos` (zklock_bench.cpp). Listed with the others; run, they
+/// replace zklock with `zklock-bench bench ARGS...` (or `chaos ARGS...`).
+void add_bench(CLI::App& app, int& exit_code);
+void add_chaos(CLI::App& app, int& exit_code);
+/// The commands add_bench() and add_chaos() registered.
+bool is_bench_command(const std::string& name);
+/// Replaces this process with zklock-bench, found beside zklock, given `words`
+/// ("bench", then the arguments). Returns only when that fails: then it says
+/// where it looked and returns exit_unavailable.
+int run_zklock_bench(const std::vector<std::string>& words);
 
 } // namespace zklock::cli

@@ -1,40 +1,24 @@
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "descriptors.hpp"
+#include "help.hpp"
 
-#include "support/secrets.hpp"
 #include <zklock/error.hpp>
 #include <zklock/version.hpp>
 
-#include <algorithm>
-#include <cstring>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
 
-namespace {
-
-// Every local user can read /proc/PID/cmdline. A secret typed on the command
-// line (`--postgres '... password=...'`, `--redis redis://u:pw@h`) is taken out
-// of it at once: the options are parsed from a copy, and the process's own
-// argument strings are overwritten with their redacted text.
-std::vector<std::string> take_arguments(int argc, char** argv) {
-    std::vector<std::string> copy(argv, argv + argc);
-    for (int i = 1; i < argc; ++i) {
-        const auto redacted = zklock::detail::redact_secrets(argv[i]);
-        if (redacted == argv[i]) continue;
-        const std::size_t n = std::strlen(argv[i]);
-        std::memset(argv[i], 0, n);
-        std::memcpy(argv[i], redacted.data(), std::min(n, redacted.size()));  // a cut "***" still hides it
-    }
-    return copy;
-}
-
-} // namespace
-
 int main(int argc, char** argv) {
     // Before anything opens a descriptor: what zklock inherited is what CMD may inherit.
     zklock::cli::snapshot_inherited_descriptors();
-    const auto arguments = take_arguments(argc, argv);
+    const auto arguments = zklock::cli::take_arguments(argc, argv);
+    // bench and chaos are zklock-bench's, with every word after them as given
+    // (as git runs git-foo): before CLI11 reads any of them.
+    if (argc > 1 && zklock::cli::is_bench_command(arguments[1]))
+        return zklock::cli::run_zklock_bench({arguments.begin() + 1, arguments.end()});
     std::vector<const char*> args;
     for (const auto& a : arguments) args.push_back(a.c_str());
     CLI::App app{"zklock: distributed locks on ZooKeeper"};
@@ -52,7 +36,14 @@ int main(int argc, char** argv) {
     zklock::cli::add_elect(app, exit_code);
     zklock::cli::add_fence(app, exit_code);
     zklock::cli::add_chaos(app, exit_code);
-    zklock::cli::add_help(app, exit_code);
+    zklock::cli::add_help(app, exit_code,
+                          {"Describe zklock, or one command: zklock help run, zklock help fence check",
+                           zklock::cli::is_bench_command,
+                           [](const std::vector<std::string>& words) {
+                               std::vector<std::string> help{"help"};
+                               help.insert(help.end(), words.begin(), words.end());
+                               return zklock::cli::run_zklock_bench(help);
+                           }});
     if (argc == 1) {
         // A bare `zklock`, as a bare git does: the usage, here `zklock help`'s,
         // on stderr (it is an error: no command), and the bad-arguments status.

@@ -7,9 +7,11 @@
 //   redlock    BackendServersOptions::redlock_masters RedisServers (five by default)
 //   postgres   one PostgresServer (shared by the three PostgreSQL backends)
 //   flock      a temp directory for the lock files
+//
+// Library: zklock::testing_backends (with RedisServer and PostgresServer).
 #pragma once
 
-#include <zklock/testing/export.hpp>
+#include <zklock/testing/backends_export.hpp>
 #include <zklock/testing/postgres_server.hpp>
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/redis_server.hpp>
@@ -49,7 +51,7 @@ struct BackendServersOptions {
 /// Thread-safety: not thread-safe; use from one thread, a thread that outlives
 /// the object (see ChildProcess: the kernel kills a server when the thread that
 /// started it exits).
-class ZKLOCK_TESTING_EXPORT BackendServers {
+class ZKLOCK_TESTING_BACKENDS_EXPORT BackendServers {
 public:
     /// Starts nothing yet.
     explicit BackendServers(BackendServersOptions options = {});

@@ -28,12 +28,13 @@
 //
 // Requirements: PostgreSQL server binaries (Debian: postgresql-15, in
 // /usr/lib/postgresql/15/bin); util-linux setpriv when running as root.
+// Library: zklock::testing_backends (its probe uses libpq).
 //
 // Thread-safety: PostgresServer is not thread-safe; use each object from one
 // thread. Create it on a thread that outlives it (see ChildProcess).
 #pragma once
 
-#include <zklock/testing/export.hpp>
+#include <zklock/testing/backends_export.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -76,7 +77,7 @@ struct PostgresServerOptions {
 /// shutting down, or it does not answer in time. Like pg_isready, a server
 /// that asks for a password also counts as ready (no password is sent).
 /// libpq counts the timeout in whole seconds, at least 2: it is rounded up.
-[[nodiscard]] ZKLOCK_TESTING_EXPORT bool postgres_ready(std::uint16_t port, std::chrono::milliseconds timeout);
+[[nodiscard]] ZKLOCK_TESTING_BACKENDS_EXPORT bool postgres_ready(std::uint16_t port, std::chrono::milliseconds timeout);
 
 /// One PostgreSQL cluster (initdb'ed data directory) and its server.
 ///
@@ -89,7 +90,7 @@ struct PostgresServerOptions {
 /// the server after 10 s) and removes the temp dir with the data directory.
 ///
 /// Thread-safety: not thread-safe; use from one thread.
-class ZKLOCK_TESTING_EXPORT PostgresServer : public ServerProcess {
+class ZKLOCK_TESTING_BACKENDS_EXPORT PostgresServer : public ServerProcess {
 public:
     /// Starts a PostgreSQL server on loopback and waits until it accepts connections (throws otherwise).
     explicit PostgresServer(PostgresServerOptions options = {});

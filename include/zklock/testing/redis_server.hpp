@@ -15,7 +15,8 @@
 // command() authenticate as admin() (the default user with the password, else
 // the first ACL user).
 //
-// Requirements: redis-server (the Debian `redis-server` package).
+// Requirements: redis-server (the Debian `redis-server` package). Library:
+// zklock::testing_backends (its probes use hiredis).
 //
 // Thread-safety: RedisServer is not thread-safe; use each object from one
 // thread. Create it on a thread that outlives it (see ChildProcess: the kernel
@@ -23,7 +24,7 @@
 // to call concurrently.
 #pragma once
 
-#include <zklock/testing/export.hpp>
+#include <zklock/testing/backends_export.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -92,18 +93,18 @@ struct RedisServerOptions {
 /// answers), errc::connection_refused when nothing listens,
 /// errc::connection_reset when the server closes before a full reply, other
 /// errno values for other failures; std::invalid_argument for empty args.
-ZKLOCK_TESTING_EXPORT std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
+ZKLOCK_TESTING_BACKENDS_EXPORT std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
                           std::chrono::milliseconds timeout);
 /// Same, on a connection that first authenticates `as` (nothing when its
 /// password is empty); a refused AUTH returns the AUTH's error reply (e.g.
 /// "-WRONGPASS ...\r\n") without sending `args`.
-ZKLOCK_TESTING_EXPORT std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
+ZKLOCK_TESTING_BACKENDS_EXPORT std::string redis_command(std::uint16_t port, const std::vector<std::string>& args,
                           std::chrono::milliseconds timeout, const RedisCredentials& as);
 
 /// Length of the first complete RESP2/RESP3 reply at the start of data, or
 /// nullopt when data holds only part of one. Throws std::runtime_error for
 /// bytes that are not RESP.
-ZKLOCK_TESTING_EXPORT std::optional<std::size_t> resp_reply_length(std::string_view data);
+ZKLOCK_TESTING_BACKENDS_EXPORT std::optional<std::size_t> resp_reply_length(std::string_view data);
 
 /// One redis-server process.
 ///
@@ -115,7 +116,7 @@ ZKLOCK_TESTING_EXPORT std::optional<std::size_t> resp_reply_length(std::string_v
 /// Destruction stops the server (as stop()) and removes its temp dir.
 ///
 /// Thread-safety: not thread-safe; use from one thread.
-class ZKLOCK_TESTING_EXPORT RedisServer : public ServerProcess {
+class ZKLOCK_TESTING_BACKENDS_EXPORT RedisServer : public ServerProcess {
 public:
     /// Starts a Redis server on loopback and waits until it answers PING (throws otherwise).
     explicit RedisServer(RedisServerOptions options = {});

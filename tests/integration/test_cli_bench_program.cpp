@@ -1,0 +1,108 @@
+// `zklock bench` and `zklock chaos` run the zklock-bench program beside zklock:
+// its help is theirs, each scenario is also a subcommand with only its own
+// options, zklock-bench takes both forms when run directly, and a zklock
+// without zklock-bench beside it says where it looked and exits 69.
+#include "test_cli_support.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace zklock::test;
+using namespace zklock::test::cli;
+
+namespace {
+
+// The last JSON line of a bench run (its notes on stderr are plain text).
+nlohmann::json json_line(const std::string& out) {
+    nlohmann::json j;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with("{")) j = nlohmann::json::parse(line);
+    return j;
+}
+
+TEST(CliBenchProgramTest, HelpListsTheScenariosAsSubcommandsEachWithItsOwnOptions) {
+    Cli cli;
+    auto bench = cli.start({"help", "bench"}, "bench");
+    EXPECT_EQ(exit_code(bench), 0) << cli.output("bench");
+    EXPECT_TRUE(contains(cli.output("bench"), "Usage: zklock bench")) << cli.output("bench");
+    for (const char* scenario : {"uncontended", "contended", "separate", "mixed", "waiters", "locks", "multi",
+                                 "election", "semaphore", "rwlock", "safety"})
+        EXPECT_TRUE(contains(cli.output("bench"), std::string("\n  ") + scenario + " ")) << scenario;
+    auto waiters = cli.start({"help", "bench", "waiters"}, "waiters");
+    EXPECT_EQ(exit_code(waiters), 0) << cli.output("waiters");
+    EXPECT_TRUE(contains(cli.output("waiters"), "Usage: zklock bench waiters")) << cli.output("waiters");
+    EXPECT_TRUE(contains(cli.output("waiters"), "--sessions")) << cli.output("waiters");
+    EXPECT_FALSE(contains(cli.output("waiters"), "--locks")) << cli.output("waiters");
+    auto chaos = cli.start({"chaos", "--help"}, "chaos");
+    EXPECT_EQ(exit_code(chaos), 0) << cli.output("chaos");
+    EXPECT_TRUE(contains(cli.output("chaos"), "Usage: zklock chaos")) << cli.output("chaos");
+
+    // Another scenario's option, and a flag-form option before the scenario's name.
+    auto other = cli.start({"bench", "waiters", "--locks", "5"}, "other");
+    EXPECT_EQ(exit_code(other), 64) << cli.output("other");
+    auto before = cli.start({"bench", "--ops", "5", "waiters"}, "before");
+    EXPECT_EQ(exit_code(before), 64) << cli.output("before");
+    EXPECT_TRUE(contains(cli.output("before"), "--ops given before the scenario waiters")) << cli.output("before");
+}
+
+TEST(CliBenchProgramTest, AZklockWithoutZklockBenchBesideItSaysWhereItLookedAndExits69) {
+    Cli cli;
+    const auto alone = cli.file("alone");
+    std::filesystem::create_directories(alone);
+    std::filesystem::copy_file(ZKLOCK_CLI_PATH, alone / "zklock");
+    const std::vector<std::vector<std::string>> runs = {{"bench", "--ops", "5"}, {"chaos", "--help"}, {"help", "bench"}};
+    for (const auto& args : runs) {
+        ChildProcessOptions o;
+        o.output_path = cli.file(args[0] + ".out");
+        auto argv = args;
+        argv.insert(argv.begin(), (alone / "zklock").string());
+        ChildProcess p(std::move(argv), o);
+        EXPECT_EQ(exit_code(p), 69) << read_file(o.output_path);
+        EXPECT_TRUE(contains(read_file(o.output_path), "looked for " + (alone / "zklock-bench").string()))
+            << read_file(o.output_path);
+    }
+}
+
+class CliBenchScenarioTest : public CliTest {};
+
+// A scenario's subcommand runs what --scenario (or --recipe) runs, through
+// zklock, and through zklock-bench itself in both forms.
+TEST_F(CliBenchScenarioTest, EachScenarioRunsAsASubcommandAndInTheFlagForm) {
+    const auto connect = server_->connect_string();
+    const std::vector<std::vector<std::string>> runs = {
+        {"bench", "uncontended", "-c", connect, "--ops", "5", "--warmup", "0", "--no-floor", "--json"},
+        {"bench", "waiters", "-c", connect, "--waiters", "3", "--sessions", "1", "--warmup", "0", "--json"},
+        {"bench", "election", "-c", connect, "--clients", "2", "--ops", "3", "--warmup", "0", "--json"},
+    };
+    const std::vector<std::string> scenarios = {"uncontended", "waiters", "election"};
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        Cli cli;
+        auto p = cli.start(runs[i], scenarios[i]);
+        ASSERT_EQ(exit_code(p, 120s), 0) << cli.output(scenarios[i]);
+        const auto j = json_line(cli.output(scenarios[i]));
+        ASSERT_TRUE(j.is_object()) << cli.output(scenarios[i]);
+        EXPECT_EQ(j.at("scenario"), scenarios[i]) << j.dump();
+    }
+
+    const auto program = std::filesystem::path(ZKLOCK_CLI_PATH).parent_path() / "zklock-bench";
+    Cli cli;
+    for (const auto& [name, form] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"subcommand", {"uncontended", "-c", connect}}, {"flag", {"-c", connect, "--scenario", "uncontended"}}}) {
+        auto argv = plus({program.string()}, plus(form, {"--ops", "5", "--warmup", "0", "--no-floor", "--json"}));
+        ChildProcessOptions o;
+        o.output_path = cli.file(name + ".out");
+        ChildProcess p(std::move(argv), o);
+        ASSERT_EQ(exit_code(p, 120s), 0) << read_file(o.output_path);
+        const auto j = json_line(read_file(o.output_path));
+        ASSERT_TRUE(j.is_object()) << read_file(o.output_path);
+        EXPECT_EQ(j.at("scenario"), "uncontended") << j.dump();
+    }
+}
+
+}  // namespace

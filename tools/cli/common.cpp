@@ -1,0 +1,192 @@
+#include "common.hpp"
+
+#include "arguments.hpp"
+#include "reachability.hpp"
+#include "terminal_text.hpp"
+
+#include "fsm/limits.hpp"
+#include <zklock/error.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+namespace zklock::cli {
+
+std::string default_connect() {
+    const char* env = std::getenv("ZKLOCK_CONNECT");
+    return env && *env ? env : "127.0.0.1:2181";
+}
+
+void add_connect_option(CLI::App& cmd, std::string& connect) {
+    connect = default_connect();
+    cmd.add_option("-c,--connect", connect, "ZooKeeper hosts, host:port[,host:port...][/chroot] ($ZKLOCK_CONNECT)")
+        ->capture_default_str();
+}
+
+CLI::Validator duration_check(bool allow_zero) {
+    return CLI::Validator(
+        [allow_zero](std::string& text) {
+            const auto r = parse_wait_duration(text);
+            if (!r) return r.error;
+            return r.value.count() == 0 && !allow_zero ? std::string("must be more than 0") : std::string();
+        },
+        "");
+}
+
+void add_connect_timeout_option(CLI::App& cmd, std::chrono::milliseconds& timeout) {
+    timeout = default_connect_timeout;
+    cmd.add_option_function<std::string>(
+           "--connect-timeout", [&timeout](const std::string& text) { timeout = parse_wait_duration(text).value; },
+           "Give up when no server gives a session within TIME: milliseconds (500) or with a unit (500ms, 2s)")
+        ->type_name("TIME")
+        ->default_str(std::to_string(default_connect_timeout.count()) + "ms")
+        ->check(duration_check(false));
+}
+
+void add_names_option(CLI::App& cmd, std::string& names, const std::string& what) {
+    cmd.add_option("--names", names,
+                   "Name the " + what + " as zklock, Curator or kazoo does, so that the peer's recipe on the path "
+                   "waits for it (zklock waits for every peer's nodes whatever this says)")
+        ->type_name("NAMING")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"zklock", "curator", "kazoo"}));
+}
+
+void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl) {
+    cmd.add_option("--auth-file", o.file,
+                   "Credentials, one per line: digest:USER:PASSWORD (ZooKeeper), redis:USER:PASSWORD (Redis); "
+                   "the file must be private (chmod 600). Default: $ZKLOCK_AUTH_FILE")
+        ->type_name("FILE");
+    if (with_acl)
+        cmd.add_option("--acl", o.acl,
+                       "ACL of the nodes zklock creates, in zkCli's syntax: scheme:id:perms[,...], e.g. auth::cdrwa "
+                       "(only the auth file's identities) or auth::cdrwa,world:anyone:r (anyone may read the queue)")
+            ->type_name("ACL")
+            ->allow_extra_args(false);  // one value per --acl: LOCK_PATH follows
+}
+
+std::optional<credentials> load_credentials(const auth_options& o) {
+    credentials c;
+    std::string file = o.file;
+    if (file.empty())
+        if (const char* env = std::getenv(auth_file_variable); env && *env) file = env;
+    if (!file.empty()) {
+        std::error_code ec;
+        std::string reason;
+        auto entries = read_auth_file(file, ec, &reason);
+        if (ec) {
+            notice(reason);
+            return std::nullopt;
+        }
+        for (auto& e : entries) {
+            if (e.scheme != "redis") {
+                c.zookeeper.push_back(std::move(e));
+                continue;
+            }
+            const auto colon = e.credentials.find(':');
+            if (colon == std::string::npos) {
+                notice("auth file " + file + ": a redis line is redis:USER:PASSWORD "
+                       "(USER default for a server with requirepass)");
+                return std::nullopt;
+            }
+            c.redis_user = e.credentials.substr(0, colon);
+            c.redis_password = e.credentials.substr(colon + 1);
+        }
+    }
+    if (!o.acl.empty()) {
+        std::string text;
+        for (const auto& part : o.acl) text += (text.empty() ? "" : ",") + part;
+        std::error_code ec;
+        std::string reason;
+        auto acl = parse_acl(text, ec, &reason);
+        if (ec) {
+            notice("--acl: " + reason);
+            return std::nullopt;
+        }
+        if (const auto bad = validate_acl(acl, !c.zookeeper.empty(), &reason)) {
+            notice("--acl: " + reason);
+            return std::nullopt;
+        }
+        c.acl = std::move(acl);
+    }
+    return c;
+}
+
+void apply(const credentials& c, SessionOptions& s) {
+    s.auth = c.zookeeper;
+    if (c.acl) s.acl = *c.acl;
+}
+
+bool load_into(const auth_options& o, SessionOptions& s) {
+    const auto c = load_credentials(o);
+    if (!c) return false;
+    apply(*c, s);
+    return true;
+}
+
+int exit_status_for(const std::error_code& ec) {
+    if (ec == errc::no_auth || ec == errc::auth_failed || ec == errc::insecure_acl) return exit_noperm;
+    if (ec == errc::invalid_path || ec == errc::invalid_argument || ec == errc::invalid_acl ||
+        ec == errc::permits_mismatch || ec == errc::foreign_recipe)
+        return exit_usage;
+    if (ec == errc::no_node) return exit_config;
+    if (ec == errc::blocked_by_persistent_node) return exit_not_acquired;
+    return exit_unavailable;
+}
+
+void notice(const std::string& what) { std::cerr << "zklock: " << escape_control(what) << std::endl; }
+
+std::string connect_timeout_text(const SessionOptions& o) {
+    // The C client retries quietly: a connect of our own says what is wrong.
+    constexpr std::chrono::milliseconds probe_budget{1000};
+    return "could not connect to " + o.connect + " within " + std::to_string(o.connect_timeout.count()) +
+           " ms: " + probe_servers(o.connect, std::min(probe_budget, o.connect_timeout));
+}
+
+std::string connect_failure_text(const SessionOptions& o, const std::error_code& ec) {
+    if (ec == errc::timeout) return connect_timeout_text(o);
+    if (ec == errc::invalid_argument) return "invalid connect string '" + o.connect + "'";
+    if (ec == errc::auth_failed)
+        return o.connect + " refused the authentication as " + identity(o.auth) +
+               " (a scheme the server does not accept; check the auth file)";
+    return "could not connect to " + o.connect + ": " + ec.message();
+}
+
+std::string missing_chroot_text(const std::string& connect) {
+    const auto chroot = detail::chroot_of(connect);
+    if (chroot.empty()) return {};
+    return "the chroot " + std::string(chroot) + " of the connect string does not exist on the server";
+}
+
+std::string failure_text(const std::error_code& ec, const std::string& connect) {
+    if (ec == errc::no_node)
+        if (auto chroot = missing_chroot_text(connect); !chroot.empty()) return chroot;
+    return ec.message();
+}
+
+int report_connect_failure(const Session& session, const std::error_code& ec) {
+    notice(connect_failure_text(session.options(), ec));
+    return exit_status_for(ec);
+}
+
+void connect_or_throw(Session& session) {
+    std::error_code ec;
+    session.connect(ec);
+    if (ec) throw said_error(ec, connect_failure_text(session.options(), ec));
+}
+
+int report_failure(const Session& session, const std::string& doing, const std::error_code& ec,
+                   const std::string& detail) {
+    std::string why = detail;
+    if (why.empty()) {
+        const auto& o = session.options();
+        if (ec == errc::no_auth) why = "not authorized: " + session.identity() + " may not do that";
+        else if (ec == errc::auth_failed) why = o.connect + " refused the authentication as " + session.identity();
+        else why = failure_text(ec, o.connect);
+    }
+    notice("could not " + doing + ": " + why);
+    return exit_status_for(ec);
+}
+
+} // namespace zklock::cli

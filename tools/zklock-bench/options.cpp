@@ -1,0 +1,121 @@
+#include "options.hpp"
+
+#include "common.hpp"
+
+#include <string>
+
+namespace zklock::cli {
+
+void add_zookeeper_options(CLI::App& cmd, bench_cli& c) {
+    auto& o = c.zookeeper;
+    add_connect_option(cmd, o.connect);
+    add_connect_timeout_option(cmd, o.connect_timeout);
+    cmd.get_option("--connect-timeout")
+        ->description("Give up when a server named by -c, --redis, --redlock or --postgres does not answer within "
+                      "TIME: milliseconds (500) or with a unit (500ms, 2s); the throwaway servers the bench starts "
+                      "get the library's longer default unless this is given");
+    add_auth_options(cmd, c.auth);
+    cmd.add_option("--path", o.path, "parent of the bench's lock paths")->capture_default_str();
+    cmd.add_option("--warmup", o.warmup, "unmeasured acquire/release cycles that warm the server up first")
+        ->check(CLI::Range(0, 10000000))
+        ->capture_default_str();
+    cmd.add_option("--server-config", o.server_config,
+                   "extra zoo.cfg line for the throwaway server, e.g. forceSync=no (repeatable)");
+}
+
+void add_json_option(CLI::App& cmd, bench_cli& c) {
+    cmd.add_flag("--json", c.zookeeper.json, "one JSON object per line");
+}
+
+void add_ops_option(CLI::App& cmd, bench_cli& c, const char* text, bool show_default) {
+    auto* ops = cmd.add_option("--ops", c.zookeeper.ops, text)->check(CLI::Range(1, 10000000));
+    if (show_default) ops->capture_default_str();
+}
+
+void add_clients_option(CLI::App& cmd, bench_cli& c, const char* text, bool show_default) {
+    auto* clients = cmd.add_option("--clients", c.zookeeper.clients, text)->check(CLI::Range(1, 1000));
+    if (show_default) clients->capture_default_str();
+}
+
+void add_mutex_options(CLI::App& cmd, bench_cli& c) {
+    cmd.add_flag("--naive", c.zookeeper.naive, "herd baseline: every waiter watches the whole child list");
+    cmd.add_flag("!--no-release-mark", c.zookeeper.mark_release,
+                 "MutexOptions::mark_release off for zklock's mutexes: a release deletes the node without marking it, "
+                 "so the woken successor lists the queue before it holds (the handoff before the mark)");
+}
+
+void add_confirm_unlock_option(CLI::App& cmd, bench_cli& c) {
+    cmd.add_flag("--confirm-unlock", c.zookeeper.confirm_unlock,
+                 "unlock waits for the delete to commit (as Curator's release does)");
+}
+
+void add_floor_option(CLI::App& cmd, bench_cli& c) {
+    cmd.add_flag("!--no-floor", c.zookeeper.floor,
+                 "skip the C client's floor loops that run beside the mutex scenarios and give zklock's ratio to "
+                 "them: uncontended, delete + create + getChildren pipelined; contended, the same clients on one "
+                 "lock, each waiter holding on its predecessor's deletion; locks, the same burst of locks on one "
+                 "handle and one lock's cycle");
+}
+
+void add_curator_option(CLI::App& cmd, bench_cli& c) {
+    cmd.add_flag("--curator", c.zookeeper.curator, "also run Apache Curator's InterProcessMutex on the same server");
+}
+
+void add_kazoo_option(CLI::App& cmd, bench_cli& c) {
+    cmd.add_flag("--kazoo", c.zookeeper.kazoo,
+                 "also run kazoo's Lock (python3-kazoo) on the same server, uncontended and contended");
+}
+
+void add_script_options(CLI::App& cmd, bench_cli& c) {
+    auto& o = c.zookeeper;
+    if (o.curator_script.empty()) o.curator_script = default_bench_script("bench/curator/run.sh");
+    cmd.add_option("--curator-script", o.curator_script, "the Curator harness")->capture_default_str();
+    if (o.kazoo_script.empty()) o.kazoo_script = default_bench_script("bench/kazoo/kazoo_bench.py");
+    cmd.add_option("--kazoo-script", o.kazoo_script, "the kazoo client of --kazoo and --scenario mixed")
+        ->capture_default_str();
+}
+
+CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text) {
+    return cmd.add_option("--backend", c.backends.backends, text)
+        ->delimiter(',')
+        ->check(CLI::IsMember({"all", "zookeeper", "redis", "redlock", "postgres-lease", "postgres-advisory",
+                               "postgres-row", "flock", "naive-setnx-expire", "naive-setnx-getset"}));
+}
+
+void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
+    auto& b = c.backends;
+    cmd.add_option("--redis", b.redis,
+                   "with --backend: Redis server host:port or redis://[user:password@]host:port[/db] "
+                   "(default: a throwaway server; the auth file's redis: line gives a password too)")
+        ->needs(backend);
+    cmd.add_option("--redlock", b.redlock,
+                   "with --backend: Redlock masters host:port,host:port,... or redis:// URLs (default: five throwaway "
+                   "servers)")
+        ->needs(backend);
+    cmd.add_option("--postgres", b.postgres,
+                   "with --backend: libpq connection string (default: a throwaway server); its password may also "
+                   "come from PGPASSFILE or PGPASSWORD")
+        ->needs(backend);
+    cmd.add_option("--flock-dir", b.flock_dir, "with --backend: directory for flock's lock files (default: a temp dir)")
+        ->needs(backend);
+    cmd.add_option("--sweep", b.sweep,
+                   "with --backend: client counts for contended and separate, e.g. 1,2,4,8,16 (default with --report)")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1000))
+        ->needs(backend);
+    cmd.add_flag("--baselines", b.baselines,
+                 "with --backend: also run redis-benchmark (SET NX PX + EVAL) and pgbench (advisory lock + unlock) "
+                 "on the same servers (on with --report)")
+        ->needs(backend);
+}
+
+void add_ttl_option(CLI::App& cmd, bench_cli& c, const char* text, bool show_default) {
+    auto* ttl = cmd.add_option("--ttl", c.backends.ttl_ms, text)->check(CLI::Range(10, 3600000));
+    if (show_default) ttl->capture_default_str();
+}
+
+void add_report_option(CLI::App& cmd, bench_cli& c, const char* text) {
+    cmd.add_option("--report", c.backends.report, text);
+}
+
+} // namespace zklock::cli

@@ -1,0 +1,68 @@
+// The options of `bench` that several scenarios take, each group registered
+// by one function here: on a scenario's subcommand (command.cpp, as its
+// scenario_takes says) and once on `bench` itself for the flag form.
+#pragma once
+
+#include "command.hpp"
+
+#include <CLI/CLI.hpp>
+
+namespace zklock::cli {
+
+/// -c/--connect, --connect-timeout, --auth-file, --acl, --path, --warmup,
+/// --server-config: the ZooKeeper server (or the throwaway one) and the lock paths.
+void add_zookeeper_options(CLI::App& cmd, bench_cli& c);
+/// --json.
+void add_json_option(CLI::App& cmd, bench_cli& c);
+/// --ops, described as `text`, its default shown when `show_default`.
+void add_ops_option(CLI::App& cmd, bench_cli& c, const char* text, bool show_default = true);
+/// The general description of --ops.
+inline constexpr const char* ops_text =
+    "acquisitions to measure (election: handoffs; locks: one lock's cycles beside the burst)";
+/// --clients, described as `text`, its default shown when `show_default`.
+void add_clients_option(CLI::App& cmd, bench_cli& c, const char* text, bool show_default = true);
+/// The general description of --clients.
+inline constexpr const char* clients_text =
+    "sessions contending on one lock (contended; election participants; semaphore and rwlock clients)";
+/// --naive and --no-release-mark: the MutexOptions of zklock's mutexes.
+void add_mutex_options(CLI::App& cmd, bench_cli& c);
+/// --confirm-unlock.
+void add_confirm_unlock_option(CLI::App& cmd, bench_cli& c);
+/// --no-floor.
+void add_floor_option(CLI::App& cmd, bench_cli& c);
+/// --curator.
+void add_curator_option(CLI::App& cmd, bench_cli& c);
+/// --kazoo.
+void add_kazoo_option(CLI::App& cmd, bench_cli& c);
+/// --curator-script and --kazoo-script.
+void add_script_options(CLI::App& cmd, bench_cli& c);
+/// --backend, described as `text`; returned for the options that need it.
+CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text);
+/// The general descriptions of --backend, --ttl and --report.
+inline constexpr const char* backend_text =
+    "compare backends: zookeeper, redis, redlock, postgres-lease, postgres-advisory, postgres-row, flock or all "
+    "(repeatable, or comma-separated); runs uncontended, contended and separate (--scenario); with --safety also "
+    "the anti-examples naive-setnx-expire and naive-setnx-getset (all includes them)";
+inline constexpr const char* ttl_text =
+    "with --backend: lease time-to-live of redis, redlock, postgres-lease, in ms; with --safety (default 1000) also "
+    "the ZooKeeper session timeout and the naive recipes' TTL";
+/// Their descriptions on a scenario's subcommand.
+inline constexpr const char* scenario_backend_text =
+    "run the scenario on these backends instead: zookeeper, redis, redlock, postgres-lease, postgres-advisory, "
+    "postgres-row, flock or all (repeatable, or comma-separated)";
+inline constexpr const char* scenario_ttl_text =
+    "with --backend: lease time-to-live of redis, redlock, postgres-lease, in ms";
+inline constexpr const char* scenario_report_text =
+    "write results.json, results.md and SVG charts (gnuplot) of the runs into this directory (without --backend: "
+    "of the zookeeper backend)";
+inline constexpr const char* report_text =
+    "write results.json, results.md and SVG charts (gnuplot) of the scenarios run into this directory (without "
+    "--backend: of the zookeeper backend); with --safety: safety.json, safety.md and safety.svg";
+/// --redis, --redlock, --postgres, --flock-dir, --sweep, --baselines: each needs `backend`.
+void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend);
+/// --ttl, described as `text`, its default shown when `show_default`.
+void add_ttl_option(CLI::App& cmd, bench_cli& c, const char* text, bool show_default = true);
+/// --report, described as `text`.
+void add_report_option(CLI::App& cmd, bench_cli& c, const char* text);
+
+} // namespace zklock::cli

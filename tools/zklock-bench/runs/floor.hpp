@@ -1,0 +1,63 @@
+// zklock bench's floors: the leanest uncontended lock cycle and the leanest
+// contended handoff the ZooKeeper C client can run (runs/floor.cpp), measured
+// beside zklock's on the same server so every report gives zklock's ratio to them.
+#pragma once
+
+#include <zklock/acl.hpp>
+
+#include <string>
+#include <vector>
+
+namespace zklock::cli {
+
+struct floor_options {
+    std::string connect;
+    std::string dir;                ///< the lock directory the loop creates its nodes in
+    std::vector<auth_entry> auth;   ///< added to the handle; nodes then get creator-all ACLs
+    int ops = 2000;                 ///< measured cycles
+    int warmup = 200;               ///< unmeasured cycles first
+};
+
+struct floor_result {
+    std::vector<double> samples_us;  ///< one cycle each: delete previous + create + getChildren, pipelined
+    double wall_s = 0;               ///< the measured cycles' wall time
+};
+
+/// Runs the loop; throws zklock::error when the server cannot be reached or a request fails.
+floor_result run_floor(const floor_options& options);
+
+/// The same server, lock directory, credentials and counts, with the clients.
+struct handoff_floor_options : floor_options {
+    int clients = 8;  ///< handles on the lock, all driven from one thread (ops: measured grants)
+};
+
+struct handoff_floor_result {
+    std::vector<double> acquire_us;  ///< per grant: from queueing (create sent) to the grant
+    std::vector<double> handoff_us;  ///< per grant after a release: from the holder's delete sent to this grant
+    double wall_s = 0;               ///< the measured grants' wall time
+};
+
+/// The lean contended loop: each waiter watches its predecessor and takes its
+/// deletion as the grant (sound here because only holders leave), each holder
+/// releases at once and queues again. Throws as run_floor.
+handoff_floor_result run_handoff_floor(const handoff_floor_options& options);
+
+/// The many-locks floor: one handle takes `locks` distinct locks under `dir`
+/// at once, every request in flight together, then releases them all.
+struct locks_floor_options : floor_options {
+    int locks = 10000;
+};
+
+struct locks_floor_result {
+    double acquire_s = 0;  ///< the first create sent to the last listing's reply
+    double release_s = 0;  ///< the first delete sent to the last delete's reply
+};
+
+/// Per lock, pipelined: the lock's directory (a container; it is missing, as
+/// for a lock taken the first time), the EPHEMERAL_SEQUENTIAL node in it and
+/// its listing; then the node's delete. The directories (and `dir`) are
+/// deleted after the measured phases, so the server has none left to reap.
+/// Throws as run_floor.
+locks_floor_result run_locks_floor(const locks_floor_options& options);
+
+}  // namespace zklock::cli

@@ -1,0 +1,43 @@
+// zklock bench's scenarios over zklock::Lock: one runner for every backend
+// (ZooKeeper's Mutex with its options, Redis, Redlock, PostgreSQL, flock).
+//
+//   uncontended  one client, one lock: acquire + release
+//   contended    K clients on one lock, each acquiring again right after its
+//                release: acquisitions/s, the wait, the handoff (a holder's
+//                release call to the next grant), fairness (longest wait,
+//                grants that overtook an earlier request), wake-ups per grant
+//   separate     K clients on K different locks: what the server sustains
+//                when nobody waits
+#pragma once
+
+#include "runs/result.hpp"
+
+#include <zklock/lock.hpp>
+
+#include <string>
+#include <vector>
+
+namespace zklock::cli {
+
+struct scenario_options {
+    std::string backend;  ///< the results' backend
+    int ops = 2000;       ///< measured acquisitions
+    /// Each release waits for the server's answer (async_unlock). Otherwise
+    /// unlock() returns once the release is sent (ZooKeeper: the session owns
+    /// the delete), as a caller of unlock() sees it.
+    bool confirm_unlock = true;
+};
+
+/// `cycles` acquire + release cycles, each release confirmed: unmeasured.
+void warm_up(Lock& lock, int cycles);
+
+/// Acquire + release on `lock` with nobody else on it. An unconfirmed last
+/// release is waited for (outside the measurement), so the next run starts clean.
+bench_result run_uncontended(Lock& lock, const scenario_options& o);
+
+/// locks.size() clients, each on its own thread with its own lock object (and
+/// session or connection); `separate`: each lock a different lock, otherwise
+/// all the same lock (contended).
+bench_result run_clients(const std::vector<Lock*>& locks, const scenario_options& o, bool separate);
+
+} // namespace zklock::cli

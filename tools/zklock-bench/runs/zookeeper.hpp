@@ -1,0 +1,71 @@
+// zklock bench over ZooKeeper's recipes: the options of a run,
+// and what bench.cpp (the mutex scenarios, the command) and runs/recipes.cpp
+// (election, semaphore, read-write lock) share.
+#pragma once
+
+#include "runs/result.hpp"
+#include "common.hpp"
+
+#include <zklock/mutex.hpp>
+#include <zklock/session.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zklock::cli::zkbench {
+
+using clock_type = bench_clock;
+
+struct bench_options {
+    std::string connect;
+    bool connect_given = false;
+    std::string recipe = "mutex";
+    std::string scenario = "uncontended";
+    bool scenario_given = false;  ///< --scenario, or the scenario's subcommand
+    int clients = 8;
+    int permits = 3;
+    double read_ratio = 0.8;
+    int ops = 2000;
+    bool naive = false;
+    bool confirm_unlock = false;
+    bool json = false;
+    bool curator = false;
+    bool kazoo = false;
+    bool floor = true;  ///< the C client's floor loop beside the uncontended mutex run
+    std::string curator_script;
+    std::string kazoo_script;
+    std::string duration_text = "10s";  ///< --scenario mixed
+    std::string hold_text = "0";        ///< --scenario mixed
+    int waiters = 1000;                 ///< --scenario waiters
+    int sessions = 20;                  ///< --scenario waiters
+    int locks = 10000;                  ///< --scenario locks
+    bool on_session = false;            ///< --scenario locks: taken in a handler on the Session's executor
+    std::string path = "/zklock-bench";
+    std::vector<std::string> server_config;
+    int warmup = 20000;
+    credentials creds;  ///< --auth-file, --acl (ZooKeeper part used here)
+    std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
+    bool connect_timeout_given = false;
+    bool mark_release = true;  ///< MutexOptions::mark_release (--no-release-mark: off)
+    int lock_paths = 5;             ///< scenario multi: M
+    int acquire_timeout_ms = 2000;  ///< scenario multi: an acquisition waiting longer gives up
+};
+
+/// The Session options of every client of a run.
+SessionOptions session_options(const bench_options& o);
+/// A lock path of its own for one run of `scenario`.
+std::string unique_path(const bench_options& o, const std::string& scenario);
+
+/// --recipe election: handoffs from a resigning leader to the next.
+bench_result run_election(const bench_options& o);
+/// --recipe semaphore: K clients on --permits leases.
+bench_result run_semaphore(const bench_options& o);
+/// --recipe rwlock: readers and writers at --read-ratio.
+bench_result run_rwlock(const bench_options& o);
+
+} // namespace zklock::cli::zkbench

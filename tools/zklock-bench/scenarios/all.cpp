@@ -1,0 +1,17 @@
+// bench all: uncontended, then contended; with --backend, separate too.
+#include "scenarios/scenario.hpp"
+
+namespace zklock::cli {
+
+const scenario& all_scenario() {
+    static const scenario s{
+        .name = "all",
+        .description = "uncontended, then contended (with --backend: separate too, on each backend)",
+        .takes = {.clients = true, .mutex = true, .confirm_unlock = true, .floor = true, .curator = true,
+                  .kazoo = true, .scripts = true, .backends = true, .servers = true},
+        .clients_text = "sessions contending on one lock (contended; with --backend also separate)",
+    };
+    return s;
+}
+
+} // namespace zklock::cli

@@ -1,0 +1,55 @@
+// bench safety: safety, not speed. The same faults against every backend and
+// the naive Redis recipes, K client processes on one lock, each run judged by
+// fenced and unfenced copies of the resource (safety/). It starts, kills and
+// restarts its own servers: no ZooKeeper options.
+#include "scenarios/scenario.hpp"
+
+#include "command.hpp"
+
+namespace zklock::cli {
+namespace {
+
+void add_safety_options(CLI::App& cmd, bench_cli& c, CLI::Option* safety_flag) {
+    auto& b = c.backends;
+    auto* fault = cmd.add_option("--fault", b.faults,
+                                 "with --safety: paused-holder, killed-holder, killed-server, "
+                                 "restart-without-persistence, partitioned-client or all (repeatable, or "
+                                 "comma-separated; default all)")
+                      ->delimiter(',')
+                      ->check(CLI::IsMember({"all", "paused-holder", "killed-holder", "killed-server",
+                                             "restart-without-persistence", "partitioned-client"}));
+    auto* duration = cmd.add_option("--fault-duration", b.fault_ms,
+                                    "with --safety: how long a pause, an outage or a partition lasts, in ms "
+                                    "(default 3 x --ttl)")
+                         ->check(CLI::Range(1, 300000));
+    auto* interval = cmd.add_option("--write-interval", b.write_interval_ms,
+                                    "with --safety: time between two writes of a critical section, in ms")
+                         ->check(CLI::Range(1, 60000))
+                         ->capture_default_str();
+    if (safety_flag)
+        for (auto* option : {fault, duration, interval}) option->needs(safety_flag);
+}
+
+} // namespace
+
+const scenario& safety_scenario() {
+    static const scenario s{
+        .name = "safety",
+        .description = "Safety, not speed: the same faults against every backend and the naive Redis recipes",
+        .form = flag_form::safety,
+        .takes = {.zookeeper = false, .clients = true, .backends = true},
+        .ops_text = "grants to see before the fault, and after it (default 4)",
+        .clients_text = "client processes on one lock (default 3)",
+        .backend_text = "backends and naive recipes to run under the faults: zookeeper, redis, redlock, "
+                        "postgres-lease, postgres-advisory, postgres-row, flock, naive-setnx-expire, "
+                        "naive-setnx-getset or all (repeatable, or comma-separated; default all)",
+        .ttl_text = "lease time-to-live of redis, redlock, postgres-lease and the naive recipes, and the ZooKeeper "
+                    "session timeout, in ms (default 1000)",
+        .report_text = "write safety.json, safety.md and safety.svg into this directory",
+        .general_defaults = false,
+        .add_own_options = add_safety_options,
+    };
+    return s;
+}
+
+} // namespace zklock::cli
