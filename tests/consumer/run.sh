@@ -75,6 +75,17 @@ prefix=$(cd "$prefix" && pwd)
 echo "install_consumer: installing $build_dir into $prefix"
 "$cmake_cmd" --install "$build_dir" --prefix "$prefix"
 
+# The installed headers are what users call: of detail/, only deadline.hpp
+# (the timed acquires' templates use it); none of zklock's own harness.
+internal_headers=$(cd "$prefix" && find include/zklock/detail include/zklock/testing -name '*.hpp' 2>/dev/null |
+  grep -vE '^include/zklock/detail/deadline\.hpp$|^include/zklock/testing/' || true)
+harness_headers=$(cd "$prefix" && find include/zklock/testing -name 'chaos.hpp' -o -name 'safety_ledger.hpp' \
+  -o -name 'internals.hpp' 2>/dev/null || true)
+if [[ -n $internal_headers$harness_headers ]]; then
+  echo "install_consumer: internal headers are installed:" $internal_headers $harness_headers >&2
+  exit 1
+fi
+
 # The installed zklock links neither hiredis nor libpq (bench and chaos are
 # zklock-bench's, installed beside it); zklock-bench finds its Curator harness
 # in the prefix's share/zklock. zklock's man page and bash completion are where

@@ -93,13 +93,13 @@ done
   fail "zklock.pc's libdir is not $prefix/lib64"
 [[ $(PKG_CONFIG_PATH=$prefix/lib64/pkgconfig pkg-config --variable=includedir zklock) == "$prefix/inc" ]] ||
   fail "zklock.pc's includedir is not $prefix/inc"
-for absent in inc/zklock/redis inc/zklock/postgres inc/zklock/detail/redlock.hpp inc/zklock/detail/postgres_steps.hpp \
+for absent in inc/zklock/redis inc/zklock/postgres \
     lib64/pkgconfig/zklock-redis.pc lib64/pkgconfig/zklock-postgres.pc lib64/libzklock_redis.a lib64/libzklock_postgres.a \
     inc/zklock/testing lib64/pkgconfig/zklock-testing.pc lib64/libzklock_testing.a \
     lib64/pkgconfig/zklock-testing-backends.pc lib64/libzklock_testing_backends.a; do
   [[ ! -e $prefix/$absent ]] || fail "$prefix/$absent is installed by a build without that backend or library"
 done
-for present in inc/zklock/detail/path.hpp lib64/pkgconfig/zklock-backends.pc; do
+for present in inc/zklock/detail/deadline.hpp inc/zklock/queue_lock.hpp lib64/pkgconfig/zklock-backends.pc; do
   [[ -e $prefix/$present ]] || fail "$prefix/$present is not installed"
 done
 echo "install_consumer_subproject: OK"
