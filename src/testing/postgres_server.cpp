@@ -32,10 +32,6 @@ namespace {
 using steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds postgres_stop_grace{10000};
-constexpr milliseconds children_exit_timeout{10000};
-constexpr milliseconds pause_timeout{5000};
-
 using posix_io::throw_errno;
 using posix_io::until;
 
@@ -249,7 +245,7 @@ void PostgresServer::kill_process() noexcept {
         process->kill9();
         // A new postmaster refuses to start while old children still hold the
         // shared memory; wait for them to be gone (a zombie holds nothing).
-        const auto deadline = steady::now() + children_exit_timeout;
+        const auto deadline = steady::now() + milliseconds(10000);  // for the children to exit
         while (std::any_of(children.begin(), children.end(), alive) && steady::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds(2));  // allowed: polling interval of a deadline wait
         }
@@ -269,7 +265,7 @@ void PostgresServer::stop_process() {
     if (process->running()) {
         process->signal(SIGINT);  // fast shutdown (SIGTERM would wait for every client to leave)
         process->resume();
-        if (!process->wait_exit(postgres_stop_grace)) kill_process();
+        if (!process->wait_exit(milliseconds(10000))) kill_process();  // the shutdown's grace
     }
 }
 
@@ -280,7 +276,7 @@ bool PostgresServer::pause_process() noexcept {
     try {
         const auto children = children_of(process->pid());
         for (const pid_t child : children) signal_child(child, SIGSTOP);
-        const auto deadline = steady::now() + pause_timeout;
+        const auto deadline = steady::now() + milliseconds(5000);  // for every child to stop
         const auto running_child = [](pid_t pid) {
             const auto st = read_proc_stat(pid);
             return st && st->state != 'T' && st->state != 'Z' && st->state != 'X';

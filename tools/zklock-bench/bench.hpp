@@ -143,6 +143,11 @@ std::string now_utc();
 /// This machine for a report: cpu, cpus, memory_gib, kernel, note.
 nlohmann::json describe_machine();
 
+/// The JSON line of a ZooKeeper scenario that prints its own (waiters, locks,
+/// mixed): {"backend": "zookeeper", "scenario": `scenario`}, to which it adds
+/// its figures.
+nlohmann::json zookeeper_line(std::string_view scenario);
+
 /// What zklock-bench calls itself, given its argv[0]: "zklock" when zklock
 /// ran it (as `zklock bench ...`: zklock passes argv[0] "zklock"), otherwise
 /// "zklock-bench". Its usage lines and reports say that name.

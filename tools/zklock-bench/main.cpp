@@ -10,10 +10,8 @@
 #include "common.hpp"
 #include "help.hpp"
 
-#include <zklock/error.hpp>
 #include <zklock/version.hpp>
 
-#include <exception>
 #include <string>
 #include <vector>
 
@@ -34,8 +32,6 @@ int main(int argc, char** argv) {
     const auto name = zklock::cli::program_name(argc > 0 ? argv[0] : "");
     if (arguments.size() < 2 || !is_program_word(arguments[1]))
         arguments.insert(arguments.begin() + (arguments.empty() ? 0 : 1), "bench");
-    std::vector<const char*> args;
-    for (const auto& a : arguments) args.push_back(a.c_str());
     CLI::App app{"zklock-bench: zklock's bench (latency, throughput, safety under faults) and chaos soak"};
     app.name(name);  // "zklock" when zklock runs it: `zklock bench ...` in usage lines and the man page
     app.require_subcommand(1);
@@ -49,17 +45,5 @@ int main(int argc, char** argv) {
                            "waiters",
                            {},
                            {}});
-    try {
-        app.parse(static_cast<int>(args.size()), args.data());
-    } catch (const CLI::ParseError& e) {
-        const int rc = app.exit(e);
-        return rc == 0 ? 0 : zklock::cli::exit_usage;
-    } catch (const zklock::error& e) {
-        zklock::cli::notice(e.what());
-        return zklock::cli::exit_status_for(e.code());
-    } catch (const std::exception& e) {
-        zklock::cli::notice(e.what());
-        return 1;
-    }
-    return exit_code;
+    return zklock::cli::parse_and_run(app, arguments, exit_code);
 }

@@ -3,10 +3,8 @@
 #include "descriptors.hpp"
 #include "help.hpp"
 
-#include <zklock/error.hpp>
 #include <zklock/version.hpp>
 
-#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -19,8 +17,6 @@ int main(int argc, char** argv) {
     // (as git runs git-foo): before CLI11 reads any of them.
     if (argc > 1 && zklock::cli::is_bench_command(arguments[1]))
         return zklock::cli::run_zklock_bench({arguments.begin() + 1, arguments.end()});
-    std::vector<const char*> args;
-    for (const auto& a : arguments) args.push_back(a.c_str());
     CLI::App app{"zklock: distributed locks on ZooKeeper"};
     app.name("zklock");  // in usage lines and in the man page, whatever path ran it
     app.require_subcommand(1);
@@ -50,17 +46,5 @@ int main(int argc, char** argv) {
         std::cerr << zklock::cli::overview(app);
         return zklock::cli::exit_usage;
     }
-    try {
-        app.parse(argc, args.data());
-    } catch (const CLI::ParseError& e) {
-        const int rc = app.exit(e);
-        return rc == 0 ? 0 : zklock::cli::exit_usage;
-    } catch (const zklock::error& e) {
-        zklock::cli::notice(e.what());
-        return zklock::cli::exit_status_for(e.code());
-    } catch (const std::exception& e) {
-        zklock::cli::notice(e.what());
-        return 1;
-    }
-    return exit_code;
+    return zklock::cli::parse_and_run(app, arguments, exit_code);
 }

@@ -223,9 +223,7 @@ int bench_mixed(const mixed_bench_options& o) {
     const auto overlaps = count_overlaps(all);
     const double seconds = static_cast<double>(duration_ns) / 1e9;
 
-    nlohmann::json j;
-    j["backend"] = "zookeeper";
-    j["scenario"] = "mixed";
+    auto j = zookeeper_line("mixed");
     j["clients_per_kind"] = k;
     j["duration_s"] = seconds;
     j["hold_us"] = hold_us;

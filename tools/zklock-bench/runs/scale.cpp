@@ -251,9 +251,7 @@ int bench_waiters(const scale_bench_options& o) {
     std::size_t out_of_order = 0;
     for (std::size_t i = 1; i < grant_order.size(); ++i) out_of_order += grant_order[i] < grant_order[i - 1];
 
-    nlohmann::json j;
-    j["backend"] = "zookeeper";
-    j["scenario"] = "waiters";
+    auto j = zookeeper_line("waiters");
     j["waiters"] = n;
     j["sessions"] = s;
     j["enqueue_s"] = enqueue_s;
@@ -317,9 +315,7 @@ int bench_locks(const scale_bench_options& o) {
     released.wait_for(static_cast<std::size_t>(n));
     const double release_s = seconds_since(release_start);
 
-    nlohmann::json j;
-    j["backend"] = "zookeeper";
-    j["scenario"] = "locks";
+    auto j = zookeeper_line("locks");
     j["locks"] = n;
     j["sessions"] = 1;
     // Where the locks were made and taken: the glibc arena their allocations

@@ -186,6 +186,13 @@ std::string now_utc() {
     return buf;
 }
 
+nlohmann::json zookeeper_line(std::string_view scenario) {
+    nlohmann::json j;
+    j["backend"] = "zookeeper";
+    j["scenario"] = scenario;
+    return j;
+}
+
 nlohmann::json describe_machine() {
     std::string model;
     std::istringstream cpuinfo(read_text_file("/proc/cpuinfo"));
