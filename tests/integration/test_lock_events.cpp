@@ -1,7 +1,12 @@
 // Mutex::on_event: the events of one lock object, in order, on a real server.
 #include "support.hpp"
 
+#include <zklock/leader_election.hpp>
+#include <zklock/lock_events.hpp>
 #include <zklock/multi_mutex.hpp>
+#include <zklock/mutex.hpp>
+#include <zklock/semaphore.hpp>
+#include <zklock/shared_mutex.hpp>
 #include <zklock/testing/faults.hpp>
 
 #include <mutex>
