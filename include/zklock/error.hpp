@@ -32,6 +32,7 @@ enum class errc {
     insecure_acl,           ///< the lock directory's ACL grants more than the session's ACL policy
     blocked_by_persistent_node, ///< a persistent node (not ephemeral) that never goes away by itself blocks the queue
     foreign_recipe,         ///< the path holds another library's recipe that zklock cannot share it with (a peer semaphore)
+    connection_refused,     ///< every server address refused the connection (nothing listens there); compares equal to std::errc::connection_refused
 
     // --- one per ZooKeeper client/server error (ZOO_ERRORS) -----------------
     system_error = 100,         ///< ZSYSTEMERROR

@@ -79,14 +79,20 @@ public:
     ~Session();
 
     /// Waits until connected, for at most options().connect_timeout.
-    /// Errors: errc::timeout (no server answered in time), errc::session_closed,
+    /// Errors: errc::timeout (no server answered in time),
+    /// errc::connection_refused (every address of the connect string refused
+    /// the connection: nothing listens there; said as soon as each has, not at
+    /// the deadline; the session keeps trying, and a later wait may succeed.
+    /// It relies on the C client's log, which set_zookeeper_client_log_level()
+    /// at none silences: the wait then ends at the deadline), errc::session_closed,
     /// errc::invalid_argument (bad connect string), errc::would_deadlock (called on the
     /// thread that runs the session).
     void connect();
     /// As above; errors in `ec` instead of thrown.
     void connect(std::error_code& ec);
 
-    /// Completes when connected or at options().connect_timeout.
+    /// Completes when connected, when every address refused the connection
+    /// (errc::connection_refused, as connect()), or at options().connect_timeout.
     /// Signature: void(std::error_code). Cancellation: terminal, partial and total
     /// (the session keeps connecting; only the wait is cancelled).
     template <class CompletionToken>

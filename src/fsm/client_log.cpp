@@ -1,6 +1,8 @@
 #include "fsm/client_log.hpp"
 
 #include <array>
+#include <cerrno>
+#include <string>
 #include <utility>
 
 namespace zklock::detail {
@@ -22,6 +24,21 @@ std::optional<client_log_line> parse_client_log(std::string_view line) {
         return client_log_line{level, rest};
     }
     return std::nullopt;
+}
+
+std::optional<std::string> refused_address(std::string_view message) {
+    constexpr std::string_view prefix = "Socket ";
+    constexpr std::string_view retcode = " zk retcode=";
+    if (!message.starts_with(prefix)) return std::nullopt;
+    message.remove_prefix(prefix.size());
+    const auto end = message.find(retcode);
+    if (end == std::string_view::npos || end == 0) return std::nullopt;
+    auto address = message.substr(0, end);
+    if (address.front() == '[' && address.back() == ']' && address.find("]:") == std::string_view::npos)
+        address = address.substr(1, address.size() - 2);  // "[ADDRESS]" in some versions
+    const auto errno_text = "errno=" + std::to_string(ECONNREFUSED) + "(";
+    if (message.find(errno_text, end) == std::string_view::npos) return std::nullopt;
+    return std::string(address);
 }
 
 } // namespace zklock::detail

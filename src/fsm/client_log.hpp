@@ -4,6 +4,7 @@
 #include <zklock/log.hpp>
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace zklock::detail {
@@ -17,5 +18,11 @@ struct client_log_line {
 /// Parses the C client's format, "TIME:PID(0xTID):ZOO_LEVEL@FUNCTION@LINE: MESSAGE"
 /// (a trailing newline taken off). nullopt when the line has no ZOO_ level.
 std::optional<client_log_line> parse_client_log(std::string_view line);
+
+/// The server address ("127.0.0.1:2181", "[::1]:2181") of a message that says
+/// a connect to it was refused (ECONNREFUSED: nothing listens there), as the C
+/// client logs it: "Socket ADDRESS zk retcode=-4, errno=111(...): server
+/// refused to accept the client". nullopt for any other message.
+std::optional<std::string> refused_address(std::string_view message);
 
 } // namespace zklock::detail

@@ -28,6 +28,7 @@ public:
         case errc::insecure_acl: return "the lock directory's ACL grants more than the ACL policy";
         case errc::blocked_by_persistent_node: return "a persistent node that never goes away by itself blocks the lock queue";
         case errc::foreign_recipe: return "the path holds another library's recipe that zklock cannot share it with";
+        case errc::connection_refused: return "every server refused the connection (nothing listens there)";
         case errc::system_error: return "ZooKeeper client system error";
         case errc::runtime_inconsistency: return "ZooKeeper runtime inconsistency";
         case errc::data_inconsistency: return "ZooKeeper data inconsistency";
@@ -72,6 +73,7 @@ public:
         switch (static_cast<errc>(ev)) {
         case errc::already_acquiring:
         case errc::would_deadlock: return std::make_error_condition(std::errc::resource_deadlock_would_occur);
+        case errc::connection_refused: return std::make_error_condition(std::errc::connection_refused);
         default: return std::error_condition(ev, *this);
         }
     }

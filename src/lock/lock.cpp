@@ -52,8 +52,7 @@ Lock::~Lock() {
 void Lock::throw_failure(const std::error_code& ec, const char* op) const {
     if (!ec) return;
     std::string what = std::string("zklock::Lock::") + op + (subject_.empty() ? "" : " " + subject_);
-    if (ec == errc::already_acquiring)
-        throw error(ec, what + ": this object already holds or waits for the lock");
+    if (ec == errc::already_acquiring) throw error(ec, what);  // the code's message says it all
     const auto detail = backend_->failure_detail();
     throw error(ec, what + (detail.empty() ? std::string() : " (" + detail + ")"));
 }

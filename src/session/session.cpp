@@ -18,7 +18,12 @@
 
 #include <cstdio>
 #include <future>
+#include <set>
+#include <string>
+#include <string_view>
 
+#include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace zklock {
@@ -135,9 +140,12 @@ void print_client_line(const char* line) {
 thread_local session_impl* session_impl::log_scope::current_ = nullptr;
 
 void session_impl::on_client_log(const char* line) {
-    const auto* self = log_scope::current();
+    auto* self = log_scope::current();
     const auto parsed = parse_client_log(line ? line : "");
     if (!self || !parsed) return;  // not a line of a call of ours (none is expected): dropped, as by default
+    // The one place the C client says a connect was refused (nothing listens):
+    // connect() need not wait out its deadline when every address refuses.
+    if (auto refused = refused_address(parsed->message)) self->note_refused(std::move(*refused));
     if (self->options_.log.callback) {
         return emit(self->options_.log, parsed->level, "zookeeper", parsed->message, self->session_id_.load());
     }
@@ -191,8 +199,46 @@ void session_impl::start() {
     open_handle();
 }
 
+namespace {
+
+// How many addresses the connect string's hosts resolve to (any family, TCP,
+// none filtered: never fewer than the C client tries); 0 when one of them does
+// not resolve (nothing is then said to have refused them all).
+std::size_t resolved_addresses(std::string_view connect) {
+    std::set<std::string> addresses;
+    std::string_view hosts = connect.substr(0, connect.find('/'));
+    while (!hosts.empty()) {
+        const auto comma = hosts.find(',');
+        auto item = hosts.substr(0, comma);
+        hosts = comma == std::string_view::npos ? std::string_view() : hosts.substr(comma + 1);
+        const auto colon = item.rfind(':');
+        if (colon == std::string_view::npos) return 0;
+        auto host = item.substr(0, colon);
+        if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+        const std::string host_text(host), port_text(item.substr(colon + 1));
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* found = nullptr;
+        if (::getaddrinfo(host_text.c_str(), port_text.c_str(), &hints, &found) != 0) return 0;
+        for (const auto* a = found; a; a = a->ai_next) {
+            char name[NI_MAXHOST] = {};
+            if (::getnameinfo(a->ai_addr, a->ai_addrlen, name, sizeof name, nullptr, 0, NI_NUMERICHOST) == 0)
+                addresses.insert(std::string(name) + "/" + port_text);
+        }
+        ::freeaddrinfo(found);
+    }
+    return addresses.size();
+}
+
+} // namespace
+
 void session_impl::open_handle() {
     state_ = session_state::connecting;
+    addresses_ = resolved_addresses(options_.connect);
+    refused_.clear();
+    all_refused_ = false;
+    refusal_backoff_ = std::chrono::milliseconds(0);
     const int timeout = static_cast<int>(options_.session_timeout.count());
     const log_scope scope(this);
     zh_ = zookeeper_init2(options_.connect.c_str(), &session_impl::on_session_watch, timeout, nullptr, this, 0,
@@ -349,6 +395,9 @@ void session_impl::on_connected() {
     last_receive_ = asio::steady_timer::clock_type::now();
     session_id_ = id;
     state_ = session_state::connected;
+    refused_.clear();
+    all_refused_ = false;
+    refusal_backoff_ = std::chrono::milliseconds(0);
     suspend_timer_.cancel();
     notify(event);
     auto waiters = std::move(connect_waiters_);

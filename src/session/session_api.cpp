@@ -74,15 +74,17 @@ void Session::async_connect_impl(asio::any_completion_handler<void(std::error_co
         asio::any_completion_handler<void(std::error_code)> handler;
         asio::steady_timer timer;
         std::uint64_t waiter = 0;
+        std::uint64_t refusals = 0;
         bool done = false;
     };
     auto impl = impl_;
-    auto o = std::make_shared<op>(op{std::move(handler), asio::steady_timer(impl->strand()), 0, false});
+    auto o = std::make_shared<op>(op{std::move(handler), asio::steady_timer(impl->strand()), 0, 0, false});
     auto finish = [impl, o](std::error_code ec) {
         if (o->done) return;
         o->done = true;
         o->timer.cancel();
         if (o->waiter) impl->cancel_connect_waiter(o->waiter);
+        if (o->refusals) impl->cancel_refusal_waiter(o->refusals);
         detail::post_completion(std::move(o->handler), impl->user_executor(), ec);
     };
     auto slot = asio::get_associated_cancellation_slot(o->handler);
@@ -97,6 +99,8 @@ void Session::async_connect_impl(asio::any_completion_handler<void(std::error_co
             if (!ec) finish(make_error_code(errc::timeout));
         });
         o->waiter = impl->when_connected(finish);
+        // Every address refusing is an answer: nothing listens there now.
+        if (!o->done) o->refusals = impl->when_all_refused([finish] { finish(make_error_code(errc::connection_refused)); });
     });
 }
 
@@ -111,6 +115,8 @@ void Session::connect() {
     if (ec == errc::timeout)
         throw error(ec, "could not connect to " + impl_->options().connect + " within " +
                             std::to_string(impl_->options().connect_timeout.count()) + " ms");
+    if (ec == errc::connection_refused)
+        throw error(ec, "could not connect to " + impl_->options().connect);
     if (ec == errc::invalid_argument) throw error(ec, "zklock::Session: invalid connect string '" + impl_->options().connect + "'");
     throw_if(ec, "zklock::Session::connect");
 }

@@ -26,6 +26,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <set>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -177,6 +178,16 @@ public:
     /// Returns an id for cancel_connect_waiter.
     std::uint64_t when_connected(std::function<void(std::error_code)> fn);
     void cancel_connect_waiter(std::uint64_t id);
+    /// Runs fn() once every address of the connect string has refused a
+    /// connect (nothing listens at any of them) since the last connection;
+    /// the session keeps trying. Returns an id for cancel_refusal_waiter.
+    std::uint64_t when_all_refused(std::function<void()> fn);
+    void cancel_refusal_waiter(std::uint64_t id);
+    /// The C client said a connect to `address` was refused (from its log).
+    void note_refused(std::string address);
+    /// Runs the C client (zookeeper_process, then pump()) at `deadline`, or
+    /// earlier when already due earlier. Strand.
+    void run_client_at(std::chrono::steady_clock::time_point deadline);
     /// Why the session closed: errc::auth_failed when the server refused an
     /// authentication, otherwise errc::session_closed.
     std::error_code close_reason() const {
@@ -373,6 +384,15 @@ private:
     std::atomic<std::uint64_t> next_id_{1};  // listeners (any thread), waiters and watches (strand)
 
     std::map<std::uint64_t, std::function<void(std::error_code)>> connect_waiters_;
+    std::map<std::uint64_t, std::function<void()>> refusal_waiters_;
+    std::set<std::string> refused_;  // the addresses that refused in this round of connects
+    std::size_t addresses_ = 0;      // of the connect string, resolved; 0: unknown (never all refused)
+    // Every address refused (since the last connection): the next connects
+    // wait refusal_backoff_ (growing to a cap) instead of following each other
+    // as fast as the kernel refuses them.
+    bool all_refused_ = false;
+    std::chrono::milliseconds refusal_backoff_{0};
+    std::chrono::steady_clock::time_point next_attempt_{};
     std::unordered_map<std::uint64_t, watch_fn> watches_;
     std::deque<std::shared_ptr<janitor_entry>> janitor_;
 };

@@ -13,6 +13,10 @@ namespace asio = boost::asio;
 
 void session_impl::pump() {
     if (!zh_ || in_process_ || closing_) return;
+    // After a round in which every address refused, the C client is not asked
+    // for its next connect (it would make it at once) until the attempt is due.
+    if (all_refused_ && std::chrono::steady_clock::now() < next_attempt_ && zoo_state(zh_) != ZOO_CONNECTED_STATE)
+        return run_client_at(next_attempt_);
     const log_scope scope(this);
     int fd = -1;
     int interest = 0;
@@ -82,8 +86,11 @@ void session_impl::pump() {
                              });
         }
     }
-    const auto deadline = asio::steady_timer::clock_type::now() + std::chrono::seconds(tv.tv_sec) +
-                          std::chrono::microseconds(tv.tv_usec);
+    run_client_at(asio::steady_timer::clock_type::now() + std::chrono::seconds(tv.tv_sec) +
+                  std::chrono::microseconds(tv.tv_usec));
+}
+
+void session_impl::run_client_at(std::chrono::steady_clock::time_point deadline) {
     if (!timer_deadline_ || deadline < *timer_deadline_) {
         timer_deadline_ = deadline;
         timer_.expires_at(deadline);
@@ -149,5 +156,38 @@ std::uint64_t session_impl::when_connected(std::function<void(std::error_code)> 
 }
 
 void session_impl::cancel_connect_waiter(std::uint64_t id) { connect_waiters_.erase(id); }
+
+std::uint64_t session_impl::when_all_refused(std::function<void()> fn) {
+    if (all_refused_) {
+        post(std::move(fn));
+        return 0;
+    }
+    const auto id = next_id_++;
+    refusal_waiters_.emplace(id, std::move(fn));
+    return id;
+}
+
+void session_impl::cancel_refusal_waiter(std::uint64_t id) { refusal_waiters_.erase(id); }
+
+void session_impl::note_refused(std::string address) {
+    if (connected() || addresses_ == 0) return;
+    refused_.insert(std::move(address));
+    if (refused_.size() < addresses_) return;
+    refused_.clear();
+    // A round in which every address refused: the C client would try again at
+    // once, round after round, as fast as the kernel refuses (a busy loop while
+    // nothing listens). The next round waits, 10 ms at first, doubling up to
+    // 200 ms: a server that comes back is still connected within 200 ms.
+    all_refused_ = true;
+    refusal_backoff_ = refusal_backoff_.count() == 0 ? std::chrono::milliseconds(10)
+                                                     : std::min(2 * refusal_backoff_, std::chrono::milliseconds(200));
+    next_attempt_ = std::chrono::steady_clock::now() + refusal_backoff_;
+    // Called inside a C client call: the waiters run after it.
+    auto waiters = std::move(refusal_waiters_);
+    refusal_waiters_.clear();
+    post([waiters = std::move(waiters)] {
+        for (const auto& [id, w] : waiters) w();
+    });
+}
 
 } // namespace zklock::detail

@@ -19,6 +19,8 @@
 #include <zklock/backends.hpp>
 #endif
 
+#include <boost/asio/io_context.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -47,6 +49,13 @@ bool take_and_release(zklock::LockService& service) {
 
 int main() {
     bool ok = true;
+    {
+        // A name Asio deprecates: zklock's own build refuses it
+        // (BOOST_ASIO_NO_DEPRECATED), but that is no rule for its users' code.
+        boost::asio::io_context io;
+        boost::asio::io_context::work keep_running(io);
+        ok &= check(!io.stopped(), "a consumer's code may use Asio's deprecated io_context::work");
+    }
     const std::string message = zklock::make_error_code(zklock::errc::invalid_path).message();
     ok &= check(!message.empty(), "zklock::errc::invalid_path: " + message);
     ok &= check(std::string(ZKLOCK_VERSION_STRING) == std::to_string(ZKLOCK_VERSION_MAJOR) + "." +

@@ -86,6 +86,15 @@ if [[ -n $internal_headers$harness_headers ]]; then
   exit 1
 fi
 
+# zklock's own build flags stay its own: the installed package and pkg-config
+# files impose none on a consumer's code (they carry cxx_std_20, a requirement
+# of the headers, as a compile feature).
+leaked=$(grep -rl 'BOOST_ASIO_NO_DEPRECATED' "$prefix" --include='*.cmake' --include='*.pc' || true)
+if [[ -n $leaked ]]; then
+  echo "install_consumer: zklock's BOOST_ASIO_NO_DEPRECATED is imposed on consumers by:" $leaked >&2
+  exit 1
+fi
+
 # The installed zklock links neither hiredis nor libpq (bench and chaos are
 # zklock-bench's, installed beside it); zklock-bench finds its Curator harness
 # in the prefix's share/zklock. zklock's man page and bash completion are where

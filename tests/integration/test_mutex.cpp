@@ -443,6 +443,9 @@ TEST_F(MutexTest, AcquiringTwiceThroughOneObjectIsRefused) {
     } catch (const zklock::error& e) {
         EXPECT_EQ(e.code(), errc::already_acquiring);
         EXPECT_EQ(e.code(), std::errc::resource_deadlock_would_occur);  // as std::mutex reports it
+        // Said once: "zklock::Lock::lock PATH: this lock object already holds or is acquiring the lock".
+        const std::string what = e.what();
+        EXPECT_EQ(what, "zklock::Lock::lock " + path + ": " + make_error_code(errc::already_acquiring).message());
     }
     std::error_code ec;
     EXPECT_FALSE(m.try_lock(ec));

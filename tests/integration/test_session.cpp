@@ -8,6 +8,11 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 using namespace zklock;
 using namespace zklock::test;
 
@@ -27,22 +32,58 @@ TEST_F(SessionTest, TimeoutIsClampedByTheServer) {
     EXPECT_EQ(s.negotiated_timeout(), 4000ms);  // maxSessionTimeout of the test server
 }
 
-TEST(SessionNoServer, ConnectToADownServerFailsAtTheDeadline) {
+// Nothing listens: every address refuses, and connect() says so as soon as
+// each has, long before its deadline (a wait for the deadline ends in errc::timeout).
+TEST(SessionNoServer, ConnectWhereNothingListensIsRefusedWithoutWaitingForTheDeadline) {
     SessionOptions o;
-    o.connect = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
-    o.connect_timeout = 700ms;
+    o.connect = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port()) + ",127.0.0.1:" +
+                std::to_string(zklock::testing::free_loopback_port());
+    o.connect_timeout = std::chrono::seconds(30);
     Session s(o);
     std::error_code ec;
     s.connect(ec);
-    EXPECT_EQ(ec, errc::timeout);
+    EXPECT_EQ(ec, errc::connection_refused) << ec.message();
+    EXPECT_EQ(ec, std::errc::connection_refused);
     EXPECT_NE(s.state(), session_state::connected);
     try {
         s.connect();
         FAIL() << "connected to nothing";
     } catch (const zklock::error& e) {
-        EXPECT_EQ(e.code(), errc::timeout);
+        EXPECT_EQ(e.code(), errc::connection_refused);
         EXPECT_NE(std::string(e.what()).find(o.connect), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("refused"), std::string::npos) << e.what();
     }
+}
+
+// A listener that never answers the handshake is no refusal: the wait ends at
+// its deadline.
+TEST(SessionNoServer, ConnectToASilentServerFailsAtTheDeadline) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::listen(listener, 8), 0);  // connections complete in the backlog; nothing reads them
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    SessionOptions o;
+    o.connect = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    o.connect_timeout = 700ms;
+    {
+        Session s(o);
+        std::error_code ec;
+        s.connect(ec);
+        EXPECT_EQ(ec, errc::timeout) << ec.message();
+        try {
+            s.connect();
+            FAIL() << "connected to a server that never answered";
+        } catch (const zklock::error& e) {
+            EXPECT_EQ(e.code(), errc::timeout);
+            EXPECT_NE(std::string(e.what()).find(o.connect), std::string::npos) << e.what();
+        }
+    }
+    ::close(listener);
 }
 
 TEST(SessionNoServer, BadConnectStringIsAClearError) {

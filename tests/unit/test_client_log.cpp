@@ -5,6 +5,7 @@
 
 using zklock::log_level;
 using zklock::detail::parse_client_log;
+using zklock::detail::refused_address;
 
 TEST(ClientLog, LevelAndMessageComeOutOfTheCClientsFormat) {
     // As the C client prints them (log_message in zk_log.c): Debian's 3.8 without
@@ -37,4 +38,22 @@ TEST(ClientLog, LevelAndMessageComeOutOfTheCClientsFormat) {
 TEST(ClientLog, ALineWithoutALevelIsNotALogLine) {
     EXPECT_FALSE(parse_client_log(""));
     EXPECT_FALSE(parse_client_log("no level here: ZOO_ but no tag\n"));
+}
+
+// A connect refused by the server's address (nothing listens there) is told
+// apart from every other failure: only ECONNREFUSED counts.
+TEST(ClientLog, ARefusedConnectNamesItsAddress) {
+    EXPECT_EQ(refused_address("Socket 127.0.0.1:1 zk retcode=-4, errno=111(Connection refused): server refused to "
+                              "accept the client"),
+              "127.0.0.1:1");
+    EXPECT_EQ(refused_address("Socket [::1]:2181 zk retcode=-4, errno=111(Connection refused): server refused to "
+                              "accept the client"),
+              "[::1]:2181");
+    EXPECT_EQ(refused_address("Socket [127.0.0.1:2181] zk retcode=-4, errno=111(Connection refused): server refused"),
+              "127.0.0.1:2181");
+    EXPECT_FALSE(refused_address("Socket 10.0.0.1:2181 zk retcode=-4, errno=113(No route to host): server refused to "
+                                 "accept the client"));
+    EXPECT_FALSE(refused_address("Socket 127.0.0.1:2181 zk retcode=-4, errno=112(Host is down): connect() call failed"));
+    EXPECT_FALSE(refused_address("Initiating client connection, host=127.0.0.1:1 sessionTimeout=10000"));
+    EXPECT_FALSE(refused_address("Socket  zk retcode=-4, errno=111(Connection refused): x"));
 }

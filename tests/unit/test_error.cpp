@@ -114,3 +114,8 @@ TEST(Errors, TheCodesEveryBackendUsesNameNoServer) {
             << text;
     }
 }
+
+TEST(Errors, ARefusedConnectionIsTheConditionOfTheStandardLibrary) {
+    EXPECT_EQ(make_error_code(errc::connection_refused), std::errc::connection_refused);
+    EXPECT_FALSE(make_error_code(errc::connection_refused).message().empty());
+}

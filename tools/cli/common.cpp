@@ -145,7 +145,9 @@ std::string connect_timeout_text(const SessionOptions& o) {
 }
 
 std::string connect_failure_text(const SessionOptions& o, const std::error_code& ec) {
-    if (ec == errc::timeout) return connect_timeout_text(o);
+    // A refusal by every server ends the wait early; what each server gave is
+    // told the same way as for a wait that ran out.
+    if (ec == errc::timeout || ec == errc::connection_refused) return connect_timeout_text(o);
     if (ec == errc::invalid_argument) return "invalid connect string '" + o.connect + "'";
     if (ec == errc::auth_failed)
         return o.connect + " refused the authentication as " + identity(o.auth) +

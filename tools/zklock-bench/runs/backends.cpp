@@ -345,7 +345,9 @@ std::unique_ptr<LockService> open_service(const std::string& backend, const Back
     try {
         return open_lock_service(backend, options);
     } catch (const zklock::error& e) {
-        if (backend != "zookeeper" || (e.code() != errc::timeout && e.code() != errc::auth_failed)) throw;
+        if (backend != "zookeeper" ||
+            (e.code() != errc::timeout && e.code() != errc::connection_refused && e.code() != errc::auth_failed))
+            throw;
         SessionOptions s;
         s.connect = options.zookeeper;
         s.connect_timeout = options.connect_timeout;
