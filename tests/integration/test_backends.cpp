@@ -1,5 +1,6 @@
 // zklock::open_lock_service: every backend opened by name against the real
 // servers it needs, the options it refuses, and Lock::stats() of a waiter.
+#include "silent_listener.hpp"
 #include "support.hpp"
 
 #include <zklock/backends.hpp>
@@ -245,13 +246,23 @@ TEST(FactoryErrors, RedlockWithoutMastersIsRefused) {
     EXPECT_EQ(refused->code(), errc::invalid_argument);
 }
 
-TEST(FactoryErrors, ZooKeeperWithNothingListeningTimesOutWithoutHanging) {
+TEST(FactoryErrors, ZooKeeperWithNothingListeningIsRefusedWithoutHanging) {
     BackendOptions o;
     o.zookeeper = "127.0.0.1:" + std::to_string(testing::free_loopback_port());  // nothing listens there
     o.connect_timeout = 1s;
     auto opened = open_in_background("zookeeper", o);
     // The deadline only keeps a hang from blocking the run; it says nothing about speed.
     ASSERT_EQ(opened.wait_for(30s), std::future_status::ready) << "open_lock_service hung on a dead server";
+    EXPECT_EQ(opened.get(), errc::connection_refused);
+}
+
+TEST(FactoryErrors, ZooKeeperThatNeverAnswersTimesOutWithoutHanging) {
+    SilentListener silent;
+    BackendOptions o;
+    o.zookeeper = silent.address();
+    o.connect_timeout = 1s;
+    auto opened = open_in_background("zookeeper", o);
+    ASSERT_EQ(opened.wait_for(30s), std::future_status::ready) << "open_lock_service hung on a silent server";
     EXPECT_EQ(opened.get(), errc::timeout);
 }
 

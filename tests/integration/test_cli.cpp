@@ -1,4 +1,5 @@
 // The zklock command-line tool, run as a separate process against real servers.
+#include "silent_listener.hpp"
 #include "test_cli_support.hpp"
 
 #include <zklock/leader_election.hpp>
@@ -212,7 +213,8 @@ TEST_F(CliTest, ServerDownExits69WithinTheWaitDeadline) {
 }
 
 TEST_F(CliTest, SigintWhileConnectingExits130) {
-    const auto connect_to = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
+    SilentListener silent;  // the connect waits out its deadline there
+    const auto& connect_to = silent.address();
     const auto marker = cli_.file("ran");
     auto p = cli_.start({"run", "-v", "-c", connect_to, "/zklock-tests/down", "--", "touch", marker.string()});
     ASSERT_TRUE(wait_until([&] { return cli_.output().find("connecting to") != std::string::npos; }))

@@ -3,6 +3,7 @@
 // run --shared, --name and the holders shown by status, --connect-timeout and
 // what an unreachable server or a missing chroot is called, bench's included;
 // and bench reports for any subset of scenarios.
+#include "silent_listener.hpp"
 #include "test_cli_support.hpp"
 
 #include <zklock/semaphore.hpp>
@@ -13,8 +14,6 @@
 
 #include <csignal>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 using namespace zklock;
 using namespace zklock::test;
@@ -87,21 +86,14 @@ TEST(CliConnectTest, RefusedAndSilentServersAreCalledSoByEveryCommand) {
         << cli.output("default");
 
     // A listener that never speaks ZooKeeper: the kernel completes the handshake.
-    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(listener, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    ASSERT_EQ(::listen(listener, 16), 0);
-    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    const auto silent = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-    auto mute = cli.start({"status", "-c", silent, "--connect-timeout", "300ms", "/x"}, "silent");
-    EXPECT_EQ(exit_code(mute), 69) << cli.output("silent");
-    EXPECT_TRUE(contains(cli.output("silent"), silent + ": accepts connections but gave no ZooKeeper session"))
-        << cli.output("silent");
-    ::close(listener);
+    {
+        SilentListener listener;
+        const auto& silent = listener.address();
+        auto mute = cli.start({"status", "-c", silent, "--connect-timeout", "300ms", "/x"}, "silent");
+        EXPECT_EQ(exit_code(mute), 69) << cli.output("silent");
+        EXPECT_TRUE(contains(cli.output("silent"), silent + ": accepts connections but gave no ZooKeeper session"))
+            << cli.output("silent");
+    }
 
     auto bad = cli.start({"status", "-c", refused, "--connect-timeout", "0", "/x"}, "zero");
     EXPECT_EQ(exit_code(bad), 64) << cli.output("zero");

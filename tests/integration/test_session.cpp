@@ -1,3 +1,4 @@
+#include "silent_listener.hpp"
 #include "support.hpp"
 
 #include <zklock/queue_watch.hpp>
@@ -8,9 +9,6 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace zklock;
@@ -58,32 +56,21 @@ TEST(SessionNoServer, ConnectWhereNothingListensIsRefusedWithoutWaitingForTheDea
 // A listener that never answers the handshake is no refusal: the wait ends at
 // its deadline.
 TEST(SessionNoServer, ConnectToASilentServerFailsAtTheDeadline) {
-    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(listener, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
-    ASSERT_EQ(::listen(listener, 8), 0);  // connections complete in the backlog; nothing reads them
-    socklen_t len = sizeof addr;
-    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    SilentListener silent;
     SessionOptions o;
-    o.connect = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    o.connect = silent.address();
     o.connect_timeout = 700ms;
-    {
-        Session s(o);
-        std::error_code ec;
-        s.connect(ec);
-        EXPECT_EQ(ec, errc::timeout) << ec.message();
-        try {
-            s.connect();
-            FAIL() << "connected to a server that never answered";
-        } catch (const zklock::error& e) {
-            EXPECT_EQ(e.code(), errc::timeout);
-            EXPECT_NE(std::string(e.what()).find(o.connect), std::string::npos) << e.what();
-        }
+    Session s(o);
+    std::error_code ec;
+    s.connect(ec);
+    EXPECT_EQ(ec, errc::timeout) << ec.message();
+    try {
+        s.connect();
+        FAIL() << "connected to a server that never answered";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::timeout);
+        EXPECT_NE(std::string(e.what()).find(o.connect), std::string::npos) << e.what();
     }
-    ::close(listener);
 }
 
 TEST(SessionNoServer, BadConnectStringIsAClearError) {
