@@ -16,7 +16,7 @@ public:
         switch (static_cast<errc>(ev)) {
         case errc::invalid_path: return "invalid lock path";
         case errc::timeout: return "deadline passed";
-        case errc::session_expired: return "session expired (a ZooKeeper session, or a Redis or PostgreSQL lease)";
+        case errc::session_expired: return "session expired: the server ended the session or lease that held it";
         case errc::session_closed: return "session closed";
         case errc::connection_suspended: return "connection suspended for longer than the session timeout";
         case errc::node_deleted: return "lock node deleted by another client";

@@ -1,8 +1,10 @@
 // The CLI habits zklock shares with flock(1), etcdctl and consul: -V, help
-// (of a subcommand too; a bare zklock), -E, `zklock lock` (and its signals),
-// run --shared, --name and the holders shown by status, --connect-timeout and
-// what an unreachable server or a missing chroot is called, bench's included;
-// and bench reports for any subset of scenarios.
+// (of a subcommand too; a bare zklock; an unknown command), -E, flock's -w,
+// -x, -o and -c, `zklock lock` (and its signals), run --shared, --name and the
+// holders shown by status, --connect-timeout and what an unreachable server, a
+// host that does not resolve or a missing chroot is called, bench's included;
+// durations with units on every option; long input cut to a line; and bench
+// reports for any subset of scenarios.
 #include "silent_listener.hpp"
 #include "test_cli_support.hpp"
 
@@ -97,6 +99,171 @@ TEST(CliConnectTest, RefusedAndSilentServersAreCalledSoByEveryCommand) {
 
     auto bad = cli.start({"status", "-c", refused, "--connect-timeout", "0", "/x"}, "zero");
     EXPECT_EQ(exit_code(bad), 64) << cli.output("zero");
+}
+
+// A host that does not resolve is a server out of reach (69, as a DNS outage
+// is), not a typo; a connect string that is malformed is one (64). `.invalid`
+// never resolves (RFC 6761).
+TEST(CliConnectTest, AnUnresolvableHostIsUnavailableAMalformedConnectStringIsABadArgument) {
+    Cli cli;
+    const auto marker = cli.file("ran");
+    const std::vector<std::vector<std::string>> unresolvable{
+        {"status", "-c", "nosuchhost.invalid:2181", "--connect-timeout", "300ms", "/x"},
+        {"run", "-c", "nosuchhost.invalid:2181", "--connect-timeout", "300ms", "/x", "--", "touch", marker.string()},
+    };
+    for (const auto& args : unresolvable) {
+        auto p = cli.start(args, args[0]);
+        EXPECT_EQ(exit_code(p), 69) << cli.output(args[0]);
+        EXPECT_TRUE(contains(cli.output(args[0]), "the host did not resolve: nosuchhost.invalid ("))
+            << cli.output(args[0]);
+        EXPECT_FALSE(contains(cli.output(args[0]), "invalid connect string")) << cli.output(args[0]);
+    }
+    auto no_port = cli.start({"status", "-c", "127.0.0.1", "/x"}, "no-port");
+    EXPECT_EQ(exit_code(no_port), 64) << cli.output("no-port");
+    EXPECT_TRUE(contains(cli.output("no-port"), "invalid connect string: '127.0.0.1' has no port (host:port)"))
+        << cli.output("no-port");
+    EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+// -- A command that is not one: named, with the nearest known one when there is one.
+TEST(CliHelpTest, AnUnknownCommandIsNamedWithTheNearestKnownOne) {
+    Cli cli;
+    auto typo = cli.start({"rnu", "/x", "--", "true"}, "typo");
+    EXPECT_EQ(exit_code(typo), 64) << cli.output("typo");
+    EXPECT_TRUE(contains(cli.output("typo"), "zklock: no command 'rnu'; did you mean 'run'? (zklock help lists the "
+                                             "commands)\n"))
+        << cli.output("typo");
+    auto far = cli.start({"frobnicate"}, "far");
+    EXPECT_EQ(exit_code(far), 64) << cli.output("far");
+    EXPECT_TRUE(contains(cli.output("far"), "zklock: no command 'frobnicate' (zklock help lists the commands)\n"))
+        << cli.output("far");
+    EXPECT_FALSE(contains(cli.output("far"), "did you mean")) << cli.output("far");
+    EXPECT_FALSE(contains(cli.output("far"), "A subcommand is required")) << cli.output("far");
+}
+
+// Every duration option of run, lock and elect takes a unit (5s, 1.5s, 500ms)
+// and a plain number as milliseconds; a bad one is refused in a short sentence.
+// Against a port nothing listens on: 69 means every option was taken.
+TEST(CliHabitsTest, EveryDurationOptionTakesUnits) {
+    Cli cli;
+    const auto refused = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
+    const auto marker = cli.file("ran");
+    const std::vector<std::vector<std::string>> taken{
+        {"run", "-c", refused, "--connect-timeout", "300ms", "--session-timeout", "5s", "--grace", "2s",
+         "--lock-delay", "1.5s", "-w", "2s", "/x", "--", "touch", marker.string()},
+        {"run", "-c", refused, "--connect-timeout", "300", "--session-timeout", "5000", "--grace", "2000", "/x", "--",
+         "touch", marker.string()},
+        {"lock", "-c", refused, "--connect-timeout", "300ms", "--session-timeout", "5s", "--lock-delay", "500ms", "/x"},
+        {"elect", "-c", refused, "--connect-timeout", "300ms", "--session-timeout", "5s", "--grace", "2s",
+         "--rejoin-delay", "1.5s", "/e", "--", "touch", marker.string()},
+    };
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+        const auto name = "taken" + std::to_string(i);
+        auto p = cli.start(taken[i], name);
+        EXPECT_EQ(exit_code(p), 69) << cli.output(name);
+    }
+    const std::vector<std::pair<std::vector<std::string>, std::string>> refusals{
+        {{"run", "-c", refused, "--session-timeout", "5x", "/x", "--", "true"},
+         "--session-timeout: '5x' has an unknown unit"},
+        {{"run", "-c", refused, "--grace", "-1", "/x", "--", "true"}, "--grace: '-1' is not a duration"},
+        {{"elect", "-c", refused, "--rejoin-delay", "soon", "/e", "--", "true"},
+         "--rejoin-delay: 'soon' is not a duration"},
+        {{"lock", "-c", refused, "--session-timeout", "0", "/x"}, "--session-timeout: '0' must be more than 0"},
+    };
+    for (std::size_t i = 0; i < refusals.size(); ++i) {
+        const auto name = "refused" + std::to_string(i);
+        auto p = cli.start(refusals[i].first, name);
+        EXPECT_EQ(exit_code(p), 64) << cli.output(name);
+        const auto out = cli.output(name);
+        EXPECT_TRUE(contains(out, refusals[i].second)) << out;
+        EXPECT_LT(out.substr(0, out.find('\n')).size(), 200u) << out;  // no range of 300 digits
+    }
+    EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+// flock -w 5 waits 5 s, zklock's -w 5 waits 5 ms: kept, with a note on stderr.
+TEST(CliHabitsTest, APlainWaitBelowASecondGetsAFlockUsersNote) {
+    Cli cli;
+    const auto refused = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
+    auto plain = cli.start({"run", "-c", refused, "-w", "5", "/x", "--", "true"}, "plain");
+    EXPECT_EQ(exit_code(plain), 69) << cli.output("plain");
+    EXPECT_TRUE(contains(cli.output("plain"), "zklock: -w 5 waits 5 ms; for 5 seconds write -w 5s\n"))
+        << cli.output("plain");
+    auto unit = cli.start({"run", "-c", refused, "-w", "500ms", "/x", "--", "true"}, "unit");
+    EXPECT_EQ(exit_code(unit), 69) << cli.output("unit");
+    EXPECT_FALSE(contains(cli.output("unit"), " waits ")) << cli.output("unit");
+}
+
+// flock's -x and -o are taken (what zklock does anyway); its -c CMD, which is
+// zklock's connect string, gets a pointer to -- sh -c CMD, before or after the
+// lock path, and nothing runs.
+TEST(CliHabitsTest, FlocksExclusiveAndCloseAreTakenAndItsCommandOptionIsPointedToShC) {
+    Cli cli;
+    const auto refused = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
+    const auto marker = cli.file("ran");
+    auto x = cli.start({"run", "-x", "-o", "-c", refused, "--connect-timeout", "300ms", "/x", "--", "touch",
+                        marker.string()},
+                       "x");
+    EXPECT_EQ(exit_code(x), 69) << cli.output("x");
+    auto xs = cli.start({"run", "-x", "-s", "/x", "--", "true"}, "xs");
+    EXPECT_EQ(exit_code(xs), 64) << cli.output("xs");
+
+    const std::string make = "make -j2 all";
+    auto after = cli.start({"run", "/x", "-c", make}, "after");
+    EXPECT_EQ(exit_code(after), 64) << cli.output("after");
+    EXPECT_TRUE(contains(cli.output("after"), "-c is the ZooKeeper connect string (host:port,...), not a command: "
+                                              "for flock's -c 'make -j2 all' write "
+                                              "zklock run /x -- sh -c 'make -j2 all'"))
+        << cli.output("after");
+    for (const auto& before : {std::vector<std::string>{"run", "-c", make, "/x", "--", "true"},
+                               std::vector<std::string>{"lock", "-c", make, "/x"}}) {
+        const auto name = "before-" + before[0];
+        auto p = cli.start(before, name);
+        EXPECT_EQ(exit_code(p), 64) << cli.output(name);
+        EXPECT_TRUE(contains(cli.output(name), "write zklock run LOCK_PATH -- sh -c 'make -j2 all'")) << cli.output(name);
+    }
+    EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+// A 5,000-byte lock path, command name or connect string is not echoed whole:
+// every message quotes at most a line's worth of it, cut with an ellipsis.
+TEST(CliUsageTest, LongInputIsCutToALineInEveryMessage) {
+    Cli cli;
+    const std::string path = "/" + std::string(5000, 'p');
+    const std::vector<std::vector<std::string>> runs{
+        {"run", "-c", "127.0.0.1:1", path, "--", "true"},
+        {"status", "-c", "127.0.0.1:1", path},
+        {"elect", "-c", "127.0.0.1:1", path, "--", "true"},
+        {std::string(5000, 'r')},
+        {"status", "-c", std::string(5000, 'h'), "/x"},
+        {"run", "-c", "127.0.0.1:1", "-w", std::string(5000, '7') + "x", "/x", "--", "true"},
+    };
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto name = "long" + std::to_string(i);
+        auto p = cli.start(runs[i], name);
+        EXPECT_EQ(exit_code(p), 64) << cli.output(name).substr(0, 300);
+        const auto out = cli.output(name);
+        EXPECT_TRUE(contains(out, "\u2026")) << out.substr(0, 300);
+        for (const auto& line : complete_lines(cli.output_path(name)))
+            EXPECT_LT(line.size(), 160u) << line.substr(0, 300);
+    }
+}
+
+// elect's command goes after --: without it, its first word would be taken
+// for the ID (and the rest run as the command), so that is refused.
+TEST(CliUsageTest, ElectRefusesACommandWithoutItsSeparator) {
+    Cli cli;
+    const auto marker = cli.file("ran");
+    auto without_id = cli.start({"elect", "-c", "127.0.0.1:1", "/e", "touch", marker.string()}, "without-id");
+    EXPECT_EQ(exit_code(without_id), 64) << cli.output("without-id");
+    EXPECT_TRUE(contains(cli.output("without-id"), "zklock: elect: CMD goes after -- (zklock elect ELECTION_PATH [ID] "
+                                                   "-- CMD [ARGS...]); without it 'touch' would be the ID"))
+        << cli.output("without-id");
+    auto with_id = cli.start({"elect", "-c", "127.0.0.1:1", "/e", "id", "touch", marker.string()}, "with-id");
+    EXPECT_EQ(exit_code(with_id), 64) << cli.output("with-id");
+    EXPECT_TRUE(contains(cli.output("with-id"), "without it 'id' would be the ID and 'touch' the command"))
+        << cli.output("with-id");
+    EXPECT_FALSE(std::filesystem::exists(marker));
 }
 
 // bench's scenarios and its zookeeper backend say "connection refused" as the

@@ -55,7 +55,7 @@ TEST_F(CliMultiTest, RunTakesSeveralPathsAsOneSetAndStatusNamesTheOthers) {
     ASSERT_EQ(queue.size(), 1u);
     EXPECT_EQ(queue[0].fencing_token, token);
 
-    auto text = cli_.start({"status", "-c", server_->connect_string(), paths[0]}, "text");
+    auto text = cli_.start({"status", "-c", server_->connect_string(), "-o", "wide", paths[0]}, "text");
     EXPECT_EQ(exit_code(text), 0);
     EXPECT_NE(cli_.output("text").find("[lock set, also: " + paths[1] + "]"), std::string::npos) << cli_.output("text");
     auto json = cli_.start({"status", "-c", server_->connect_string(), "--json", paths[1]}, "json");

@@ -183,7 +183,7 @@ TEST_F(CliSecurityTest, WorldReadLetsAnUnauthenticatedStatusListTheQueueCreatorA
     const auto readable = alice_path("readable");
     auto alice = alice_holds(readable, "auth::cdrwa,world:anyone:r", "alice");
     const auto node = node_name(wait_for_line(cli_.file("alice.held")));
-    auto status = cli_.start(zk({"status", readable}), "status");
+    auto status = cli_.start(zk({"status", "-o", "wide", readable}), "status");
     EXPECT_EQ(exit_code(status), 0) << cli_.output("status");
     EXPECT_TRUE(contains(cli_.output("status"), node)) << cli_.output("status");
 
@@ -546,7 +546,7 @@ TEST_F(CliSecurityTest, OutputEscapesControlCharactersAndJsonSurvivesInvalidUtf8
     Mutex held(*s, path, mo);
     held.lock();
 
-    auto text = cli_.start(zk({"status", path}), "text");
+    auto text = cli_.start(zk({"status", "-o", "wide", path}), "text");  // wide: the owner whole
     EXPECT_EQ(exit_code(text), 0) << cli_.output("text");
     EXPECT_TRUE(contains(cli_.output("text"), shown)) << cli_.output("text");
     EXPECT_FALSE(contains(cli_.output("text"), "\x1b")) << cli_.output("text");

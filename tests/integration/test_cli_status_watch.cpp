@@ -31,7 +31,7 @@ std::vector<std::string> nodes_in(const nlohmann::json& line) {
 
 TEST_F(StatusWatchTest, PrintsALinePerChangeOfEachLockAndExitsZeroOnSigint) {
     const auto a = lock_path("a"), b = lock_path("b");
-    auto p = cli_.start({"status", "-c", server_->connect_string(), "--watch", "--json", a, b}, "watch");
+    auto p = cli_.start({"status", "-c", server_->connect_string(), "-W", "--json", a, b}, "watch");
     const auto out = cli_.output_path("watch");
     // Waits for line n (0-based) and returns it.
     const auto line = [&](std::size_t n) {
@@ -66,12 +66,16 @@ TEST_F(StatusWatchTest, PrintsALinePerChangeOfEachLockAndExitsZeroOnSigint) {
     EXPECT_EQ(complete_lines(out).size(), 6u) << read_file(out);  // one line per change, nothing for b
 }
 
+// -w, --watch's old short name, still works (old scripts), saying first on
+// stderr that -W or --watch is its name now.
 TEST_F(StatusWatchTest, PrintsATimedBlockPerChangeAsTextAndExitsZeroOnSigterm) {
     const auto path = lock_path();
-    auto p = cli_.start({"status", "-c", server_->connect_string(), "-w", path}, "text");
+    auto p = cli_.start({"status", "-c", server_->connect_string(), "-w", "-o", "wide", path}, "text");
     const auto text = [&] { return cli_.output("text"); };
     ASSERT_TRUE(wait_until([&] { return text().find(": no contenders\n") != std::string::npos; }, 20s)) << text();
-    EXPECT_EQ(text().rfind("@ ", 0), 0u) << text();  // the block starts with its time
+    const std::string note = "zklock: status -w is the old short name of --watch: write -W or --watch";
+    EXPECT_EQ(text().rfind(note, 0), 0u) << text();
+    EXPECT_EQ(text().find("\n@ ") + 1, text().find('\n') + 1) << text();  // then the block, which starts with its time
 
     auto s = connect();
     Mutex holder(*s, path);

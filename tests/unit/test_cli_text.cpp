@@ -1,12 +1,23 @@
-// The zklock tool's pure functions: terminal escaping, wait durations, the
-// words after the lock path, and the descriptor ranges CMD must not inherit.
+// The zklock tool's pure functions: terminal escaping and shortening,
+// durations, the words after the lock path, the command a mistyped name
+// meant, connect strings, the descriptor ranges CMD must not inherit, the
+// status table and what run says of a busy, mismatched or lost lock.
 #include "arguments.hpp"
+#include "command_line.hpp"
+#include "common.hpp"
+#include "connect_string.hpp"
 #include "descriptors.hpp"
+#include "hold_text.hpp"
+#include "status_view.hpp"
 #include "terminal_text.hpp"
 
+#include <zklock/error.hpp>
+
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <sstream>
 
 using namespace zklock::cli;
 using std::chrono::milliseconds;
@@ -201,4 +212,248 @@ TEST(Counted, SaysOneThingInTheSingular) {
     EXPECT_EQ(counted(3, "client"), "3 clients");
     EXPECT_EQ(counted(2, "process", "processes"), "2 processes");
     EXPECT_EQ(counted(1, "process", "processes"), "1 process");
+}
+
+// --- shortened ------------------------------------------------------------------
+
+TEST(Shortened, LeavesWhatFitsAndCutsTheRestWithAnEllipsis) {
+    EXPECT_EQ(shortened("/locks/x"), "/locks/x");
+    const std::string hostile = "/" + std::string(5000, 'a');
+    const auto cut = shortened(hostile);
+    EXPECT_EQ(columns(escape_control(cut)), quote_width);
+    EXPECT_EQ(cut, "/" + std::string(quote_width - 2, 'a') + "\u2026");
+    EXPECT_EQ(shortened("abcdef", 4), "abc\u2026");
+    EXPECT_EQ(shortened("abcdef", 4, keep::end), "\u2026def");
+    EXPECT_EQ(shortened("abcdef", 6), "abcdef");
+}
+
+TEST(Shortened, CountsEscapesAsShownAndNeverSplitsOneOrACharacter) {
+    // \x1b takes four columns: with three left it is dropped whole, not cut to "\x1".
+    EXPECT_EQ(shortened("ab\x1b" "cdef", 5), "ab\u2026");
+    EXPECT_EQ(escape_control(shortened("ab\x1b" "cdef", 7)), "ab\\x1b\u2026");
+    // A two-byte character is one column and is kept or dropped whole.
+    EXPECT_EQ(shortened("\xc3\xa9\xc3\xa9\xc3\xa9", 3), "\xc3\xa9\xc3\xa9\xc3\xa9");
+    EXPECT_EQ(shortened("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 3), "\xc3\xa9\xc3\xa9\u2026");
+    EXPECT_EQ(shortened("x\xffyyyyyy", 4), "x\u2026");  // an invalid byte is shown as \xff: four columns
+}
+
+// --- durations ---------------------------------------------------------------------
+
+TEST(DurationRange, RefusesOutsideTheRangeInItsUnits) {
+    const duration_range chaos{milliseconds(200), milliseconds(4000)};
+    EXPECT_EQ(parse_duration_in("1.5s", chaos).value, milliseconds(1500));
+    EXPECT_EQ(parse_duration_in("200", chaos).value, milliseconds(200));
+    const auto low = parse_duration_in("50ms", chaos);
+    EXPECT_FALSE(low);
+    EXPECT_EQ(low.error, "'50ms' is out of range: 200ms to 4s");
+    EXPECT_EQ(parse_duration_in("5s", chaos).error, "'5s' is out of range: 200ms to 4s");
+    EXPECT_EQ(parse_duration_in("0", {milliseconds(1), max_wait}).error, "'0' must be more than 0");
+    EXPECT_NE(parse_duration_in("5x", chaos).error.find("unknown unit"), std::string::npos);
+}
+
+TEST(DurationText, WritesTheLargestUnitThatDividesIt) {
+    EXPECT_EQ(duration_text(milliseconds(0)), "0");
+    EXPECT_EQ(duration_text(milliseconds(500)), "500ms");
+    EXPECT_EQ(duration_text(milliseconds(1500)), "1500ms");
+    EXPECT_EQ(duration_text(milliseconds(4000)), "4s");
+    EXPECT_EQ(duration_text(milliseconds(120000)), "2m");
+    EXPECT_EQ(duration_text(milliseconds(3600000)), "1h");
+}
+
+// Every duration option is made by add_duration_option: units, a plain number
+// as milliseconds, and a short message (not CLI11's range of doubles).
+TEST(DurationOption, TakesUnitsAndPlainMillisecondsAndSaysWhatIsWrong) {
+    CLI::App app;
+    int grace_ms = 5000;
+    std::chrono::milliseconds delay{0};
+    add_duration_option(app, "--grace", grace_ms, "wait", {milliseconds(0), max_wait});
+    add_duration_option(app, "--delay", delay, "wait", {milliseconds(1), milliseconds(60000)});
+    app.parse("--delay 1.5s --grace 2s", false);
+    EXPECT_EQ(grace_ms, 2000);
+    EXPECT_EQ(delay, milliseconds(1500));
+    app.parse("--grace 250", false);
+    EXPECT_EQ(grace_ms, 250);
+    for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
+             {"--grace", "5x"}, {"--delay", "2m"}, {"--delay", "0"}}) {
+        try {
+            app.parse(option + " " + value, false);
+            ADD_FAILURE() << option << " " << value << " was taken";
+        } catch (const CLI::ValidationError& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(what.rfind(option + ": '" + value + "' ", 0), 0u) << what;
+            EXPECT_LT(what.size(), 80u) << what;
+        }
+    }
+    std::ostringstream help;
+    help << app.help();
+    EXPECT_NE(help.str().find("--grace TIME=5s"), std::string::npos) << help.str();
+    EXPECT_NE(help.str().find("TIME is milliseconds, or a number with a unit"), std::string::npos) << help.str();
+}
+
+TEST(WaitUnitHint, NotesAPlainNumberAFlockUserWouldReadAsSeconds) {
+    EXPECT_EQ(wait_unit_hint("-w", "5"), "-w 5 waits 5 ms; for 5 seconds write -w 5s");
+    EXPECT_EQ(wait_unit_hint("-w", "1"), "-w 1 waits 1 ms; for 1 second write -w 1s");
+    EXPECT_EQ(wait_unit_hint("-w", "999"), "-w 999 waits 999 ms; for 999 seconds write -w 999s");
+    for (const char* quiet : {"0", "1000", "5s", "500ms", "1.5s", "05", ""})
+        EXPECT_EQ(wait_unit_hint("-w", quiet), "") << quiet;
+}
+
+// --- commands ---------------------------------------------------------------------
+
+TEST(ClosestName, SuggestsTheNearestCommandWhenItIsNear) {
+    const std::vector<std::string> commands{"run", "lock", "status", "server", "bench", "demo", "elect", "fence",
+                                            "chaos", "help"};
+    EXPECT_EQ(closest_name("rnu", commands), "run");     // a swap is one edit
+    EXPECT_EQ(closest_name("stauts", commands), "status");
+    EXPECT_EQ(closest_name("lokc", commands), "lock");
+    EXPECT_EQ(closest_name("elcet", commands), "elect");
+    EXPECT_EQ(closest_name("statu", commands), "status");
+    EXPECT_EQ(closest_name("frobnicate", commands), "");
+    EXPECT_EQ(closest_name("x", commands), "");
+    EXPECT_EQ(closest_name(std::string(5000, 'r'), commands), "");
+    EXPECT_EQ(unknown_command_text("zklock", "rnu", commands),
+              "no command 'rnu'; did you mean 'run'? (zklock help lists the commands)");
+    EXPECT_EQ(unknown_command_text("zklock", "frobnicate", commands),
+              "no command 'frobnicate' (zklock help lists the commands)");
+}
+
+// --- connect strings ---------------------------------------------------------------
+
+TEST(ConnectString, WellFormedOnesHaveNoProblem) {
+    for (const char* ok : {"127.0.0.1:2181", "zk1.example.com:2181,zk2.example.com:2182/app", "h_1:1/a b/c",
+                           "::1:2181", "nosuchhost.invalid:2181", "host:2181/"})
+        EXPECT_EQ(connect_string_problem(ok), "") << ok;
+}
+
+TEST(ConnectString, MalformedOnesSayWhatIsWrong) {
+    const auto says = [](const char* connect, const char* why) {
+        const auto problem = connect_string_problem(connect);
+        EXPECT_NE(problem.find(why), std::string::npos) << connect << ": " << problem;
+    };
+    says("", "empty");
+    says("127.0.0.1", "has no port");
+    says("127.0.0.1:abc", "port is a number from 1 to 65535");
+    says("127.0.0.1:0", "port is a number");
+    says("127.0.0.1:65536", "port is a number");
+    says(":2181", "has no host");
+    says("a:1,,b:2", "empty server");
+    says("[::1]:2181", "without brackets");
+    says("a b:2181", "a host is letters");
+    says("/app", "no server");
+    says("h:1/a//b", "empty segment");
+    says("h:1/a/", "ends with '/'");
+    says("h:1/a/../b", "'..'");
+    EXPECT_LT(connect_string_problem(std::string(5000, 'x')).size(), 2 * quote_width + 40);
+}
+
+TEST(ConnectString, AShellCommandIsToldApartFromAConnectString) {
+    EXPECT_TRUE(looks_like_a_command("echo hi"));
+    EXPECT_TRUE(looks_like_a_command("make>log"));
+    EXPECT_TRUE(looks_like_a_command("./job.sh;rm"));
+    EXPECT_FALSE(looks_like_a_command("127.0.0.1:2181"));
+    EXPECT_FALSE(looks_like_a_command("h:2181/my app"));  // a chroot may hold a blank
+    EXPECT_FALSE(looks_like_a_command("make"));           // no port, but nothing says command: left to the connect
+    EXPECT_EQ(flock_command_hint("zklock run", "/x", "echo hi"),
+              "-c is the ZooKeeper connect string (host:port,...), not a command: for flock's -c 'echo hi' write "
+              "zklock run /x -- sh -c 'echo hi'");
+    EXPECT_NE(flock_command_hint("zklock run", "", std::string(500, ';')).find("zklock run LOCK_PATH -- sh -c 'CMD'"),
+              std::string::npos);
+}
+
+// --- what run and elect say ----------------------------------------------------------
+
+namespace {
+
+zklock::contender node(std::size_t position, std::string data, bool shared = false) {
+    zklock::contender c;
+    c.position = position;
+    c.node = "_c_0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-" + std::string(shared ? "read-" : "lock-") +
+             "000000000" + std::to_string(position);
+    c.fencing_token = 4294967300 + static_cast<std::int64_t>(position);
+    c.owner_session = 0x1000a3b2c0d0005 + static_cast<std::int64_t>(position);
+    c.created_ms = 1'700'000'000'000;
+    c.data = std::move(data);
+    c.shared = shared;
+    return c;
+}
+
+} // namespace
+
+TEST(BusyText, NamesTheHolderAsStatusShowsTheOwner) {
+    zklock::queue_listing listing;
+    listing.contenders = {node(0, "billing-7"), node(1, "waiter")};
+    EXPECT_EQ(busy_text("lock /x is held by someone else", listing, 1, false),
+              "lock /x is held by someone else (holder: billing-7)");
+    listing.contenders = {node(0, "a"), node(1, "b"), node(2, "c")};
+    EXPECT_EQ(busy_text("all 2 permits of /x are held by others", listing, 2, false),
+              "all 2 permits of /x are held by others (holders: a, b)");
+    listing.contenders = {node(0, "r1", true), node(1, "w"), node(2, "r2", true)};
+    EXPECT_EQ(busy_text("lock /x is held, or waited for, by a writer", listing, 1, true),
+              "lock /x is held, or waited for, by a writer (writer: w)");
+    listing.contenders = {node(0, "")};
+    EXPECT_NE(busy_text("busy", listing, 1, false).find("(holder: node _c_"), std::string::npos);
+    EXPECT_EQ(busy_text("busy", zklock::queue_listing{}, 1, false), "busy");
+    // Hostile data: cut to a terminal line (notice() escapes it).
+    listing.contenders = {node(0, "\x1b[2J" + std::string(5000, 'z'))};
+    const auto text = busy_text("busy", listing, 1, false);
+    EXPECT_LT(columns(escape_control(text)), 80u) << text;
+    EXPECT_NE(text.find("\u2026"), std::string::npos) << text;
+}
+
+TEST(PermitsMismatchText, SaysTheStoredNumber) {
+    EXPECT_EQ(permits_mismatch_text("/x", 2, 3),
+              "/x is a semaphore of 2 permits, not 3 (every participant must give the same --permits)");
+    EXPECT_EQ(permits_mismatch_text("/x", 1, 3).find("/x is a semaphore of 1 permit, not 3"), 0u);
+    EXPECT_EQ(permits_mismatch_text("/x", std::nullopt, 3).find("/x is a semaphore with another number of permits "
+                                                                "than 3"),
+              0u);
+}
+
+TEST(LossReason, SpeaksOfZooKeeperAloneWithoutParentheses) {
+    using zklock::errc;
+    for (const auto e : {errc::session_expired, errc::node_deleted, errc::connection_suspended}) {
+        const auto why = loss_reason(make_error_code(e));
+        EXPECT_EQ(why.find('('), std::string::npos) << why;
+        EXPECT_EQ(why.find("Redis"), std::string::npos) << why;
+        EXPECT_EQ(why.find("PostgreSQL"), std::string::npos) << why;
+    }
+    EXPECT_EQ(loss_reason(make_error_code(errc::session_expired)), "the ZooKeeper session expired");
+    EXPECT_EQ(loss_reason(make_error_code(errc::node_deleted)), "another client deleted the lock node");
+    EXPECT_EQ(loss_reason(make_error_code(errc::node_deleted), "election node"),
+              "another client deleted the election node");
+}
+
+// --- the status table -------------------------------------------------------------
+
+TEST(StatusTable, FitsAHundredColumnsUnlessWide) {
+    zklock::queue_listing listing;
+    listing.contenders = {node(0, "nightly report on host-7.example.com, started by the cron job of the billing team"),
+                          node(1, std::string(300, 'o')), node(2, "\x1b[2J")};
+    const auto now = 1'700'000'004'000;
+    const auto text = status_text("/locks/nightly", listing, 1, "127.0.0.1:2181", now);
+    std::istringstream lines(text);
+    std::size_t n = 0;
+    for (std::string line; std::getline(lines, line); ++n) {
+        EXPECT_LE(columns(line), table_width) << line;
+        EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+    }
+    EXPECT_EQ(n, 5u) << text;
+    // A node name keeps its end, where the sequence number is.
+    EXPECT_NE(text.find("\u2026" + listing.contenders[0].node.substr(listing.contenders[0].node.size() - 23) + " "),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\\x1b[2J"), std::string::npos) << text;
+    EXPECT_EQ(text.find("DIALECT"), std::string::npos) << text;  // one dialect, no reader: not shown
+    EXPECT_EQ(text.find("KIND"), std::string::npos) << text;
+
+    const auto wide = status_text("/locks/nightly", listing, 1, "127.0.0.1:2181", now, true);
+    EXPECT_NE(wide.find("DIALECT"), std::string::npos) << wide;
+    EXPECT_NE(wide.find("KIND"), std::string::npos) << wide;
+    EXPECT_NE(wide.find(listing.contenders[0].node), std::string::npos) << wide;
+    EXPECT_NE(wide.find(listing.contenders[0].data), std::string::npos) << wide;
+    EXPECT_NE(wide.find(std::string(300, 'o')), std::string::npos) << wide;
+
+    // A reader in the queue brings KIND back, narrow or not.
+    listing.contenders.push_back(node(3, "reader", true));
+    EXPECT_NE(status_text("/locks/nightly", listing, 1, "127.0.0.1:2181", now).find("KIND"), std::string::npos);
 }

@@ -10,7 +10,7 @@ namespace zklock::cli {
 
 parsed_duration parse_wait_duration(std::string_view text) {
     const auto refuse = [&](const std::string& why) {
-        return parsed_duration{std::chrono::milliseconds(0), "'" + escape_control(text) + "' " + why};
+        return parsed_duration{std::chrono::milliseconds(0), "'" + escape_control(shortened(text)) + "' " + why};
     };
     constexpr std::uint64_t limit = static_cast<std::uint64_t>(max_wait.count());
     std::size_t i = 0;
@@ -54,7 +54,7 @@ parsed_duration parse_wait_duration(std::string_view text) {
     } else if (unit == "h") {
         unit_ms = 3'600'000;
     } else {
-        return refuse("has an unknown unit '" + escape_control(unit) + "': use ms, s, m or h");
+        return refuse("has an unknown unit '" + escape_control(shortened(unit)) + "': use ms, s, m or h");
     }
     if (whole > limit / unit_ms) return refuse("is too long: at most " + std::to_string(limit) + " ms");
     // fraction * unit_ms < 10^9 * 3.6e6: fits in 64 bits.
@@ -63,6 +63,70 @@ parsed_duration parse_wait_duration(std::string_view text) {
     if (part % scale != 0 || beyond) ++ms;  // round up: a nonzero wait never becomes "do not wait"
     if (ms > limit) return refuse("is too long: at most " + std::to_string(limit) + " ms");
     return {std::chrono::milliseconds(static_cast<std::int64_t>(ms)), {}};
+}
+
+parsed_duration parse_duration_in(std::string_view text, duration_range range) {
+    auto r = parse_wait_duration(text);
+    if (!r) return r;
+    if (r.value >= range.min && r.value <= range.max) return r;
+    const auto quoted = "'" + escape_control(shortened(text)) + "'";
+    if (range.min == std::chrono::milliseconds(1) && r.value.count() == 0)
+        return {std::chrono::milliseconds(0), quoted + " must be more than 0"};
+    return {std::chrono::milliseconds(0),
+            quoted + " is out of range: " + duration_text(range.min) + " to " + duration_text(range.max)};
+}
+
+std::string duration_text(std::chrono::milliseconds d) {
+    const auto ms = d.count();
+    if (ms == 0) return "0";
+    if (ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
+    if (ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
+    if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+    return std::to_string(ms) + "ms";
+}
+
+std::string wait_unit_hint(std::string_view option, std::string_view text) {
+    if (text.empty() || text.size() > 3 || text.front() == '0') return {};
+    for (char c : text)
+        if (c < '0' || c > '9') return {};
+    const std::string o(option), n(text);
+    return o + " " + n + " waits " + n + " ms; for " + n + (n == "1" ? " second" : " seconds") + " write " + o + " " +
+           n + "s";
+}
+
+namespace {
+
+// The optimal string alignment distance: Levenshtein's, plus a swap of two
+// neighbouring characters as one edit.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i)
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+
+} // namespace
+
+std::string closest_name(std::string_view word, const std::vector<std::string>& names) {
+    constexpr std::size_t near_enough = 2;
+    if (word.size() > 64) return {};  // nobody mistypes a command that long
+    std::string best;
+    std::size_t best_distance = near_enough + 1;
+    for (const auto& name : names) {
+        const auto distance = edit_distance(word, name);
+        if (distance < best_distance) {
+            best = name;
+            best_distance = distance;
+        }
+    }
+    return best_distance < word.size() ? best : std::string();
 }
 
 lock_path_words split_lock_paths(std::vector<std::string> words) {

@@ -1,5 +1,6 @@
-// Reading the command line of run and elect beyond what CLI11 checks: wait
-// durations, and the words after the lock path. Pure functions; unit-tested.
+// Reading the command line beyond what CLI11 checks: durations, the words
+// after the lock path of run and elect, and the command a mistyped name meant.
+// Pure functions; unit-tested.
 #pragma once
 
 #include <chrono>
@@ -23,8 +24,37 @@ inline constexpr std::chrono::milliseconds max_wait{2147483647};
 /// -w always meant), a number with a unit may have a fraction ("1.5s", "500ms",
 /// "2m", "0.5h"). A fraction of a millisecond rounds up, so only a zero is zero.
 /// Refused: no digits, a sign, a fraction without a unit, an unknown unit,
-/// more than max_wait.
+/// more than max_wait. The error quotes the text escaped (escape_control())
+/// and shortened(): it goes to the terminal as it is (CLI11 prints it).
 parsed_duration parse_wait_duration(std::string_view text);
+
+/// The values a duration option takes, both ends included.
+struct duration_range {
+    std::chrono::milliseconds min{0};
+    std::chrono::milliseconds max = max_wait;
+};
+
+/// parse_wait_duration(), then within `range`: "'50ms' is out of range: 200ms
+/// to 4s" ("'0' must be more than 0" when `range` starts at 1 ms). The rule
+/// of every duration option: a plain integer is milliseconds.
+parsed_duration parse_duration_in(std::string_view text, duration_range range);
+
+/// A duration in the largest unit that divides it, as the options read it
+/// back: "4s", "500ms", "2m", "1h", "1500ms", "0".
+std::string duration_text(std::chrono::milliseconds d);
+
+/// The note `-w TEXT` gets when a flock(1) user would read it as seconds
+/// (flock -w 5 waits 5 s, zklock run -w 5 waits 5 ms): a plain integer from 1
+/// to 999, which is a wait shorter than a second here. "-w 5 waits 5 ms; for 5
+/// seconds write -w 5s". Empty otherwise (0, a unit, 1000 and more).
+std::string wait_unit_hint(std::string_view option, std::string_view text);
+
+/// The one of `names` nearest to `word` by edit distance (insertions,
+/// deletions, substitutions and swaps of neighbours each count 1: "rnu" is 1
+/// from "run"), when it is near enough to be what was meant: at most 2 edits,
+/// and fewer than the word has characters. Ties go to the earlier name. Empty
+/// when none is.
+std::string closest_name(std::string_view word, const std::vector<std::string>& names);
 
 /// The words CLI11 leaves after the lock path (and the election's id) of run or
 /// elect, with positionals_at_end: the "--" is among them when it came after

@@ -1,6 +1,8 @@
 #include "command_line.hpp"
 
+#include "arguments.hpp"
 #include "common.hpp"
+#include "terminal_text.hpp"
 #include "support/secrets.hpp"
 
 #include <zklock/error.hpp>
@@ -8,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <iostream>
 
 namespace zklock::cli {
 
@@ -23,7 +26,33 @@ std::vector<std::string> take_arguments(int argc, char** argv) {
     return copy;
 }
 
+std::vector<std::string> command_names(CLI::App& app) {
+    std::vector<std::string> names;
+    for (auto* sub : app.get_subcommands({}))
+        if (!sub->get_group().empty()) names.push_back(sub->get_name());
+    return names;
+}
+
+std::string unknown_command_text(const std::string& program, const std::string& word,
+                                 const std::vector<std::string>& commands) {
+    const auto closest = closest_name(word, commands);
+    return "no command '" + shortened(word) + "'" + (closest.empty() ? "" : "; did you mean '" + closest + "'?") +
+           " (" + program + " help lists the commands)";
+}
+
 int parse_and_run(CLI::App& app, const std::vector<std::string>& arguments, const int& exit_code) {
+    // A first word that is no option and no command: say so, and what was
+    // meant (CLI11 would ask for "a subcommand" without naming the word).
+    const auto is_command = [&app](const std::string& word) {
+        for (auto* sub : app.get_subcommands({}))
+            if (sub->check_name(word)) return true;
+        return false;
+    };
+    if (arguments.size() > 1 && !arguments[1].starts_with('-') && !is_command(arguments[1])) {
+        const auto text = unknown_command_text(app.get_name(), arguments[1], command_names(app));
+        std::cerr << app.get_name() << ": " << escape_control(text) << std::endl;
+        return exit_usage;
+    }
     std::vector<const char*> args;
     for (const auto& a : arguments) args.push_back(a.c_str());
     try {

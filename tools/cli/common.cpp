@@ -1,10 +1,12 @@
 #include "common.hpp"
 
 #include "arguments.hpp"
+#include "connect_string.hpp"
 #include "reachability.hpp"
 #include "terminal_text.hpp"
 
 #include "fsm/limits.hpp"
+#include "fsm/path.hpp"
 #include <zklock/error.hpp>
 
 #include <algorithm>
@@ -18,30 +20,66 @@ std::string default_connect() {
     return env && *env ? env : "127.0.0.1:2181";
 }
 
-void add_connect_option(CLI::App& cmd, std::string& connect) {
+void add_connect_option(CLI::App& cmd, std::string& connect, bool flock_hint) {
     connect = default_connect();
-    cmd.add_option("-c,--connect", connect, "ZooKeeper hosts, host:port[,host:port...][/chroot] ($ZKLOCK_CONNECT)")
-        ->capture_default_str();
+    cmd.add_option("-c,--connect", connect,
+                   "ZooKeeper hosts, host:port[,host:port...][/chroot] (default: $ZKLOCK_CONNECT, else 127.0.0.1:2181)")
+        ->type_name("HOSTS")
+        ->check(CLI::Validator(
+            [flock_hint](std::string& value) {
+                if (!looks_like_a_command(value)) return std::string();
+                if (flock_hint) return flock_command_hint("zklock run", "", value);
+                return std::string("-c is the ZooKeeper connect string (host:port,...), not a command");
+            },
+            ""));
 }
 
-CLI::Validator duration_check(bool allow_zero) {
+CLI::Validator duration_check(duration_range range) {
     return CLI::Validator(
-        [allow_zero](std::string& text) {
-            const auto r = parse_wait_duration(text);
-            if (!r) return r.error;
-            return r.value.count() == 0 && !allow_zero ? std::string("must be more than 0") : std::string();
+        [range](std::string& text) {
+            const auto r = parse_duration_in(text, range);
+            return r ? std::string() : r.error;
         },
         "");
 }
 
+CLI::Validator duration_check(bool allow_zero) {
+    return duration_check(duration_range{std::chrono::milliseconds(allow_zero ? 0 : 1), max_wait});
+}
+
+namespace {
+
+template <class Store>
+CLI::Option* add_duration(CLI::App& cmd, const std::string& names, std::chrono::milliseconds now, Store store,
+                          const std::string& description, duration_range range, bool show_default) {
+    auto* option = cmd.add_option_function<std::string>(
+                          names, [store](const std::string& text) { store(parse_wait_duration(text).value); },
+                          description + duration_forms)
+                       ->type_name("TIME")
+                       ->check(duration_check(range));
+    if (show_default) option->default_str(duration_text(now));
+    return option;
+}
+
+} // namespace
+
+CLI::Option* add_duration_option(CLI::App& cmd, const std::string& names, int& ms, const std::string& description,
+                                 duration_range range, bool show_default) {
+    return add_duration(
+        cmd, names, std::chrono::milliseconds(ms),
+        [&ms](std::chrono::milliseconds v) { ms = static_cast<int>(v.count()); }, description, range, show_default);
+}
+
+CLI::Option* add_duration_option(CLI::App& cmd, const std::string& names, std::chrono::milliseconds& ms,
+                                 const std::string& description, duration_range range, bool show_default) {
+    return add_duration(
+        cmd, names, ms, [&ms](std::chrono::milliseconds v) { ms = v; }, description, range, show_default);
+}
+
 void add_connect_timeout_option(CLI::App& cmd, std::chrono::milliseconds& timeout) {
     timeout = default_connect_timeout;
-    cmd.add_option_function<std::string>(
-           "--connect-timeout", [&timeout](const std::string& text) { timeout = parse_wait_duration(text).value; },
-           "Give up when no server gives a session within TIME: milliseconds (500) or with a unit (500ms, 2s)")
-        ->type_name("TIME")
-        ->default_str(std::to_string(default_connect_timeout.count()) + "ms")
-        ->check(duration_check(false));
+    add_duration_option(cmd, "--connect-timeout", timeout, "Give up when no server gives a session within TIME",
+                        {std::chrono::milliseconds(1), max_wait});
 }
 
 void add_names_option(CLI::App& cmd, std::string& names, const std::string& what) {
@@ -135,6 +173,11 @@ int exit_status_for(const std::error_code& ec) {
     return exit_unavailable;
 }
 
+std::string lock_path_problem(const std::string& path) {
+    const auto check = detail::validate_lock_path(path);
+    return check ? std::string() : check.reason + ": '" + shortened(path) + "'";
+}
+
 void notice(const std::string& what) { std::cerr << "zklock: " << escape_control(what) << std::endl; }
 
 std::string connect_timeout_text(const SessionOptions& o) {
@@ -144,15 +187,33 @@ std::string connect_timeout_text(const SessionOptions& o) {
            " ms: " + probe_servers(o.connect, std::min(probe_budget, o.connect_timeout));
 }
 
-std::string connect_failure_text(const SessionOptions& o, const std::error_code& ec) {
+connect_failure describe_connect_failure(const SessionOptions& o, const std::error_code& ec) {
     // A refusal by every server ends the wait early; what each server gave is
     // told the same way as for a wait that ran out.
-    if (ec == errc::timeout || ec == errc::connection_refused) return connect_timeout_text(o);
-    if (ec == errc::invalid_argument) return "invalid connect string '" + o.connect + "'";
+    if (ec == errc::timeout || ec == errc::connection_refused) return {connect_timeout_text(o), exit_unavailable, ec};
+    if (ec == errc::invalid_argument) {
+        const auto shown = "'" + shortened(o.connect) + "'";
+        if (const auto problem = connect_string_problem(o.connect); !problem.empty())
+            return {"invalid connect string: " + problem, exit_usage, ec};
+        // Well formed, refused all the same: the C client found no host that resolves.
+        if (const auto unresolved = unresolved_hosts(o.connect); !unresolved.empty()) {
+            std::string hosts;
+            for (const auto& h : unresolved) hosts += (hosts.empty() ? "" : "; ") + h;
+            return {"could not connect to " + shown + ": " +
+                        (unresolved.size() == 1 ? "the host did not resolve: " : "no host resolved: ") + hosts,
+                    exit_unavailable, std::make_error_code(std::errc::host_unreachable)};
+        }
+        return {"invalid connect string " + shown + " (the ZooKeeper client refused it)", exit_usage, ec};
+    }
     if (ec == errc::auth_failed)
-        return o.connect + " refused the authentication as " + identity(o.auth) +
-               " (a scheme the server does not accept; check the auth file)";
-    return "could not connect to " + o.connect + ": " + ec.message();
+        return {o.connect + " refused the authentication as " + identity(o.auth) +
+                    " (a scheme the server does not accept; check the auth file)",
+                exit_noperm, ec};
+    return {"could not connect to " + o.connect + ": " + ec.message(), exit_status_for(ec), ec};
+}
+
+std::string connect_failure_text(const SessionOptions& o, const std::error_code& ec) {
+    return describe_connect_failure(o, ec).text;
 }
 
 std::string missing_chroot_text(const std::string& connect) {
@@ -168,14 +229,17 @@ std::string failure_text(const std::error_code& ec, const std::string& connect) 
 }
 
 int report_connect_failure(const Session& session, const std::error_code& ec) {
-    notice(connect_failure_text(session.options(), ec));
-    return exit_status_for(ec);
+    const auto failure = describe_connect_failure(session.options(), ec);
+    notice(failure.text);
+    return failure.status;
 }
 
 void connect_or_throw(Session& session) {
     std::error_code ec;
     session.connect(ec);
-    if (ec) throw said_error(ec, connect_failure_text(session.options(), ec));
+    if (!ec) return;
+    auto failure = describe_connect_failure(session.options(), ec);
+    throw said_error(failure.code, std::move(failure.text));
 }
 
 int report_failure(const Session& session, const std::string& doing, const std::error_code& ec,

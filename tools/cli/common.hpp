@@ -2,6 +2,8 @@
 // timeout and credential options, and what a failure is called.
 #pragma once
 
+#include "arguments.hpp"
+
 #include <zklock/acl.hpp>
 #include <zklock/error.hpp>
 #include <zklock/session.hpp>
@@ -30,16 +32,37 @@ inline constexpr const char* bench_description = "Measure acquire/release latenc
 inline constexpr const char* chaos_description =
     "Safety soak: clients loop on one lock under random faults; checks and prints a summary";
 
-/// Adds `-c/--connect HOSTS` (default $ZKLOCK_CONNECT, else 127.0.0.1:2181) to `cmd`.
-void add_connect_option(CLI::App& cmd, std::string& connect);
+/// Adds `-c/--connect HOSTS` (default $ZKLOCK_CONNECT, else 127.0.0.1:2181,
+/// which the help says in those words: the value of the variable when the help
+/// was printed is nobody else's business) to `cmd`. A value that is a shell
+/// command (looks_like_a_command(): flock's `-c CMD`) is refused; with
+/// `flock_hint` the refusal shows how zklock run writes it (`-- sh -c CMD`).
+void add_connect_option(CLI::App& cmd, std::string& connect, bool flock_hint = false);
 /// How long a command tries to reach a server unless told (etcdctl's --dial-timeout).
 inline constexpr std::chrono::milliseconds default_connect_timeout{2000};
 /// Adds `--connect-timeout TIME` (milliseconds, or with a unit: 500ms, 2s; more
 /// than 0) to `cmd`; `timeout` starts at default_connect_timeout.
 void add_connect_timeout_option(CLI::App& cmd, std::chrono::milliseconds& timeout);
-/// A CLI11 check of a duration as parse_wait_duration() reads it; with
-/// `allow_zero` false, 0 is refused too.
+/// A CLI11 check of a duration as parse_duration_in() reads it.
+CLI::Validator duration_check(duration_range range);
+/// The same from 0 (`allow_zero`) or from 1 ms to max_wait.
 CLI::Validator duration_check(bool allow_zero);
+
+/// What the help of every duration option ends with: how its value is written.
+inline constexpr const char* duration_forms = "; TIME is milliseconds, or a number with a unit: 500ms, 1.5s, 2m, 1h";
+
+/// Adds a duration option `names` ("--grace") to `cmd`, stored in `ms` as
+/// milliseconds: a plain integer is milliseconds, or a number with a unit
+/// (parse_wait_duration()), within `range` (parse_duration_in()'s message
+/// otherwise). The help shows TIME, `description` and, with `show_default`,
+/// the value `ms` holds now as duration_text() writes it. One of these for
+/// every duration option of every command, so that all take the same forms.
+///@{
+CLI::Option* add_duration_option(CLI::App& cmd, const std::string& names, int& ms, const std::string& description,
+                                 duration_range range, bool show_default = true);
+CLI::Option* add_duration_option(CLI::App& cmd, const std::string& names, std::chrono::milliseconds& ms,
+                                 const std::string& description, duration_range range, bool show_default = true);
+///@}
 /// --names zklock|curator|kazoo: how the `what` zklock creates is named
 /// (zklock::node_names); `names` keeps the text, checked by CLI11.
 void add_names_option(CLI::App& cmd, std::string& names, const std::string& what);
@@ -83,6 +106,11 @@ void apply(const credentials& c, SessionOptions& s);
 /// exit_unavailable otherwise.
 int exit_status_for(const std::error_code& ec);
 
+/// Why `path` is no lock path (detail::validate_lock_path()), quoting it
+/// shortened(): "lock path must be absolute (start with '/'): 'x'"; empty
+/// when it is one.
+std::string lock_path_problem(const std::string& path);
+
 /// Writes "zklock: <what>" to stderr with control characters escaped
 /// (escape_control()): notices quote node data, ids, paths and failure details.
 void notice(const std::string& what);
@@ -91,9 +119,27 @@ void notice(const std::string& what);
 /// (probe_servers()): what a connect that timed out says.
 std::string connect_timeout_text(const SessionOptions& o);
 
-/// What a connect of `o` that failed with `ec` is called: connect_timeout_text()
-/// for errc::timeout (what each server gave: connection refused, ...), a bad
-/// connect string, the authentication the server refused, or the error.
+/// Why a connect failed, in words, and the exit status that goes with it.
+struct connect_failure {
+    std::string text;
+    int status = exit_unavailable;
+    /// The code to report it by (connect_or_throw()): exit_status_for(code) is `status`.
+    std::error_code code;
+};
+
+/// What a connect of `o` that failed with `ec` is called:
+/// - errc::timeout: connect_timeout_text() (what each server gave: connection
+///   refused, ...), exit_unavailable;
+/// - errc::invalid_argument (the C client refused the connect string): a
+///   malformed one says what is wrong with it (connect_string_problem()),
+///   exit_usage; a well-formed one whose hosts do not resolve says so
+///   (unresolved_hosts(): an unknown name, or a DNS that does not answer),
+///   exit_unavailable;
+/// - the authentication the server refused, exit_noperm;
+/// - else the error, exit_status_for(ec).
+connect_failure describe_connect_failure(const SessionOptions& o, const std::error_code& ec);
+
+/// describe_connect_failure()'s text.
 std::string connect_failure_text(const SessionOptions& o, const std::error_code& ec);
 
 /// "the chroot /app of the connect string does not exist on the server", or
@@ -120,11 +166,13 @@ private:
 /// report_connect_failure() says, for code that reports by exception (bench).
 void connect_or_throw(Session& session);
 
-/// Tells why connecting `session` failed and returns the exit status: the
-/// server refused the authentication (exit_noperm, naming the identity), a bad
-/// connect string (exit_usage), no server reachable (exit_unavailable, saying
-/// what each server gave: connection refused, unreachable, no answer, or a
-/// listener that is no serving ZooKeeper; probe_servers()).
+/// Tells why connecting `session` failed and returns the exit status
+/// (describe_connect_failure()): the server refused the authentication
+/// (exit_noperm, naming the identity), a malformed connect string
+/// (exit_usage), hosts that do not resolve or no server reachable
+/// (exit_unavailable, saying what each server gave: connection refused,
+/// unreachable, no answer, or a listener that is no serving ZooKeeper;
+/// probe_servers()).
 int report_connect_failure(const Session& session, const std::error_code& ec);
 
 /// Tells why `doing` ("acquire lock /x", "campaign in /x", "list /x") failed

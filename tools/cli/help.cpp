@@ -2,7 +2,10 @@
 // `zklock COMMAND --help` or `zklock COMMAND SUBCOMMAND --help`.
 #include "help.hpp"
 
+#include "arguments.hpp"
+#include "command_line.hpp"
 #include "common.hpp"
+#include "terminal_text.hpp"
 
 #include <iostream>
 #include <memory>
@@ -29,16 +32,17 @@ void add_help(CLI::App& app, int& exit_code, help_options options) {
         std::string prefix = app.get_name();  // the words above `at`, for its usage line
         for (const auto& word : *words) {
             CLI::App* found = nullptr;
+            const auto names = command_names(*at);
             std::string known;
+            for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
             for (auto* sub : at->get_subcommands({}))
-                if (!sub->get_group().empty()) {
-                    if (sub->get_name() == word) found = sub;
-                    known += (known.empty() ? "" : ", ") + sub->get_name();
-                }
+                if (!sub->get_group().empty() && sub->get_name() == word) found = sub;
             if (!found) {
-                notice(at == &app ? "help: no command '" + word + "' (commands: " + known + ")"
-                                  : "help: " + prefix + " " + at->get_name() +
-                                        " has no subcommand '" + word + "' (" +
+                const auto closest = closest_name(word, names);
+                notice(at == &app ? "help: " + unknown_command_text(app.get_name(), word, names)
+                                  : "help: " + prefix + " " + at->get_name() + " has no subcommand '" +
+                                        shortened(word) + "'" +
+                                        (closest.empty() ? "" : "; did you mean '" + closest + "'?") + " (" +
                                         (known.empty() ? std::string("it has none") : "subcommands: " + known) + ")");
                 exit_code = exit_usage;
                 return;

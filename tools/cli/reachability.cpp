@@ -1,8 +1,11 @@
 #include "reachability.hpp"
 
+#include "terminal_text.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include <netdb.h>
 #include <poll.h>
@@ -46,14 +49,21 @@ bool pending(const attempt& a) {
     return false;
 }
 
-// Starts the connects of one server, one per address its name resolves to.
-void start(attempt& a) {
-    std::string host = a.server, port = "2181";
+// A server's host and port: the C client splits at the last colon (an IPv6
+// address keeps its own); a bracketed address loses its brackets.
+std::pair<std::string, std::string> host_and_port(const std::string& server) {
+    std::string host = server, port = "2181";
     if (const auto colon = host.rfind(':'); colon != std::string::npos && host.find(']', colon) == std::string::npos) {
         port = host.substr(colon + 1);
         host.resize(colon);
     }
     if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    return {host, port};
+}
+
+// Starts the connects of one server, one per address its name resolves to.
+void start(attempt& a) {
+    const auto [host, port] = host_and_port(a.server);
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -93,6 +103,24 @@ std::vector<std::string> servers_of(std::string_view connect) {
         if (const auto s = connect.substr(0, comma); !s.empty()) out.emplace_back(s);
         if (comma == std::string_view::npos) break;
         connect.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+std::vector<std::string> unresolved_hosts(std::string_view connect) {
+    std::vector<std::string> out;
+    for (const auto& server : servers_of(connect)) {
+        const auto [host, port] = host_and_port(server);
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* found = nullptr;
+        const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+        if (rc == 0) {
+            ::freeaddrinfo(found);
+            continue;
+        }
+        out.push_back(shortened(host) + " (" + ::gai_strerror(rc) + ")");
     }
     return out;
 }

@@ -1,6 +1,8 @@
 #include "terminal_text.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace zklock::cli {
 namespace {
@@ -87,6 +89,39 @@ std::string escape_control(std::string_view text) {
         }
     }
     return out;
+}
+
+std::size_t columns(std::string_view text) {
+    std::size_t n = 0;
+    for (char c : text)
+        if ((static_cast<unsigned char>(c) & 0xc0) != 0x80) ++n;  // a byte that starts a character
+    return n;
+}
+
+std::string shortened(std::string_view text, std::size_t width, keep kept) {
+    if (columns(escape_control(text)) <= width) return std::string(text);
+    if (width == 0) return {};
+    // Whole characters (a valid UTF-8 sequence, or one byte), each with the
+    // columns escape_control() shows it in; the ellipsis takes one more.
+    struct unit {
+        std::size_t at, len, cost;
+    };
+    std::vector<unit> units;
+    for (std::size_t i = 0; i < text.size();) {
+        std::uint32_t cp = 0;
+        const auto c = static_cast<unsigned char>(text[i]);
+        const std::size_t len = c < 0x80 ? 1 : std::max<std::size_t>(decode_utf8(text.substr(i), cp), 1);
+        units.push_back({i, len, columns(escape_control(text.substr(i, len)))});
+        i += len;
+    }
+    std::size_t used = 0, n = 0;
+    if (kept == keep::start) {
+        while (n < units.size() && used + units[n].cost <= width - 1) used += units[n++].cost;
+        return std::string(text.substr(0, n == units.size() ? text.size() : units[n].at)) + "\u2026";
+    }
+    while (n < units.size() && used + units[units.size() - 1 - n].cost <= width - 1)
+        used += units[units.size() - 1 - n++].cost;
+    return "\u2026" + std::string(text.substr(n == 0 ? text.size() : units[units.size() - n].at));
 }
 
 std::string shell_word(std::string_view word) {

@@ -168,7 +168,10 @@ int chaos_command(const chaos_options& o) {
 void add_chaos(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<chaos_options>();
     auto* cmd = app.add_subcommand("chaos", chaos_description);
-    cmd->add_option("--duration", o->duration_text, "How long to inject faults: 90s, 5m, 1h (default 5m)");
+    cmd->add_option("--duration", o->duration_text,
+                    std::string("How long to inject faults (default 5m)") + duration_forms)
+        ->type_name("TIME")
+        ->check(duration_check(true));
     cmd->add_option("--seed", o->seed_text,
                     "Seed of the fault schedule (default: $ZKLOCK_CHAOS_SEED, else fresh; printed first)");
     cmd->add_option("--clients", o->clients, "Clients looping on the lock (default 6)")->check(CLI::Range(1, 64));
@@ -176,8 +179,8 @@ void add_chaos(CLI::App& app, int& exit_code) {
         ->check(CLI::IsMember({1, 3, 5}));
     cmd->add_option("--recipe", o->recipe, "mutex (default), election or semaphore (2 permits)")
         ->check(CLI::IsMember({"mutex", "election", "semaphore"}));
-    cmd->add_option("--session-timeout", o->session_timeout_ms, "Session timeout in ms (default 1500; 200-4000)")
-        ->check(CLI::Range(200, 4000));
+    add_duration_option(*cmd, "--session-timeout", o->session_timeout_ms, "Session timeout (default 1500ms)",
+                        {std::chrono::milliseconds(200), std::chrono::milliseconds(4000)}, false);
     cmd->add_flag("--no-iptables", o->no_iptables, "Leave out the faults that need iptables (blackholes, partitions)");
     cmd->callback([o, &exit_code] { exit_code = chaos_command(*o); });
 }

@@ -68,11 +68,18 @@ void add_kazoo_option(CLI::App& cmd, bench_cli& c) {
 
 void add_script_options(CLI::App& cmd, bench_cli& c) {
     auto& o = c.zookeeper;
+    // The defaults are described, not shown: shown, they would name the
+    // directory zklock-bench was built in (help and the man page are installed).
     if (o.curator_script.empty()) o.curator_script = default_bench_script("bench/curator/run.sh");
-    cmd.add_option("--curator-script", o.curator_script, "the Curator harness")->capture_default_str();
+    cmd.add_option("--curator-script", o.curator_script,
+                   "the Curator harness (default: bench/curator/run.sh in share/zklock of the installation; in a "
+                   "build tree, the source tree's)")
+        ->type_name("FILE");
     if (o.kazoo_script.empty()) o.kazoo_script = default_bench_script("bench/kazoo/kazoo_bench.py");
-    cmd.add_option("--kazoo-script", o.kazoo_script, "the kazoo client of --kazoo and --scenario mixed")
-        ->capture_default_str();
+    cmd.add_option("--kazoo-script", o.kazoo_script,
+                   "the kazoo client of --kazoo and --scenario mixed (default: bench/kazoo/kazoo_bench.py in "
+                   "share/zklock of the installation; in a build tree, the source tree's)")
+        ->type_name("FILE");
 }
 
 CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text) {
@@ -110,8 +117,8 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
 }
 
 void add_ttl_option(CLI::App& cmd, bench_cli& c, const char* text, bool show_default) {
-    auto* ttl = cmd.add_option("--ttl", c.backends.ttl_ms, text)->check(CLI::Range(10, 3600000));
-    if (show_default) ttl->capture_default_str();
+    add_duration_option(cmd, "--ttl", c.backends.ttl_ms, text,
+                        {std::chrono::milliseconds(10), std::chrono::milliseconds(3600000)}, show_default);
 }
 
 void add_report_option(CLI::App& cmd, bench_cli& c, const char* text) {

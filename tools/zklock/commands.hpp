@@ -15,7 +15,7 @@ void add_server(CLI::App& app, int& exit_code);
 void add_demo(CLI::App& app, int& exit_code);
 void add_elect(CLI::App& app, int& exit_code);
 void add_fence(CLI::App& app, int& exit_code);
-/// `zklock lock LOCK_PATH`: hold it until SIGINT/SIGTERM (run.cpp).
+/// `zklock lock LOCK_PATH`: hold it until SIGINT, SIGTERM or SIGHUP (run.cpp).
 void add_lock(CLI::App& app, int& exit_code);
 
 /// The commands of the zklock-bench program beside zklock: `zklock bench`

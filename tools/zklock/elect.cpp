@@ -3,6 +3,7 @@
 // and `zklock elect --observe`: follow who leads.
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "hold_text.hpp"
 #include "supervisor.hpp"
 #include "terminal_text.hpp"
 
@@ -101,7 +102,7 @@ private:
     void campaign() {
         phase_ = phase::campaigning;
         lost_ = false;
-        if (o_.verbose) notice("campaigning in " + o_.path + " as " + o_.id);
+        if (o_.verbose) notice("campaigning in " + o_.path + " as " + shortened(o_.id));
         campaign_cancel_ = std::make_shared<asio::cancellation_signal>();
         election_.async_campaign(asio::bind_cancellation_slot(
             campaign_cancel_->slot(),
@@ -115,8 +116,8 @@ private:
         term_ = std::move(term);
         phase_ = phase::leading;
         term_started_ = clock_type::now();
-        notice("leader of " + o_.path + " as " + o_.id + " (epoch " + std::to_string(term_.epoch) + ", node " +
-               term_.node + "); starting command");
+        notice("leader of " + o_.path + " as " + shortened(o_.id) + " (epoch " + std::to_string(term_.epoch) +
+               ", node " + term_.node + "); starting command");
         election_.async_wait_lost(
             asio::bind_executor(io_, [this, epoch = term_.epoch](std::error_code e) { on_lost(e, epoch); }));
         const auto epoch = std::to_string(term_.epoch);
@@ -127,7 +128,7 @@ private:
                                      [this](int status) { on_child_exit(status); });
         if (err) {
             // Campaigning again would fail the same way: give up.
-            notice(o_.command[0] + ": " + std::strerror(err));
+            notice(shortened(o_.command[0]) + ": " + std::strerror(err));
             resign_and_exit(err == ENOENT ? 127 : 126);
         }
     }
@@ -137,14 +138,15 @@ private:
         // wait was registered.
         if (phase_ != phase::leading || epoch != term_.epoch || !ec || ec == std::errc::operation_canceled) return;
         lost_ = true;
-        notice("leadership lost (" +
-               (ec == errc::not_held ? std::string("before the command started") : ec.message()) +
-               "); stopping command");
+        const auto why = ec == errc::not_held ? std::string(" before the command started")
+                                              : ": " + loss_reason(ec, "election node");
+        notice("leadership lost" + why + "; stopping the command");
         child_.stop(SIGTERM);
     }
 
     void on_child_exit(int status) {
-        if (o_.verbose) notice("command " + describe_status(status));
+        // Said once: with -v here, unless the line that says it resigned says it too.
+        if (o_.verbose && (stop_signal_ || lost_ || o_.once)) notice("command " + describe_status(status));
         if (stop_signal_) return resign_and_exit(128 + stop_signal_);
         if (lost_) {
             if (o_.once) return finish(exit_lock_lost);
@@ -184,7 +186,7 @@ private:
                 if (!stop_signal_) {
                     // Lost while the command ran; the notice had not arrived yet.
                     notice("leadership lost before the command ended" +
-                           (is_lock_lost(ec) ? " (" + ec.message() + ")" : std::string()));
+                           (is_lock_lost(ec) ? ": " + loss_reason(ec, "election node") : std::string()));
                     exit_code_ = exit_lock_lost;
                 }
             } else if (ec) {
@@ -303,6 +305,22 @@ bool sort_out_positionals(elect_options& o) {
         all.insert(all.end(), o.words.begin(), o.words.end());
         return misplaced({o.path}, split_trailing(std::move(all)));
     }
+    if (o.observe) {  // no command: elect_command refuses any
+        if (!o.words.empty() && o.words.front() == "--") o.words.erase(o.words.begin());
+        o.command = std::move(o.words);
+        return true;
+    }
+    // An ID and no "--" after it: a command without its "--", whose first word
+    // became the ID ("/e ./loop.sh", "/e id true"). Refused, whichever was meant.
+    if (!o.id.empty() && (o.words.empty() || o.words.front() != "--")) {
+        const auto rest = split_trailing(o.words);
+        if (!rest.misplaced.empty()) return misplaced({o.path, o.id}, rest);
+        std::string said = "elect: CMD goes after -- (zklock elect ELECTION_PATH [ID] -- CMD [ARGS...]); without it '" +
+                           shortened(o.id) + "' would be the ID";
+        if (!o.words.empty()) said += " and '" + shortened(o.words.front()) + "' the command";
+        notice(said);
+        return false;
+    }
     auto words = split_trailing(std::move(o.words));
     if (!words.misplaced.empty()) return misplaced({o.path, o.id}, words);
     o.command = std::move(words.command);
@@ -320,8 +338,8 @@ int elect_command(elect_options o) {
         notice("elect: no command given (zklock elect ELECTION_PATH [ID] -- CMD [ARGS...])");
         return exit_usage;
     }
-    if (const auto check = detail::validate_lock_path(o.path); !check) {
-        notice(check.reason + ": '" + o.path + "'");
+    if (const auto problem = lock_path_problem(o.path); !problem.empty()) {
+        notice(problem);
         return exit_usage;
     }
     if (!o.observe && o.id.empty()) o.id = default_participant_id();
@@ -344,14 +362,17 @@ void add_elect(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<elect_options>();
     auto* cmd = app.add_subcommand("elect", "Run CMD only while leading ELECTION_PATH as ID; or --observe the leader");
     cmd->footer(
-        "Options go before ELECTION_PATH; everything after -- is CMD. ID defaults to HOSTNAME:PID. The leader's CMD\n"
+        "Options go before ELECTION_PATH; CMD comes after -- (always: without it, CMD's first word would be taken\n"
+        "for the ID, so that is refused). ID defaults to HOSTNAME:PID. Every TIME is milliseconds (500) or a\n"
+        "number with a unit (500ms, 1.5s, 2m, 1h). The leader's CMD\n"
         "gets ZKLOCK_LEADER_EPOCH (= ZKLOCK_FENCING_TOKEN: grows with every new leader) and ZKLOCK_LOCK_NODE (not\n"
         "ZKLOCK_AUTH_FILE), descriptors 0-2 and those zklock inherited. When leadership is lost, CMD is stopped\n"
         "(SIGTERM, then SIGKILL after --grace) and zklock campaigns again; when CMD exits, zklock resigns and\n"
         "campaigns again. With --once: one term only; exit with CMD's status, or 76 if leadership was lost.\n"
         "Exit status otherwise: 128+N zklock got signal N (forwarded to CMD unless the terminal sent it to both, as\n"
-        "Ctrl-C does; then it resigns); 64 bad arguments or auth file; 69 no server reachable (connection refused,\n"
-        "unreachable or no answer, as the message says); 75 a persistent node\n"
+        "Ctrl-C does; then it resigns); 64 bad arguments (a malformed connect string too) or auth file; 69 no\n"
+        "server reachable (connection refused, unreachable or no answer, as the message says), or no host of the\n"
+        "connect string resolves; 75 a persistent node\n"
         "blocks the queue (the message says how to remove it); 77 not authorized, authentication refused, or an\n"
         "election directory with a more open ACL than --acl; 78 the connect string's chroot does not exist;\n"
         "126/127 CMD not executable / not found.\n"
@@ -363,20 +384,18 @@ void add_elect(CLI::App& app, int& exit_code) {
     add_connect_option(*cmd, o->connect);
     add_auth_options(*cmd, o->auth);
     add_connect_timeout_option(*cmd, o->connect_timeout);
-    cmd->add_option("--session-timeout", o->session_timeout_ms, "Requested ZooKeeper session timeout in ms")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+    add_duration_option(*cmd, "--session-timeout", o->session_timeout_ms,
+                        "Requested ZooKeeper session timeout (the server keeps it within 2 and 20 ticks)",
+                        {milliseconds(1), max_wait});
     auto* observe = cmd->add_flag("--observe", o->observe, "Print the leader and every change instead of campaigning");
     cmd->get_option("--acl")->excludes(observe);
     cmd->add_flag("--json", o->json, "With --observe: one JSON object per line")->needs(observe);
-    cmd->add_option("--grace", o->grace_ms, "After SIGTERM to CMD, wait this long before SIGKILL (ms)")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber)
+    add_duration_option(*cmd, "--grace", o->grace_ms, "After SIGTERM to CMD, wait TIME before SIGKILL",
+                        {milliseconds(0), max_wait})
         ->excludes(observe);
-    cmd->add_option("--rejoin-delay", o->rejoin_delay_ms,
-                    "After CMD exits by itself, campaign again no sooner than MS ms after the term began")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber)
+    add_duration_option(*cmd, "--rejoin-delay", o->rejoin_delay_ms,
+                        "After CMD exits by itself, campaign again no sooner than TIME after the term began",
+                        {milliseconds(0), max_wait})
         ->excludes(observe);
     add_names_option(*cmd, o->names, "election node");
     cmd->get_option("--names")->excludes(observe);

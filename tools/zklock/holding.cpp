@@ -105,7 +105,7 @@ std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, co
     if (kind.shared) {
         auto rw = std::make_shared<SharedMutex>(session, path, options(kind));
         return hold_place(io, rw, rw->reader(),
-                          "lock " + path + " is held, or waited for, by a writer (an exclusive holder)");
+                          "lock " + path + " is held, or waited for, by a writer");
     }
     auto mutex = std::make_shared<Mutex>(session, path, options(kind));
     return hold_place(io, mutex, *mutex, "lock " + path + " is held by someone else");

@@ -3,7 +3,9 @@
 // command runs (flock(1), `etcdctl lock`, `consul lock [-n K]`); zklock lock:
 // hold it until a stop signal.
 #include "arguments.hpp"
+#include "connect_string.hpp"
 #include "commands.hpp"
+#include "hold_text.hpp"
 #include "holding.hpp"
 #include "supervisor.hpp"
 #include "terminal_text.hpp"
@@ -11,6 +13,7 @@
 #include "fsm/lock_set.hpp"
 #include "fsm/path.hpp"
 #include <zklock/error.hpp>
+#include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 
 #include <boost/asio/steady_timer.hpp>
@@ -49,11 +52,12 @@ struct run_options {
     std::string name;                  // --name: the node's data, status's OWNER
     int conflict_exit_code = exit_not_acquired;  // -E: when -n or -w found the lock busy
     milliseconds connect_timeout = default_connect_timeout;
-    bool hold_only = false;            // zklock lock: no command, hold until SIGINT/SIGTERM
+    bool hold_only = false;            // zklock lock: no command, hold until SIGINT, SIGTERM or SIGHUP
     int grace_ms = 5000;
     bool verbose = false;
-    std::string lock_delay_text;       // --lock-delay as given
-    milliseconds lock_delay{0};
+    milliseconds lock_delay{0};        // --lock-delay
+    bool exclusive = false;            // -x: flock's, what the lock is anyway
+    bool close = false;                // -o: flock's, what zklock's descriptors are anyway
     auth_options auth;
     std::string path;                  // the first LOCK_PATH
     std::vector<std::string> paths;    // every LOCK_PATH: more than one is a lock set (run only)
@@ -134,12 +138,15 @@ private:
     void on_acquired(std::error_code ec, bool acquired) {
         if (ec == std::errc::operation_canceled || (stop_signal_ && !acquired)) return finish(128 + stop_signal_);
         if (ec == errc::permits_mismatch) {
-            notice(o_.path + " is a semaphore with a different number of permits");
+            // A blocking read, on this thread: the session runs its own.
+            std::error_code read;
+            const auto stored = stored_permits(session_, o_.path, read);
+            notice(permits_mismatch_text(o_.path, read ? std::nullopt : stored, static_cast<std::size_t>(*o_.permits)));
             return finish(exit_usage);
         }
         if (ec) return finish(report_failure(session_, "acquire " + what(), ec, hold_->failure_detail()));
         if (!acquired) {
-            if (o_.no_wait) notice(hold_->busy_message());
+            if (o_.no_wait) notice(busy_message());
             else notice(what() + " not acquired within " + std::to_string(o_.wait->count()) + " ms");
             return finish(o_.conflict_exit_code);
         }
@@ -154,6 +161,17 @@ private:
         start_command();
     }
 
+    // Why -n did not get it, naming the holders as zklock status does (a lock
+    // set: without; its paths would have to be listed one by one).
+    std::string busy_message() {
+        if (o_.paths.size() != 1) return hold_->busy_message();
+        std::error_code ec;
+        const auto listing = list_queue(session_, o_.path, ec);  // blocking, on this thread: the session runs its own
+        if (ec) return hold_->busy_message();
+        return busy_text(hold_->busy_message(), listing, o_.permits ? static_cast<std::size_t>(*o_.permits) : 1,
+                         o_.shared);
+    }
+
     void start_command() {
         if (o_.hold_only) {
             // What CMD would get in its environment, so that `eval` can use it.
@@ -164,7 +182,7 @@ private:
                                      {{"ZKLOCK_LOCK_NODE", node_}, {"ZKLOCK_FENCING_TOKEN", std::to_string(token_)}},
                                      [this](int status) { on_child_exit(status); });
         if (err) {
-            notice(o_.command[0] + ": " + std::strerror(err));
+            notice(shortened(o_.command[0]) + ": " + std::strerror(err));
             release(err == ENOENT ? 127 : 126);
         }
     }
@@ -177,10 +195,11 @@ private:
         if (phase_ == phase::releasing && waiting_for_loss_reason_) return lost_before_the_end(lost_reason_);
         if (phase_ != phase::running) return;
         lost_ = true;
-        const std::string why = ec != errc::not_held ? ec.message()
-                                : o_.hold_only       ? std::string("as it was granted")
-                                                     : std::string("before the command started");
-        notice((o_.permits ? "permit lost (" : "lock lost (") + why + (o_.hold_only ? ")" : "); stopping command"));
+        const std::string lost = o_.permits ? "permit lost" : "lock lost";
+        const std::string why = ec != errc::not_held ? ": " + loss_reason(ec)
+                                : o_.hold_only       ? std::string(" as it was granted")
+                                                     : std::string(" before the command started");
+        notice(lost + why + (o_.hold_only ? "" : "; stopping the command"));
         if (o_.hold_only) return finish(exit_lock_lost);
         child_.stop(SIGTERM);
     }
@@ -224,7 +243,7 @@ private:
     // exit 76, saying why when known.
     void lost_before_the_end(std::error_code why) {
         notice((o_.permits ? "permit" : "lock") + std::string(" lost before the command ended") +
-               (why ? " (" + why.message() + ")" : std::string()));
+               (why ? ": " + loss_reason(why) : std::string()));
         finish(exit_lock_lost);
     }
 
@@ -250,6 +269,13 @@ int run_command(run_options o) {
     o.paths = {o.path};
     o.paths.insert(o.paths.end(), more.more_paths.begin(), more.more_paths.end());
     auto words = split_trailing(std::move(more.rest));
+    // flock's order, `flock FILE -c CMD`: a -c after the lock path whose value
+    // is no connect string is flock's command.
+    if (const auto& m = words.misplaced;
+        m.size() >= 2 && (m[0] == "-c" || m[0] == "--command") && !connect_string_problem(m[1]).empty()) {
+        notice(flock_command_hint("zklock run", o.paths.size() == 1 ? o.path : std::string(), m[1]));
+        return exit_usage;
+    }
     if (!words.misplaced.empty()) {
         notice(misplaced_option_hint(o.hold_only ? "zklock lock" : "zklock run", "LOCK_PATH", o.paths, words));
         return exit_usage;
@@ -260,15 +286,16 @@ int run_command(run_options o) {
                "without one)");
         return exit_usage;
     }
-    if (o.paths.size() == 1) {
-        if (const auto check = detail::validate_lock_path(o.path); !check) {
-            notice(check.reason + ": '" + o.path + "'");
+    for (const auto& path : o.paths)
+        if (const auto problem = lock_path_problem(path); !problem.empty()) {
+            notice(problem);
             return exit_usage;
         }
-    } else if (const auto check = detail::validate_lock_set(o.paths); !check) {
-        notice(check.reason);
-        return exit_usage;
-    }
+    if (o.paths.size() > 1)
+        if (const auto check = detail::validate_lock_set(o.paths); !check) {  // twice, or nested
+            notice(check.reason);
+            return exit_usage;
+        }
     if (o.paths.size() > 1 && o.permits) {
         notice("--permits: a semaphore has one LOCK_PATH, not " + std::to_string(o.paths.size()));
         return exit_usage;
@@ -281,7 +308,6 @@ int run_command(run_options o) {
         notice("--names " + o.names + ": several lock paths are taken as one zklock lock set, in zklock's names");
         return exit_usage;
     }
-    if (!o.lock_delay_text.empty()) o.lock_delay = parse_wait_duration(o.lock_delay_text).value;  // checked by CLI11
     if (o.permits && o.names != to_string(node_names::zklock)) {
         notice("--names " + o.names + ": a semaphore (--permits) writes only zklock's names");
         return exit_usage;
@@ -299,6 +325,7 @@ int run_command(run_options o) {
         // -w 0: do not wait (as -n, and flock -w 0).
         if (wait.value.count() == 0) o.no_wait = true;
         else o.wait = wait.value;
+        if (const auto hint = wait_unit_hint("-w", o.wait_text); !hint.empty()) notice(hint);
     }
     SessionOptions so;
     so.connect = o.connect;
@@ -311,23 +338,24 @@ int run_command(run_options o) {
 
 // The options and the LOCK_PATH run and lock share.
 void add_hold_options(CLI::App& cmd, run_options& o) {
-    add_connect_option(cmd, o.connect);
+    add_connect_option(cmd, o.connect, true);
     add_connect_timeout_option(cmd, o.connect_timeout);
     add_auth_options(cmd, o.auth);
-    cmd.add_option("--session-timeout", o.session_timeout_ms, "Requested ZooKeeper session timeout in ms")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+    add_duration_option(cmd, "--session-timeout", o.session_timeout_ms,
+                        "Requested ZooKeeper session timeout (the server keeps it within 2 and 20 ticks)",
+                        {milliseconds(1), max_wait});
     auto* wait = cmd.add_option("-w,--timeout", o.wait_text,
                                 "Give up (exit 75, or -E's) if the lock is not acquired within TIME (also bounds the "
-                                "connect): milliseconds (300) or with a unit (1.5s, 500ms, 2m); 0: do not wait, as -n")
+                                "connect): milliseconds (300) or with a unit (1.5s, 500ms, 2m); 0: do not wait, as -n. "
+                                "A plain number is milliseconds, not flock's seconds: -w 5 waits 5 ms, and a plain "
+                                "number from 1 to 999 gets a note on stderr that says so")
                      ->type_name("TIME")
                      ->check(duration_check(true));
     cmd.add_flag("-n,--nonblock", o.no_wait, "Fail at once (exit 75, or -E's) if the lock is held")->excludes(wait);
-    cmd.add_option("--lock-delay", o.lock_delay_text,
-                   "After a holder was lost without releasing (session expired, node deleted), wait TIME before "
-                   "holding: milliseconds or with a unit (1.5s, 500ms, 2m); default 0: off")
-        ->type_name("TIME")
-        ->check(duration_check(true));
+    add_duration_option(cmd, "--lock-delay", o.lock_delay,
+                        "After a holder was lost without releasing (session expired, node deleted), wait TIME before "
+                        "holding; 0: off",
+                        {milliseconds(0), max_wait});
     cmd.add_option("-E,--conflict-exit-code", o.conflict_exit_code,
                    "Exit status when -n or -w finds the lock busy (as flock -E)")
         ->type_name("N")
@@ -338,9 +366,16 @@ void add_hold_options(CLI::App& cmd, run_options& o) {
            "Semaphore mode: hold one of K permits of LOCK_PATH instead of the lock (as consul lock -n K)")
         ->type_name("K")
         ->check(CLI::PositiveNumber);
-    cmd.add_flag("-s,--shared", o.shared,
-                 "Hold LOCK_PATH shared, as a reader of its read-write lock (as flock -s): readers hold it together, "
-                 "a writer (zklock run without --shared, or SharedMutex::lock()) alone; not with --permits");
+    auto* shared = cmd.add_flag("-s,--shared", o.shared,
+                                "Hold LOCK_PATH shared, as a reader of its read-write lock (as flock -s): readers hold "
+                                "it together, a writer (zklock run without --shared, or SharedMutex::lock()) alone; "
+                                "not with --permits");
+    cmd.add_flag("-x,--exclusive", o.exclusive,
+                 "Hold LOCK_PATH exclusively: what zklock does without --shared (taken for flock -x)")
+        ->excludes(shared);
+    cmd.add_flag("-o,--close", o.close,
+                 "Do not pass the lock's descriptors to CMD: zklock never does, its own are close-on-exec (taken for "
+                 "flock -o)");
     cmd.add_option("--name", o.name,
                    "Store NAME in the lock node: zklock status shows it as the owner (default HOSTNAME:PID)")
         ->type_name("NAME")
@@ -356,9 +391,10 @@ CLI::App* add_hold_command(CLI::App& app, int& exit_code, const std::shared_ptr<
                            const char* description, const std::string& footer) {
     auto* cmd = app.add_subcommand(name, description);
     cmd->footer(footer +
-                "64 bad arguments, lock path or auth file, or a semaphore with a different number of permits;\n"
+                "64 bad arguments (a malformed connect string too), lock path or auth file, or a semaphore with a\n"
+                "different number of permits;\n"
                 "69 no server reachable (the message says what each server gave: connection refused, unreachable, "
-                "no answer);\n"
+                "no answer), or no host of the connect string resolves (an unknown name, or no answer from DNS);\n"
                 "77 not authorized, authentication refused, or a lock directory with a more open ACL than --acl;\n"
                 "78 the connect string's chroot does not exist.");
     add_hold_options(*cmd, *o);
@@ -381,6 +417,11 @@ void add_run(CLI::App& app, int& exit_code) {
         "then holds the set's nodes, a line each, and ZKLOCK_FENCING_TOKEN the set's token.\n"
         "--lock-delay TIME: after a holder is lost without releasing, wait TIME before holding (every participant\n"
         "should use the same TIME).\n"
+        "Every TIME (-w, --lock-delay, --grace, --session-timeout, --connect-timeout) is milliseconds (500) or a\n"
+        "number with a unit (500ms, 1.5s, 2m, 1h): -w 5 waits 5 ms, where flock -w 5 waits 5 s (a note says so).\n"
+        "From flock: -n, -w, -s, -E as there; -x and -o are taken and change nothing (the lock is exclusive unless\n"
+        "--shared, and CMD never gets zklock's descriptors); flock's -c CMD is written -- sh -c CMD (-c is the\n"
+        "connect string here).\n"
         "--names kazoo names the lock node as kazoo's Lock does, so that kazoo clients on LOCK_PATH wait for it\n"
         "(curator: as Curator's InterProcessMutex, the same as zklock's); zklock waits for every peer's nodes anyway.\n"
         "Not with --permits: a semaphore writes only zklock's names.\n"
@@ -390,9 +431,8 @@ void add_run(CLI::App& app, int& exit_code) {
         "126/127 CMD not executable / not found;\n"
         "128+N zklock got signal N (forwarded to CMD while it runs, unless the terminal sent it to both, as Ctrl-C\n"
         "does). If zklock dies, the kernel kills CMD;\n");
-    cmd->add_option("--grace", o->grace_ms, "After SIGTERM to CMD, wait this long before SIGKILL (ms)")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+    add_duration_option(*cmd, "--grace", o->grace_ms, "After SIGTERM to CMD, wait TIME before SIGKILL",
+                        {milliseconds(0), max_wait});
     cmd->add_option("CMD", o->words, "More lock paths, then -- and the command and its arguments")->required();
     cmd->positionals_at_end();
 }
@@ -401,7 +441,7 @@ void add_lock(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<run_options>();
     o->hold_only = true;
     add_hold_command(
-        app, exit_code, o, "lock", "Hold LOCK_PATH until SIGINT or SIGTERM (as etcdctl lock NAME)",
+        app, exit_code, o, "lock", "Hold LOCK_PATH until SIGINT, SIGTERM or SIGHUP (as etcdctl lock NAME)",
         "Once granted, prints ZKLOCK_LOCK_NODE=NODE and ZKLOCK_FENCING_TOKEN=TOKEN on stdout (one line each) and\n"
         "holds the lock until SIGINT, SIGTERM or SIGHUP; then releases it and exits 0. The same options as run.\n"
         "A stop signal ignored when zklock starts stays ignored (as nohup and POSIX shells mean it): a background\n"

@@ -108,9 +108,8 @@ void add_server(CLI::App& app, int& exit_code) {
                      ->check(CLI::Range(0, 65535));
     auto* dir = cmd->add_option("--dir", o->dir, "Data directory, kept on exit (default: a temp dir, removed)");
     cmd->add_flag("--ensemble", o->ensemble, "Run a 3-node ensemble on free ports instead")->excludes(port)->excludes(dir);
-    cmd->add_option("--tick", o->tick_ms, "tickTime in ms; session timeouts are clamped to [2, 20] x tick")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 60000));
+    add_duration_option(*cmd, "--tick", o->tick_ms, "tickTime; session timeouts are clamped to [2, 20] x tick",
+                        {std::chrono::milliseconds(1), std::chrono::milliseconds(60000)});
     cmd->callback([o, &exit_code] { exit_code = server_command(*o); });
 }
 

@@ -32,6 +32,8 @@ struct status_options {
     std::chrono::milliseconds connect_timeout = default_connect_timeout;
     bool json = false;
     bool watch = false;
+    bool short_w = false;  // -w: --watch's old short name
+    std::string output;    // -o: "wide", or empty
     auth_options auth;
     std::vector<std::string> paths;
 };
@@ -97,7 +99,8 @@ int status_once(const status_options& o, Session& session) {
         return 0;
     }
     for (std::size_t i = 0; i < shown.size(); ++i)
-        std::cout << (i ? "\n" : "") << status_text(shown[i].path, shown[i].listing, shown[i].permits, o.connect, now);
+        std::cout << (i ? "\n" : "") << status_text(shown[i].path, shown[i].listing, shown[i].permits, o.connect, now,
+                                                        o.output == "wide");
     std::cout << std::flush;
     return 0;
 }
@@ -169,7 +172,8 @@ private:
             for (const auto& note : persistent_notes(path, listing, o_.connect)) notice(note);
             return;
         }
-        std::cout << "@ " << utc_stamp(now) << "\n" << status_text(path, listing, permits, o_.connect, now) << std::endl;
+        std::cout << "@ " << utc_stamp(now) << "\n"
+                  << status_text(path, listing, permits, o_.connect, now, o_.output == "wide") << std::endl;
     }
 
     // The whole screen: every lock's queue as it was last listed.
@@ -179,7 +183,8 @@ private:
         out += "zklock status --watch, " + utc_stamp(now) + " (redrawn on every change; Ctrl-C quits)\n";
         for (std::size_t i = 0; i < locks_.size(); ++i) {
             out += "\n";
-            out += locks_[i].shown ? status_text(o_.paths[i], *locks_[i].shown, locks_[i].permits, o_.connect, now)
+            out += locks_[i].shown ? status_text(o_.paths[i], *locks_[i].shown, locks_[i].permits, o_.connect, now,
+                                                 o_.output == "wide")
                                    : escape_control(o_.paths[i]) + ": listing...\n";
         }
         std::cout << out << std::flush;
@@ -204,12 +209,18 @@ private:
     int status_ = 0;
 };
 
-int status_command(const status_options& o) {
+int status_command(status_options o) {
     for (const auto& path : o.paths)
-        if (const auto check = detail::validate_lock_path(path); !check) {
-            notice(check.reason + ": '" + path + "'");
+        if (const auto problem = lock_path_problem(path); !problem.empty()) {
+            notice(problem);
             return exit_usage;
         }
+    if (o.short_w) {
+        // Old scripts keep working; a flock user learns why -w is not a wait here.
+        notice("status -w is the old short name of --watch: write -W or --watch (-w is a wait TIME in zklock run "
+               "and lock, as in flock)");
+        o.watch = true;
+    }
     SessionOptions so;
     so.connect = o.connect;
     so.connect_timeout = o.connect_timeout;
@@ -245,22 +256,36 @@ void add_status(CLI::App& app, int& exit_code) {
         "the first writer, or that writer (a read-write lock: zklock run --shared, SharedMutex); the first K (a\n"
         "semaphore of K permits, zklock run --permits K: K is read from the lock's data). --json gives each\n"
         "contender \"holds\" (and a semaphore's \"permits\").\n"
-        "--watch follows the queues until SIGINT, SIGTERM or SIGHUP (exit status 0): one child watch per lock on\n"
+        "The table fits 100 columns: DIALECT only when the queue mixes dialects, KIND only when it holds readers,\n"
+        "node names cut to their end (...-lock-0000000007) and owners to the rest of the line; -o wide shows every\n"
+        "column and cuts nothing (--json gives everything too).\n"
+        "--watch (-W) follows the queues until SIGINT, SIGTERM or SIGHUP (exit status 0): one child watch per lock on\n"
         "the server, no polling. On a terminal it redraws the screen on every change and each second; otherwise\n"
         "it prints one block per change, for the lock that changed, after a line \"@ <UTC time>\" (with --json,\n"
-        "one object per line, with \"at_ms\"). It keeps waiting while no server is reachable.\n"
-        "Exit status: 0 (also when nobody holds the lock); 64 bad lock path or auth file; 69 no server reachable\n"
-        "(the message says what each server gave: connection refused, unreachable, no answer); 78 the chroot of\n"
+        "one object per line, with \"at_ms\"). It keeps waiting while no server is reachable. -w, its old short\n"
+        "name, still works and says so on stderr: -w is a wait TIME in zklock run and lock, as in flock.\n"
+        "Exit status: 0 (also when nobody holds the lock); 64 bad arguments (a malformed connect string too),\n"
+        "lock path or auth file; 69 no server reachable (the message says what each server gave: connection\n"
+        "refused, unreachable, no answer), or no host of the connect string resolves; 78 the chroot of\n"
         "the connect string does not exist;\n"
         "77 not authorized to read the lock (its ACL does not grant the auth file's identity r), or authentication\n"
         "refused.");
     add_connect_option(*cmd, o->connect);
     add_auth_options(*cmd, o->auth, false);
     add_connect_timeout_option(*cmd, o->connect_timeout);
-    cmd->add_flag("--json", o->json,
+    auto* json = cmd->add_flag("--json", o->json,
                   "Print one JSON object per lock: {path, contenders: [{position, node, dialect, kind, owner, ...}], "
                   "dialects, mixed_dialects, foreign} (several locks: an array of them)");
-    cmd->add_flag("-w,--watch", o->watch, "Show the queues again after every change, until a stop signal");
+    cmd->add_flag("-W,--watch", o->watch, "Show the queues again after every change, until a stop signal");
+    // -w was --watch's short name before run's -w (a wait, as flock's) made it
+    // one letter with two meanings: still taken, not listed, with a note.
+    cmd->add_flag("-w", o->short_w, "The old short name of --watch")->group("");
+    cmd->add_option("-o,--output", o->output,
+                    "wide: every column (DIALECT and KIND too), node names and owners whole; the default table fits "
+                    "100 columns")
+        ->type_name("FORMAT")
+        ->check(CLI::IsMember({"wide"}))
+        ->excludes(json);
     cmd->add_option("LOCK_PATH", o->paths, "Lock znodes, e.g. /locks/nightly-report")->required();
     cmd->callback([o, &exit_code] { exit_code = status_command(*o); });
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <iomanip>
 #include <set>
@@ -57,14 +58,14 @@ std::string joined(const std::vector<std::string>& items) {
     return out;
 }
 
-// A node's data as the OWNER column shows it: escaped, and for a lock set's
-// node the set's other lock paths.
+// A node's data as the OWNER column shows it (not yet escaped): for a lock
+// set's node, with the set's other lock paths.
 std::string shown_data(const std::string& data, const std::string& path) {
     const auto set = detail::parse_set_node_data(data);
-    std::string out = escape_control(set.data);
+    std::string out = set.data;
     std::vector<std::string> others;
     for (const auto& p : set.paths)
-        if (p != path) others.push_back(escape_control(p));
+        if (p != path) others.push_back(p);
     if (!set.paths.empty()) out += (out.empty() ? "" : " ") + std::string("[lock set, also: ") + joined(others) + "]";
     return out;
 }
@@ -100,6 +101,64 @@ std::string holders_note(const queue_listing& listing, std::size_t permits) {
     if (!listing.contenders.front().shared) return "(" + positions_text(held) + " holds the read-write lock: a writer)";
     return "(" + positions_text(held) + (held.size() == 1 ? " holds" : " hold") +
            " the read-write lock: the readers ahead of the first writer)";
+}
+
+// The table under the line: a column per field, as wide as its widest cell
+// (two blanks apart), OWNER last. Node names and data come from whoever
+// created the nodes: escaped. Unless `wide`, the table fits table_width:
+// DIALECT only when the queue mixes dialects, KIND only when it holds readers,
+// a node name shortened to its end (the sequence number), the owner to what
+// is left of the line.
+std::string table_text(const std::vector<contender>& queue, const std::string& path, std::int64_t now, bool wide) {
+    struct column {
+        std::string header;
+        std::vector<std::string> cells;  // escaped
+        std::size_t width = 0;
+    };
+    std::vector<column> table;
+    const auto add = [&](std::string header, auto cell) {
+        column c{std::move(header), {}, 0};
+        for (const auto& q : queue) c.cells.push_back(cell(q));
+        table.push_back(std::move(c));
+    };
+    add("POS", [](const contender& c) { return std::to_string(c.position); });
+    add("NODE", [&](const contender& c) {
+        return escape_control(wide ? c.node : shortened(c.node, node_column_width, keep::end));
+    });
+    if (wide || dialects_of(queue).size() > 1)
+        add("DIALECT", [](const contender& c) { return escape_control(c.dialect); });
+    if (wide || std::any_of(queue.begin(), queue.end(), [](const contender& c) { return c.shared; }))
+        add("KIND", [](const contender& c) { return std::string(kind_of(c)); });
+    add("TOKEN", [](const contender& c) { return std::to_string(c.fencing_token); });
+    add("SESSION", [](const contender& c) {
+        return c.persistent ? std::string("persistent") : hex_session(c.owner_session);
+    });
+    add("AGE", [&](const contender& c) { return human_age(now - c.created_ms); });
+    std::size_t used = 0;
+    for (auto& c : table) {
+        c.width = columns(c.header);
+        for (const auto& cell : c.cells) c.width = std::max(c.width, columns(cell));
+        used += c.width + 2;
+    }
+    // OWNER: the rest of the line (at least owner_column_min), or everything when wide.
+    const auto owner_width = used + owner_column_min > table_width ? owner_column_min : table_width - used;
+    add("OWNER", [&](const contender& c) {
+        const auto data = shown_data(c.data, path);
+        return escape_control(wide ? data : shortened(data, owner_width));
+    });
+    std::string out;
+    const auto line = [&](const std::function<std::string(const column&)>& text) {
+        std::string row;
+        for (std::size_t i = 0; i < table.size(); ++i) {
+            const auto cell = text(table[i]);
+            row += cell;
+            if (i + 1 < table.size()) row += std::string(table[i].width - columns(cell) + 2, ' ');
+        }
+        out += row + "\n";
+    };
+    line([](const column& c) { return c.header; });
+    for (std::size_t r = 0; r < queue.size(); ++r) line([r](const column& c) { return c.cells[r]; });
+    return out;
 }
 
 } // namespace
@@ -177,7 +236,7 @@ nlohmann::ordered_json status_json(const std::string& path, const queue_listing&
 }
 
 std::string status_text(const std::string& path, const queue_listing& listing, std::size_t permits,
-                        const std::string& connect, std::int64_t now) {
+                        const std::string& connect, std::int64_t now, bool wide) {
     const auto& queue = listing.contenders;
     std::ostringstream out;
     // Children that are not contenders: not in the queue, shown so nobody wonders.
@@ -192,27 +251,11 @@ std::string status_text(const std::string& path, const queue_listing& listing, s
         print_foreign();
         return out.str();
     }
-    // Node names and data come from whoever created the nodes: escaped.
-    std::vector<std::string> names;
-    std::size_t node_width = 4;
-    for (const auto& c : queue) {
-        names.push_back(escape_control(c.node));
-        node_width = std::max(node_width, names.back().size());
-    }
     out << escape_control(path) << ": " << queue.size() << (queue.size() == 1 ? " contender" : " contenders")
         << " " << holders_note(listing, permits) << "\n";
     if (const auto dialects = dialects_of(queue); dialects.size() > 1)
         out << "mixed dialects: " << joined(dialects) << " (every one of them queues in this order for zklock)\n";
-    out << std::left << std::setw(5) << "POS" << std::setw(static_cast<int>(node_width) + 2) << "NODE" << std::setw(14)
-        << "DIALECT" << std::setw(11) << "KIND" << std::setw(14) << "TOKEN" << std::setw(20) << "SESSION"
-        << std::setw(10) << "AGE" << "OWNER\n";
-    for (std::size_t i = 0; i < queue.size(); ++i) {
-        const auto& c = queue[i];
-        out << std::left << std::setw(5) << c.position << std::setw(static_cast<int>(node_width) + 2) << names[i]
-            << std::setw(14) << c.dialect << std::setw(11) << kind_of(c) << std::setw(14) << c.fencing_token
-            << std::setw(20) << (c.persistent ? std::string("persistent") : hex_session(c.owner_session))
-            << std::setw(10) << human_age(now - c.created_ms) << shown_data(c.data, path) << "\n";
-    }
+    out << table_text(queue, path, now, wide);
     for (const auto& note : persistent_notes(path, listing, connect)) out << escape_control("note: " + note) << "\n";
     print_foreign();
     return out.str();

@@ -20,12 +20,23 @@ namespace zklock::cli {
 /// the first. One flag per contender, in queue order.
 std::vector<bool> holders(const queue_listing& listing, std::size_t permits);
 
+/// The columns the status table fits in unless -o wide: POS, NODE, TOKEN,
+/// SESSION, AGE and OWNER (DIALECT too when the queue mixes dialects, KIND
+/// when it holds readers), a node name cut to node_column_width (its end,
+/// where the sequence number is) and the owner to the rest of the line (at
+/// least owner_column_min).
+inline constexpr std::size_t table_width = 100;
+inline constexpr std::size_t node_column_width = 24;
+inline constexpr std::size_t owner_column_min = 16;
+
 /// The queue of `path` as a table, holder first, ages counted to `now_ms`
-/// (the server's ctime against this clock); node names and data escaped; the
+/// (the server's ctime against this clock); node names and data escaped
+/// (escape_control()) and, unless `wide`, shortened() so that a line fits
+/// table_width; `wide` (-o wide) adds DIALECT and KIND and cuts nothing. The
 /// line above it says which positions hold (holders()). `connect` goes into
 /// the hint that says how to remove a persistent node.
 std::string status_text(const std::string& path, const queue_listing& listing, std::size_t permits,
-                        const std::string& connect, std::int64_t now_ms);
+                        const std::string& connect, std::int64_t now_ms, bool wide = false);
 
 /// The same as one JSON object: {path, permits (a semaphore's), contenders:
 /// [{..., holds}], dialects, mixed_dialects, foreign}.

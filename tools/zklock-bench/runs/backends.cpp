@@ -340,19 +340,22 @@ nlohmann::json machine(double round_trip_before) {
 }
 
 // open_lock_service(), with the ZooKeeper backend's connect failures said as
-// every command says them (connect_failure_text(): "connection refused", ...).
+// every command says them (describe_connect_failure(): "connection refused",
+// a host that does not resolve, ...).
 std::unique_ptr<LockService> open_service(const std::string& backend, const BackendOptions& options) {
     try {
         return open_lock_service(backend, options);
     } catch (const zklock::error& e) {
         if (backend != "zookeeper" ||
-            (e.code() != errc::timeout && e.code() != errc::connection_refused && e.code() != errc::auth_failed))
+            (e.code() != errc::timeout && e.code() != errc::connection_refused && e.code() != errc::auth_failed &&
+             e.code() != errc::invalid_argument))
             throw;
         SessionOptions s;
         s.connect = options.zookeeper;
         s.connect_timeout = options.connect_timeout;
         s.auth = options.zookeeper_auth;
-        throw said_error(e.code(), connect_failure_text(s, e.code()));
+        auto failure = describe_connect_failure(s, e.code());
+        throw said_error(failure.code, std::move(failure.text));
     }
 }
 

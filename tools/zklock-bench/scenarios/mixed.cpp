@@ -10,12 +10,17 @@ namespace {
 
 void add_mixed_options(CLI::App& cmd, bench_cli& c, CLI::Option*) {
     auto& o = c.zookeeper;
-    cmd.add_option("--duration", o.duration_text, "--scenario mixed: how long the clients contend (10s, 1m, ...)")
-        ->capture_default_str();
+    cmd.add_option("--duration", o.duration_text,
+                   std::string("--scenario mixed: how long the clients contend") + duration_forms)
+        ->type_name("TIME")
+        ->capture_default_str()
+        ->check(duration_check(false));
     cmd.add_option("--hold", o.hold_text,
                    "--scenario mixed: how long every client holds the lock each time (0, 1ms, ...: a sleep, so that "
                    "holds of clients that do not wait for each other are seen to overlap)")
-        ->capture_default_str();
+        ->type_name("TIME")
+        ->capture_default_str()
+        ->check(duration_check(true));
 }
 
 } // namespace

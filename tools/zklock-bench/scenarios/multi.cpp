@@ -13,11 +13,10 @@ void add_multi_options(CLI::App& cmd, bench_cli& c, CLI::Option*) {
     cmd.add_option("--lock-paths", o.lock_paths, "lock paths the clients of --scenario multi take subsets of")
         ->check(CLI::Range(2, 1000))
         ->capture_default_str();
-    cmd.add_option("--acquire-timeout", o.acquire_timeout_ms,
-                   "--scenario multi: an acquisition not granted within this many ms gives up (counted as a timeout: "
-                   "a deadlock, or a wait that long)")
-        ->check(CLI::Range(1, 3600000))
-        ->capture_default_str();
+    add_duration_option(cmd, "--acquire-timeout", o.acquire_timeout_ms,
+                        "--scenario multi: an acquisition not granted within TIME gives up (counted as a timeout: "
+                        "a deadlock, or a wait that long)",
+                        {std::chrono::milliseconds(1), std::chrono::milliseconds(3600000)});
 }
 
 } // namespace

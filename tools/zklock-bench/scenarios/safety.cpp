@@ -18,14 +18,13 @@ void add_safety_options(CLI::App& cmd, bench_cli& c, CLI::Option* safety_flag) {
                       ->delimiter(',')
                       ->check(CLI::IsMember({"all", "paused-holder", "killed-holder", "killed-server",
                                              "restart-without-persistence", "partitioned-client"}));
-    auto* duration = cmd.add_option("--fault-duration", b.fault_ms,
-                                    "with --safety: how long a pause, an outage or a partition lasts, in ms "
-                                    "(default 3 x --ttl)")
-                         ->check(CLI::Range(1, 300000));
-    auto* interval = cmd.add_option("--write-interval", b.write_interval_ms,
-                                    "with --safety: time between two writes of a critical section, in ms")
-                         ->check(CLI::Range(1, 60000))
-                         ->capture_default_str();
+    auto* duration = add_duration_option(cmd, "--fault-duration", b.fault_ms,
+                                         "with --safety: how long a pause, an outage or a partition lasts "
+                                         "(default 3 x --ttl)",
+                                         {std::chrono::milliseconds(1), std::chrono::milliseconds(300000)}, false);
+    auto* interval = add_duration_option(cmd, "--write-interval", b.write_interval_ms,
+                                         "with --safety: time between two writes of a critical section",
+                                         {std::chrono::milliseconds(1), std::chrono::milliseconds(60000)});
     if (safety_flag)
         for (auto* option : {fault, duration, interval}) option->needs(safety_flag);
 }
@@ -44,7 +43,7 @@ const scenario& safety_scenario() {
                         "postgres-lease, postgres-advisory, postgres-row, flock, naive-setnx-expire, "
                         "naive-setnx-getset or all (repeatable, or comma-separated; default all)",
         .ttl_text = "lease time-to-live of redis, redlock, postgres-lease and the naive recipes, and the ZooKeeper "
-                    "session timeout, in ms (default 1000)",
+                    "session timeout (default 1s)",
         .report_text = "write safety.json, safety.md and safety.svg into this directory",
         .general_defaults = false,
         .add_own_options = add_safety_options,
