@@ -1,5 +1,5 @@
 # Installation: libraries, headers, the zklock tool, the CMake package config,
-# pkg-config files and the documentation. After `cmake --install`, a consumer
+# pkg-config files and the documentation (with the README's example programs). After `cmake --install`, a consumer
 # does `find_package(zklock COMPONENTS ...)` or `pkg-config zklock-...`.
 # Included at the end of the top-level CMakeLists.txt, so every target exists.
 
@@ -224,6 +224,10 @@ zklock_pkgconfig(backends "zklock's open_lock_service(name) over every backend b
 unset(_zklock_backends_requires)
 unset(_zklock_backend)
 
-# The documentation directory: the license and the README.
+# The documentation directory: the license, the README and, beside it, the
+# programs its snippets are taken from (examples/readme/: first_lock/ builds on
+# its own against this install).
 install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" "${PROJECT_SOURCE_DIR}/README.md"
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/examples/readme/"
+  DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/readme)

@@ -2,15 +2,24 @@
 // a ctest test) against a throwaway server, or the one named on the command
 // line. Each snippet sits between `// [readme:NAME]` and `// [/readme:NAME]`;
 // tests/unit/test_readme.cpp checks that README.md shows exactly that text.
+//
+//   example_readme_zookeeper [--first-lock PROGRAM] [HOSTS]
+//
+// --first-lock also runs the README's first program (first_lock/, a whole
+// program of its own) against the same server, with ZKLOCK_CONNECT set.
 #include <zklock/zklock.hpp>
+#include <zklock/testing/process.hpp>
 #include <zklock/testing/zookeeper_server.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <chrono>
+#include <fstream>
 #include <future>
 #include <iostream>
+#include <iterator>
 #include <mutex>
 #include <shared_mutex>
 #include <stdexcept>
@@ -154,11 +163,37 @@ void metrics(const std::string& hosts) {
         throw std::runtime_error("the metrics snippet counted no acquisition:\n" + shown);
 }
 
+// Runs the README's first program with ZKLOCK_CONNECT=hosts; true when it held the lock.
+bool first_lock(const std::string& program, const std::string& hosts) {
+    zklock::testing::TempDir dir("zklock-readme-");
+    const auto output = dir.path() / "output";
+    zklock::testing::ChildProcessOptions child_options;
+    child_options.env = {{"ZKLOCK_CONNECT", hosts}};
+    child_options.output_path = output;
+    zklock::testing::ChildProcess child({program}, child_options);
+    const auto status = child.wait_exit(std::chrono::seconds(60));
+    std::ifstream in(output);
+    const std::string shown{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (!status || *status != 0 || shown.find("holding /locks/x, fencing token ") == std::string::npos) {
+        std::cerr << "readme snippets: " << program << " "
+                  << (status ? zklock::testing::describe_wait_status(*status) : "did not exit within 60 s")
+                  << ", printed:\n" << shown;
+        return false;
+    }
+    return true;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+    std::string first_lock_program;
+    std::string hosts;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--first-lock" && i + 1 < argc) first_lock_program = argv[++i];
+        else hosts = arg;
+    }
     std::unique_ptr<zklock::testing::ZooKeeperServer> server;
-    std::string hosts = argc > 1 ? argv[1] : "";
     if (hosts.empty()) {
         server = std::make_unique<zklock::testing::ZooKeeperServer>();
         hosts = server->connect_string();
@@ -179,6 +214,7 @@ int main(int argc, char** argv) {
         std::cerr << "readme snippets: " << writes << " writes, expected 6\n";
         return 1;
     }
+    if (!first_lock_program.empty() && !first_lock(first_lock_program, hosts)) return 1;
     std::cout << "readme snippets: every ZooKeeper snippet ran\n";
     return 0;
 }

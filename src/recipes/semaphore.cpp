@@ -140,8 +140,12 @@ std::optional<std::size_t> stored_permits(Session& session, const std::string& p
         ec = detail::reply_error(rc);
         return std::nullopt;
     }
-    // Lock-delay's release record, if any, follows the count.
-    const auto base = detail::split_release_marker(data).base;
+    // Lock-delay's release record, if any, follows the count. A view of the
+    // split's string rather than a copy of it: GCC 12 at -O3 takes the copy's
+    // small-string buffer, read by starts_with, for uninitialized (a bogus
+    // -Wmaybe-uninitialized).
+    const auto split = detail::split_release_marker(data);
+    const std::string_view base = split.base;
     if (!base.starts_with(permits_key)) return std::nullopt;
     std::size_t permits = 0;
     const auto digits = base.substr(permits_key.size());

@@ -99,7 +99,11 @@ std::optional<conninfo_split> split_uri(std::string_view uri, std::size_t after_
             continue;
         }
         if (key->size() > 8 && key->ends_with("password")) return std::nullopt;
-        kept += (kept.empty() ? "" : "&") + std::string(param);
+        // Appended piece by piece: `"&" + std::string(param)` (a one-character
+        // literal put before a temporary string) draws GCC 12's bogus
+        // -Wrestrict (GCC bug 105329).
+        if (!kept.empty()) kept += '&';
+        kept += param;
     }
     if (!kept.empty()) out.conninfo += "?" + kept;
     return out;
@@ -179,7 +183,9 @@ std::optional<conninfo_split> split_conninfo_password(std::string_view conninfo)
             continue;
         }
         if (key.size() > 8 && key.ends_with("password")) return std::nullopt;
-        out.conninfo += (out.conninfo.empty() ? "" : " ") + std::string(conninfo.substr(key_start, i - key_start));
+        // Appended piece by piece, as the URI's parameters above (GCC bug 105329).
+        if (!out.conninfo.empty()) out.conninfo += ' ';
+        out.conninfo += conninfo.substr(key_start, i - key_start);
     }
     return out;
 }

@@ -12,6 +12,8 @@
 #   all       COMPONENTS testing testing-backends backends (backends loads redis
 #             and postgres)
 #   local     COMPONENTS local must fail to configure, saying why
+#   readme    the README's first program as installed beside the README
+#             (DOCDIR/examples/readme/first_lock), built with its own CMakeLists.txt
 #   pkgconfig the same program compiled with `pkg-config --cflags --libs M` and
 #             linked again with `pkg-config --static --libs M`, for every
 #             installed module M (zklock, zklock-testing, ...), each using its
@@ -188,7 +190,7 @@ consumer() {
   "$dir/zklock_consumer"
 }
 
-all_cases="core redis postgres testing testing-backends all local pkgconfig"
+all_cases="core redis postgres testing testing-backends all local readme pkgconfig"
 cases=${CONSUMER_CASES:-$all_cases}
 for c in $cases; do
   if [[ " $all_cases " != *" $c "* ]]; then
@@ -220,6 +222,29 @@ if wanted local; then
     echo "install_consumer: [local] the failure does not say why" >&2
     exit 1
   fi
+fi
+
+if wanted readme; then
+  # The README's first program, from the install (it needs a server to run:
+  # example_readme_zookeeper runs it); built as the README says, with the
+  # prefix on CMAKE_PREFIX_PATH.
+  docdir=$(cache_value CMAKE_INSTALL_DOCDIR)
+  docdir=${docdir:-share/doc/zklock}
+  [[ $docdir == /* ]] || docdir=$prefix/$docdir
+  first_lock=$docdir/examples/readme/first_lock
+  if [[ ! -f $first_lock/CMakeLists.txt || ! -f $first_lock/first_lock.cpp ]]; then
+    echo "install_consumer: [readme] no first_lock/CMakeLists.txt and first_lock.cpp in $docdir/examples/readme" >&2
+    exit 1
+  fi
+  echo "install_consumer: [readme] $first_lock"
+  "$cmake_cmd" -S "$first_lock" -B "$consumer_build/readme" "${common_args[@]}" >"$consumer_build/readme.log" 2>&1 &&
+    "$cmake_cmd" --build "$consumer_build/readme" >>"$consumer_build/readme.log" 2>&1 || {
+    cat "$consumer_build/readme.log"
+    echo "install_consumer: [readme] the README's first program did not build against $prefix" >&2
+    exit 1
+  }
+  [[ -x $consumer_build/readme/first_lock ]] ||
+    { echo "install_consumer: [readme] no first_lock program in $consumer_build/readme" >&2; exit 1; }
 fi
 
 shared_library=$(find "$libdir" -maxdepth 1 -name 'libzklock.so*' -print -quit)

@@ -1,7 +1,9 @@
 // README.md's C++ snippets are the text of examples/readme/ (which the build
 // compiles, and a test runs against a real server): each ```cpp block follows
 // a `<!-- snippet: FILE NAME -->` line and shows, dedented, what FILE holds
-// between `// [readme:NAME]` and `// [/readme:NAME]`.
+// between `// [readme:NAME]` and `// [/readme:NAME]`. A ```cmake block after a
+// `<!-- snippet: FILE -->` line (no NAME) is the whole of FILE (the first
+// program's CMakeLists.txt, which the install_consumer test builds).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -67,6 +69,26 @@ TEST(ReadmeTest, EveryCppSnippetIsTheTextOfACompiledExample) {
         i = j;
     }
     EXPECT_GT(snippets, 0);
+}
+
+TEST(ReadmeTest, EveryMarkedCmakeBlockIsTheWholeFile) {
+    const auto readme = lines_of(source_dir / "README.md");
+    const std::string marker = "<!-- snippet: ";
+    int blocks = 0;
+    for (std::size_t i = 1; i < readme.size(); ++i) {
+        if (readme[i] != "```cmake" || readme[i - 1].rfind(marker, 0) != 0) continue;
+        std::istringstream words(readme[i - 1].substr(marker.size()));
+        std::string file, name;
+        words >> file >> name;
+        EXPECT_EQ(name, "-->") << "README.md line " << i << ": a ```cmake snippet names a whole file, no region";
+        std::vector<std::string> block;
+        std::size_t j = i + 1;
+        for (; j < readme.size() && readme[j] != "```"; ++j) block.push_back(readme[j]);
+        EXPECT_EQ(joined(block), joined(lines_of(source_dir / file))) << "README.md line " << i + 1 << " (" << file << ")";
+        ++blocks;
+        i = j;
+    }
+    EXPECT_GT(blocks, 0);
 }
 
 } // namespace
