@@ -1,6 +1,6 @@
 // zklock::open_lock_service: a lock service chosen by backend name at run time
 // ("zookeeper", "redis", "redlock", "postgres-lease", "postgres-advisory",
-// "postgres-row", "flock"), for programs that let their operators choose, and
+// "postgres-row", "postgres-version", "flock"), for programs that let their operators choose, and
 // for `zklock bench --backend`. Target zklock::backends, which links every
 // backend library this zklock was built with.
 #pragma once
@@ -55,7 +55,7 @@ struct BackendOptions {
     std::string postgres = "host=127.0.0.1 port=5432";
     /// flock: the directory that holds the lock files (it must exist).
     std::string flock_directory = "/tmp";
-    /// redis, redlock, postgres-lease: the lease's time-to-live.
+    /// redis, redlock, postgres-lease, postgres-version: the lease's time-to-live.
     std::chrono::milliseconds ttl{10000};
     /// Every backend: how long connecting to a server may take.
     std::chrono::milliseconds connect_timeout{10000};

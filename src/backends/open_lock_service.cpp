@@ -47,8 +47,9 @@ private:
 } // namespace
 
 const std::vector<std::string_view>& lock_backend_names() {
-    static const std::vector<std::string_view> names = {"zookeeper",         "redis",        "redlock", "postgres-lease",
-                                                         "postgres-advisory", "postgres-row", "flock"};
+    static const std::vector<std::string_view> names = {"zookeeper",         "redis",        "redlock",
+                                                         "postgres-lease",    "postgres-advisory",
+                                                         "postgres-row",      "postgres-version", "flock"};
     return names;
 }
 
@@ -58,7 +59,9 @@ bool lock_backend_available(std::string_view backend) noexcept {
     if (backend == "redis" || backend == "redlock") return true;
 #endif
 #ifdef ZKLOCK_HAVE_POSTGRES
-    if (backend == "postgres-lease" || backend == "postgres-advisory" || backend == "postgres-row") return true;
+    if (backend == "postgres-lease" || backend == "postgres-advisory" || backend == "postgres-row" ||
+        backend == "postgres-version")
+        return true;
 #endif
     return false;
 }
@@ -104,6 +107,7 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
     if (backend == "postgres-lease") return std::make_unique<PostgresLeaseLockService>(o.postgres, p);
     if (backend == "postgres-advisory") return std::make_unique<PostgresAdvisoryLockService>(o.postgres, p);
     if (backend == "postgres-row") return std::make_unique<PostgresRowLockService>(o.postgres, p);
+    if (backend == "postgres-version") return std::make_unique<PostgresVersionLockService>(o.postgres, p);
 #endif
     refuse("backend '" + std::string(backend) + "' is not built into this zklock");
 }

@@ -64,7 +64,7 @@ void BackendServers::start_for(std::string_view backend) {
     if (backend == "zookeeper") zookeeper();
     else if (backend == "redis") redis();
     else if (backend == "redlock") redlock();
-    else if (backend == "postgres-lease" || backend == "postgres-advisory" || backend == "postgres-row") postgres();
+    else if (backend.starts_with("postgres-")) postgres();
     else if (backend == "flock") flock_directory();
     else throw std::invalid_argument("no servers for backend '" + std::string(backend) + "'");
 }

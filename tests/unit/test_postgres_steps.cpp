@@ -23,7 +23,7 @@ attempt_result no_wait(attempt_result r) {
     return r;
 }
 
-constexpr method all[] = {method::lease, method::advisory, method::row};
+constexpr method all[] = {method::lease, method::advisory, method::row, method::version};
 
 TEST(PostgresSteps, AGrantIsKeptUnlessAnAbortCameFirst) {
     for (const auto m : all) {
@@ -74,8 +74,25 @@ TEST(PostgresSteps, ARenewalThatUpdatedNoRowLosesTheLease) {
     EXPECT_EQ(after_renewal(true, "0"), renewal::retry_soon);
 }
 
-TEST(PostgresSteps, OnlyALeaseLivesByItsTtl) {
+// The version column: a busy row or a lost race (nothing updated) is waited
+// for by polling, as the lease's conflict is; a row deleted by hand is made
+// again without a rollback (no transaction is open).
+TEST(PostgresSteps, AVersionLockPollsWhenBusyAndRemakesAMissingRow) {
+    EXPECT_EQ(after_attempt(method::version, taken()).what, action::wait_for_release);
+    EXPECT_EQ(after_attempt(method::version, no_wait(taken())), (after_attempt_step{action::finish, reason::not_acquired}));
+    EXPECT_EQ(after_attempt(method::version, aborted(taken())), (after_attempt_step{action::finish, reason::abort}));
+    EXPECT_EQ(after_attempt(method::version, failed()), (after_attempt_step{action::finish, reason::error}));
+    attempt_result missing{.row_missing = true};
+    EXPECT_EQ(after_attempt(method::version, missing),
+              (after_attempt_step{action::retry_new_row, reason::not_acquired, false}));
+    missing.no_wait = true;  // even a try_lock: the row's absence says nothing about a holder
+    EXPECT_EQ(after_attempt(method::version, missing).what, action::retry_new_row);
+    EXPECT_EQ(after_attempt(method::version, aborted(missing)), (after_attempt_step{action::finish, reason::abort}));
+}
+
+TEST(PostgresSteps, ALeaseAndAVersionRowLiveByTheirTtl) {
     EXPECT_TRUE(lives_by_ttl(method::lease));
+    EXPECT_TRUE(lives_by_ttl(method::version));
     EXPECT_FALSE(lives_by_ttl(method::advisory));
     EXPECT_FALSE(lives_by_ttl(method::row));
 }

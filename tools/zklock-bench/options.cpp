@@ -86,7 +86,8 @@ CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text) {
     return cmd.add_option("--backend", c.backends.backends, text)
         ->delimiter(',')
         ->check(CLI::IsMember({"all", "zookeeper", "redis", "redlock", "postgres-lease", "postgres-advisory",
-                               "postgres-row", "flock", "naive-setnx-expire", "naive-setnx-getset"}));
+                               "postgres-row", "postgres-version", "flock", "naive-setnx-expire",
+                               "naive-setnx-getset"}));
 }
 
 void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {

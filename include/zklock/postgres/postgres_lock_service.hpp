@@ -1,5 +1,6 @@
 // zklock's PostgreSQL comparison backends: a TTL lease row, a session advisory
-// lock and a row lock held in an open transaction, each on the Lock interface.
+// lock, a row lock held in an open transaction and the optimistic version
+// column, each on the Lock interface.
 #pragma once
 
 #include <zklock/lock.hpp>
@@ -19,15 +20,16 @@ namespace detail {
 struct postgres_context;
 }
 
-/// Options of the PostgreSQL lock services (all three): the connections'
+/// Options of the PostgreSQL lock services (all four): the connections'
 /// (PostgresConnectionOptions: executor, connect timeout) and these.
 struct PostgresOptions : PostgresConnectionOptions {
-    /// Lease service only: the lease's time-to-live on the server's clock. Default 10 s.
+    /// Lease and version services: the lease's (the owner's expiry's) time-to-live
+    /// on the server's clock. Default 10 s.
     std::chrono::milliseconds lease_ttl{10000};
-    /// Lease service only: how often a held lease is renewed. Default 0: lease_ttl / 3.
+    /// Lease and version services: how often a held lease is renewed. Default 0: lease_ttl / 3.
     std::chrono::milliseconds renew_interval{0};
     /// The service's log, records with the backend's name as source
-    /// ("postgres-lease", "postgres-advisory", "postgres-row") up to `log.level`:
+    /// ("postgres-lease", "postgres-advisory", "postgres-row", "postgres-version") up to `log.level`:
     /// a lock's connection made and the server's notices (info), a connect that
     /// failed, a connection lost, the server's warnings (warn), a lock lost
     /// (error). Servers are named host:port, never with the connection string
@@ -37,7 +39,7 @@ struct PostgresOptions : PostgresConnectionOptions {
     log_sink log;
 };
 
-/// What the three services share: the connection string, the options, the
+/// What the four services share: the connection string, the options, the
 /// thread. Not used directly.
 class ZKLOCK_POSTGRES_EXPORT PostgresLockServiceBase : public LockService {
 public:
@@ -48,8 +50,8 @@ public:
 
 
 protected:
-    /// The three ways of locking in PostgreSQL (lease row, advisory lock, SELECT ... FOR UPDATE).
-    enum class method { lease, advisory, row };
+    /// The ways of locking in PostgreSQL (lease row, advisory lock, SELECT ... FOR UPDATE, version column).
+    enum class method { lease, advisory, row, version };
     /// A service of method `m` on `conninfo` (its password never reaches output or argv).
     PostgresLockServiceBase(method m, std::string conninfo, PostgresOptions options);
 
@@ -117,6 +119,31 @@ class ZKLOCK_POSTGRES_EXPORT PostgresRowLockService : public PostgresLockService
 public:
     /// Row locks on `conninfo`; see PostgresOptions.
     PostgresRowLockService(std::string conninfo, PostgresOptions options = {});
+};
+
+/// "postgres-version": the optimistic lock on a version column, as applications
+/// write it without a lock service.
+///
+/// Table `zklock_versions(name, owner, version, expires_at)`, created on first
+/// use; each lock's row is inserted once (ON CONFLICT DO NOTHING). Acquire reads
+/// the version of a free row (no owner, or an owner whose expiry passed on the
+/// server's clock), then sends `UPDATE ... SET owner = us, version = version + 1,
+/// expires_at = now() + lease_ttl WHERE name = $1 AND (owner IS NULL OR
+/// expires_at < now()) AND version = $2 RETURNING version` (with the version read as $2): the
+/// lock is ours when it changed one row, and the new version is the fencing token
+/// (it grows by one per grant of that lock, as durable as the database). A busy
+/// row or a lost race (another client moved the version first) is "busy": waiters
+/// poll with jittered backoff up to every min(lease_ttl / 4, 500 ms), since a
+/// release tells nobody. While held, the expiry is renewed every renew_interval
+/// (UPDATE ... WHERE owner = us AND version = ours); a renewal that finds no such
+/// row reports errc::node_deleted, a lease not renewed before its TTL ran out
+/// errc::session_expired. Release clears the owner when the version is still
+/// ours. Grants are not FIFO. Each Lock object has its own connection; a dead
+/// holder's lock is freed when its expiry passes.
+class ZKLOCK_POSTGRES_EXPORT PostgresVersionLockService : public PostgresLockServiceBase {
+public:
+    /// Version-column locks on `conninfo`; see PostgresOptions.
+    PostgresVersionLockService(std::string conninfo, PostgresOptions options = {});
 };
 
 } // namespace zklock

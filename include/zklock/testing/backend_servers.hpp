@@ -74,7 +74,7 @@ public:
     /// The flock backend's lock directory, created empty.
     const std::filesystem::path& flock_directory();
     /// Starts what `backend` runs against: "zookeeper", "redis", "redlock",
-    /// "postgres-lease", "postgres-advisory", "postgres-row" or "flock".
+    /// "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version" or "flock".
     /// Throws std::invalid_argument for another name.
     void start_for(std::string_view backend);
 

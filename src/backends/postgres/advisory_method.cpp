@@ -34,7 +34,7 @@ public:
                 {a.name}};
     }
 
-    statement release(const std::string& name, const std::string&, const std::string&) const override {
+    statement release(const std::string& name, const std::string&, const std::string&, std::int64_t) const override {
         return {"SELECT pg_advisory_unlock(hashtextextended($1, 0))", {name}};
     }
 };

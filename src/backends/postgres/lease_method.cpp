@@ -49,7 +49,8 @@ public:
                          {a.name, a.owner, a.ttl_interval}};
     }
 
-    statement release(const std::string& name, const std::string& owner, const std::string& channel) const override {
+    statement release(const std::string& name, const std::string& owner, const std::string& channel,
+                      std::int64_t) const override {
         return {"WITH d AS (DELETE FROM zklock_leases WHERE name = $1 AND owner = $2 RETURNING 1) "
                 "SELECT pg_notify($3, '') FROM d",
                 {name, owner, channel}};

@@ -1,15 +1,18 @@
 // One PostgreSQL lock method's SQL and description: the lease row
-// (lease_method.cpp), the session advisory lock (advisory_method.cpp) and the
-// row lock held by an open transaction (row_method.cpp). The backend
-// (pg_backend.hpp) runs the same protocol for all three; what differs between
-// them is here and in detail/postgres_steps.
+// (lease_method.cpp), the session advisory lock (advisory_method.cpp), the
+// row lock held by an open transaction (row_method.cpp) and the optimistic
+// version column (version_method.cpp). The backend (pg_backend.hpp) runs the
+// same protocol for all four; what differs between them is here and in
+// postgres_steps.
 #pragma once
 
 #include "backends/postgres/postgres_steps.hpp"
 #include <zklock/lock.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace zklock::detail::pg {
@@ -28,6 +31,8 @@ struct attempt_args {
     const std::string& owner;         ///< this attempt's random owner id (lease)
     const std::string& ttl_interval;  ///< the lease's ttl as an interval, e.g. "30000 milliseconds"
     bool no_wait;                     ///< try_lock
+    std::string_view observed{};      ///< version: what read() answered for this attempt (the version seen free)
+    std::int64_t token = 0;           ///< renew: the held lock's fencing token
 };
 
 class lock_method {
@@ -45,18 +50,25 @@ public:
     /// A statement that must have succeeded once before the first attempt (and
     /// again after an attempt found the lock's row gone); none by default.
     virtual std::optional<statement> prepare(const std::string& /*name*/) const { return std::nullopt; }
+    /// A statement sent before each attempt, whose first value becomes the
+    /// attempt's `observed` (the version method's read of the version): the
+    /// text `held` when the lock is taken (the attempt is not sent), no row
+    /// when the lock's row is gone. None by default.
+    virtual std::optional<statement> read(const std::string& /*name*/) const { return std::nullopt; }
     /// The acquire statement: its first value is the fencing token when the
     /// lock is ours, NULL or no row when it is not.
     virtual statement attempt(const attempt_args& a) const = 0;
     /// Extends a held lease by its ttl (one row updated: still ours); none for
     /// a lock that does not live by a ttl.
     virtual std::optional<statement> renew(const attempt_args& /*a*/) const { return std::nullopt; }
-    /// Gives the lock back (on the connection that holds it).
-    virtual statement release(const std::string& name, const std::string& owner, const std::string& channel) const = 0;
+    /// Gives the lock back (on the connection that holds it); `token` is the
+    /// held lock's fencing token.
+    virtual statement release(const std::string& name, const std::string& owner, const std::string& channel,
+                              std::int64_t token) const = 0;
 
 protected:
-    /// What the three methods share: loss is reported, the server wakes the
-    /// waiters, and the fencing token is a sequence, as durable as the database.
+    /// What the methods share: loss is reported, the server wakes the waiters,
+    /// and the fencing token is as durable as the database.
     static lock_capabilities postgres_capabilities(const char* backend) noexcept {
         lock_capabilities c;
         c.backend = backend;
@@ -70,5 +82,6 @@ protected:
 const lock_method& lease_method() noexcept;
 const lock_method& advisory_method() noexcept;
 const lock_method& row_method() noexcept;
+const lock_method& version_method() noexcept;
 
 } // namespace zklock::detail::pg

@@ -104,15 +104,35 @@ void pg_backend::attempt() {
             return;
         }
     }
-    owner_ = random_owner();
-    const std::string ttl = ttl_interval();
-    auto st = method().attempt({name_, owner_, ttl, no_wait_});
-    conn_->query(std::move(st.sql), std::move(st.params), st.simple, no_deadline, std::move(done));
-    lease_sent_ = std::chrono::steady_clock::now();
     counter_cells::bump(counters_.attempts);
+    if (auto read = method().read(name_)) {
+        // The version method reads first and sends its UPDATE with what it read.
+        conn_->query(std::move(read->sql), std::move(read->params), read->simple, no_deadline,
+                     [self = shared_from_this(), gen = acq_gen_, done = std::move(done)](
+                         std::error_code ec, std::vector<result> results) mutable {
+                         if (gen != self->acq_gen_) return self->close_if_idle();
+                         const auto seen = ec ? std::nullopt : first_value(results);
+                         if (ec || self->abort_ || !seen || *seen == "held") {
+                             self->in_flight_ = false;
+                             self->cancel_timer_.cancel();
+                             return self->attempt_done(ec, {}, !ec && !seen);
+                         }
+                         self->send_attempt(*seen, std::move(done));
+                     });
+        return;
+    }
+    send_attempt({}, std::move(done));
 }
 
-void pg_backend::attempt_done(std::error_code ec, std::vector<result> results) {
+void pg_backend::send_attempt(const std::string& observed, connection::result_callback done) {
+    owner_ = random_owner();
+    const std::string ttl = ttl_interval();
+    auto st = method().attempt({name_, owner_, ttl, no_wait_, observed});
+    conn_->query(std::move(st.sql), std::move(st.params), st.simple, no_deadline, std::move(done));
+    lease_sent_ = std::chrono::steady_clock::now();
+}
+
+void pg_backend::attempt_done(std::error_code ec, std::vector<result> results, bool row_missing) {
     if (!callback_) return close_if_idle();
     const std::string value = ec ? std::string() : first_text(results);
     postgres_steps::attempt_result r;
@@ -123,6 +143,7 @@ void pg_backend::attempt_done(std::error_code ec, std::vector<result> results) {
     r.lock_not_available = ec == lock_not_available;
     r.aborted = abort_.has_value();
     r.no_wait = no_wait_;
+    r.row_missing = row_missing;
     const auto step = postgres_steps::after_attempt(method().kind(), r);
     using action = postgres_steps::after_attempt_step::action;
     using reason = postgres_steps::after_attempt_step::reason;
@@ -132,10 +153,11 @@ void pg_backend::attempt_done(std::error_code ec, std::vector<result> results) {
                                                                : std::error_code{};
     switch (step.what) {
     case action::grant: return grant(std::stoll(value));
-    case action::undo_grant: return undo_then_finish(why);
+    case action::undo_grant: return undo_then_finish(why, std::stoll(value));
     case action::wait_for_release: return wait_for_release();
     case action::retry_new_row:  // the row vanished (deleted by hand): insert it again and retry
         prepared_ = false;
+        if (!step.rollback_first) return attempt();
         return rollback_then([self = shared_from_this()] { self->attempt(); });
     case action::finish:
         if (step.rollback_first) return rollback_then([self = shared_from_this(), why] { self->finish(why, false); });
@@ -153,9 +175,9 @@ void pg_backend::rollback_then(std::function<void()> next) {
 }
 
 // A grant that arrived after a cancel or the deadline: give it back first.
-void pg_backend::undo_then_finish(std::error_code why) {
+void pg_backend::undo_then_finish(std::error_code why, std::int64_t token) {
     releasing_ = true;
-    release_on_server([self = shared_from_this(), why](std::error_code) {
+    release_on_server(token, [self = shared_from_this(), why](std::error_code) {
         self->releasing_ = false;
         self->finish(why, false);
         self->close_if_idle();

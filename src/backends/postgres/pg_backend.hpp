@@ -75,9 +75,13 @@ private:
     void abort_acquire(std::error_code why);
     void send_cancel_repeatedly();
     void attempt();
-    void attempt_done(std::error_code ec, std::vector<result> results);
+    /// Sends the acquire statement (after the version method's read, with what it saw).
+    void send_attempt(const std::string& observed, connection::result_callback done);
+    /// `row_missing`: the version method's read found no row for the lock.
+    void attempt_done(std::error_code ec, std::vector<result> results, bool row_missing = false);
     void rollback_then(std::function<void()> next);
-    void undo_then_finish(std::error_code why);
+    /// `token`: the late grant's fencing token (the version method releases by it).
+    void undo_then_finish(std::error_code why, std::int64_t token);
     void grant(std::int64_t token);
     void finish(std::error_code ec, bool acquired);
     void wait_for_release();
@@ -89,7 +93,8 @@ private:
     void renew();
     void lost(std::error_code why);
     void do_release(std::function<void(std::error_code)> done);
-    void release_on_server(std::function<void(std::error_code)> done);
+    /// Gives the lock of fencing token `token` back on the server.
+    void release_on_server(std::int64_t token, std::function<void(std::error_code)> done);
 
     std::shared_ptr<postgres_context> ctx_;
     std::string name_;

@@ -23,7 +23,7 @@ void pg_backend::renew() {
         if (ec) return self->schedule_renew(std::chrono::milliseconds(100));
         const auto sent = std::chrono::steady_clock::now();
         const std::string ttl = self->ttl_interval();
-        auto st = self->method().renew({self->name_, self->owner_, ttl, false});
+        auto st = self->method().renew({self->name_, self->owner_, ttl, false, {}, self->token_.load()});
         if (!st) return;
         self->conn_->query(std::move(st->sql), std::move(st->params), st->simple, no_deadline,
                            [self, sent](std::error_code ec2, std::vector<result> results) {
@@ -62,14 +62,14 @@ void pg_backend::do_release(std::function<void(std::error_code)> done) {
     valid_timer_.cancel();
     losses_->end_waits({});
     releasing_ = true;
-    release_on_server([self = shared_from_this(), done = std::move(done)](std::error_code ec) {
+    release_on_server(token_.load(), [self = shared_from_this(), done = std::move(done)](std::error_code ec) {
         self->releasing_ = false;
         if (done) done(ec);
         self->close_if_idle();
     });
 }
 
-void pg_backend::release_on_server(std::function<void(std::error_code)> done) {
+void pg_backend::release_on_server(std::int64_t token, std::function<void(std::error_code)> done) {
     if (!conn_ || !conn_->connected()) {
         // Advisory and row locks went with the connection; a lease row stays until its TTL.
         conn_.reset();
@@ -84,7 +84,7 @@ void pg_backend::release_on_server(std::function<void(std::error_code)> done) {
         }
         done(ec);
     };
-    auto st = method().release(name_, owner_, channel_);
+    auto st = method().release(name_, owner_, channel_, token);
     conn_->query(std::move(st.sql), std::move(st.params), st.simple, no_deadline, std::move(cb));
 }
 

@@ -14,9 +14,14 @@ namespace asio = boost::asio;
 namespace detail {
 namespace {
 
-// PostgresLockServiceBase::method, which is protected: 0 lease, 1 advisory, 2 row.
+// PostgresLockServiceBase::method, which is protected: 0 lease, 1 advisory, 2 row, 3 version.
 const pg::lock_method& method_of(int m) noexcept {
-    return m == 0 ? pg::lease_method() : m == 1 ? pg::advisory_method() : pg::row_method();
+    switch (m) {
+    case 0: return pg::lease_method();
+    case 1: return pg::advisory_method();
+    case 2: return pg::row_method();
+    default: return pg::version_method();
+    }
 }
 
 } // namespace
@@ -81,5 +86,7 @@ PostgresAdvisoryLockService::PostgresAdvisoryLockService(std::string conninfo, P
     : PostgresLockServiceBase(method::advisory, std::move(conninfo), std::move(options)) {}
 PostgresRowLockService::PostgresRowLockService(std::string conninfo, PostgresOptions options)
     : PostgresLockServiceBase(method::row, std::move(conninfo), std::move(options)) {}
+PostgresVersionLockService::PostgresVersionLockService(std::string conninfo, PostgresOptions options)
+    : PostgresLockServiceBase(method::version, std::move(conninfo), std::move(options)) {}
 
 } // namespace zklock

@@ -9,6 +9,12 @@ after_attempt_step after_attempt(method m, const attempt_result& r) noexcept {
     if (r.granted) return r.aborted ? after_attempt_step{action::undo_grant, reason::abort} : after_attempt_step{action::grant};
     const bool cancelled_by_us = r.aborted && (r.canceled || !r.failed);
     switch (m) {
+    case method::version:
+        // Not granted without an error: the read found the row held, or another
+        // client's UPDATE moved the version between our read and our UPDATE.
+        // Both are "busy", as the lease's conflict is; no transaction is open.
+        if (r.row_missing && !r.failed && !r.aborted) return {action::retry_new_row, reason::not_acquired, false};
+        [[fallthrough]];
     case method::lease:
         if (r.failed) return {action::finish, reason::error};
         if (r.aborted) return {action::finish, reason::abort};
@@ -33,6 +39,6 @@ renewal after_renewal(bool failed, std::string_view rows) noexcept {
     return renewal::extended;
 }
 
-bool lives_by_ttl(method m) noexcept { return m == method::lease; }
+bool lives_by_ttl(method m) noexcept { return m == method::lease || m == method::version; }
 
 } // namespace zklock::detail::postgres_steps

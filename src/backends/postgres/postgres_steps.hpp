@@ -1,5 +1,5 @@
 // The decisions of the PostgreSQL lock services (lease row, advisory lock, row
-// lock FOR UPDATE): pure functions over what a statement answered, no server
+// lock FOR UPDATE, version column): pure functions over what a statement answered, no server
 // involved. The backend (src/postgres) runs them and does what they say.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 namespace zklock::detail::postgres_steps {
 
-enum class method { lease, advisory, row };
+enum class method { lease, advisory, row, version };
 
 /// What one acquire statement answered, as the decision needs it.
 struct attempt_result {
@@ -19,6 +19,7 @@ struct attempt_result {
     bool lock_not_available = false;  ///< ... with 55P03 lock_not_available (FOR UPDATE NOWAIT)
     bool aborted = false;             ///< a cancel or the deadline came while it ran
     bool no_wait = false;             ///< try_lock: never wait for the holder
+    bool row_missing = false;         ///< version: the read found no row for the lock (deleted by hand)
 };
 
 /// What the acquire does next.
@@ -26,8 +27,8 @@ struct after_attempt_step {
     enum class action {
         grant,             ///< the lock is held
         undo_grant,        ///< release the lock that came too late, then finish with the abort's reason
-        wait_for_release,  ///< lease: another holder; wait for its NOTIFY (jittered polling as the fallback)
-        retry_new_row,     ///< row: the row is gone (deleted by hand); insert it again and retry
+        wait_for_release,  ///< lease, version: another holder; wait for a NOTIFY (lease) or poll, jittered
+        retry_new_row,     ///< row, version: the row is gone (deleted by hand); insert it again and retry
         finish,            ///< not acquired: report `report`
     } what = action::finish;
     enum class reason {
@@ -51,7 +52,8 @@ enum class renewal {
 /// `rows`: the UPDATE's count of rows (PQcmdTuples; "0" when no result came).
 renewal after_renewal(bool failed, std::string_view rows) noexcept;
 
-/// Whether the lock is a lease that lives on the server until its TTL: it
+/// Whether the lock is a lease that lives on the server until its TTL (the
+/// lease row, and the version row's owner with its expiry): it
 /// outlives its connection (the holder reconnects and renews it), while
 /// advisory and row locks end with their server session. Decides what a broken
 /// connection means for a holder, whether the holder renews, whether an

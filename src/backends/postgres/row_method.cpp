@@ -50,7 +50,7 @@ public:
                 true};
     }
 
-    statement release(const std::string&, const std::string&, const std::string&) const override {
+    statement release(const std::string&, const std::string&, const std::string&, std::int64_t) const override {
         return {"COMMIT", {}, true};
     }
 };

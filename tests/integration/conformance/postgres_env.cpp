@@ -20,7 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-enum class pg_kind { lease, advisory, row };
+enum class pg_kind { lease, advisory, row, version };
 
 // Lock names are validated ([A-Za-z0-9._-]), so single quotes need no escaping.
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
@@ -42,6 +42,7 @@ public:
     void steal(const std::string& name) override {
         switch (kind_) {
         case pg_kind::lease: server_.psql("DELETE FROM zklock_leases WHERE name = " + quoted(name)); break;
+        case pg_kind::version: server_.psql("DELETE FROM zklock_versions WHERE name = " + quoted(name)); break;
         case pg_kind::advisory:
             server_.psql("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE " + advisory_key(name) + " AND granted");
             break;
@@ -63,9 +64,12 @@ public:
         std::string sql;
         switch (kind_) {
         case pg_kind::lease:
-            try {  // a live, unexpired lease
-                return std::stoul(server_.psql("SELECT count(*) FROM zklock_leases WHERE name = " + quoted(name) +
-                                               " AND expires_at > now()"));
+        case pg_kind::version:
+            try {  // a live, unexpired lease; a version row with an owner whose expiry is ahead
+                return std::stoul(server_.psql(
+                    (kind_ == pg_kind::lease ? "SELECT count(*) FROM zklock_leases WHERE name = "
+                                             : "SELECT count(*) FROM zklock_versions WHERE owner IS NOT NULL AND name = ") +
+                    quoted(name) + " AND expires_at > now()"));
             } catch (const std::runtime_error& e) {
                 if (std::string(e.what()).find("does not exist") != std::string::npos) return 0;  // never used
                 throw;
@@ -89,6 +93,7 @@ private:
         case pg_kind::lease: return std::make_unique<PostgresLeaseLockService>(conninfo, o);
         case pg_kind::advisory: return std::make_unique<PostgresAdvisoryLockService>(conninfo, o);
         case pg_kind::row: return std::make_unique<PostgresRowLockService>(conninfo, o);
+        case pg_kind::version: return std::make_unique<PostgresVersionLockService>(conninfo, o);
         }
         throw std::logic_error("unknown kind");
     }
@@ -107,6 +112,7 @@ private:
 const Registration lease("postgres-lease", [] { return std::make_unique<PostgresEnv>(pg_kind::lease); });
 const Registration advisory("postgres-advisory", [] { return std::make_unique<PostgresEnv>(pg_kind::advisory); });
 const Registration row("postgres-row", [] { return std::make_unique<PostgresEnv>(pg_kind::row); });
+const Registration version("postgres-version", [] { return std::make_unique<PostgresEnv>(pg_kind::version); });
 
 } // namespace
 
@@ -163,6 +169,36 @@ TEST(PostgresLock, LeaseIsRenewedWhileHeld) {
     EXPECT_FALSE(test::get_within(lost));  // {}: released, not lost
     EXPECT_TRUE(other.try_lock_for(5s));
     other.unlock();
+}
+
+// The optimistic lock's version is its fencing token: one more per grant. A
+// holder whose row was taken over before it knew (its expiry passed, another
+// client's compare-and-set moved the version) releases without touching the
+// new owner's row: the release names the owner and version it holds.
+TEST(PostgresLock, TheVersionIsTheTokenAndAStaleHoldersReleaseLeavesTheNewOwnerAlone) {
+    testing::PostgresServer server;
+    PostgresOptions o;
+    o.lease_ttl = 30s;
+    o.renew_interval = 25s;  // no renewal between the takeover and the release below
+    PostgresVersionLockService a(server.connect_string(), o), b(server.connect_string(), o);
+    Lock first = a.make_lock("versioned");
+    Lock second = b.make_lock("versioned");
+    first.lock();
+    const auto token = first.fencing_token();
+    EXPECT_EQ(server.psql("SELECT version FROM zklock_versions WHERE name = 'versioned'"), std::to_string(token) + "\n");
+    first.unlock();
+    second.lock();
+    EXPECT_EQ(second.fencing_token(), token + 1);
+    second.unlock();
+
+    first.lock();
+    EXPECT_EQ(first.fencing_token(), token + 2);
+    server.psql("UPDATE zklock_versions SET owner = 'another', version = version + 1, expires_at = now() + "
+                "interval '1 hour' WHERE name = 'versioned'");
+    first.unlock();
+    EXPECT_EQ(server.psql("SELECT owner, version FROM zklock_versions WHERE name = 'versioned'"),
+              "another|" + std::to_string(token + 3) + "\n");
+    EXPECT_FALSE(second.try_lock()) << "the stale holder's release freed the new owner's lock";
 }
 
 } // namespace zklock::conformance

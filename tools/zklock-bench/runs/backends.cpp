@@ -149,7 +149,7 @@ private:
             options_.postgres = server.connect_string();
             where = "throwaway PostgreSQL " + server.version() + ", fsync=off";
         }
-        for (const char* b : {"postgres-lease", "postgres-advisory", "postgres-row"}) described_[b] = where;
+        for (const char* b : {"postgres-lease", "postgres-advisory", "postgres-row", "postgres-version"}) described_[b] = where;
     }
 
     void flock() {

@@ -6,8 +6,8 @@ namespace zklock::cli::safety {
 
 const std::vector<std::string_view>& row_names() {
     static const std::vector<std::string_view> names = {
-        "zookeeper",  "redis", "redlock", "postgres-lease", "postgres-advisory", "postgres-row", "flock",
-        naive_setnx_expire, naive_setnx_getset};
+        "zookeeper",  "redis", "redlock", "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version",
+        "flock", naive_setnx_expire, naive_setnx_getset};
     return names;
 }
 
@@ -20,6 +20,8 @@ std::string_view row_description(std::string_view row) {
     if (row == "postgres-lease") return "zklock's PostgreSQL lease row (TTL on the server's clock); token: a sequence";
     if (row == "postgres-advisory") return "zklock's PostgreSQL session advisory lock; token: a sequence";
     if (row == "postgres-row") return "zklock's PostgreSQL SELECT ... FOR UPDATE in an open transaction; token: a sequence";
+    if (row == "postgres-version")
+        return "zklock's PostgreSQL version column (read, then UPDATE ... WHERE version = read); token: the version";
     if (row == "flock") return "zklock's flock(2) lock; token: a counter in the lock file";
     if (row == naive_setnx_expire)
         return "anti-example: SETNX key, then EXPIRE key (two commands); release: DEL key; the holder stops writing "
