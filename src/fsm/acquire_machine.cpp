@@ -419,12 +419,7 @@ std::string to_string(const acquire_action& a) {
     if (a.number != 0) out += " #" + std::to_string(a.number);
     if (a.wait) out += " wait";
     if (a.mark) out += " mark";
-    // Not `" " + a.ec.message()`: a one-character literal put before a temporary
-    // string draws GCC 12's bogus -Wrestrict (GCC bug 105329).
-    if (a.ec) {
-        out += ' ';
-        out += a.ec.message();
-    }
+    if (a.ec) out += " " + a.ec.message();
     if (!a.detail.empty()) out += ": " + a.detail;
     if (a.release_record) out += " record=" + *a.release_record;
     return out;

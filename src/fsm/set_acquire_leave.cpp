@@ -205,12 +205,7 @@ std::string to_string(const set_action& a) {
     for (const auto& p : a.paths) out += " " + p;
     if (a.number != 0) out += " #" + std::to_string(a.number);
     if (a.wait) out += " wait";
-    // Not `" " + a.ec.message()`: a one-character literal put before a temporary
-    // string draws GCC 12's bogus -Wrestrict (GCC bug 105329).
-    if (a.ec) {
-        out += ' ';
-        out += a.ec.message();
-    }
+    if (a.ec) out += " " + a.ec.message();
     if (!a.detail.empty()) out += ": " + a.detail;
     for (const auto& [dir, data] : a.records) out += " record " + dir + "=" + data;
     return out;

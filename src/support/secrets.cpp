@@ -99,11 +99,7 @@ std::optional<conninfo_split> split_uri(std::string_view uri, std::size_t after_
             continue;
         }
         if (key->size() > 8 && key->ends_with("password")) return std::nullopt;
-        // Appended piece by piece: `"&" + std::string(param)` (a one-character
-        // literal put before a temporary string) draws GCC 12's bogus
-        // -Wrestrict (GCC bug 105329).
-        if (!kept.empty()) kept += '&';
-        kept += param;
+        kept += (kept.empty() ? "" : "&") + std::string(param);
     }
     if (!kept.empty()) out.conninfo += "?" + kept;
     return out;
@@ -183,9 +179,7 @@ std::optional<conninfo_split> split_conninfo_password(std::string_view conninfo)
             continue;
         }
         if (key.size() > 8 && key.ends_with("password")) return std::nullopt;
-        // Appended piece by piece, as the URI's parameters above (GCC bug 105329).
-        if (!out.conninfo.empty()) out.conninfo += ' ';
-        out.conninfo += conninfo.substr(key_start, i - key_start);
+        out.conninfo += (out.conninfo.empty() ? "" : " ") + std::string(conninfo.substr(key_start, i - key_start));
     }
     return out;
 }

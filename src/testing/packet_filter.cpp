@@ -80,12 +80,7 @@ std::string packet_rule_comment(pid_t pid, std::string_view label) {
     if (!ok) throw std::invalid_argument("PacketFilter: label '" + std::string(label) + "' has other characters than [A-Za-z0-9 .:-_/]");
     std::string out(comment_prefix);
     out += std::to_string(pid);
-    // Not `" " + std::string(label)`: a one-character literal put before a
-    // temporary string draws GCC 12's bogus -Wrestrict (GCC bug 105329).
-    if (!label.empty()) {
-        out += ' ';
-        out += label;
-    }
+    if (!label.empty()) out += " " + std::string(label);
     return out;
 }
 

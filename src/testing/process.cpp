@@ -57,9 +57,7 @@ std::string find_program(const std::string& name) {
     while (true) {
         const auto colon = path.find(':');
         std::string dir(path.substr(0, colon));
-        // Not `dir = "."`: assigning a one-character literal draws GCC 12's
-        // bogus -Wrestrict (GCC bug 105329).
-        if (dir.empty()) dir.push_back('.');
+        if (dir.empty()) dir = ".";
         std::string candidate = dir + "/" + name;
         struct stat st {};
         if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {

@@ -106,19 +106,9 @@ std::optional<std::size_t> resp_reply_length(std::string_view data) { return res
 
 namespace {
 
-// Built piece by piece: `"*" + std::to_string(n)` (a one-character literal put
-// before a temporary string) draws GCC 12's bogus -Wrestrict (GCC bug 105329).
 std::string resp_request(const std::vector<std::string>& args) {
-    std::string request(1, '*');
-    request += std::to_string(args.size());
-    request += "\r\n";
-    for (const auto& arg : args) {
-        request += '$';
-        request += std::to_string(arg.size());
-        request += "\r\n";
-        request += arg;
-        request += "\r\n";
-    }
+    std::string request = "*" + std::to_string(args.size()) + "\r\n";
+    for (const auto& arg : args) request += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
     return request;
 }
 

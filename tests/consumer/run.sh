@@ -88,6 +88,17 @@ if [[ -n $internal_headers$harness_headers ]]; then
   exit 1
 fi
 
+# No installed text file (headers, CMake package, pkg-config files, man page,
+# completion, docs, scripts) names the machine that built it: neither the
+# source tree nor the build tree (the prefix may lie inside the build tree, so
+# an absolute path to the prefix counts too: the install must be relocatable).
+project_dir=$(cd "$source_dir/../.." && pwd)
+named=$(grep -rIlF -e "$project_dir" -e "$build_dir" "$prefix" || true)
+if [[ -n $named ]]; then
+  echo "install_consumer: installed files name the source or build tree:" $named >&2
+  exit 1
+fi
+
 # zklock's own build flags stay its own: the installed package and pkg-config
 # files impose none on a consumer's code (they carry cxx_std_20, a requirement
 # of the headers, as a compile feature).
