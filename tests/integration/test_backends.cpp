@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -118,7 +119,17 @@ class Factory : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
         if (!lock_backend_available(GetParam())) GTEST_SKIP() << GetParam() << " is not built into this zklock";
-        servers_ = std::make_unique<BackendSetup>(GetParam());
+        servers_ = &shared_setup(GetParam());
+    }
+
+    /// One BackendSetup per backend for the whole process, stopped at its exit:
+    /// the tests of one backend run in one ctest process (tests/CMakeLists.txt)
+    /// and share its servers instead of starting them for each test.
+    static BackendSetup& shared_setup(const std::string& backend) {
+        static std::map<std::string, std::unique_ptr<BackendSetup>> setups;
+        auto& setup = setups[backend];
+        if (!setup) setup = std::make_unique<BackendSetup>(backend);
+        return *setup;
     }
 
     /// Returns once the server shows `waiter` waiting behind the holder, by what the
@@ -172,7 +183,7 @@ protected:
         return wait_until([&] { return waiter.stats().attempts >= 2; });
     }
 
-    std::unique_ptr<BackendSetup> servers_;
+    BackendSetup* servers_ = nullptr;
 };
 
 TEST_P(Factory, OpensAServiceWhoseLocksExcludeEachOther) {
