@@ -86,7 +86,7 @@ CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text) {
     return cmd.add_option("--backend", c.backends.backends, text)
         ->delimiter(',')
         ->check(CLI::IsMember({"all", "zookeeper", "redis", "redlock", "postgres-lease", "postgres-advisory",
-                               "postgres-row", "flock", "naive-setnx-expire", "naive-setnx-getset"}));
+                               "postgres-row", "flock", "memcached", "naive-setnx-expire", "naive-setnx-getset"}));
 }
 
 void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
@@ -102,6 +102,10 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
     cmd.add_option("--postgres", b.postgres,
                    "with --backend: libpq connection string (default: a throwaway server); its password may also "
                    "come from PGPASSFILE or PGPASSWORD")
+        ->needs(backend);
+    cmd.add_option("--memcached", b.memcached,
+                   "with --backend: memcached server host:port or memcached://host[:port] (default: a throwaway "
+                   "server; memcached has no authentication)")
         ->needs(backend);
     cmd.add_option("--flock-dir", b.flock_dir, "with --backend: directory for flock's lock files (default: a temp dir)")
         ->needs(backend);
