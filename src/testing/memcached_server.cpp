@@ -82,6 +82,8 @@ bool MemcachedServer::serving(milliseconds timeout) {
     }
 }
 
+void MemcachedServer::stop_process() { process()->kill9(); }
+
 std::string MemcachedServer::command(const std::string& line, milliseconds timeout) {
     return memcached_command(port(), line, timeout);
 }

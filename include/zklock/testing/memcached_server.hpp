@@ -81,7 +81,9 @@ public:
 
     // port(), connect_string() ("127.0.0.1:PORT"), pid(), running(), paused(),
     // log_path(), log_tail(), stop(), restart() and the faults kill9(),
-    // pause(), resume(), pause_for() come from ServerProcess. A restarted
+    // pause(), resume(), pause_for() come from ServerProcess. stop() kills the
+    // process (SIGKILL): memcached keeps nothing a graceful stop would save, and
+    // it acts on SIGTERM only at its next one-second clock tick. A restarted
     // server is empty.
 
     /// memcached_command(port(), line, timeout): the raw reply.
@@ -92,6 +94,7 @@ public:
 private:
     void spawn() override;
     [[nodiscard]] bool serving(std::chrono::milliseconds timeout) override;
+    void stop_process() override;
 
     TempDir temp_dir_;
     MemcachedServerOptions options_;
