@@ -87,7 +87,8 @@ TEST_F(MemcachedTest, AReleaseNeverDeletesAnotherOwnersKey) {
     EXPECT_TRUE(!ec || is_lock_lost(ec)) << ec.message();
     EXPECT_TRUE(second.is_held());
     EXPECT_FALSE(probe.try_lock()) << "the first holder's release deleted the second holder's key";
-    second.unlock();
+    auto second_released = second.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(second_released));
     EXPECT_TRUE(probe.try_lock());
     probe.unlock();
 }
