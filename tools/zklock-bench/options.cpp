@@ -11,7 +11,7 @@ void add_zookeeper_options(CLI::App& cmd, bench_cli& c) {
     add_connect_option(cmd, o.connect);
     add_connect_timeout_option(cmd, o.connect_timeout);
     cmd.get_option("--connect-timeout")
-        ->description("Give up when a server named by -c, --redis, --redlock or --postgres does not answer within "
+        ->description("Give up when a server named by -c, --redis, --redlock, --postgres or --memcached does not answer within "
                       "TIME: milliseconds (500) or with a unit (500ms, 2s); the throwaway servers the bench starts "
                       "get the library's longer default unless this is given");
     add_auth_options(cmd, c.auth);
