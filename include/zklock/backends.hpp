@@ -1,6 +1,6 @@
 // zklock::open_lock_service: a lock service chosen by backend name at run time
 // ("zookeeper", "redis", "redlock", "postgres-lease", "postgres-advisory",
-// "postgres-row", "postgres-version", "flock"), for programs that let their operators choose, and
+// "postgres-row", "postgres-version", "flock", "memcached"), for programs that let their operators choose, and
 // for `zklock bench --backend`. Target zklock::backends, which links every
 // backend library this zklock was built with.
 #pragma once
@@ -55,7 +55,11 @@ struct BackendOptions {
     std::string postgres = "host=127.0.0.1 port=5432";
     /// flock: the directory that holds the lock files (it must exist).
     std::string flock_directory = "/tmp";
-    /// redis, redlock, postgres-lease, postgres-version: the lease's time-to-live.
+    /// memcached: the server, "host:port" or "memcached://host[:port]" (no
+    /// authentication; see zklock/memcached/memcached_lock_service.hpp).
+    std::string memcached = "127.0.0.1:11211";
+    /// redis, redlock, postgres-lease, postgres-version, memcached: the lease's time-to-live
+    /// (memcached: whole seconds, at least 2).
     std::chrono::milliseconds ttl{10000};
     /// Every backend: how long connecting to a server may take.
     std::chrono::milliseconds connect_timeout{10000};
@@ -72,7 +76,8 @@ struct BackendOptions {
 ZKLOCK_BACKENDS_EXPORT const std::vector<std::string_view>& lock_backend_names();
 
 /// True when `backend` is known and its library was built into this zklock
-/// (ZKLOCK_BUILD_REDIS and ZKLOCK_BUILD_POSTGRES select the optional ones).
+/// (ZKLOCK_BUILD_REDIS, ZKLOCK_BUILD_POSTGRES and ZKLOCK_BUILD_MEMCACHED select
+/// the optional ones).
 ZKLOCK_BACKENDS_EXPORT bool lock_backend_available(std::string_view backend) noexcept;
 
 /// A LockService for `backend`. Throws zklock::error(errc::invalid_argument)

@@ -41,6 +41,7 @@ struct lock_capabilities {
     bool wakes_one_waiter = false;             ///< a release wakes exactly one waiter (no herd)
     bool reports_loss = true;                  ///< the holder is told when its lock is lost
     std::string_view limits;                   ///< what it does not guarantee, in one sentence
+    bool fencing_tokens = true;                ///< fencing_token() gives a token while held (false: always 0, memcached)
 };
 
 

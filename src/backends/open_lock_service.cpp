@@ -9,6 +9,9 @@
 #ifdef ZKLOCK_HAVE_POSTGRES
 #include <zklock/postgres/postgres_lock_service.hpp>
 #endif
+#ifdef ZKLOCK_HAVE_MEMCACHED
+#include <zklock/memcached/memcached_lock_service.hpp>
+#endif
 
 #include <algorithm>
 #include <filesystem>
@@ -49,7 +52,8 @@ private:
 const std::vector<std::string_view>& lock_backend_names() {
     static const std::vector<std::string_view> names = {"zookeeper",         "redis",        "redlock",
                                                          "postgres-lease",    "postgres-advisory",
-                                                         "postgres-row",      "postgres-version", "flock"};
+                                                         "postgres-row",      "postgres-version", "flock",
+                                                         "memcached"};
     return names;
 }
 
@@ -63,6 +67,9 @@ bool lock_backend_available(std::string_view backend) noexcept {
         backend == "postgres-version")
         return true;
 #endif
+#ifdef ZKLOCK_HAVE_MEMCACHED
+    if (backend == "memcached") return true;
+#endif
     return false;
 }
 
@@ -75,7 +82,10 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
     }
     if (!lock_backend_available(backend))
         refuse("backend '" + std::string(backend) + "' is not built into this zklock (" +
-               (backend.starts_with("postgres") ? "ZKLOCK_BUILD_POSTGRES" : "ZKLOCK_BUILD_REDIS") + "=OFF)");
+               (backend.starts_with("postgres") ? "ZKLOCK_BUILD_POSTGRES"
+                : backend == "memcached"       ? "ZKLOCK_BUILD_MEMCACHED"
+                                               : "ZKLOCK_BUILD_REDIS") +
+               "=OFF)");
     if (backend == "zookeeper") return std::make_unique<owned_zookeeper_service>(o);
     if (backend == "flock") {
         std::error_code ec;
@@ -96,6 +106,16 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
         if (backend == "redis") return std::make_unique<RedisLockService>(o.redis, r);
         if (o.redlock.empty()) refuse("redlock needs the address of at least one master");
         return std::make_unique<RedlockService>(o.redlock, r);
+    }
+#endif
+#ifdef ZKLOCK_HAVE_MEMCACHED
+    if (backend == "memcached") {
+        MemcachedOptions m;
+        m.ttl = o.ttl;
+        m.connect_timeout = o.connect_timeout;
+        m.executor = o.executor;
+        m.log = o.log;
+        return std::make_unique<MemcachedLockService>(o.memcached, m);
     }
 #endif
 #ifdef ZKLOCK_HAVE_POSTGRES

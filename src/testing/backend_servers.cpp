@@ -60,12 +60,21 @@ const std::filesystem::path& BackendServers::flock_directory() {
     return flock_->path();
 }
 
+MemcachedServer& BackendServers::memcached() {
+    if (!memcached_) {
+        memcached_ = std::make_unique<MemcachedServer>(options_.memcached);
+        started("memcached", memcached_->connect_string());
+    }
+    return *memcached_;
+}
+
 void BackendServers::start_for(std::string_view backend) {
     if (backend == "zookeeper") zookeeper();
     else if (backend == "redis") redis();
     else if (backend == "redlock") redlock();
     else if (backend.starts_with("postgres-")) postgres();
     else if (backend == "flock") flock_directory();
+    else if (backend == "memcached") memcached();
     else throw std::invalid_argument("no servers for backend '" + std::string(backend) + "'");
 }
 

@@ -15,6 +15,9 @@
 #ifdef ZKLOCK_CONSUMER_POSTGRES
 #include <zklock/postgres/postgres_fence.hpp>
 #endif
+#ifdef ZKLOCK_CONSUMER_MEMCACHED
+#include <zklock/memcached/memcached_lock_service.hpp>
+#endif
 #ifdef ZKLOCK_CONSUMER_BACKENDS
 #include <zklock/backends.hpp>
 #endif
@@ -84,6 +87,13 @@ int main() {
 #endif
 #ifdef ZKLOCK_CONSUMER_POSTGRES
     ok &= check(!zklock::PostgresFence::install_sql().empty(), "zklock::PostgresFence::install_sql()");
+#endif
+#ifdef ZKLOCK_CONSUMER_MEMCACHED
+    {
+        zklock::MemcachedLockService memcached("127.0.0.1:1");  // connects at the first acquire: none here
+        ok &= check(memcached.capabilities().backend == "memcached" && !memcached.capabilities().fencing_tokens,
+                    "zklock::MemcachedLockService: backend memcached, no fencing tokens");
+    }
 #endif
 #ifdef ZKLOCK_CONSUMER_BACKENDS
 #ifdef ZKLOCK_CONSUMER_ONLY_FLOCK  // a zklock built without its Redis and PostgreSQL backends

@@ -5,12 +5,14 @@
 #   core      find_package(zklock) alone, with CMAKE_DISABLE_FIND_PACKAGE_PostgreSQL
 #             and no pkg-config module (a machine without libpq-dev or libhiredis-dev)
 #   redis     COMPONENTS redis, without PostgreSQL
-#   postgres  COMPONENTS postgres, with no pkg-config module (so without hiredis)
+#   postgres  COMPONENTS postgres, with no pkg-config module (so without hiredis
+#             or libmemcached)
+#   memcached COMPONENTS memcached, without PostgreSQL
 #   testing   COMPONENTS testing, without PostgreSQL and with no pkg-config module
 #             (the ZooKeeper fixtures need neither libpq nor hiredis)
 #   testing-backends  COMPONENTS testing-backends (loads testing; needs hiredis and libpq)
-#   all       COMPONENTS testing testing-backends backends (backends loads redis
-#             and postgres)
+#   all       COMPONENTS testing testing-backends backends (backends loads redis,
+#             postgres and memcached)
 #   local     COMPONENTS local must fail to configure, saying why
 #   readme    the README's first program as installed beside the README
 #             (DOCDIR/examples/readme/first_lock), built with its own CMakeLists.txt
@@ -114,8 +116,8 @@ fi
 # man and bash-completion look.
 if [[ -x $prefix/bin/zklock ]]; then
   linked=$(ldd "$prefix/bin/zklock")
-  if grep -E 'lib(pq|hiredis)\.' <<<"$linked"; then
-    echo "install_consumer: the installed zklock links a Redis or PostgreSQL client library" >&2
+  if grep -E 'lib(pq|hiredis|memcached)\.' <<<"$linked"; then
+    echo "install_consumer: the installed zklock links a Redis, PostgreSQL or memcached client library" >&2
     exit 1
   fi
   case $(cache_value ZKLOCK_BUILD_TESTING_BACKENDS) in
@@ -208,7 +210,7 @@ consumer() {
   "$dir/zklock_consumer"
 }
 
-all_cases="core redis postgres testing testing-backends all local readme pkgconfig"
+all_cases="core redis postgres memcached testing testing-backends all local readme pkgconfig"
 cases=${CONSUMER_CASES:-$all_cases}
 for c in $cases; do
   if [[ " $all_cases " != *" $c "* ]]; then
@@ -223,6 +225,7 @@ wanted() {
 wanted core && consumer core "" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted redis && consumer redis "redis" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted postgres && consumer postgres "postgres" "$no_modules"
+wanted memcached && consumer memcached "memcached" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted testing && consumer testing "testing" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted testing-backends && consumer testing-backends "testing-backends" ""
 wanted all && consumer all "testing testing-backends backends" ""

@@ -4,8 +4,8 @@
 # into absolute directories:
 #   1. configures tests/consumer/subproject (a parent project with a `docs`
 #      target of its own that adds zklock with add_subdirectory) with
-#      ZKLOCK_BUILD_REDIS=OFF ZKLOCK_BUILD_POSTGRES=OFF, an empty pkg-config
-#      search path (no hiredis module), CMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
+#      ZKLOCK_BUILD_REDIS=OFF ZKLOCK_BUILD_POSTGRES=OFF ZKLOCK_BUILD_MEMCACHED=OFF,
+#      an empty pkg-config search path (no hiredis or libmemcached module), CMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 #      and absolute CMAKE_INSTALL_LIBDIR/INCLUDEDIR/DATADIR (PREFIX/lib64,
 #      PREFIX/inc, PREFIX/data), and builds it (zklock's libraries unoptimised,
 #      one unity batch each); the parent's `docs` is its own;
@@ -40,7 +40,8 @@ no_modules=$work/no-pkgconfig-modules
 mkdir -p -- "$no_modules"
 
 args=(-S "$here/subproject" -B "$build" "-DZKLOCK_SOURCE_DIR=$project_dir" -DCMAKE_BUILD_TYPE=
-  -DZKLOCK_BUILD_REDIS=OFF -DZKLOCK_BUILD_POSTGRES=OFF -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
+  -DZKLOCK_BUILD_REDIS=OFF -DZKLOCK_BUILD_POSTGRES=OFF -DZKLOCK_BUILD_MEMCACHED=OFF
+  -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
   "-DCMAKE_INSTALL_PREFIX=$prefix" "-DCMAKE_INSTALL_LIBDIR=$prefix/lib64"
   "-DCMAKE_INSTALL_INCLUDEDIR=$prefix/inc" "-DCMAKE_INSTALL_DATADIR=$prefix/data"
   # the kept build's cache must not hide a change of zklock's defaults
@@ -93,7 +94,8 @@ done
   fail "zklock.pc's libdir is not $prefix/lib64"
 [[ $(PKG_CONFIG_PATH=$prefix/lib64/pkgconfig pkg-config --variable=includedir zklock) == "$prefix/inc" ]] ||
   fail "zklock.pc's includedir is not $prefix/inc"
-for absent in inc/zklock/redis inc/zklock/postgres \
+for absent in inc/zklock/redis inc/zklock/postgres inc/zklock/memcached \
+    lib64/pkgconfig/zklock-memcached.pc lib64/libzklock_memcached.a \
     lib64/pkgconfig/zklock-redis.pc lib64/pkgconfig/zklock-postgres.pc lib64/libzklock_redis.a lib64/libzklock_postgres.a \
     inc/zklock/testing lib64/pkgconfig/zklock-testing.pc lib64/libzklock_testing.a \
     lib64/pkgconfig/zklock-testing-backends.pc lib64/libzklock_testing_backends.a; do

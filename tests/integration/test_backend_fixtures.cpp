@@ -1,4 +1,5 @@
-// Tests of the Redis and PostgreSQL real-server fixtures.
+// Tests of the Redis, PostgreSQL and memcached real-server fixtures.
+#include <zklock/testing/memcached_server.hpp>
 #include <zklock/testing/postgres_server.hpp>
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/redis_server.hpp>
@@ -32,6 +33,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
+using zklock::testing::MemcachedServer;
 using zklock::testing::PostgresServer;
 using zklock::testing::RedisServer;
 
@@ -568,3 +570,52 @@ TEST(PostgresServerTest, FailedStartReportsTheLog) {
 }
 
 }  // namespace
+
+namespace {
+
+// One server for every fault: a start costs little, but each is a process.
+TEST(MemcachedServerTest, AnswersStoresLosesEverythingOnRestartAndLeavesNothing) {
+    std::filesystem::path dir;
+    std::uint16_t port = 0;
+    {
+        MemcachedServer server;
+        port = server.port();
+        EXPECT_TRUE(server.running());
+        EXPECT_EQ(server.connect_string(), "127.0.0.1:" + std::to_string(port));
+        EXPECT_FALSE(server.version().empty());
+        EXPECT_EQ(server.command("add lock 0 60 5\r\nowner"), "STORED\r\n");
+        EXPECT_EQ(server.command("add lock 0 60 5\r\nother"), "NOT_STORED\r\n");
+        EXPECT_EQ(server.command("get lock"), "VALUE lock 0 5\r\nowner\r\nEND\r\n");
+        EXPECT_EQ(server.command("get missing"), "END\r\n");
+        const auto first_pid = server.pid();
+        server.restart();  // memcached keeps nothing: the restarted server is empty
+        EXPECT_EQ(server.port(), port);
+        EXPECT_NE(server.pid(), first_pid);
+        EXPECT_EQ(server.command("get lock"), "END\r\n");
+        EXPECT_EQ(server.command("add lock 0 60 5\r\nowner"), "STORED\r\n");
+        EXPECT_EQ(server.command("delete lock"), "DELETED\r\n");
+        EXPECT_EQ(server.command("delete lock"), "NOT_FOUND\r\n");
+        if (::geteuid() == 0) {  // memcached refuses root: the fixture runs it as another user
+            std::ifstream status("/proc/" + std::to_string(server.pid()) + "/status");
+            std::string line;
+            while (std::getline(status, line) && !line.starts_with("Uid:")) {
+            }
+            EXPECT_EQ(line.find("\t0\t"), std::string::npos) << line;
+        }
+        server.kill9();
+        EXPECT_FALSE(server.running());
+        try {
+            server.command("version", 2s);
+            ADD_FAILURE() << "a killed server answered";
+        } catch (const std::system_error& e) {
+            EXPECT_EQ(e.code(), std::errc::connection_refused) << e.what();
+        }
+        server.restart();
+        dir = server.log_path().parent_path();
+        ASSERT_FALSE(processes_in(dir).empty());
+    }
+    EXPECT_TRUE(processes_in(dir).empty());
+    EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+} // namespace

@@ -20,7 +20,8 @@ using namespace std::chrono_literals;
 TEST(SafetyPlan, EveryBackendAndBothAntiExamplesAreRowsInReportOrder) {
     const std::vector<std::string_view> expected = {"zookeeper",          "redis",        "redlock", "postgres-lease",
                                                     "postgres-advisory",  "postgres-row", "postgres-version",
-                                                    "flock",              "naive-setnx-expire", "naive-setnx-getset"};
+                                                    "flock",              "memcached",    "naive-setnx-expire",
+                                                    "naive-setnx-getset"};
     EXPECT_EQ(row_names(), expected);
     EXPECT_TRUE(is_anti_example("naive-setnx-expire"));
     EXPECT_TRUE(is_anti_example("naive-setnx-getset"));
@@ -41,8 +42,25 @@ TEST(SafetyPlan, FaultsApplyWhereTheRowHasWhatTheyBreak) {
         EXPECT_FALSE(not_applicable(r, "killed-server")) << r;
         EXPECT_FALSE(not_applicable(r, "partitioned-client")) << r;
     }
-    for (const auto* r : {"redis", "redlock", "naive-setnx-expire", "naive-setnx-getset"})
+    for (const auto* r : {"redis", "redlock", "memcached", "naive-setnx-expire", "naive-setnx-getset"})
         for (const auto f : fault_names()) EXPECT_FALSE(not_applicable(r, f)) << r << " " << f;
+}
+
+TEST(SafetyPlan, AMemcachedRowHasNoTokenAndALeaseOfWholeSecondsAtLeastTwo) {
+    EXPECT_FALSE(has_fencing_token("memcached"));
+    for (const auto r : row_names())
+        if (r != "memcached") {
+            EXPECT_TRUE(has_fencing_token(r)) << r;
+        }
+    EXPECT_EQ(row_ttl("memcached", 1000ms), 2000ms);
+    EXPECT_EQ(row_ttl("memcached", 3000ms), 3000ms);
+    EXPECT_EQ(row_ttl("redis", 1000ms), 1000ms);
+    // Its fence columns are n/a (null), not zeros that would read as "refused nothing".
+    const auto row = make_row("memcached", "paused-holder", {}, {}, {}, nlohmann::json::object());
+    EXPECT_TRUE(row["stale_accepted_fenced"].is_null());
+    EXPECT_TRUE(row["duplicate_tokens"].is_null());
+    EXPECT_EQ(row["fencing"], "none");
+    EXPECT_TRUE(make_row("redis", "paused-holder", {}, {}, {}, nlohmann::json::object())["duplicate_tokens"].is_number());
 }
 
 TEST(SafetyPlan, OnlyTheKilledSetnxExpireHolderDiesBetweenItsTwoCommands) {

@@ -375,9 +375,11 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     if (!b.redlock.empty()) o.redlock = split_commas(b.redlock);
     if (!b.postgres.empty()) o.postgres = b.postgres;
     if (!b.flock_dir.empty()) o.flock_dir = b.flock_dir;
+    if (!b.memcached.empty()) o.memcached = b.memcached;
     o.server_config = z.server_config;
     o.ttl = std::chrono::milliseconds(b.ttl_ms);
-    if (z.connect_timeout_given || z.connect_given || !b.redis.empty() || !b.redlock.empty() || !b.postgres.empty())
+    if (z.connect_timeout_given || z.connect_given || !b.redis.empty() || !b.redlock.empty() || !b.postgres.empty() ||
+        !b.memcached.empty())
         o.connect_timeout = z.connect_timeout;
     o.zookeeper_auth = z.creds.zookeeper;
     o.zookeeper_acl = z.creds.acl;
@@ -394,7 +396,7 @@ int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::Ap
     };
     // The safety bench kills, restarts and partitions its servers: it starts its
     // own, without credentials, and measures no speed.
-    for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--flock-dir",
+    for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--flock-dir", "--memcached",
                                "--auth-file", "--acl", "--scenario", "--sweep", "--baselines", "--recipe", "--naive", "--curator",
                                "--kazoo", "--confirm-unlock", "--server-config", "--warmup", "--permits", "--read-ratio", "--path"})
         if (given(cmd, option))

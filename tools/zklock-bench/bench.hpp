@@ -31,7 +31,7 @@ struct backend_bench_options {
     std::string report_dir;             ///< empty: no report
     std::string command_line;           ///< how it was run, for the report (secrets redacted)
     // Connection options; unset: a throwaway server.
-    std::optional<std::string> zookeeper, redis, postgres, flock_dir;
+    std::optional<std::string> zookeeper, redis, postgres, flock_dir, memcached;
     std::optional<std::vector<std::string>> redlock;
     std::vector<std::string> server_config;  ///< extra zoo.cfg lines of the throwaway ZooKeeper
     std::chrono::milliseconds ttl{10000};

@@ -7,11 +7,13 @@
 //   redlock    BackendServersOptions::redlock_masters RedisServers (five by default)
 //   postgres   one PostgresServer (shared by the three PostgreSQL backends)
 //   flock      a temp directory for the lock files
+//   memcached  one MemcachedServer
 //
-// Library: zklock::testing_backends (with RedisServer and PostgresServer).
+// Library: zklock::testing_backends (with RedisServer, PostgresServer and MemcachedServer).
 #pragma once
 
 #include <zklock/testing/backends_export.hpp>
+#include <zklock/testing/memcached_server.hpp>
 #include <zklock/testing/postgres_server.hpp>
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/redis_server.hpp>
@@ -35,8 +37,9 @@ struct BackendServersOptions {
     std::size_t redlock_masters = 5;   ///< how many Redlock masters redlock() starts
     PostgresServerOptions postgres;    ///< of the PostgreSQL server
     std::string flock_prefix = "zklock-flock-";  ///< of the flock backend's temp directory
+    MemcachedServerOptions memcached;  ///< of the memcached server
     /// Told of each start, e.g. to print it: what ("ZooKeeper", "Redis", "5
-    /// Redis masters for Redlock", "PostgreSQL") and where ("127.0.0.1:PORT",
+    /// Redis masters for Redlock", "PostgreSQL", "memcached") and where ("127.0.0.1:PORT",
     /// the first master's followed by ",..." for Redlock).
     std::function<void(const std::string& what, const std::string& where)> on_start;
 };
@@ -73,8 +76,10 @@ public:
     PostgresServer& postgres();
     /// The flock backend's lock directory, created empty.
     const std::filesystem::path& flock_directory();
+    /// The memcached server, started with options().memcached.
+    MemcachedServer& memcached();
     /// Starts what `backend` runs against: "zookeeper", "redis", "redlock",
-    /// "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version" or "flock".
+    /// "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version", "flock" or "memcached".
     /// Throws std::invalid_argument for another name.
     void start_for(std::string_view backend);
 
@@ -90,6 +95,7 @@ private:
     std::vector<std::unique_ptr<RedisServer>> redlock_;
     std::unique_ptr<PostgresServer> postgres_;
     std::optional<TempDir> flock_;
+    std::unique_ptr<MemcachedServer> memcached_;
 };
 
 } // namespace zklock::testing

@@ -193,8 +193,17 @@ std::string safety_chart_script(const json& report) {
        << "set multiplot layout " << panels.size() << ",1\n";
     for (const auto& p : panels) {
         long long most = 0;
+        bool any = false;
         for (const auto& r : rows)
-            if (r["status"] == "ran" && r[p.key].is_number()) most = std::max(most, r[p.key].get<long long>());
+            if (r["status"] == "ran" && r[p.key].is_number()) {
+                most = std::max(most, r[p.key].get<long long>());
+                any = true;
+            }
+        if (!any) {  // e.g. only rows without a fencing token: an empty panel, said so
+            gp << "set title '" << p.title << ": n/a for these rows'\n"
+               << "set xrange [0:1]\nset yrange [0:1]\nplot NaN notitle\nset autoscale x\n";
+            continue;
+        }
         gp << "set yrange [0:" << std::max(1LL, most + most / 10 + 1) << "]\n"
            << "set title '" << p.title << "'\n"
            << "plot for [i=2:" << faults_run(rows).size() + 1 << "] '" << p.file

@@ -66,6 +66,7 @@ public:
         else if (backend == "redlock") redlock();
         else if (backend.starts_with("postgres")) postgres();
         else if (backend == "flock") flock();
+        else if (backend == "memcached") memcached();
         return options_;
     }
 
@@ -160,6 +161,18 @@ private:
         } else {
             options_.flock_directory = throwaway_.flock_directory().string();
             described_["flock"] = "lock files in a temp directory";
+        }
+    }
+
+    void memcached() {
+        if (described_.contains("memcached")) return;
+        if (o_.memcached) {
+            options_.memcached = *o_.memcached;
+            described_["memcached"] = "at " + *o_.memcached;
+        } else {
+            auto& server = throwaway_.memcached();
+            options_.memcached = server.connect_string();
+            described_["memcached"] = "throwaway memcached " + server.version() + " (never persistent)";
         }
     }
 

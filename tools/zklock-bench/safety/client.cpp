@@ -97,6 +97,7 @@ BackendOptions backend_options(const nlohmann::json& c) {
     if (c.contains("redlock")) o.redlock = c["redlock"].get<std::vector<std::string>>();
     o.postgres = c.value("postgres", o.postgres);
     o.flock_directory = c.value("flock_directory", o.flock_directory);
+    o.memcached = c.value("memcached", o.memcached);
     o.ttl = milliseconds(c.value("ttl_ms", 1000));
     o.connect_timeout = std::max(milliseconds(2000), 2 * o.ttl);
     return o;

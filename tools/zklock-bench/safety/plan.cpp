@@ -7,11 +7,17 @@ namespace zklock::cli::safety {
 const std::vector<std::string_view>& row_names() {
     static const std::vector<std::string_view> names = {
         "zookeeper",  "redis", "redlock", "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version",
-        "flock", naive_setnx_expire, naive_setnx_getset};
+        "flock", "memcached", naive_setnx_expire, naive_setnx_getset};
     return names;
 }
 
 bool is_anti_example(std::string_view row) noexcept { return row == naive_setnx_expire || row == naive_setnx_getset; }
+
+bool has_fencing_token(std::string_view row) noexcept { return row != "memcached"; }
+
+std::chrono::milliseconds row_ttl(std::string_view row, std::chrono::milliseconds ttl) noexcept {
+    return row == "memcached" ? std::max(ttl, std::chrono::milliseconds(2000)) : ttl;
+}
 
 std::string_view row_description(std::string_view row) {
     if (row == "zookeeper") return "zklock's ZooKeeper Mutex; token: the lock node's czxid";
@@ -23,6 +29,9 @@ std::string_view row_description(std::string_view row) {
     if (row == "postgres-version")
         return "zklock's PostgreSQL version column (read, then UPDATE ... WHERE version = read); token: the version";
     if (row == "flock") return "zklock's flock(2) lock; token: a counter in the lock file";
+    if (row == "memcached")
+        return "zklock's memcached lock (add, gets+cas renewal, gets+cas+delete release; TTL at least 2 s, whole "
+               "seconds); token: none (the fenced copy cannot be used)";
     if (row == naive_setnx_expire)
         return "anti-example: SETNX key, then EXPIRE key (two commands); release: DEL key; the holder stops writing "
                "once its own clock says the TTL has passed; token: INCR after the grant (the recipe has none)";
@@ -64,7 +73,8 @@ std::optional<std::string> not_applicable(std::string_view row, std::string_view
     if (flock && (fault == "killed-server" || fault == "restart-without-persistence"))
         return "flock has no server: the kernel keeps the lock";
     if (flock && fault == "partitioned-client") return "flock has no network: every client is on one machine";
-    const bool redis = row == "redis" || row == "redlock" || is_anti_example(row);
+    // memcached is never persistent: a restart always comes back empty.
+    const bool redis = row == "redis" || row == "redlock" || row == "memcached" || is_anti_example(row);
     if (!redis && fault == "restart-without-persistence")
         return row == "zookeeper" ? "ZooKeeper always keeps its data (transaction log and snapshots): see killed-server"
                                   : "PostgreSQL always keeps its data (WAL): see killed-server";

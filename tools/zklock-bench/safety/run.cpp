@@ -2,6 +2,7 @@
 
 #include "bench.hpp"
 
+#include "safety/plan.hpp"
 #include "safety/resource.hpp"
 #include "safety/tally.hpp"
 #include "terminal_text.hpp"
@@ -101,7 +102,8 @@ fault_window stage(const std::string& row, const std::string& fault, run_context
 }  // namespace
 
 nlohmann::json run_fault(const std::string& row, const std::string& fault, run_context& ctx) {
-    const auto& s = ctx.settings;
+    auto s = ctx.settings;
+    s.ttl = row_ttl(row, s.ttl);  // memcached: whole seconds, at least 2
     const bool partition = fault == "partitioned-client";
     if (partition)
         if (const auto why = testing::PacketFilter::unavailable())

@@ -53,6 +53,9 @@ std::string ms_text(const nlohmann::json& v) {
     return v.is_number() ? std::to_string(v.get<long long>()) + " ms" : std::string("never");
 }
 
+/// A count, or "n/a" where the row has none (the fence columns of a row without tokens).
+std::string count_text(const nlohmann::json& v) { return v.is_null() ? "n/a" : v.dump(); }
+
 void print_safety_row(const nlohmann::json& r, bool json) {
     if (json) {
         std::cout << r.dump() << std::endl;
@@ -65,8 +68,9 @@ void print_safety_row(const nlohmann::json& r, bool json) {
         return;
     }
     std::cout << "grants " << r["grants"] << "  overlaps " << r["overlaps"] << "  stale writes " << r["stale_accepted_unfenced"]
-              << " (fence let through " << r["stale_accepted_fenced"] << ")  current writes refused "
-              << r["current_refused_fenced"] << "  duplicate tokens " << r["duplicate_tokens"] << "  next grant "
+              << " (fence let through " << count_text(r["stale_accepted_fenced"]) << ")  current writes refused "
+              << count_text(r["current_refused_fenced"]) << "  duplicate tokens " << count_text(r["duplicate_tokens"])
+              << "  next grant "
               << ms_text(r["next_grant_after_fault_start_ms"])
               << "  recovery " << ms_text(r["recovery_ms"]) << "  lost: told " << r["lost_reported"] << ", not told "
               << r["lost_unreported"];

@@ -82,6 +82,14 @@ const std::string& safety_servers::flock_directory() {
     return flock_path_;
 }
 
+testing::MemcachedServer& safety_servers::memcached() {
+    auto& server = servers_.memcached();
+    if (!described_.contains("memcached"))
+        described_["memcached"] = "throwaway memcached " + server.version() + " (never persistent); TTL " +
+                                  std::to_string(row_ttl("memcached", ttl_).count()) + " ms (whole seconds, at least 2 s)";
+    return server;
+}
+
 std::vector<std::uint16_t> safety_servers::ports(const std::string& row, const std::string& fault) {
     if (row == "zookeeper") return {zookeeper().port()};
     if (redis_row(row)) return {redis(fault == "killed-server").port()};
@@ -91,6 +99,7 @@ std::vector<std::uint16_t> safety_servers::ports(const std::string& row, const s
         return out;
     }
     if (row.starts_with("postgres")) return {postgres().port()};
+    if (row == "memcached") return {memcached().port()};
     if (row == "flock") {
         flock_directory();
         return {};
@@ -100,7 +109,7 @@ std::vector<std::uint16_t> safety_servers::ports(const std::string& row, const s
 
 nlohmann::json safety_servers::client_config(const std::string& row, const std::vector<std::uint16_t>& via) const {
     const auto at = [](std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); };
-    nlohmann::json c = {{"backend", row}, {"ttl_ms", ttl_.count()}};
+    nlohmann::json c = {{"backend", row}, {"ttl_ms", row_ttl(row, ttl_).count()}};
     if (row == "zookeeper") c["zookeeper"] = at(via.at(0));
     else if (redis_row(row)) c["redis"] = at(via.at(0));
     else if (row == "redlock") {
@@ -110,6 +119,7 @@ nlohmann::json safety_servers::client_config(const std::string& row, const std::
     } else if (row.starts_with("postgres"))
         c["postgres"] = "host=127.0.0.1 port=" + std::to_string(via.at(0)) + " user=postgres dbname=postgres";
     else if (row == "flock") c["flock_directory"] = flock_path_;
+    else if (row == "memcached") c["memcached"] = at(via.at(0));
     return c;
 }
 
@@ -118,6 +128,7 @@ testing::ServerProcess& safety_servers::target(const std::string& row, const std
     if (redis_row(row)) return redis(fault == "killed-server");
     if (row == "redlock") return *redlock().front();
     if (row.starts_with("postgres")) return postgres();
+    if (row == "memcached") return memcached();
     throw std::invalid_argument("no server to fault for row " + row);
 }
 

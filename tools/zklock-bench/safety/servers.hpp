@@ -51,6 +51,7 @@ private:
     const std::vector<std::unique_ptr<testing::RedisServer>>& redlock();
     testing::PostgresServer& postgres();
     const std::string& flock_directory();
+    testing::MemcachedServer& memcached();
 
     static testing::BackendServersOptions throwaway_options(std::chrono::milliseconds ttl);
 

@@ -85,6 +85,15 @@ nlohmann::json make_row(const std::string& backend, const std::string& fault, co
                           {"recovery_ms", optional_ms(t.recovery)},
                           {"grants_after_fault", t.grants_after_fault}};
     for (const auto& item : extra.items()) row[item.key()] = item.value();
+    if (!has_fencing_token(backend)) {
+        // Every grant says token 0: the fenced copy cannot tell holders apart.
+        for (const char* k : {"refused_by_fence", "stale_accepted_fenced", "stale_refused_fenced",
+                              "current_refused_fenced", "stale_unfenced_by_token", "duplicate_tokens"})
+            row[k] = nullptr;
+        row["fencing"] = "none";
+        if (!row.contains("notes")) row["notes"] = nlohmann::json::array();
+        row["notes"].push_back("no fencing token: the fence columns are n/a");
+    }
     return row;
 }
 
