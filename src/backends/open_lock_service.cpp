@@ -9,6 +9,9 @@
 #ifdef ZKLOCK_HAVE_POSTGRES
 #include <zklock/postgres/postgres_lock_service.hpp>
 #endif
+#ifdef ZKLOCK_HAVE_MYSQL
+#include <zklock/mysql/mysql_lock_service.hpp>
+#endif
 
 #include <algorithm>
 #include <filesystem>
@@ -47,8 +50,9 @@ private:
 } // namespace
 
 const std::vector<std::string_view>& lock_backend_names() {
-    static const std::vector<std::string_view> names = {"zookeeper",         "redis",        "redlock", "postgres-lease",
-                                                         "postgres-advisory", "postgres-row", "flock"};
+    static const std::vector<std::string_view> names = {
+        "zookeeper",   "redis",          "redlock",        "postgres-lease", "postgres-advisory", "postgres-row",
+        "mysql-lease", "mysql-advisory", "mysql-row",      "mysql-version",  "flock"};
     return names;
 }
 
@@ -59,6 +63,10 @@ bool lock_backend_available(std::string_view backend) noexcept {
 #endif
 #ifdef ZKLOCK_HAVE_POSTGRES
     if (backend == "postgres-lease" || backend == "postgres-advisory" || backend == "postgres-row") return true;
+#endif
+#ifdef ZKLOCK_HAVE_MYSQL
+    if (backend == "mysql-lease" || backend == "mysql-advisory" || backend == "mysql-row" || backend == "mysql-version")
+        return true;
 #endif
     return false;
 }
@@ -72,7 +80,9 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
     }
     if (!lock_backend_available(backend))
         refuse("backend '" + std::string(backend) + "' is not built into this zklock (" +
-               (backend.starts_with("postgres") ? "ZKLOCK_BUILD_POSTGRES" : "ZKLOCK_BUILD_REDIS") + "=OFF)");
+               (backend.starts_with("postgres") ? "ZKLOCK_BUILD_POSTGRES"
+                : backend.starts_with("mysql") ? "ZKLOCK_BUILD_MYSQL"
+                                               : "ZKLOCK_BUILD_REDIS") + "=OFF)");
     if (backend == "zookeeper") return std::make_unique<owned_zookeeper_service>(o);
     if (backend == "flock") {
         std::error_code ec;
@@ -104,6 +114,21 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
     if (backend == "postgres-lease") return std::make_unique<PostgresLeaseLockService>(o.postgres, p);
     if (backend == "postgres-advisory") return std::make_unique<PostgresAdvisoryLockService>(o.postgres, p);
     if (backend == "postgres-row") return std::make_unique<PostgresRowLockService>(o.postgres, p);
+#endif
+#ifdef ZKLOCK_HAVE_MYSQL
+    if (backend.starts_with("mysql-")) {
+        MysqlOptions m;
+        m.executor = o.executor;
+        m.lease_ttl = o.ttl;
+        m.connect_timeout = o.connect_timeout;
+        m.user = o.mysql_user;
+        m.password = o.mysql_password;
+        m.log = o.log;
+        if (backend == "mysql-lease") return std::make_unique<MysqlLeaseLockService>(o.mysql, m);
+        if (backend == "mysql-advisory") return std::make_unique<MysqlAdvisoryLockService>(o.mysql, m);
+        if (backend == "mysql-row") return std::make_unique<MysqlRowLockService>(o.mysql, m);
+        if (backend == "mysql-version") return std::make_unique<MysqlVersionLockService>(o.mysql, m);
+    }
 #endif
     refuse("backend '" + std::string(backend) + "' is not built into this zklock");
 }

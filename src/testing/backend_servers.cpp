@@ -55,6 +55,14 @@ PostgresServer& BackendServers::postgres() {
     return *postgres_;
 }
 
+MariaDBServer& BackendServers::mariadb() {
+    if (!mariadb_) {
+        mariadb_ = std::make_unique<MariaDBServer>(options_.mariadb);
+        started("MariaDB", mariadb_->connect_string());
+    }
+    return *mariadb_;
+}
+
 const std::filesystem::path& BackendServers::flock_directory() {
     if (!flock_) flock_.emplace(options_.flock_prefix);
     return flock_->path();
@@ -65,6 +73,9 @@ void BackendServers::start_for(std::string_view backend) {
     else if (backend == "redis") redis();
     else if (backend == "redlock") redlock();
     else if (backend == "postgres-lease" || backend == "postgres-advisory" || backend == "postgres-row") postgres();
+    else if (backend == "mysql-lease" || backend == "mysql-row" || backend == "mysql-advisory" ||
+             backend == "mysql-version")
+        mariadb();
     else if (backend == "flock") flock_directory();
     else throw std::invalid_argument("no servers for backend '" + std::string(backend) + "'");
 }

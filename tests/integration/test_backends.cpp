@@ -43,6 +43,8 @@ public:
             for (const auto& m : servers_.redlock()) redis_.push_back(m.get());
         } else if (backend.starts_with("postgres")) {
             options_.postgres = servers_.postgres().connect_string();
+        } else if (backend.starts_with("mysql")) {
+            options_.mysql = servers_.mariadb().connect_string();
         } else if (backend == "flock") {
             options_.flock_directory = servers_.flock_directory().string();
         }
@@ -53,6 +55,7 @@ public:
     /// The backend's Redis servers: one for redis, the masters for redlock.
     const std::vector<testing::RedisServer*>& redis() const { return redis_; }
     testing::PostgresServer* postgres() { return &servers_.postgres(); }
+    testing::MariaDBServer* mariadb() { return &servers_.mariadb(); }
 
 private:
     static testing::BackendServersOptions server_options() {
@@ -166,6 +169,16 @@ protected:
                 return servers_->postgres()->psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
                                                   "'zklock-" + method + ":" + lock_name +
                                                   "' AND wait_event_type = 'Lock'") == "1\n";
+            });
+        }
+        if (backend == "mysql-advisory" || backend == "mysql-row") {
+            how = "the waiter's statement runs in the server's PROCESSLIST";
+            const std::string pattern = backend == "mysql-advisory"
+                                            ? "%GET_LOCK(''zklock:" + lock_name + "''%"
+                                            : "%zklock_rows WHERE name = ''" + lock_name + "'' FOR UPDATE%";
+            return wait_until([&] {
+                return servers_->mariadb()->query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE "
+                                                  "ID <> CONNECTION_ID() AND INFO LIKE '" + pattern + "'") == "1\n";
             });
         }
         how = "the waiter asked twice while the lock was held";
@@ -313,7 +326,8 @@ TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
         EXPECT_EQ(w.wakeups, 1u);
         EXPECT_EQ(w.attempts, 1u);
         EXPECT_EQ(w.timer_retries, 0u);
-    } else if (backend == "postgres-advisory" || backend == "postgres-row") {
+    } else if (backend == "postgres-advisory" || backend == "postgres-row" || backend == "mysql-advisory" ||
+               backend == "mysql-row") {
         // One lock statement that the server answered when it handed the lock over.
         EXPECT_EQ(w.attempts, 1u);
         EXPECT_EQ(w.wakeups, 0u);

@@ -6,12 +6,14 @@
 //   redis      one RedisServer
 //   redlock    BackendServersOptions::redlock_masters RedisServers (five by default)
 //   postgres   one PostgresServer (shared by the three PostgreSQL backends)
+//   mariadb    one MariaDBServer (shared by the four MySQL-protocol backends)
 //   flock      a temp directory for the lock files
 //
 // Library: zklock::testing_backends (with RedisServer and PostgresServer).
 #pragma once
 
 #include <zklock/testing/backends_export.hpp>
+#include <zklock/testing/mariadb_server.hpp>
 #include <zklock/testing/postgres_server.hpp>
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/redis_server.hpp>
@@ -34,10 +36,11 @@ struct BackendServersOptions {
     RedisServerOptions redis;          ///< of the Redis server and of each Redlock master
     std::size_t redlock_masters = 5;   ///< how many Redlock masters redlock() starts
     PostgresServerOptions postgres;    ///< of the PostgreSQL server
+    MariaDBServerOptions mariadb;      ///< of the MariaDB server
     std::string flock_prefix = "zklock-flock-";  ///< of the flock backend's temp directory
     /// Told of each start, e.g. to print it: what ("ZooKeeper", "Redis", "5
     /// Redis masters for Redlock", "PostgreSQL") and where ("127.0.0.1:PORT",
-    /// the first master's followed by ",..." for Redlock).
+    /// the first master's followed by ",..." for Redlock; "MariaDB").
     std::function<void(const std::string& what, const std::string& where)> on_start;
 };
 
@@ -71,10 +74,13 @@ public:
     std::vector<std::string> redlock_connect_strings();
     /// The PostgreSQL server, started with options().postgres.
     PostgresServer& postgres();
+    /// The MariaDB server, started with options().mariadb.
+    MariaDBServer& mariadb();
     /// The flock backend's lock directory, created empty.
     const std::filesystem::path& flock_directory();
     /// Starts what `backend` runs against: "zookeeper", "redis", "redlock",
-    /// "postgres-lease", "postgres-advisory", "postgres-row" or "flock".
+    /// "postgres-lease", "postgres-advisory", "postgres-row", "mysql-lease",
+    /// "mysql-row", "mysql-advisory", "mysql-version" or "flock".
     /// Throws std::invalid_argument for another name.
     void start_for(std::string_view backend);
 
@@ -89,6 +95,7 @@ private:
     std::unique_ptr<RedisServer> redis_;
     std::vector<std::unique_ptr<RedisServer>> redlock_;
     std::unique_ptr<PostgresServer> postgres_;
+    std::unique_ptr<MariaDBServer> mariadb_;
     std::optional<TempDir> flock_;
 };
 
