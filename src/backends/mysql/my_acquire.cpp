@@ -111,6 +111,7 @@ void my_backend::attempt() {
                          const auto read = mysql_steps::read_version(v, free);
                          if (read.row_found && read.free && !self->abort_) return self->take_version(read.version);
                          r.row_missing = !read.row_found;
+                         return self->attempt_done(ec, {}, r);  // the read holds no token
                      }
                      self->attempt_done(ec, results, r);
                  });
@@ -176,6 +177,7 @@ void my_backend::attempt_done(std::error_code ec, const std::vector<result>& res
     r.connection_lost = ec == errc::connection_loss;
     r.canceled = ec == error_from_mysql(mysql_steps::er_query_interrupted);
     r.busy = ec == error_from_mysql(mysql_steps::er_dup_entry);
+    r.deadlock = ec == error_from_mysql(mysql_steps::er_lock_deadlock);
     r.lock_not_available =
         ec == error_from_mysql(mysql_steps::er_lock_wait_timeout) || ec == error_from_mysql(mysql_steps::er_lock_nowait);
     r.aborted = abort_.has_value();

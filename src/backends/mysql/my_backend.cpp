@@ -103,27 +103,46 @@ void my_backend::ensure_connected(std::function<void(std::error_code)> next) {
                       conn->on_broken([weak] {
                           if (auto s = weak.lock()) s->connection_ended();
                       });
-                      conn->query(mysql_sql::setup(self->method()),
-                                  [self, conn, next = std::move(next)](std::error_code ec2, std::vector<result> results,
-                                                                       std::string msg) {
-                                      self->connecting_ = false;
-                                      if (!ec2 && last_value(results) != std::optional<std::string>(mysql_sql::setup_ok)) {
-                                          ec2 = make_error_code(errc::invalid_argument);
-                                          msg = "the lock table's name column is not a unique key of its own";
-                                      }
-                                      if (ec2) {
-                                          if (ec2 == errc::invalid_argument || ec2 == errc::no_node)
-                                              msg = "the lock table has the wrong shape: " + msg;
-                                          self->note_failure(msg);
-                                          self->ctx_->log(log_level::warn, "lock " + self->name_ + ": " + msg);
-                                          if (conn == self->conn_) {
-                                              conn->close();
-                                              self->conn_.reset();
-                                          }
-                                      }
-                                      next(ec2);
-                                  });
+                      self->setup(conn, std::move(next));
                   });
+}
+
+// The three setup steps of mysql_statements.hpp: session, create (only when
+// something is missing), verify.
+void my_backend::setup(std::shared_ptr<connection> conn, std::function<void(std::error_code)> next) {
+    auto fail = [self = shared_from_this(), conn, next](std::error_code ec, std::string msg) {
+        self->connecting_ = false;
+        if (ec == errc::invalid_argument || ec == errc::no_node) msg = "the lock table has the wrong shape: " + msg;
+        self->note_failure(msg);
+        self->ctx_->log(log_level::warn, "lock " + self->name_ + ": " + msg);
+        if (conn == self->conn_) {
+            conn->close();
+            self->conn_.reset();
+        }
+        next(ec);
+    };
+    auto verify = [self = shared_from_this(), conn, next, fail]() {
+        conn->query(mysql_sql::verify(self->method()),
+                    [self, next, fail](std::error_code ec, std::vector<result> results, std::string msg) {
+                        if (!ec && last_value(results) != std::optional<std::string>(mysql_sql::verify_ok))
+                            return fail(make_error_code(errc::invalid_argument),
+                                        "the lock table's name column is not a unique key of its own");
+                        if (ec) return fail(ec, msg);
+                        self->connecting_ = false;
+                        next({});
+                    });
+    };
+    conn->query(mysql_sql::session(method()), [self = shared_from_this(), conn, fail, verify](
+                                                  std::error_code ec, std::vector<result> results, std::string msg) {
+        if (ec) return fail(ec, msg);
+        if (last_value(results) == std::optional<std::string>(mysql_sql::objects_needed(self->method())))
+            return verify();
+        conn->query(mysql_sql::create(self->method()),
+                    [fail, verify](std::error_code ec2, std::vector<result>, std::string msg2) {
+                        if (ec2) return fail(ec2, msg2);
+                        verify();
+                    });
+    });
 }
 
 void my_backend::connection_ended() {

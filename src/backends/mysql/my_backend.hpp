@@ -66,6 +66,7 @@ private:
 
     // connection (my_backend.cpp)
     void ensure_connected(std::function<void(std::error_code)> next);
+    void setup(std::shared_ptr<connection> conn, std::function<void(std::error_code)> next);
     void connection_ended();
     void close_if_idle();
     void drop_connection();

@@ -26,9 +26,12 @@ namespace zklock::detail::mysql {
 namespace asio = boost::asio;
 
 // What a connection's thread and the strand share (under m, except `mysql`,
-// which only the thread touches).
+// which only the thread touches). The thread holds no user callback and no
+// executor of its own: answers go through post(), which close() disables, so
+// a thread that outlives its service touches nothing of it.
 struct connection_state {
     std::mutex m;
+    std::optional<connection::strand_type> strand;  // where answers go; reset by close()
     std::deque<std::function<void()>> jobs;
     bool stop = false;
     bool running = false;  // a statement is in the client library's hands
@@ -44,6 +47,11 @@ struct connection_state {
     void wake() noexcept {
         const std::uint64_t one = 1;
         if (wake_fd >= 0) (void)!::write(wake_fd, &one, sizeof one);
+    }
+    /// Posts `fn` to the strand unless the connection was closed.
+    void post(std::function<void()> fn) {
+        std::lock_guard lk(m);
+        if (strand) asio::post(*strand, std::move(fn));
     }
     void push(std::function<void()> job) {
         {
@@ -148,7 +156,7 @@ void kill_on_server(const mysql_address& a, unsigned long id, bool query_only) {
 // The connection's thread: jobs in order; while idle and connected, a watch
 // on the socket (readable or hung up while no statement runs: the server
 // ended the connection).
-void worker(std::shared_ptr<connection_state> st, std::function<void()> on_dead) {
+void worker(std::shared_ptr<connection_state> st, const std::function<void()>& on_dead) {
     mysql_thread_init();
     bool reported = false;
     while (true) {
@@ -215,20 +223,20 @@ void connection::connect(const mysql_address& address, std::chrono::milliseconds
     endpoint_ = address.endpoint();
     connect_done_ = std::move(done);
     state_ = std::make_shared<connection_state>();
+    state_->strand = strand_;
     auto st = state_;
     std::weak_ptr<connection> weak = shared_from_this();
     const auto gen = gen_;
-    auto strand = strand_;
     // The thread reports a hang-up seen while idle.
-    auto on_dead = [weak, gen, strand] {
-        asio::post(strand, [weak, gen] {
+    auto on_dead = [st, weak, gen] {
+        st->post([weak, gen] {
             auto self = weak.lock();
             if (!self || gen != self->gen_ || !self->connected_) return;
             self->connected_ = false;
             if (auto fn = std::exchange(self->on_broken_, nullptr)) fn();
         });
     };
-    st->push([st, address, timeout, weak, gen, strand] {
+    st->push([st, address, timeout, weak, gen] {
         unsigned number = 0;
         std::string message;
         MYSQL* m = open_mysql(address, timeout, number, message);
@@ -243,7 +251,7 @@ void connection::connect(const mysql_address& address, std::chrono::milliseconds
                 st->dead = true;
             }
         }
-        asio::post(strand, [weak, gen, number, message = std::move(message), id] {
+        st->post([weak, gen, number, message = std::move(message), id] {
             auto self = weak.lock();
             if (!self || gen != self->gen_ || !self->connect_done_) return;
             self->timer_.cancel();
@@ -257,7 +265,7 @@ void connection::connect(const mysql_address& address, std::chrono::milliseconds
             done({}, {});
         });
     });
-    std::thread(worker, st, std::move(on_dead)).detach();
+    std::thread([st, on_dead = std::move(on_dead)] { worker(st, on_dead); }).detach();
     timer_.expires_after(timeout);
     timer_.async_wait([weak, gen](boost::system::error_code ec) {
         auto self = weak.lock();
@@ -273,9 +281,10 @@ void connection::query(std::string sql, result_callback done) {
         return post_answer([done = std::move(done)] { done(make_error_code(errc::connection_loss), {}, {}); });
     }
     ++active_;
+    pending_.push_back(std::move(done));
     auto st = state_;
     std::weak_ptr<connection> weak = shared_from_this();
-    st->push([st, sql = std::move(sql), done = std::move(done), weak, gen = gen_, strand = strand_]() mutable {
+    st->push([st, sql = std::move(sql), weak, gen = gen_]() mutable {
         std::vector<result> results;
         unsigned number = 0;
         std::string message;
@@ -295,11 +304,12 @@ void connection::query(std::string sql, result_callback done) {
             st->running = false;
             if (connection_error(number)) st->dead = true;
         }
-        asio::post(strand, [weak, gen, number, results = std::move(results), message = std::move(message),
-                            done = std::move(done)]() mutable {
+        st->post([weak, gen, number, results = std::move(results), message = std::move(message)]() mutable {
             auto self = weak.lock();
-            if (!self || gen != self->gen_) return;
+            if (!self || gen != self->gen_ || self->pending_.empty()) return;
             if (self->active_ > 0) --self->active_;
+            auto done = std::move(self->pending_.front());
+            self->pending_.pop_front();
             const bool broke = connection_error(number) && self->connected_;
             if (broke) self->connected_ = false;
             done(number ? mysql_steps::error_from_mysql(number) : std::error_code{}, std::move(results),
@@ -324,9 +334,11 @@ void connection::close() noexcept {
     } catch (...) {
     }
     if (!state_) return;
+    pending_.clear();
     bool was_running = false;
     {
         std::lock_guard lk(state_->m);
+        state_->strand.reset();
         state_->stop = true;
         state_->jobs.clear();
         was_running = state_->running;

@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -96,6 +97,7 @@ private:
     unsigned active_ = 0;
     unsigned long server_id_ = 0;
     std::function<void(std::error_code, std::string)> connect_done_;
+    std::deque<result_callback> pending_;  // the queued statements' callbacks, in order
     std::function<void()> on_broken_;
     std::string endpoint_;
 };

@@ -49,30 +49,47 @@ std::string advisory_key(const std::string& name) {
     return std::string("zklock#") + buf;
 }
 
-std::string setup(method m) {
+std::string session(method m) {
     // A year: the server's own limits (wait_timeout ends idle connections after
     // 8 hours by default; a row lock wait fails after 50 s) must not end a hold
     // or a wait that zklock's deadlines govern.
-    std::string sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; "
-                      "SET SESSION wait_timeout = 31536000, SESSION innodb_lock_wait_timeout = 31536000; "
-                      "CREATE SEQUENCE IF NOT EXISTS zklock_fence; ";
+    std::string tables = "'zklock_fence'";
+    if (m != method::advisory) tables += std::string(", ") + literal(table_of(m));
+    return "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; "
+           "SET SESSION wait_timeout = 31536000, SESSION innodb_lock_wait_timeout = 31536000; "
+           "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (" +
+           tables + ")";
+}
+
+std::string objects_needed(method m) { return m == method::advisory ? "1" : "2"; }
+
+std::string create(method m) {
+    std::string sql = "CREATE SEQUENCE IF NOT EXISTS zklock_fence";
     switch (m) {
     case method::lease:
-        sql += "CREATE TABLE IF NOT EXISTS zklock_leases(name VARCHAR(255) NOT NULL PRIMARY KEY, owner CHAR(32) NOT NULL, "
-               "fence BIGINT NOT NULL, expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB; "
-               "SELECT name, owner, fence, expires_at FROM zklock_leases LIMIT 0; ";
+        sql += "; CREATE TABLE IF NOT EXISTS zklock_leases(name VARCHAR(255) NOT NULL PRIMARY KEY, "
+               "owner CHAR(32) NOT NULL, fence BIGINT NOT NULL, expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB";
         break;
     case method::row:
-        sql += "CREATE TABLE IF NOT EXISTS zklock_rows(name VARCHAR(255) NOT NULL PRIMARY KEY, "
-               "fence BIGINT NOT NULL DEFAULT 0, holder BIGINT NOT NULL DEFAULT 0) ENGINE=InnoDB; "
-               "SELECT name, fence, holder FROM zklock_rows LIMIT 0; ";
+        sql += "; CREATE TABLE IF NOT EXISTS zklock_rows(name VARCHAR(255) NOT NULL PRIMARY KEY, "
+               "fence BIGINT NOT NULL DEFAULT 0, holder BIGINT NOT NULL DEFAULT 0) ENGINE=InnoDB";
         break;
     case method::version:
-        sql += "CREATE TABLE IF NOT EXISTS zklock_versions(name VARCHAR(255) NOT NULL PRIMARY KEY, owner CHAR(32) NULL, "
-               "version BIGINT NOT NULL DEFAULT 0, expires_at DATETIME(6) NULL) ENGINE=InnoDB; "
-               "SELECT name, owner, version, expires_at FROM zklock_versions LIMIT 0; ";
+        sql += "; CREATE TABLE IF NOT EXISTS zklock_versions(name VARCHAR(255) NOT NULL PRIMARY KEY, "
+               "owner CHAR(32) NULL, version BIGINT NOT NULL DEFAULT 0, expires_at DATETIME(6) NULL) ENGINE=InnoDB";
         break;
-    case method::advisory: return sql + "SELECT 1";
+    case method::advisory: break;
+    }
+    return sql;
+}
+
+std::string verify(method m) {
+    std::string sql;
+    switch (m) {
+    case method::lease: sql = "SELECT name, owner, fence, expires_at FROM zklock_leases LIMIT 0; "; break;
+    case method::row: sql = "SELECT name, fence, holder FROM zklock_rows LIMIT 0; "; break;
+    case method::version: sql = "SELECT name, owner, version, expires_at FROM zklock_versions LIMIT 0; "; break;
+    case method::advisory: return "SELECT NEXTVAL(zklock_fence) IS NOT NULL";
     }
     // The name must be a unique key on its own: else two leases of one name
     // could both be inserted, and FOR UPDATE would lock more than one record.

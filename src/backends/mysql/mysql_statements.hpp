@@ -37,15 +37,22 @@ std::string literal(const std::string& s);
 /// than the server allows (64 characters) "zklock#" + a 64-bit hash in hex.
 std::string advisory_key(const std::string& name);
 
-/// Run on every new connection: the session's settings (READ COMMITTED, no
-/// idle timeout, row lock waits without a timeout of their own), the sequence
-/// and `m`'s table, and a last SELECT whose one value is the number of unique
-/// indexes made of the name column alone (1 when the table has the right
-/// shape; a missing column fails the statement with 1054).
-std::string setup(method m);
+/// Run on every new connection, in three steps. session(): the session's
+/// settings (READ COMMITTED, no idle timeout, row lock waits without a timeout
+/// of their own) and a last value that counts the objects `m` needs that
+/// exist. Only when fewer than objects_needed(m) exist, create(): the sequence
+/// and `m`'s table (CREATE ... IF NOT EXISTS waits for the metadata lock that
+/// any open transaction which used them holds, e.g. a row lock's holder: so
+/// it is not run when they exist). Then verify(): a last value that counts the
+/// unique indexes made of the name column alone (1 when the table has the
+/// right shape; a missing column fails the statement with 1054).
+std::string session(method m);
+std::string objects_needed(method m);
+std::string create(method m);
+std::string verify(method m);
 
-/// What setup()'s last value must be.
-inline constexpr const char* setup_ok = "1";
+/// What verify()'s last value must be.
+inline constexpr const char* verify_ok = "1";
 
 /// row, version: whether the lock's row exists (a consistent read, no lock),
 /// and the statement that inserts it when it does not.

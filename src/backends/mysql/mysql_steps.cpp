@@ -44,7 +44,9 @@ after_attempt_step after_attempt(method m, const attempt_result& r) noexcept {
     switch (m) {
     case method::lease:
     case method::version:
-        if (r.failed && !r.busy) return {action::finish, reason::error};
+        // A duplicate key: another holds it. A deadlock: contenders inserted the
+        // same key at once and InnoDB rolled this one back; someone else won.
+        if (r.failed && !r.busy && !r.deadlock) return {action::finish, reason::error};
         if (r.aborted) return {action::finish, reason::abort};
         if (r.row_missing) return {action::retry_new_row};
         if (r.no_wait) return {action::finish, reason::not_acquired};
@@ -57,7 +59,7 @@ after_attempt_step after_attempt(method m, const attempt_result& r) noexcept {
     case method::row:
         if (cancelled_by_us) return {action::finish, reason::abort, rollback};
         if (!r.failed) return {action::retry_new_row, reason::not_acquired, rollback};
-        if (r.lock_not_available)
+        if (r.lock_not_available || r.deadlock)
             return r.no_wait ? after_attempt_step{action::finish, reason::not_acquired, rollback}
                              : after_attempt_step{action::retry, reason::not_acquired, rollback};
         return {action::finish, reason::error, rollback};

@@ -31,6 +31,7 @@ inline constexpr unsigned er_dup_entry = 1062;         ///< lease: another holde
 inline constexpr unsigned er_lock_wait_timeout = 1205;  ///< row: NOWAIT (MariaDB) or a wait that timed out
 inline constexpr unsigned er_lock_nowait = 3572;        ///< row: NOWAIT (MySQL 8)
 inline constexpr unsigned er_query_interrupted = 1317;  ///< KILL QUERY: our cancel
+inline constexpr unsigned er_lock_deadlock = 1213;      ///< InnoDB chose this statement as a deadlock's victim
 
 /// What one acquire statement answered, as the decision needs it.
 struct attempt_result {
@@ -40,6 +41,7 @@ struct attempt_result {
     bool canceled = false;            ///< ... with 1317 query interrupted (our KILL QUERY)
     bool busy = false;                ///< ... with 1062 duplicate entry (lease: held by another)
     bool lock_not_available = false;  ///< ... with 1205 / 3572 (row: FOR UPDATE NOWAIT, or a wait timeout)
+    bool deadlock = false;            ///< ... with 1213: InnoDB rolled the statement back (concurrent inserts of one key)
     bool aborted = false;             ///< a cancel or the deadline came while it ran
     bool no_wait = false;             ///< try_lock: never wait for the holder
     bool row_missing = false;         ///< row, version: the lock's row is gone (deleted by hand)
