@@ -5,6 +5,7 @@
 
 #include <zklock/backends.hpp>
 #include <zklock/testing/backend_servers.hpp>
+#include <zklock/testing/mariadb_server.hpp>
 
 #include <boost/asio/use_future.hpp>
 
@@ -24,6 +25,13 @@
 namespace zklock::test {
 namespace {
 
+/// One MariaDB server for every mysql-* test of this process (ctest runs them
+/// as one group): a start costs seconds, and their lock names differ.
+testing::MariaDBServer& shared_mariadb() {
+    static const auto server = std::make_unique<testing::MariaDBServer>();
+    return *server;
+}
+
 /// The servers one backend needs (testing::BackendServers), started for one
 /// test, and the options that reach them.
 class BackendSetup {
@@ -31,7 +39,7 @@ public:
     explicit BackendSetup(const std::string& backend) : servers_(server_options()) {
         options_.ttl = 2s;
         options_.connect_timeout = 10s;
-        servers_.start_for(backend);
+        if (!backend.starts_with("mysql")) servers_.start_for(backend);
         if (backend == "zookeeper") {
             options_.zookeeper = servers_.zookeeper().connect_string();
             options_.zookeeper_session_timeout = 4s;
@@ -44,7 +52,7 @@ public:
         } else if (backend.starts_with("postgres")) {
             options_.postgres = servers_.postgres().connect_string();
         } else if (backend.starts_with("mysql")) {
-            options_.mysql = servers_.mariadb().connect_string();
+            options_.mysql = shared_mariadb().connect_string();
         } else if (backend == "flock") {
             options_.flock_directory = servers_.flock_directory().string();
         }
@@ -55,7 +63,7 @@ public:
     /// The backend's Redis servers: one for redis, the masters for redlock.
     const std::vector<testing::RedisServer*>& redis() const { return redis_; }
     testing::PostgresServer* postgres() { return &servers_.postgres(); }
-    testing::MariaDBServer* mariadb() { return &servers_.mariadb(); }
+    testing::MariaDBServer* mariadb() { return &shared_mariadb(); }
 
 private:
     static testing::BackendServersOptions server_options() {

@@ -6,8 +6,9 @@ namespace zklock::cli::safety {
 
 const std::vector<std::string_view>& row_names() {
     static const std::vector<std::string_view> names = {
-        "zookeeper",  "redis", "redlock", "postgres-lease", "postgres-advisory", "postgres-row", "flock",
-        naive_setnx_expire, naive_setnx_getset};
+        "zookeeper",   "redis",          "redlock",   "postgres-lease", "postgres-advisory", "postgres-row",
+        "mysql-lease", "mysql-advisory", "mysql-row", "mysql-version",  "flock",             naive_setnx_expire,
+        naive_setnx_getset};
     return names;
 }
 
@@ -20,6 +21,13 @@ std::string_view row_description(std::string_view row) {
     if (row == "postgres-lease") return "zklock's PostgreSQL lease row (TTL on the server's clock); token: a sequence";
     if (row == "postgres-advisory") return "zklock's PostgreSQL session advisory lock; token: a sequence";
     if (row == "postgres-row") return "zklock's PostgreSQL SELECT ... FOR UPDATE in an open transaction; token: a sequence";
+    if (row == "mysql-lease")
+        return "zklock's MySQL lease row (UNIQUE name, INSERT, sweep of expired rows on the server's clock); token: a "
+               "sequence";
+    if (row == "mysql-advisory") return "zklock's MySQL GET_LOCK on its own connection; token: a sequence";
+    if (row == "mysql-row") return "zklock's MySQL SELECT ... FOR UPDATE in an open InnoDB transaction; token: a sequence";
+    if (row == "mysql-version")
+        return "zklock's MySQL optimistic version row (read, then UPDATE ... WHERE version = read); token: the version";
     if (row == "flock") return "zklock's flock(2) lock; token: a counter in the lock file";
     if (row == naive_setnx_expire)
         return "anti-example: SETNX key, then EXPIRE key (two commands); release: DEL key; the holder stops writing "
@@ -64,8 +72,9 @@ std::optional<std::string> not_applicable(std::string_view row, std::string_view
     if (flock && fault == "partitioned-client") return "flock has no network: every client is on one machine";
     const bool redis = row == "redis" || row == "redlock" || is_anti_example(row);
     if (!redis && fault == "restart-without-persistence")
-        return row == "zookeeper" ? "ZooKeeper always keeps its data (transaction log and snapshots): see killed-server"
-                                  : "PostgreSQL always keeps its data (WAL): see killed-server";
+        return row == "zookeeper"          ? "ZooKeeper always keeps its data (transaction log and snapshots): see killed-server"
+               : row.starts_with("mysql") ? "MariaDB always keeps its committed data (InnoDB redo log): see killed-server"
+                                          : "PostgreSQL always keeps its data (WAL): see killed-server";
     return std::nullopt;
 }
 
