@@ -15,6 +15,9 @@
 #ifdef ZKLOCK_CONSUMER_POSTGRES
 #include <zklock/postgres/postgres_fence.hpp>
 #endif
+#ifdef ZKLOCK_CONSUMER_MYSQL
+#include <zklock/mysql/mysql_lock_service.hpp>
+#endif
 #ifdef ZKLOCK_CONSUMER_BACKENDS
 #include <zklock/backends.hpp>
 #endif
@@ -84,6 +87,13 @@ int main() {
 #endif
 #ifdef ZKLOCK_CONSUMER_POSTGRES
     ok &= check(!zklock::PostgresFence::install_sql().empty(), "zklock::PostgresFence::install_sql()");
+#endif
+#ifdef ZKLOCK_CONSUMER_MYSQL
+    {
+        // Connects at the first acquire: made and dropped without a server.
+        zklock::MysqlAdvisoryLockService mysql("mysql://127.0.0.1:1/zklock");
+        ok &= check(mysql.capabilities().backend == "mysql-advisory", "zklock::MysqlAdvisoryLockService");
+    }
 #endif
 #ifdef ZKLOCK_CONSUMER_BACKENDS
 #ifdef ZKLOCK_CONSUMER_ONLY_FLOCK  // a zklock built without its Redis and PostgreSQL backends

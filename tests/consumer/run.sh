@@ -6,11 +6,12 @@
 #             and no pkg-config module (a machine without libpq-dev or libhiredis-dev)
 #   redis     COMPONENTS redis, without PostgreSQL
 #   postgres  COMPONENTS postgres, with no pkg-config module (so without hiredis)
+#   mysql     COMPONENTS mysql, without PostgreSQL (needs libmariadb's pkg-config module)
 #   testing   COMPONENTS testing, without PostgreSQL and with no pkg-config module
 #             (the ZooKeeper fixtures need neither libpq nor hiredis)
 #   testing-backends  COMPONENTS testing-backends (loads testing; needs hiredis and libpq)
-#   all       COMPONENTS testing testing-backends backends (backends loads redis
-#             and postgres)
+#   all       COMPONENTS testing testing-backends backends (backends loads redis,
+#             postgres and mysql)
 #   local     COMPONENTS local must fail to configure, saying why
 #   readme    the README's first program as installed beside the README
 #             (DOCDIR/examples/readme/first_lock), built with its own CMakeLists.txt
@@ -103,8 +104,8 @@ fi
 # man and bash-completion look.
 if [[ -x $prefix/bin/zklock ]]; then
   linked=$(ldd "$prefix/bin/zklock")
-  if grep -E 'lib(pq|hiredis)\.' <<<"$linked"; then
-    echo "install_consumer: the installed zklock links a Redis or PostgreSQL client library" >&2
+  if grep -E 'lib(pq|hiredis|mariadb)\.' <<<"$linked"; then
+    echo "install_consumer: the installed zklock links a Redis, PostgreSQL or MySQL client library" >&2
     exit 1
   fi
   case $(cache_value ZKLOCK_BUILD_TESTING_BACKENDS) in
@@ -190,7 +191,7 @@ consumer() {
   "$dir/zklock_consumer"
 }
 
-all_cases="core redis postgres testing testing-backends all local readme pkgconfig"
+all_cases="core redis postgres mysql testing testing-backends all local readme pkgconfig"
 cases=${CONSUMER_CASES:-$all_cases}
 for c in $cases; do
   if [[ " $all_cases " != *" $c "* ]]; then
@@ -205,6 +206,7 @@ wanted() {
 wanted core && consumer core "" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted redis && consumer redis "redis" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted postgres && consumer postgres "postgres" "$no_modules"
+wanted mysql && consumer mysql "mysql" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted testing && consumer testing "testing" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted testing-backends && consumer testing-backends "testing-backends" ""
 wanted all && consumer all "testing testing-backends backends" ""
