@@ -118,7 +118,7 @@ public:
 /// "mysql-version": the optimistic lock on a row of `zklock_versions(name
 /// PRIMARY KEY, owner, version, expires_at)`: read the version, then `UPDATE
 /// ... SET owner = us, version = version + 1, expires_at = NOW(6) + ttl WHERE
-/// name = ? AND (owner IS NULL OR expires_at < NOW(6)) AND version = <read>`;
+/// name = ? AND (owner IS NULL OR expires_at < NOW(6)) AND version = v` (v: the version read);
 /// one matched row means the lock is ours, and the new version is the fencing
 /// token. Renewal and release (owner = NULL) match the version held. Waiters
 /// poll with a jittered backoff; a dead holder's lease is freed at its TTL.

@@ -40,9 +40,11 @@ const scenario& safety_scenario() {
         .ops_text = "grants to see before the fault, and after it (default 4)",
         .clients_text = "client processes on one lock (default 3)",
         .backend_text = "backends and naive recipes to run under the faults: zookeeper, redis, redlock, "
-                        "postgres-lease, postgres-advisory, postgres-row, flock, naive-setnx-expire, "
+                        "postgres-lease, postgres-advisory, postgres-row, mysql-lease, mysql-advisory, mysql-row, "
+                        "mysql-version, flock, naive-setnx-expire, "
                         "naive-setnx-getset or all (repeatable, or comma-separated; default all)",
-        .ttl_text = "lease time-to-live of redis, redlock, postgres-lease and the naive recipes, and the ZooKeeper "
+        .ttl_text = "lease time-to-live of redis, redlock, postgres-lease, mysql-lease, mysql-version and the naive "
+                    "recipes, and the ZooKeeper "
                     "session timeout (default 1s)",
         .report_text = "write safety.json, safety.md and safety.svg into this directory",
         .general_defaults = false,
