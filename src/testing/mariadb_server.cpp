@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -62,6 +63,9 @@ mariadb_handle mariadb_connection(const std::string& socket, std::uint16_t port,
                             socket.empty() ? nullptr : socket.c_str(), CLIENT_MULTI_STATEMENTS)) {
         throw std::runtime_error(std::string("MariaDBServer: cannot connect: ") + mysql_error(m.get()));
     }
+    // Connector/C opens a Unix socket without SOCK_CLOEXEC (its TCP sockets have it).
+    const int fd = static_cast<int>(mysql_get_socket(m.get()));
+    if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
     return m;
 }
 

@@ -96,6 +96,9 @@ MYSQL* open_mysql(const mysql_address& a, std::chrono::milliseconds timeout, uns
         mysql_close(m);
         return nullptr;
     }
+    // Connector/C opens its TCP sockets with SOCK_CLOEXEC, a Unix socket
+    // without: close-on-exec from here on (a fork in another thread during
+    // the connect could still inherit it).
     const int fd = static_cast<int>(mysql_get_socket(m));
     if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
     return m;
