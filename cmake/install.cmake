@@ -18,10 +18,11 @@ mark_as_advanced(ZKLOCK_INSTALL_CMAKEDIR)
 #   testing-backends  zklock_testing_backends  zklock-testing-backends (ZKLOCK_BUILD_TESTING_BACKENDS)
 #   redis             zklock_redis             zklock-redis      (ZKLOCK_BUILD_REDIS)
 #   postgres          zklock_postgres          zklock-postgres   (ZKLOCK_BUILD_POSTGRES)
+#   mysql             zklock_mysql             zklock-mysql      (ZKLOCK_BUILD_MYSQL)
 #   memcached         zklock_memcached         zklock-memcached  (ZKLOCK_BUILD_MEMCACHED)
 #   backends          zklock_backends          zklock-backends
 set(ZKLOCK_INSTALLED_COMPONENTS)
-foreach(_zklock_component IN ITEMS zklock testing testing-backends redis postgres memcached backends)
+foreach(_zklock_component IN ITEMS zklock testing testing-backends redis postgres mysql memcached backends)
   if(_zklock_component STREQUAL "zklock")
     set(_zklock_target zklock)
   else()
@@ -47,7 +48,7 @@ unset(_zklock_target)
 # zklock::backends links every backend library that was built: the config
 # loads those components before it.
 set(ZKLOCK_BACKENDS_NEEDS)
-foreach(_zklock_backend IN ITEMS redis postgres memcached)
+foreach(_zklock_backend IN ITEMS redis postgres mysql memcached)
   if(TARGET zklock_${_zklock_backend})
     list(APPEND ZKLOCK_BACKENDS_NEEDS ${_zklock_backend})
   endif()
@@ -109,10 +110,13 @@ endif()
 if(NOT TARGET zklock_memcached)
   list(APPEND _zklock_header_excludes PATTERN "memcached" EXCLUDE)
 endif()
+if(NOT TARGET zklock_mysql)
+  list(APPEND _zklock_header_excludes PATTERN "mysql" EXCLUDE)
+endif()
 if(NOT TARGET zklock_testing)
   list(APPEND _zklock_header_excludes PATTERN "testing" EXCLUDE)
 elseif(NOT TARGET zklock_testing_backends)
-  foreach(_zklock_header IN ITEMS redis_server.hpp postgres_server.hpp memcached_server.hpp backend_servers.hpp)
+  foreach(_zklock_header IN ITEMS redis_server.hpp postgres_server.hpp mariadb_server.hpp memcached_server.hpp backend_servers.hpp)
     list(APPEND _zklock_header_excludes PATTERN "${_zklock_header}" EXCLUDE)
   endforeach()
   unset(_zklock_header)
@@ -211,8 +215,8 @@ endfunction()
 zklock_pkgconfig(zklock "Distributed locks on ZooKeeper" "" "libcrypto" "-lzookeeper_st")
 zklock_pkgconfig(testing "zklock's real-server test fixtures (ZooKeeper) and fault kit"
   "zklock = ${PROJECT_VERSION}" "" "-lzookeeper_st")
-zklock_pkgconfig(testing-backends "zklock's Redis and PostgreSQL test fixtures"
-  "zklock-testing = ${PROJECT_VERSION}" "hiredis" "-lpq")
+zklock_pkgconfig(testing-backends "zklock's Redis, PostgreSQL and MariaDB test fixtures"
+  "zklock-testing = ${PROJECT_VERSION}" "hiredis, libmariadb" "-lpq")
 zklock_pkgconfig(redis "zklock's Redis and Redlock lock backends" "zklock = ${PROJECT_VERSION}" "hiredis" "")
 # libpq (here and for testing-backends above): -lpq, not the module libpq (Debian's libpq.pc names, for --static,
 # libpgcommon, libpgport, libgssapi_krb5 and libldap, whose libraries to link
@@ -221,6 +225,8 @@ zklock_pkgconfig(redis "zklock's Redis and Redlock lock backends" "zklock = ${PR
 # zklock_postgres links the shared libpq, which carries its own dependencies.
 zklock_pkgconfig(postgres "zklock's PostgreSQL lock backends" "zklock = ${PROJECT_VERSION}" "" "-lpq")
 zklock_pkgconfig(memcached "zklock's memcached lock backend" "zklock = ${PROJECT_VERSION}" "libmemcached" "")
+# zklock_mysql links MariaDB Connector/C (pkg-config module libmariadb, Debian libmariadb-dev).
+zklock_pkgconfig(mysql "zklock's MySQL/MariaDB lock backends" "zklock = ${PROJECT_VERSION}" "libmariadb" "")
 set(_zklock_backends_requires "zklock = ${PROJECT_VERSION}")
 foreach(_zklock_backend IN LISTS ZKLOCK_BACKENDS_NEEDS)
   string(APPEND _zklock_backends_requires ", zklock-${_zklock_backend} = ${PROJECT_VERSION}")

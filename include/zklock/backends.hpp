@@ -1,6 +1,7 @@
 // zklock::open_lock_service: a lock service chosen by backend name at run time
 // ("zookeeper", "redis", "redlock", "postgres-lease", "postgres-advisory",
-// "postgres-row", "postgres-version", "flock", "memcached"), for programs that let their operators choose, and
+// "postgres-row", "postgres-version", "mysql-lease", "mysql-advisory", "mysql-row",
+// "mysql-version", "flock", "memcached"), for programs that let their operators choose, and
 // for `zklock bench --backend`. Target zklock::backends, which links every
 // backend library this zklock was built with.
 #pragma once
@@ -53,13 +54,22 @@ struct BackendOptions {
     /// URI). The password comes from it (password=...), or as libpq finds one
     /// otherwise: $PGPASSWORD, the password file ($PGPASSFILE, ~/.pgpass).
     std::string postgres = "host=127.0.0.1 port=5432";
+    /// mysql-*: the server, "mysql://[user[:password]@]host[:port][/database]"
+    /// or "host=H port=P user=U password=W database=D" (see
+    /// zklock/mysql/mysql_lock_service.hpp; database default "zklock").
+    std::string mysql = "mysql://127.0.0.1:3306/zklock";
+    /// mysql-*: the user, for an address that names none. Default empty.
+    std::string mysql_user;
+    /// mysql-*: the password, for an address that gives none (never printed).
+    /// Default empty: none.
+    std::string mysql_password;
     /// flock: the directory that holds the lock files (it must exist).
     std::string flock_directory = "/tmp";
     /// memcached: the server, "host:port" or "memcached://host[:port]" (no
     /// authentication; see zklock/memcached/memcached_lock_service.hpp).
     std::string memcached = "127.0.0.1:11211";
-    /// redis, redlock, postgres-lease, postgres-version, memcached: the lease's time-to-live
-    /// (memcached: whole seconds, at least 2).
+    /// redis, redlock, postgres-lease, postgres-version, mysql-lease, mysql-version,
+    /// memcached: the lease's time-to-live (memcached: whole seconds, at least 2).
     std::chrono::milliseconds ttl{10000};
     /// Every backend: how long connecting to a server may take.
     std::chrono::milliseconds connect_timeout{10000};
@@ -76,8 +86,8 @@ struct BackendOptions {
 ZKLOCK_BACKENDS_EXPORT const std::vector<std::string_view>& lock_backend_names();
 
 /// True when `backend` is known and its library was built into this zklock
-/// (ZKLOCK_BUILD_REDIS, ZKLOCK_BUILD_POSTGRES and ZKLOCK_BUILD_MEMCACHED select
-/// the optional ones).
+/// (ZKLOCK_BUILD_REDIS, ZKLOCK_BUILD_POSTGRES, ZKLOCK_BUILD_MYSQL and
+/// ZKLOCK_BUILD_MEMCACHED select the optional ones).
 ZKLOCK_BACKENDS_EXPORT bool lock_backend_available(std::string_view backend) noexcept;
 
 /// A LockService for `backend`. Throws zklock::error(errc::invalid_argument)

@@ -12,6 +12,9 @@
 #ifdef ZKLOCK_HAVE_MEMCACHED
 #include <zklock/memcached/memcached_lock_service.hpp>
 #endif
+#ifdef ZKLOCK_HAVE_MYSQL
+#include <zklock/mysql/mysql_lock_service.hpp>
+#endif
 
 #include <algorithm>
 #include <filesystem>
@@ -50,10 +53,9 @@ private:
 } // namespace
 
 const std::vector<std::string_view>& lock_backend_names() {
-    static const std::vector<std::string_view> names = {"zookeeper",         "redis",        "redlock",
-                                                         "postgres-lease",    "postgres-advisory",
-                                                         "postgres-row",      "postgres-version", "flock",
-                                                         "memcached"};
+    static const std::vector<std::string_view> names = {
+        "zookeeper",   "redis",          "redlock",   "postgres-lease", "postgres-advisory", "postgres-row",
+        "postgres-version", "mysql-lease", "mysql-advisory", "mysql-row", "mysql-version", "flock", "memcached"};
     return names;
 }
 
@@ -70,6 +72,10 @@ bool lock_backend_available(std::string_view backend) noexcept {
 #ifdef ZKLOCK_HAVE_MEMCACHED
     if (backend == "memcached") return true;
 #endif
+#ifdef ZKLOCK_HAVE_MYSQL
+    if (backend == "mysql-lease" || backend == "mysql-advisory" || backend == "mysql-row" || backend == "mysql-version")
+        return true;
+#endif
     return false;
 }
 
@@ -84,6 +90,7 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
         refuse("backend '" + std::string(backend) + "' is not built into this zklock (" +
                (backend.starts_with("postgres") ? "ZKLOCK_BUILD_POSTGRES"
                 : backend == "memcached"       ? "ZKLOCK_BUILD_MEMCACHED"
+                : backend.starts_with("mysql") ? "ZKLOCK_BUILD_MYSQL"
                                                : "ZKLOCK_BUILD_REDIS") +
                "=OFF)");
     if (backend == "zookeeper") return std::make_unique<owned_zookeeper_service>(o);
@@ -128,6 +135,21 @@ std::unique_ptr<LockService> open_lock_service(std::string_view backend, const B
     if (backend == "postgres-advisory") return std::make_unique<PostgresAdvisoryLockService>(o.postgres, p);
     if (backend == "postgres-row") return std::make_unique<PostgresRowLockService>(o.postgres, p);
     if (backend == "postgres-version") return std::make_unique<PostgresVersionLockService>(o.postgres, p);
+#endif
+#ifdef ZKLOCK_HAVE_MYSQL
+    if (backend.starts_with("mysql-")) {
+        MysqlOptions m;
+        m.executor = o.executor;
+        m.lease_ttl = o.ttl;
+        m.connect_timeout = o.connect_timeout;
+        m.user = o.mysql_user;
+        m.password = o.mysql_password;
+        m.log = o.log;
+        if (backend == "mysql-lease") return std::make_unique<MysqlLeaseLockService>(o.mysql, m);
+        if (backend == "mysql-advisory") return std::make_unique<MysqlAdvisoryLockService>(o.mysql, m);
+        if (backend == "mysql-row") return std::make_unique<MysqlRowLockService>(o.mysql, m);
+        if (backend == "mysql-version") return std::make_unique<MysqlVersionLockService>(o.mysql, m);
+    }
 #endif
     refuse("backend '" + std::string(backend) + "' is not built into this zklock");
 }

@@ -55,6 +55,14 @@ PostgresServer& BackendServers::postgres() {
     return *postgres_;
 }
 
+MariaDBServer& BackendServers::mariadb() {
+    if (!mariadb_) {
+        mariadb_ = std::make_unique<MariaDBServer>(options_.mariadb);
+        started("MariaDB", mariadb_->connect_string());
+    }
+    return *mariadb_;
+}
+
 const std::filesystem::path& BackendServers::flock_directory() {
     if (!flock_) flock_.emplace(options_.flock_prefix);
     return flock_->path();
@@ -73,6 +81,7 @@ void BackendServers::start_for(std::string_view backend) {
     else if (backend == "redis") redis();
     else if (backend == "redlock") redlock();
     else if (backend.starts_with("postgres-")) postgres();
+    else if (backend.starts_with("mysql-")) mariadb();
     else if (backend == "flock") flock_directory();
     else if (backend == "memcached") memcached();
     else throw std::invalid_argument("no servers for backend '" + std::string(backend) + "'");

@@ -18,6 +18,9 @@
 #ifdef ZKLOCK_CONSUMER_MEMCACHED
 #include <zklock/memcached/memcached_lock_service.hpp>
 #endif
+#ifdef ZKLOCK_CONSUMER_MYSQL
+#include <zklock/mysql/mysql_lock_service.hpp>
+#endif
 #ifdef ZKLOCK_CONSUMER_BACKENDS
 #include <zklock/backends.hpp>
 #endif
@@ -93,6 +96,13 @@ int main() {
         zklock::MemcachedLockService memcached("127.0.0.1:1");  // connects at the first acquire: none here
         ok &= check(memcached.capabilities().backend == "memcached" && !memcached.capabilities().fencing_tokens,
                     "zklock::MemcachedLockService: backend memcached, no fencing tokens");
+    }
+#endif
+#ifdef ZKLOCK_CONSUMER_MYSQL
+    {
+        // Connects at the first acquire: made and dropped without a server.
+        zklock::MysqlAdvisoryLockService mysql("mysql://127.0.0.1:1/zklock");
+        ok &= check(mysql.capabilities().backend == "mysql-advisory", "zklock::MysqlAdvisoryLockService");
     }
 #endif
 #ifdef ZKLOCK_CONSUMER_BACKENDS

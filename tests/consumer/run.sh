@@ -5,14 +5,15 @@
 #   core      find_package(zklock) alone, with CMAKE_DISABLE_FIND_PACKAGE_PostgreSQL
 #             and no pkg-config module (a machine without libpq-dev or libhiredis-dev)
 #   redis     COMPONENTS redis, without PostgreSQL
-#   postgres  COMPONENTS postgres, with no pkg-config module (so without hiredis
-#             or libmemcached)
+#   postgres  COMPONENTS postgres, with no pkg-config module (so without hiredis,
+#             libmariadb or libmemcached)
+#   mysql     COMPONENTS mysql, without PostgreSQL (needs libmariadb's pkg-config module)
 #   memcached COMPONENTS memcached, without PostgreSQL
 #   testing   COMPONENTS testing, without PostgreSQL and with no pkg-config module
 #             (the ZooKeeper fixtures need neither libpq nor hiredis)
 #   testing-backends  COMPONENTS testing-backends (loads testing; needs hiredis and libpq)
 #   all       COMPONENTS testing testing-backends backends (backends loads redis,
-#             postgres and memcached)
+#             postgres, mysql and memcached)
 #   local     COMPONENTS local must fail to configure, saying why
 #   readme    the README's first program as installed beside the README
 #             (DOCDIR/examples/readme/first_lock), built with its own CMakeLists.txt
@@ -116,8 +117,8 @@ fi
 # man and bash-completion look.
 if [[ -x $prefix/bin/zklock ]]; then
   linked=$(ldd "$prefix/bin/zklock")
-  if grep -E 'lib(pq|hiredis|memcached)\.' <<<"$linked"; then
-    echo "install_consumer: the installed zklock links a Redis, PostgreSQL or memcached client library" >&2
+  if grep -E 'lib(pq|hiredis|mariadb|memcached)\.' <<<"$linked"; then
+    echo "install_consumer: the installed zklock links a Redis, PostgreSQL, MySQL or memcached client library" >&2
     exit 1
   fi
   case $(cache_value ZKLOCK_BUILD_TESTING_BACKENDS) in
@@ -210,7 +211,7 @@ consumer() {
   "$dir/zklock_consumer"
 }
 
-all_cases="core redis postgres memcached testing testing-backends all local readme pkgconfig"
+all_cases="core redis postgres mysql memcached testing testing-backends all local readme pkgconfig"
 cases=${CONSUMER_CASES:-$all_cases}
 for c in $cases; do
   if [[ " $all_cases " != *" $c "* ]]; then
@@ -226,6 +227,7 @@ wanted core && consumer core "" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_Postg
 wanted redis && consumer redis "redis" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted postgres && consumer postgres "postgres" "$no_modules"
 wanted memcached && consumer memcached "memcached" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
+wanted mysql && consumer mysql "mysql" "" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted testing && consumer testing "testing" "$no_modules" -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
 wanted testing-backends && consumer testing-backends "testing-backends" ""
 wanted all && consumer all "testing testing-backends backends" ""

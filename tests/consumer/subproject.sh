@@ -40,7 +40,7 @@ no_modules=$work/no-pkgconfig-modules
 mkdir -p -- "$no_modules"
 
 args=(-S "$here/subproject" -B "$build" "-DZKLOCK_SOURCE_DIR=$project_dir" -DCMAKE_BUILD_TYPE=
-  -DZKLOCK_BUILD_REDIS=OFF -DZKLOCK_BUILD_POSTGRES=OFF -DZKLOCK_BUILD_MEMCACHED=OFF
+  -DZKLOCK_BUILD_REDIS=OFF -DZKLOCK_BUILD_POSTGRES=OFF -DZKLOCK_BUILD_MYSQL=OFF -DZKLOCK_BUILD_MEMCACHED=OFF
   -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON
   "-DCMAKE_INSTALL_PREFIX=$prefix" "-DCMAKE_INSTALL_LIBDIR=$prefix/lib64"
   "-DCMAKE_INSTALL_INCLUDEDIR=$prefix/inc" "-DCMAKE_INSTALL_DATADIR=$prefix/data"
@@ -94,9 +94,10 @@ done
   fail "zklock.pc's libdir is not $prefix/lib64"
 [[ $(PKG_CONFIG_PATH=$prefix/lib64/pkgconfig pkg-config --variable=includedir zklock) == "$prefix/inc" ]] ||
   fail "zklock.pc's includedir is not $prefix/inc"
-for absent in inc/zklock/redis inc/zklock/postgres inc/zklock/memcached \
+for absent in inc/zklock/redis inc/zklock/postgres inc/zklock/mysql inc/zklock/memcached \
     lib64/pkgconfig/zklock-memcached.pc lib64/libzklock_memcached.a \
     lib64/pkgconfig/zklock-redis.pc lib64/pkgconfig/zklock-postgres.pc lib64/libzklock_redis.a lib64/libzklock_postgres.a \
+    lib64/pkgconfig/zklock-mysql.pc lib64/libzklock_mysql.a \
     inc/zklock/testing lib64/pkgconfig/zklock-testing.pc lib64/libzklock_testing.a \
     lib64/pkgconfig/zklock-testing-backends.pc lib64/libzklock_testing_backends.a; do
   [[ ! -e $prefix/$absent ]] || fail "$prefix/$absent is installed by a build without that backend or library"

@@ -5,6 +5,7 @@
 
 #include <zklock/backends.hpp>
 #include <zklock/testing/backend_servers.hpp>
+#include <zklock/testing/mariadb_server.hpp>
 
 #include <boost/asio/use_future.hpp>
 
@@ -25,6 +26,13 @@
 namespace zklock::test {
 namespace {
 
+/// One MariaDB server for every mysql-* test of this process (ctest runs them
+/// as one group): a start costs seconds, and their lock names differ.
+testing::MariaDBServer& shared_mariadb() {
+    static const auto server = std::make_unique<testing::MariaDBServer>();
+    return *server;
+}
+
 /// The servers one backend needs (testing::BackendServers), started for one
 /// test, and the options that reach them.
 class BackendSetup {
@@ -32,7 +40,7 @@ public:
     explicit BackendSetup(const std::string& backend) : servers_(server_options()) {
         options_.ttl = 2s;
         options_.connect_timeout = 10s;
-        servers_.start_for(backend);
+        if (!backend.starts_with("mysql")) servers_.start_for(backend);
         if (backend == "zookeeper") {
             options_.zookeeper = servers_.zookeeper().connect_string();
             options_.zookeeper_session_timeout = 4s;
@@ -44,6 +52,8 @@ public:
             for (const auto& m : servers_.redlock()) redis_.push_back(m.get());
         } else if (backend.starts_with("postgres")) {
             options_.postgres = servers_.postgres().connect_string();
+        } else if (backend.starts_with("mysql")) {
+            options_.mysql = shared_mariadb().connect_string();
         } else if (backend == "flock") {
             options_.flock_directory = servers_.flock_directory().string();
         } else if (backend == "memcached") {
@@ -56,6 +66,7 @@ public:
     /// The backend's Redis servers: one for redis, the masters for redlock.
     const std::vector<testing::RedisServer*>& redis() const { return redis_; }
     testing::PostgresServer* postgres() { return &servers_.postgres(); }
+    testing::MariaDBServer* mariadb() { return &shared_mariadb(); }
 
 private:
     static testing::BackendServersOptions server_options() {
@@ -179,6 +190,16 @@ protected:
                 return servers_->postgres()->psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
                                                   "'zklock-" + method + ":" + lock_name +
                                                   "' AND wait_event_type = 'Lock'") == "1\n";
+            });
+        }
+        if (backend == "mysql-advisory" || backend == "mysql-row") {
+            how = "the waiter's statement runs in the server's PROCESSLIST";
+            const std::string pattern = backend == "mysql-advisory"
+                                            ? "%GET_LOCK(''zklock:" + lock_name + "''%"
+                                            : "%zklock_rows WHERE name = ''" + lock_name + "'' FOR UPDATE%";
+            return wait_until([&] {
+                return servers_->mariadb()->query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE "
+                                                  "ID <> CONNECTION_ID() AND INFO LIKE '" + pattern + "'") == "1\n";
             });
         }
         how = "the waiter asked twice while the lock was held";
@@ -332,7 +353,8 @@ TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
         EXPECT_EQ(w.wakeups, 1u);
         EXPECT_EQ(w.attempts, 1u);
         EXPECT_EQ(w.timer_retries, 0u);
-    } else if (backend == "postgres-advisory" || backend == "postgres-row") {
+    } else if (backend == "postgres-advisory" || backend == "postgres-row" || backend == "mysql-advisory" ||
+               backend == "mysql-row") {
         // One lock statement that the server answered when it handed the lock over.
         EXPECT_EQ(w.attempts, 1u);
         EXPECT_EQ(w.wakeups, 0u);

@@ -4,6 +4,7 @@
 // on the command line of any process the bench starts.
 #include "support.hpp"
 
+#include <zklock/testing/mariadb_server.hpp>
 #include <zklock/testing/postgres_server.hpp>
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/redis_server.hpp>
@@ -202,6 +203,38 @@ TEST(BenchSecrets, AWrongPasswordExitsWithNoPermissionAndNamesNoSecret) {
     EXPECT_EQ(run.exit_code, 77) << run.output;  // EX_NOPERM
     EXPECT_NE(run.output.find("authentication failed"), std::string::npos) << run.output;
     expect_no_secret("stdout/stderr", run.output);
+}
+
+// A MySQL password given in the --mysql URL, or on the auth file's mysql: line,
+// reaches the server and appears in no output and on no command line.
+TEST(BenchSecrets, MysqlPasswordInTheUrlOrTheAuthFileAppearsNowhere) {
+    constexpr const char* maria_secret = "maria-Secret-71d0";
+    testing::MariaDBServerOptions options;
+    options.password = maria_secret;
+    testing::MariaDBServer server(options);
+    const auto url = [&](const std::string& userinfo) {
+        return "mysql://" + userinfo + "@127.0.0.1:" + std::to_string(server.port()) + "/zklock";
+    };
+    TempDir dir("zklock-bench-secrets-");
+    const auto auth_file = dir.path() / "auth";
+    std::ofstream(auth_file) << "mysql:zklock:" << maria_secret << "\n";
+    std::filesystem::permissions(auth_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    const std::vector<std::vector<std::string>> ways = {
+        {"--mysql", url("zklock:" + std::string(maria_secret))},
+        {"--mysql", url("zklock"), "--auth-file", auth_file.string()}};
+    for (const auto& way : ways) {
+        std::vector<std::string> args{"bench", "--backend", "mysql-advisory,mysql-lease", "--json", "--scenario",
+                                      "uncontended", "--clients", "1", "--ops", "20", "--warmup", "0"};
+        args.insert(args.end(), way.begin(), way.end());
+        const auto run = run_zklock(dir, args);
+        ASSERT_EQ(run.exit_code, 0) << run.output;
+        EXPECT_NE(run.output.find("\"backend\":\"mysql-advisory\""), std::string::npos) << run.output;
+        EXPECT_NE(run.output.find("\"backend\":\"mysql-lease\""), std::string::npos) << run.output;
+        EXPECT_EQ(run.output.find(maria_secret), std::string::npos) << run.output;
+        for (const auto& [pid, lines] : run.command_lines)
+            for (const auto& line : lines) EXPECT_EQ(line.find(maria_secret), std::string::npos) << line;
+        EXPECT_EQ(run.own_command_line.find(maria_secret), std::string::npos) << run.own_command_line;
+    }
 }
 
 } // namespace

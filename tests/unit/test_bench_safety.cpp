@@ -18,10 +18,10 @@ using namespace std::chrono_literals;
 // --- plan ---------------------------------------------------------------------------
 
 TEST(SafetyPlan, EveryBackendAndBothAntiExamplesAreRowsInReportOrder) {
-    const std::vector<std::string_view> expected = {"zookeeper",          "redis",        "redlock", "postgres-lease",
-                                                    "postgres-advisory",  "postgres-row", "postgres-version",
-                                                    "flock",              "memcached",    "naive-setnx-expire",
-                                                    "naive-setnx-getset"};
+    const std::vector<std::string_view> expected = {
+        "zookeeper",        "redis",       "redlock",        "postgres-lease", "postgres-advisory", "postgres-row",
+        "postgres-version", "mysql-lease", "mysql-advisory", "mysql-row",      "mysql-version",     "flock",
+        "memcached",        "naive-setnx-expire", "naive-setnx-getset"};
     EXPECT_EQ(row_names(), expected);
     EXPECT_TRUE(is_anti_example("naive-setnx-expire"));
     EXPECT_TRUE(is_anti_example("naive-setnx-getset"));
@@ -37,7 +37,8 @@ TEST(SafetyPlan, FaultsApplyWhereTheRowHasWhatTheyBreak) {
     EXPECT_TRUE(not_applicable("flock", "restart-without-persistence"));
     EXPECT_FALSE(not_applicable("flock", "paused-holder"));
     EXPECT_FALSE(not_applicable("flock", "killed-holder"));
-    for (const auto* r : {"zookeeper", "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version"}) {
+    for (const auto* r : {"zookeeper", "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version",
+                          "mysql-lease", "mysql-advisory", "mysql-row", "mysql-version"}) {
         EXPECT_TRUE(not_applicable(r, "restart-without-persistence")) << r;
         EXPECT_FALSE(not_applicable(r, "killed-server")) << r;
         EXPECT_FALSE(not_applicable(r, "partitioned-client")) << r;

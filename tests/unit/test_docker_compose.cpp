@@ -481,6 +481,17 @@ TEST_F(DockerCompose, PostgresUserPasswordAndDatabaseAreZklock) {
     }
 }
 
+TEST_F(DockerCompose, MariadbUserPasswordAndDatabaseAreZklock) {
+    const auto maria = services_with_image("mariadb:");
+    ASSERT_EQ(maria.size(), 1u) << "MariaDB services (image mariadb:*): " << join(maria);
+    const auto env = environment_of(services_.at(maria[0]));
+    for (const char* key : {"MARIADB_USER", "MARIADB_PASSWORD", "MARIADB_DATABASE"}) {
+        const auto it = env.find(key);
+        EXPECT_EQ(it == env.end() ? "(unset)" : it->second, "zklock") << "service " << maria[0] << ": " << key;
+    }
+    EXPECT_FALSE(host_port(maria[0]).empty()) << "service " << maria[0] << " should publish one host port";
+}
+
 TEST_F(DockerCompose, CliServiceIsBuiltAndDependsOnEveryServer) {
     std::vector<std::string> built;
     for (const auto& [name, service] : services_)
@@ -586,6 +597,20 @@ TEST_F(DockerCompose, ReadmeBenchCommandUsesTheTablesPorts) {
     const auto pgpass_line = std::string(loopback) + ":" + pg_port + ":zklock:zklock:zklock";
     EXPECT_NE(section_.find("echo '" + pgpass_line + "' >> ~/.pgpass"), std::string::npos)
         << "the README section should add " << pgpass_line << " to ~/.pgpass";
+
+    // --mysql: the table's MariaDB host port, its database, and no password on
+    // argv (the auth file's mysql: line gives the compose file's).
+    const auto mysql = option_value(words, "--mysql");
+    ASSERT_TRUE(mysql) << "the README bench command has no --mysql";
+    std::string maria_port;
+    for (const auto& [name, row] : table_)
+        if (starts_with(row.image, "mariadb:")) maria_port = row.host_port;
+    EXPECT_EQ(*mysql, "mysql://" + std::string(loopback) + ":" + maria_port + "/zklock")
+        << "--mysql against the table's MariaDB host port";
+    const auto auth = option_value(words, "--auth-file");
+    ASSERT_TRUE(auth) << "the README bench command has no --auth-file for the MariaDB password";
+    EXPECT_NE(section_.find("echo 'mysql:zklock:zklock' > " + *auth), std::string::npos)
+        << "the README section should write mysql:zklock:zklock into " << *auth;
 }
 
 }  // namespace

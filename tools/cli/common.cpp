@@ -93,7 +93,8 @@ void add_names_option(CLI::App& cmd, std::string& names, const std::string& what
 
 void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl) {
     cmd.add_option("--auth-file", o.file,
-                   "Credentials, one per line: digest:USER:PASSWORD (ZooKeeper), redis:USER:PASSWORD (Redis); "
+                   "Credentials, one per line: digest:USER:PASSWORD (ZooKeeper), redis:USER:PASSWORD (Redis), "
+                   "mysql:USER:PASSWORD (MySQL); "
                    "the file must be private (chmod 600). Default: $ZKLOCK_AUTH_FILE")
         ->type_name("FILE");
     if (with_acl)
@@ -118,6 +119,16 @@ std::optional<credentials> load_credentials(const auth_options& o) {
             return std::nullopt;
         }
         for (auto& e : entries) {
+            if (e.scheme == "mysql") {
+                const auto colon = e.credentials.find(':');
+                if (colon == std::string::npos) {
+                    notice("auth file " + file + ": a mysql line is mysql:USER:PASSWORD");
+                    return std::nullopt;
+                }
+                c.mysql_user = e.credentials.substr(0, colon);
+                c.mysql_password = e.credentials.substr(colon + 1);
+                continue;
+            }
             if (e.scheme != "redis") {
                 c.zookeeper.push_back(std::move(e));
                 continue;

@@ -82,16 +82,18 @@ struct auth_options {
 
 /// What --auth-file and --acl give. Secrets stay in here: nothing prints them.
 struct credentials {
-    std::vector<auth_entry> zookeeper;  ///< every line of the auth file but redis: ones
+    std::vector<auth_entry> zookeeper;  ///< every line of the auth file but redis: and mysql: ones
     std::string redis_user;             ///< from a `redis:USER:PASSWORD` line; empty: none
     std::string redis_password;
+    std::string mysql_user;             ///< from a `mysql:USER:PASSWORD` line; empty: none
+    std::string mysql_password;
     std::optional<acl_list> acl;        ///< --acl; none: the open default
 };
 
 /// Adds --auth-file FILE and, with `with_acl`, --acl ACL to `cmd`.
 void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl = true);
 /// Reads the auth file (lines `digest:user:password` for ZooKeeper,
-/// `redis:user:password` for Redis; refused when group or others may read it)
+/// `redis:user:password` for Redis, `mysql:user:password` for MySQL; refused when group or others may read it)
 /// and parses --acl. On bad input prints "zklock: ..." (never a secret) and
 /// returns nullopt: the command exits with exit_usage.
 std::optional<credentials> load_credentials(const auth_options& o);

@@ -297,7 +297,7 @@ std::string error_text(const zklock::error& e, const std::string& connect) {
 
 /// This process's command line as typed ("zklock bench ...", or
 /// "zklock-bench ..." when run directly), for the report: secrets (a password
-/// in --postgres, --redis, --redlock) redacted.
+/// in --postgres, --redis, --redlock, --mysql) redacted.
 std::string own_command_line() {
     const std::string all = read_text_file("/proc/self/cmdline");
     std::vector<std::string> argv;
@@ -374,17 +374,20 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     if (!b.redis.empty()) o.redis = b.redis;
     if (!b.redlock.empty()) o.redlock = split_commas(b.redlock);
     if (!b.postgres.empty()) o.postgres = b.postgres;
+    if (!b.mysql.empty()) o.mysql = b.mysql;
     if (!b.flock_dir.empty()) o.flock_dir = b.flock_dir;
     if (!b.memcached.empty()) o.memcached = b.memcached;
     o.server_config = z.server_config;
     o.ttl = std::chrono::milliseconds(b.ttl_ms);
     if (z.connect_timeout_given || z.connect_given || !b.redis.empty() || !b.redlock.empty() || !b.postgres.empty() ||
-        !b.memcached.empty())
+        !b.mysql.empty() || !b.memcached.empty())
         o.connect_timeout = z.connect_timeout;
     o.zookeeper_auth = z.creds.zookeeper;
     o.zookeeper_acl = z.creds.acl;
     o.redis_user = z.creds.redis_user;
     o.redis_password = z.creds.redis_password;
+    o.mysql_user = z.creds.mysql_user;
+    o.mysql_password = z.creds.mysql_password;
     return bench_backends(o);
 }
 
@@ -396,7 +399,7 @@ int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::Ap
     };
     // The safety bench kills, restarts and partitions its servers: it starts its
     // own, without credentials, and measures no speed.
-    for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--flock-dir", "--memcached",
+    for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--mysql", "--flock-dir", "--memcached",
                                "--auth-file", "--acl", "--scenario", "--sweep", "--baselines", "--recipe", "--naive", "--curator",
                                "--kazoo", "--confirm-unlock", "--server-config", "--warmup", "--permits", "--read-ratio", "--path"})
         if (given(cmd, option))

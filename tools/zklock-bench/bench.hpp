@@ -31,7 +31,7 @@ struct backend_bench_options {
     std::string report_dir;             ///< empty: no report
     std::string command_line;           ///< how it was run, for the report (secrets redacted)
     // Connection options; unset: a throwaway server.
-    std::optional<std::string> zookeeper, redis, postgres, flock_dir, memcached;
+    std::optional<std::string> zookeeper, redis, postgres, mysql, flock_dir, memcached;
     std::optional<std::vector<std::string>> redlock;
     std::vector<std::string> server_config;  ///< extra zoo.cfg lines of the throwaway ZooKeeper
     std::chrono::milliseconds ttl{10000};
@@ -42,6 +42,7 @@ struct backend_bench_options {
     std::vector<auth_entry> zookeeper_auth;
     std::optional<acl_list> zookeeper_acl;
     std::string redis_user, redis_password;  ///< for Redis addresses without their own; throwaway servers require them
+    std::string mysql_user, mysql_password;  ///< for MySQL addresses without their own; a throwaway server requires the password
 };
 
 int bench_backends(const backend_bench_options& options);

@@ -11,7 +11,7 @@ void add_zookeeper_options(CLI::App& cmd, bench_cli& c) {
     add_connect_option(cmd, o.connect);
     add_connect_timeout_option(cmd, o.connect_timeout);
     cmd.get_option("--connect-timeout")
-        ->description("Give up when a server named by -c, --redis, --redlock, --postgres or --memcached does not answer within "
+        ->description("Give up when a server named by -c, --redis, --redlock, --postgres, --mysql or --memcached does not answer within "
                       "TIME: milliseconds (500) or with a unit (500ms, 2s); the throwaway servers the bench starts "
                       "get the library's longer default unless this is given");
     add_auth_options(cmd, c.auth);
@@ -86,8 +86,8 @@ CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text) {
     return cmd.add_option("--backend", c.backends.backends, text)
         ->delimiter(',')
         ->check(CLI::IsMember({"all", "zookeeper", "redis", "redlock", "postgres-lease", "postgres-advisory",
-                               "postgres-row", "postgres-version", "flock", "memcached", "naive-setnx-expire",
-                               "naive-setnx-getset"}));
+                               "postgres-row", "postgres-version", "mysql-lease", "mysql-advisory", "mysql-row",
+                               "mysql-version", "flock", "memcached", "naive-setnx-expire", "naive-setnx-getset"}));
 }
 
 void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
@@ -107,6 +107,10 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
     cmd.add_option("--memcached", b.memcached,
                    "with --backend: memcached server host:port or memcached://host[:port] (default: a throwaway "
                    "server; memcached has no authentication)")
+        ->needs(backend);
+    cmd.add_option("--mysql", b.mysql,
+                   "with --backend: MySQL/MariaDB server mysql://[user[:password]@]host[:port][/database] (default: a "
+                   "throwaway MariaDB; the auth file's mysql: line gives a user and password too)")
         ->needs(backend);
     cmd.add_option("--flock-dir", b.flock_dir, "with --backend: directory for flock's lock files (default: a temp dir)")
         ->needs(backend);

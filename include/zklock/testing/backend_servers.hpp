@@ -6,6 +6,7 @@
 //   redis      one RedisServer
 //   redlock    BackendServersOptions::redlock_masters RedisServers (five by default)
 //   postgres   one PostgresServer (shared by the three PostgreSQL backends)
+//   mariadb    one MariaDBServer (shared by the four MySQL-protocol backends)
 //   flock      a temp directory for the lock files
 //   memcached  one MemcachedServer
 //
@@ -14,6 +15,7 @@
 
 #include <zklock/testing/backends_export.hpp>
 #include <zklock/testing/memcached_server.hpp>
+#include <zklock/testing/mariadb_server.hpp>
 #include <zklock/testing/postgres_server.hpp>
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/redis_server.hpp>
@@ -36,10 +38,11 @@ struct BackendServersOptions {
     RedisServerOptions redis;          ///< of the Redis server and of each Redlock master
     std::size_t redlock_masters = 5;   ///< how many Redlock masters redlock() starts
     PostgresServerOptions postgres;    ///< of the PostgreSQL server
+    MariaDBServerOptions mariadb;      ///< of the MariaDB server
     std::string flock_prefix = "zklock-flock-";  ///< of the flock backend's temp directory
     MemcachedServerOptions memcached;  ///< of the memcached server
     /// Told of each start, e.g. to print it: what ("ZooKeeper", "Redis", "5
-    /// Redis masters for Redlock", "PostgreSQL", "memcached") and where ("127.0.0.1:PORT",
+    /// Redis masters for Redlock", "PostgreSQL", "MariaDB", "memcached") and where ("127.0.0.1:PORT",
     /// the first master's followed by ",..." for Redlock).
     std::function<void(const std::string& what, const std::string& where)> on_start;
 };
@@ -74,12 +77,15 @@ public:
     std::vector<std::string> redlock_connect_strings();
     /// The PostgreSQL server, started with options().postgres.
     PostgresServer& postgres();
+    /// The MariaDB server, started with options().mariadb.
+    MariaDBServer& mariadb();
     /// The flock backend's lock directory, created empty.
     const std::filesystem::path& flock_directory();
     /// The memcached server, started with options().memcached.
     MemcachedServer& memcached();
     /// Starts what `backend` runs against: "zookeeper", "redis", "redlock",
-    /// "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version", "flock" or "memcached".
+    /// "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version",
+    /// "mysql-lease", "mysql-row", "mysql-advisory", "mysql-version", "flock" or "memcached".
     /// Throws std::invalid_argument for another name.
     void start_for(std::string_view backend);
 
@@ -94,6 +100,7 @@ private:
     std::unique_ptr<RedisServer> redis_;
     std::vector<std::unique_ptr<RedisServer>> redlock_;
     std::unique_ptr<PostgresServer> postgres_;
+    std::unique_ptr<MariaDBServer> mariadb_;
     std::optional<TempDir> flock_;
     std::unique_ptr<MemcachedServer> memcached_;
 };

@@ -57,6 +57,8 @@ public:
         options_.zookeeper_acl = o.zookeeper_acl;
         options_.redis_user = o.redis_user;
         options_.redis_password = o.redis_password;
+        options_.mysql_user = o.mysql_user;
+        options_.mysql_password = o.mysql_password;
     }
 
     /// The options that reach `backend`'s servers, starting them if needed.
@@ -65,6 +67,7 @@ public:
         else if (backend == "redis") redis();
         else if (backend == "redlock") redlock();
         else if (backend.starts_with("postgres")) postgres();
+        else if (backend.starts_with("mysql")) mysql();
         else if (backend == "flock") flock();
         else if (backend == "memcached") memcached();
         return options_;
@@ -95,6 +98,7 @@ private:
             if (o.redis_user.empty() || o.redis_user == "default") t.redis.password = o.redis_password;
             else t.redis.users = {{o.redis_user, o.redis_password}};
         }
+        t.mariadb.password = o.mysql_password;  // the throwaway's user is "zklock"
         t.flock_prefix = "zklock-bench-flock-";
         t.on_start = say_started;
         return t;
@@ -151,6 +155,21 @@ private:
             where = "throwaway PostgreSQL " + server.version() + ", fsync=off";
         }
         for (const char* b : {"postgres-lease", "postgres-advisory", "postgres-row", "postgres-version"}) described_[b] = where;
+    }
+
+    void mysql() {
+        if (described_.contains("mysql-lease")) return;
+        std::string where;
+        if (o_.mysql) {
+            options_.mysql = *o_.mysql;
+            where = "at '" + detail::redact_secrets(*o_.mysql) + "'";
+        } else {
+            auto& server = throwaway_.mariadb();
+            options_.mysql = server.connect_string();
+            options_.mysql_user.clear();  // the throwaway's own user, with the auth file's password
+            where = "throwaway MariaDB " + server.version() + ", no binlog, innodb_flush_log_at_trx_commit=2";
+        }
+        for (const char* b : {"mysql-lease", "mysql-advisory", "mysql-row", "mysql-version"}) described_[b] = where;
     }
 
     void flock() {

@@ -30,7 +30,8 @@ lock_stats summed(const std::vector<Lock*>& locks) {
 // server: their wake-ups are not visible to the client.
 bool wakeups_visible(const Lock& lock) {
     const auto backend = lock.capabilities().backend;
-    return backend != "postgres-advisory" && backend != "postgres-row";
+    return backend != "postgres-advisory" && backend != "postgres-row" && backend != "mysql-advisory" &&
+           backend != "mysql-row";
 }
 
 } // namespace

@@ -96,6 +96,7 @@ BackendOptions backend_options(const nlohmann::json& c) {
     o.redis = c.value("redis", o.redis);
     if (c.contains("redlock")) o.redlock = c["redlock"].get<std::vector<std::string>>();
     o.postgres = c.value("postgres", o.postgres);
+    o.mysql = c.value("mysql", o.mysql);
     o.flock_directory = c.value("flock_directory", o.flock_directory);
     o.memcached = c.value("memcached", o.memcached);
     o.ttl = milliseconds(c.value("ttl_ms", 1000));

@@ -6,8 +6,9 @@ namespace zklock::cli::safety {
 
 const std::vector<std::string_view>& row_names() {
     static const std::vector<std::string_view> names = {
-        "zookeeper",  "redis", "redlock", "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version",
-        "flock", "memcached", naive_setnx_expire, naive_setnx_getset};
+        "zookeeper",        "redis",       "redlock",        "postgres-lease", "postgres-advisory", "postgres-row",
+        "postgres-version", "mysql-lease", "mysql-advisory", "mysql-row",      "mysql-version",     "flock",
+        "memcached",        naive_setnx_expire, naive_setnx_getset};
     return names;
 }
 
@@ -28,6 +29,13 @@ std::string_view row_description(std::string_view row) {
     if (row == "postgres-row") return "zklock's PostgreSQL SELECT ... FOR UPDATE in an open transaction; token: a sequence";
     if (row == "postgres-version")
         return "zklock's PostgreSQL version column (read, then UPDATE ... WHERE version = read); token: the version";
+    if (row == "mysql-lease")
+        return "zklock's MySQL lease row (UNIQUE name, INSERT, sweep of expired rows on the server's clock); token: a "
+               "sequence";
+    if (row == "mysql-advisory") return "zklock's MySQL GET_LOCK on its own connection; token: a sequence";
+    if (row == "mysql-row") return "zklock's MySQL SELECT ... FOR UPDATE in an open InnoDB transaction; token: a sequence";
+    if (row == "mysql-version")
+        return "zklock's MySQL optimistic version row (read, then UPDATE ... WHERE version = read); token: the version";
     if (row == "flock") return "zklock's flock(2) lock; token: a counter in the lock file";
     if (row == "memcached")
         return "zklock's memcached lock (add, gets+cas renewal, gets+cas+delete release; TTL at least 2 s, whole "
@@ -76,8 +84,9 @@ std::optional<std::string> not_applicable(std::string_view row, std::string_view
     // memcached is never persistent: a restart always comes back empty.
     const bool redis = row == "redis" || row == "redlock" || row == "memcached" || is_anti_example(row);
     if (!redis && fault == "restart-without-persistence")
-        return row == "zookeeper" ? "ZooKeeper always keeps its data (transaction log and snapshots): see killed-server"
-                                  : "PostgreSQL always keeps its data (WAL): see killed-server";
+        return row == "zookeeper"          ? "ZooKeeper always keeps its data (transaction log and snapshots): see killed-server"
+               : row.starts_with("mysql") ? "MariaDB always keeps its committed data (InnoDB redo log): see killed-server"
+                                          : "PostgreSQL always keeps its data (WAL): see killed-server";
     return std::nullopt;
 }
 

@@ -74,6 +74,15 @@ testing::PostgresServer& safety_servers::postgres() {
     return server;
 }
 
+testing::MariaDBServer& safety_servers::mariadb() {
+    auto& server = servers_.mariadb();
+    if (!described_.contains("mysql"))
+        described_["mysql"] = "throwaway MariaDB " + server.version() +
+                              ", innodb_flush_log_at_trx_commit=2, shared by the four mysql rows; lease TTL " +
+                              std::to_string(ttl_.count()) + " ms";
+    return server;
+}
+
 const std::string& safety_servers::flock_directory() {
     if (flock_path_.empty()) {
         flock_path_ = servers_.flock_directory().string();
@@ -100,6 +109,7 @@ std::vector<std::uint16_t> safety_servers::ports(const std::string& row, const s
     }
     if (row.starts_with("postgres")) return {postgres().port()};
     if (row == "memcached") return {memcached().port()};
+    if (row.starts_with("mysql")) return {mariadb().port()};
     if (row == "flock") {
         flock_directory();
         return {};
@@ -118,6 +128,8 @@ nlohmann::json safety_servers::client_config(const std::string& row, const std::
         c["redlock"] = masters;
     } else if (row.starts_with("postgres"))
         c["postgres"] = "host=127.0.0.1 port=" + std::to_string(via.at(0)) + " user=postgres dbname=postgres";
+    else if (row.starts_with("mysql"))
+        c["mysql"] = "mysql://zklock@127.0.0.1:" + std::to_string(via.at(0)) + "/zklock";
     else if (row == "flock") c["flock_directory"] = flock_path_;
     else if (row == "memcached") c["memcached"] = at(via.at(0));
     return c;
@@ -129,6 +141,7 @@ testing::ServerProcess& safety_servers::target(const std::string& row, const std
     if (row == "redlock") return *redlock().front();
     if (row.starts_with("postgres")) return postgres();
     if (row == "memcached") return memcached();
+    if (row.starts_with("mysql")) return mariadb();
     throw std::invalid_argument("no server to fault for row " + row);
 }
 

@@ -7,6 +7,7 @@
 //                      second one with appendonly yes and appendfsync always
 //   redlock            five redis-server masters without persistence
 //   postgres-*         one PostgreSQL (fsync=off), shared by the three rows
+//   mysql-*            one MariaDB (innodb_flush_log_at_trx_commit=2), shared by the four rows
 //   flock              a temp directory
 //
 // Started lazily on the calling thread (which must outlive them: see
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <zklock/testing/backend_servers.hpp>
+#include <zklock/testing/mariadb_server.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +52,7 @@ private:
     testing::RedisServer& redis(bool durable);
     const std::vector<std::unique_ptr<testing::RedisServer>>& redlock();
     testing::PostgresServer& postgres();
+    testing::MariaDBServer& mariadb();
     const std::string& flock_directory();
     testing::MemcachedServer& memcached();
 

@@ -40,10 +40,11 @@ const scenario& safety_scenario() {
         .ops_text = "grants to see before the fault, and after it (default 4)",
         .clients_text = "client processes on one lock (default 3)",
         .backend_text = "backends and naive recipes to run under the faults: zookeeper, redis, redlock, "
-                        "postgres-lease, postgres-advisory, postgres-row, postgres-version, flock, memcached, naive-setnx-expire, "
+                        "postgres-lease, postgres-advisory, postgres-row, postgres-version, mysql-lease, "
+                        "mysql-advisory, mysql-row, mysql-version, flock, memcached, naive-setnx-expire, "
                         "naive-setnx-getset or all (repeatable, or comma-separated; default all)",
-        .ttl_text = "lease time-to-live of redis, redlock, postgres-lease, postgres-version and the naive recipes (memcached: at "
-                    "least 2s), and the ZooKeeper session timeout (default 1s)",
+        .ttl_text = "lease time-to-live of redis, redlock, postgres-lease, postgres-version, mysql-lease, mysql-version "
+                    "and the naive recipes (memcached: at least 2s), and the ZooKeeper session timeout (default 1s)",
         .report_text = "write safety.json, safety.md and safety.svg into this directory",
         .general_defaults = false,
         .add_own_options = add_safety_options,

@@ -1,0 +1,133 @@
+#include "backends/mysql/mysql_address.hpp"
+
+#include "support/endpoint_text.hpp"
+#include "support/secrets.hpp"
+
+#include <zklock/error.hpp>
+
+#include <cctype>
+#include <optional>
+
+namespace zklock::detail::mysql {
+namespace {
+
+std::optional<std::uint16_t> parse_port(std::string_view s) {
+    if (s.empty() || s.size() > 5) return std::nullopt;
+    unsigned v = 0;
+    for (const char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + static_cast<unsigned>(c - '0');
+    }
+    if (v == 0 || v > 65535) return std::nullopt;
+    return static_cast<std::uint16_t>(v);
+}
+
+mysql_address fail(std::error_code& ec, std::string* reason, std::string why) {
+    ec = make_error_code(errc::invalid_argument);
+    if (reason) *reason = std::move(why);
+    return {};
+}
+
+mysql_address parse_url(std::string_view rest, std::error_code& ec, std::string* reason) {
+    mysql_address a;
+    const auto slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    if (slash != std::string_view::npos) {
+        auto db = rest.substr(slash + 1);
+        if (const auto q = db.find('?'); q != std::string_view::npos)
+            return fail(ec, reason, "a mysql:// address takes no parameters (?...)");
+        if (!db.empty()) {
+            auto decoded = percent_decode(db);
+            if (!decoded) return fail(ec, reason, "a bad percent escape in the database name");
+            a.database = *decoded;
+        }
+    }
+    if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
+        const auto userinfo = authority.substr(0, at);
+        authority = authority.substr(at + 1);
+        const auto colon = userinfo.find(':');
+        auto user = percent_decode(userinfo.substr(0, colon));
+        if (!user) return fail(ec, reason, "a bad percent escape in the user name");
+        a.user = *user;
+        if (colon != std::string_view::npos) {
+            auto password = percent_decode(userinfo.substr(colon + 1));
+            if (!password) return fail(ec, reason, "a bad percent escape in the password");
+            a.password = *password;
+        }
+    }
+    std::string_view host = authority;
+    if (!host.empty() && host.front() == '[') {  // [v6]:port
+        const auto close = host.find(']');
+        if (close == std::string_view::npos) return fail(ec, reason, "an IPv6 address without ']'");
+        const auto after = host.substr(close + 1);
+        host = host.substr(1, close - 1);
+        if (!after.empty()) {
+            if (after.front() != ':') return fail(ec, reason, "text after the IPv6 address");
+            const auto port = parse_port(after.substr(1));
+            if (!port) return fail(ec, reason, "the port is not a number in 1..65535");
+            a.port = *port;
+        }
+    } else if (const auto colon = host.rfind(':'); colon != std::string_view::npos) {
+        const auto port = parse_port(host.substr(colon + 1));
+        if (!port) return fail(ec, reason, "the port is not a number in 1..65535");
+        a.port = *port;
+        host = host.substr(0, colon);
+    }
+    if (host.empty()) return fail(ec, reason, "no host");
+    a.host = std::string(host);
+    return a;
+}
+
+mysql_address parse_pairs(std::string_view text, std::error_code& ec, std::string* reason) {
+    mysql_address a;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+        if (i == text.size()) break;
+        const auto eq = text.find('=', i);
+        if (eq == std::string_view::npos) return fail(ec, reason, "a key without '=' (key=value form)");
+        const std::string key(text.substr(i, eq - i));
+        std::size_t end = eq + 1;
+        while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+        auto value = percent_decode(text.substr(eq + 1, end - eq - 1));
+        if (!value) return fail(ec, reason, "a bad percent escape in '" + key + "'");
+        if (key == "host") a.host = *value;
+        else if (key == "port") {
+            const auto port = parse_port(*value);
+            if (!port) return fail(ec, reason, "the port is not a number in 1..65535");
+            a.port = *port;
+        } else if (key == "user") a.user = *value;
+        else if (key == "password") a.password = *value;
+        else if (key == "database" || key == "dbname") a.database = *value;
+        else if (key == "socket") a.socket = *value;
+        else return fail(ec, reason, "unknown key '" + key + "' (host, port, user, password, database, socket)");
+        i = end;
+    }
+    if (a.host.empty() && a.socket.empty()) return fail(ec, reason, "no host");
+    return a;
+}
+
+} // namespace
+
+std::string mysql_address::endpoint() const { return socket.empty() ? endpoint_text(host, std::to_string(port)) : socket; }
+
+mysql_address parse_mysql_address(std::string_view text, std::error_code& ec, std::string* reason) {
+    ec.clear();
+    for (const std::string_view scheme : {"mysql://", "mariadb://"})
+        if (text.substr(0, scheme.size()) == scheme) return parse_url(text.substr(scheme.size()), ec, reason);
+    if (text.find("://") != std::string_view::npos)
+        return fail(ec, reason, "an address is mysql://... or key=value pairs");
+    if (text.find('=') == std::string_view::npos) return parse_url(text, ec, reason);  // host[:port]
+    return parse_pairs(text, ec, reason);
+}
+
+mysql_address resolve_mysql_address(std::string_view text, const std::string& user, const std::string& password,
+                                    std::error_code& ec, std::string* reason) {
+    auto a = parse_mysql_address(text, ec, reason);
+    if (ec) return a;
+    if (a.user.empty()) a.user = user;
+    if (a.password.empty()) a.password = password;
+    return a;
+}
+
+} // namespace zklock::detail::mysql
