@@ -38,9 +38,9 @@
 // Addresses: "host:port" (port 11211 when left out) or "memcached://host[:port]".
 //
 // Errors: acquire fails with std::errc::connection_refused, errc::connection_loss
-// (the server closed the connection or did not answer within command_timeout),
-// errc::timeout (connect_timeout) or std::errc::protocol_error when the server
-// cannot be used; lock() does not retry on a server that is down,
+// (the server closed the connection, or a connect or a command did not finish
+// within connect_timeout or command_timeout: libmemcached does not tell them
+// apart) or std::errc::protocol_error when the server cannot be used; lock() does not retry on a server that is down,
 // try_lock_for() retries until its deadline and then reports the last error.
 //
 // Threads: libmemcached's calls block: the service runs them on a thread of
