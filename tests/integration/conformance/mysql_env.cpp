@@ -35,10 +35,10 @@ testing::MariaDBServer& shared_server() {
 }
 
 // Lock names are validated ([A-Za-z0-9._-]): quoting needs no escaping.
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
+std::string sql_quoted(const std::string& s) { return "'" + s + "'"; }
 
 // GET_LOCK's name for a lock (mysql_statements' advisory_key; the names here are short).
-std::string advisory_key(const std::string& name) { return quoted("zklock:" + name); }
+std::string advisory_key(const std::string& name) { return sql_quoted("zklock:" + name); }
 
 std::size_t count(const std::string& text) { return text.empty() ? 0 : std::stoul(text); }
 
@@ -57,9 +57,9 @@ public:
 
     void steal(const std::string& name) override {
         switch (kind_) {
-        case my_kind::lease: server_.query("DELETE FROM zklock_leases WHERE name = " + quoted(name)); break;
+        case my_kind::lease: server_.query("DELETE FROM zklock_leases WHERE name = " + sql_quoted(name)); break;
         case my_kind::version:
-            server_.query("UPDATE zklock_versions SET owner = NULL, expires_at = NULL WHERE name = " + quoted(name));
+            server_.query("UPDATE zklock_versions SET owner = NULL, expires_at = NULL WHERE name = " + sql_quoted(name));
             break;
         case my_kind::advisory: {
             const auto id = server_.query("SELECT IS_USED_LOCK(" + advisory_key(name) + ")");
@@ -71,7 +71,7 @@ public:
             // The holder wrote its connection id into the row, uncommitted: a
             // dirty read sees it.
             const auto id = server_.query("SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; "
-                                          "SELECT holder FROM zklock_rows WHERE name = " + quoted(name));
+                                          "SELECT holder FROM zklock_rows WHERE name = " + sql_quoted(name));
             ASSERT_FALSE(id.empty()) << "no row for " << name;
             server_.query("KILL " + id);
             break;
@@ -80,7 +80,7 @@ public:
     }
 
     std::size_t leftovers(const std::string& name) override {
-        const auto n = quoted(name);
+        const auto n = sql_quoted(name);
         try {
             switch (kind_) {
             case my_kind::lease:
@@ -94,7 +94,7 @@ public:
                 return count(server_.query(
                     "SELECT (IS_USED_LOCK(" + advisory_key(name) + ") IS NOT NULL) + (SELECT COUNT(*) FROM "
                     "information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE " +
-                    quoted("%GET_LOCK(''zklock:" + name + "''%") + ")"));
+                    sql_quoted("%GET_LOCK(''zklock:" + name + "''%") + ")"));
             case my_kind::row:
                 // The holder's open transaction that wrote the row, and waiters in FOR UPDATE.
                 return count(server_.query(
@@ -102,7 +102,7 @@ public:
                     "SELECT (SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN zklock_rows r "
                     "ON r.holder = t.trx_mysql_thread_id WHERE r.name = " + n + ") + (SELECT COUNT(*) FROM "
                     "information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE " +
-                    quoted("%FROM zklock_rows WHERE name = ''" + name + "'' FOR UPDATE%") + ")"));
+                    sql_quoted("%FROM zklock_rows WHERE name = ''" + name + "'' FOR UPDATE%") + ")"));
             }
         } catch (const std::runtime_error& e) {
             if (std::string(e.what()).find("doesn't exist") != std::string::npos) return 0;  // never used
@@ -129,10 +129,10 @@ private:
     testing::MariaDBServer& server_;
 };
 
-const Registration lease("mysql-lease", [] { return std::make_unique<MysqlEnv>(my_kind::lease); });
-const Registration advisory("mysql-advisory", [] { return std::make_unique<MysqlEnv>(my_kind::advisory); });
-const Registration row("mysql-row", [] { return std::make_unique<MysqlEnv>(my_kind::row); });
-const Registration version("mysql-version", [] { return std::make_unique<MysqlEnv>(my_kind::version); });
+const Registration mysql_lease("mysql-lease", [] { return std::make_unique<MysqlEnv>(my_kind::lease); });
+const Registration mysql_advisory("mysql-advisory", [] { return std::make_unique<MysqlEnv>(my_kind::advisory); });
+const Registration mysql_row("mysql-row", [] { return std::make_unique<MysqlEnv>(my_kind::row); });
+const Registration mysql_version("mysql-version", [] { return std::make_unique<MysqlEnv>(my_kind::version); });
 
 } // namespace
 
