@@ -93,10 +93,18 @@ fi
 
 # No installed text file (headers, CMake package, pkg-config files, man page,
 # completion, docs, scripts) names the machine that built it: neither the
-# source tree nor the build tree (the prefix may lie inside the build tree, so
-# an absolute path to the prefix counts too: the install must be relocatable).
+# source tree nor the build tree. The prefix itself may lie inside the build
+# tree here, and a packager's absolute install directories name it: those
+# paths are taken out before looking.
 project_dir=$(cd "$source_dir/../.." && pwd)
-named=$(grep -rIlF -e "$project_dir" -e "$build_dir" "$prefix" || true)
+named=
+while IFS= read -r file; do
+  text=$(<"$file")
+  text=${text//"$prefix"/}
+  if [[ $text == *"$project_dir"* || $text == *"$build_dir"* ]]; then
+    named+=" $file"
+  fi
+done < <(grep -rIlF -e "$project_dir" -e "$build_dir" "$prefix" || true)
 if [[ -n $named ]]; then
   echo "install_consumer: installed files name the source or build tree:" $named >&2
   exit 1
@@ -274,16 +282,23 @@ shared_library=$(find "$libdir" -maxdepth 1 -name 'libzklock.so*' -print -quit)
 if wanted pkgconfig; then
   # Every module installed, each with the component it names; the backends
   # module of a build without Redis and PostgreSQL offers flock alone.
+  # CONSUMER_PC_MODULES limits them (the shared build checks zklock and
+  # zklock-backends, whose Requires reach every backend's module; the static
+  # build checks each).
   modules=()
+  installed=()
   for pc in "$libdir"/pkgconfig/*.pc; do
-    [[ -e $pc ]] && modules+=("$(basename "$pc" .pc)")
+    [[ -e $pc ]] || continue
+    module=$(basename "$pc" .pc)
+    installed+=("$module")
+    [[ -z ${CONSUMER_PC_MODULES:-} || " $CONSUMER_PC_MODULES " == *" $module "* ]] && modules+=("$module")
   done
   if [[ " ${modules[*]} " != *" zklock "* ]]; then
     echo "install_consumer: [pkgconfig] no zklock.pc in $libdir/pkgconfig" >&2
     exit 1
   fi
   only_flock=()
-  [[ " ${modules[*]} " != *" zklock-redis "* && " ${modules[*]} " != *" zklock-postgres "* ]] &&
+  [[ " ${installed[*]} " != *" zklock-redis "* && " ${installed[*]} " != *" zklock-postgres "* ]] &&
     only_flock=(-DZKLOCK_CONSUMER_ONLY_FLOCK)
   pc() {
     PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} pkg-config "$@"

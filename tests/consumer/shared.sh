@@ -31,4 +31,5 @@ echo "install_consumer_shared: building zklock's shared libraries in $work/zkloc
   exit 1
 }
 export CONSUMER_CASES=${CONSUMER_CASES:-core testing all pkgconfig}
+export CONSUMER_PC_MODULES=${CONSUMER_PC_MODULES:-zklock zklock-backends}
 exec "$here/run.sh" "$work/zklock-build" "$work/prefix" "$work/consumers"

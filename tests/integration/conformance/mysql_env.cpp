@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -95,14 +96,24 @@ public:
                     "SELECT (IS_USED_LOCK(" + advisory_key(name) + ") IS NOT NULL) + (SELECT COUNT(*) FROM "
                     "information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE " +
                     sql_quoted("%GET_LOCK(''zklock:" + name + "''%") + ")"));
-            case my_kind::row:
+            case my_kind::row: {
                 // The holder's open transaction that wrote the row, and waiters in FOR UPDATE.
-                return count(server_.query(
+                const auto left = count(server_.query(
                     "SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; "
                     "SELECT (SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN zklock_rows r "
                     "ON r.holder = t.trx_mysql_thread_id WHERE r.name = " + n + ") + (SELECT COUNT(*) FROM "
                     "information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE " +
                     sql_quoted("%FROM zklock_rows WHERE name = ''" + name + "'' FOR UPDATE%") + ")"));
+                if (left != 0)  // what is left, for a test that then fails on it
+                    std::cerr << "mysql-row leftovers of " << name << ":\n"
+                              << server_.query("SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; "
+                                               "SELECT r.holder, t.trx_mysql_thread_id, t.trx_state, t.trx_started "
+                                               "FROM zklock_rows r LEFT JOIN information_schema.INNODB_TRX t ON "
+                                               "r.holder = t.trx_mysql_thread_id WHERE r.name = " + n)
+                              << server_.query("SELECT ID, COMMAND, STATE, TIME, INFO FROM "
+                                               "information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()");
+                return left;
+            }
             }
         } catch (const std::runtime_error& e) {
             if (std::string(e.what()).find("doesn't exist") != std::string::npos) return 0;  // never used
