@@ -185,7 +185,9 @@ void my_backend::attempt_done(std::error_code ec, const std::vector<result>& res
     const auto step = mysql_steps::after_attempt(method(), r);
     using action = mysql_steps::after_attempt_step::action;
     using reason = mysql_steps::after_attempt_step::reason;
-    if (step.forget_connection) conn_.reset();
+    // Closed, not only forgotten: a connection someone else still refers to
+    // would keep its server session, and an open transaction with it.
+    if (step.forget_connection) drop_connection();
     const std::error_code why = step.report == reason::abort   ? *abort_
                                 : step.report == reason::error ? ec
                                                                : std::error_code{};
