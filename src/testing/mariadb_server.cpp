@@ -177,6 +177,10 @@ void MariaDBServer::install_db(steady::time_point deadline) {
     std::vector<std::string> argv{options_.install_db,
                                   "--no-defaults",
                                   "--datadir=" + data_dir_.string(),
+                                  // temporary tables in the server's own directory: bootstraps
+                                  // that share /tmp under load fail now and then ("Could not
+                                  // remove temporary table", then 1051 on mysql.tmp_user_sys)
+                                  "--tmpdir=" + temp_dir_.path().string(),
                                   "--auth-root-authentication-method=normal",
                                   "--skip-test-db",
                                   "--skip-name-resolve",
@@ -226,6 +230,7 @@ void MariaDBServer::spawn() {
     std::vector<std::string> argv{options_.server,
                                   "--no-defaults",
                                   "--datadir=" + data_dir_.string(),
+                                  "--tmpdir=" + temp_dir_.path().string(),
                                   "--port=" + std::to_string(port()),
                                   "--bind-address=127.0.0.1",
                                   "--socket=" + socket_path().string(),

@@ -152,8 +152,10 @@ void ServerProcess::wait_until_serving(steady::time_point deadline) {
 void ServerProcess::fail_start(const std::string& why, const std::filesystem::path& log) {
     const auto& shown = log.empty() ? log_path_ : log;
     std::string message = name() + (location_.empty() ? std::string() : " (" + location_.string() + ")") +
-                          " failed to start: " + why + "\n--- last lines of " + shown.string() + " ---\n" +
-                          detail::last_lines(shown, 20);
+                          " failed to start: " + why;
+    if (const auto errors = detail::error_lines_before_tail(shown, 20, 10); !errors.empty())
+        message += "\n--- errors in " + shown.string() + " ---\n" + errors;
+    message += "\n--- last lines of " + shown.string() + " ---\n" + detail::last_lines(shown, 20);
     cancel_timed_resume();
     if (process_) {
         kill_process();

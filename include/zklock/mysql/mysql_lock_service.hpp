@@ -91,9 +91,9 @@ public:
 /// Lock's own connection (the name is "zklock:" + the lock's name, or a hash
 /// when that is longer than 64 characters). The server makes waiters wait and
 /// frees the lock when the connection ends; the holder is told
-/// errc::session_expired then. A deadline or cancel interrupts the wait with
-/// KILL QUERY (from a connection of its own); a grant that came first is
-/// released before the acquire completes. The fencing token is NEXTVAL of the
+/// errc::session_expired then. A deadline or cancel ends the Lock's
+/// connection (and so the wait, or a grant that came first); the next acquire
+/// connects again. The fencing token is NEXTVAL of the
 /// sequence `zklock_fence` drawn once GET_LOCK answered 1.
 class ZKLOCK_MYSQL_EXPORT MysqlAdvisoryLockService : public MysqlLockServiceBase {
 public:
@@ -108,7 +108,8 @@ public:
 /// first when missing. The token is NEXTVAL(zklock_fence) written into the row
 /// in the same transaction; release is COMMIT. try_lock uses FOR UPDATE NOWAIT.
 /// A dead holder's lock is freed when its connection ends (the transaction
-/// rolls back); the holder is told errc::session_expired.
+/// rolls back); the holder is told errc::session_expired. A deadline or
+/// cancel ends the Lock's connection, as for mysql-advisory.
 class ZKLOCK_MYSQL_EXPORT MysqlRowLockService : public MysqlLockServiceBase {
 public:
     /// Row locks on `address`; see MysqlOptions.

@@ -57,26 +57,25 @@ void my_backend::start_acquire(std::optional<time_point> deadline, bool no_wait,
 // `why`: {} for the deadline (not acquired, no error), operation_aborted for a cancel.
 void my_backend::abort_acquire(std::error_code why) {
     if (!callback_ || abort_) return;
+    if (in_flight_ && mysql_steps::waits_on_server(method())) {
+        // The statement may be waiting on the server (FOR UPDATE, GET_LOCK), or
+        // may have been granted there a moment ago: ending the connection ends
+        // its session, and with it the wait, the transaction and any lock it
+        // took. (A KILL QUERY could not be aimed: one that arrives late
+        // interrupts whatever statement the connection runs next.)
+        in_flight_ = false;
+        drop_connection();
+        finish(why, false);
+        return;
+    }
     if (in_flight_) {
         abort_ = why;
-        if (mysql_steps::waits_on_server(method())) send_cancel_repeatedly();
         return;  // the attempt's answer settles it (and undoes a grant)
     }
     if (connecting_) drop_connection();
     connecting_ = false;
     finish(why, false);
     close_if_idle();
-}
-
-// A KILL QUERY that reaches the server before the statement starts is
-// forgotten there, so it is sent again until the statement answers.
-void my_backend::send_cancel_repeatedly() {
-    if (!in_flight_ || !conn_) return;
-    conn_->send_cancel();
-    cancel_timer_.expires_after(std::chrono::milliseconds(200));
-    cancel_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-        if (!ec) self->send_cancel_repeatedly();
-    });
 }
 
 void my_backend::attempt() {
@@ -97,7 +96,6 @@ void my_backend::attempt() {
                                                              std::string message) {
                      if (gen != self->acq_gen_) return self->close_if_idle();
                      self->in_flight_ = false;
-                     self->cancel_timer_.cancel();
                      if (ec) self->note_failure(message);
                      mysql_steps::attempt_result r;
                      if (!ec && self->method() == mysql_steps::method::version) {
@@ -128,7 +126,6 @@ void my_backend::prepare_row() {
                                                                 std::string message) {
         if (!self->callback_ || gen != self->acq_gen_) return self->close_if_idle();
         self->in_flight_ = false;
-        self->cancel_timer_.cancel();
         if (self->abort_) return self->finish(*self->abort_, false);
         if (ec) {
             self->note_failure(message);
@@ -246,7 +243,6 @@ void my_backend::grant(std::int64_t token) {
 void my_backend::finish(std::error_code ec, bool acquired) {
     deadline_timer_.cancel();
     retry_timer_.cancel();
-    cancel_timer_.cancel();
     waiting_ = false;
     if (auto cb = std::exchange(callback_, nullptr)) {
         gate_.end(acquired);

@@ -7,7 +7,7 @@ namespace asio = boost::asio;
 
 my_backend::my_backend(std::shared_ptr<mysql_context> ctx, std::string name)
     : ctx_(std::move(ctx)), name_(std::move(name)), deadline_timer_(ctx_->strand), retry_timer_(ctx_->strand),
-      renew_timer_(ctx_->strand), valid_timer_(ctx_->strand), cancel_timer_(ctx_->strand),
+      renew_timer_(ctx_->strand), valid_timer_(ctx_->strand),
       losses_(detail::loss_reports::make([c = ctx_](std::function<void()> fn) { asio::post(c->strand, std::move(fn)); },
                                          ctx_->executor)) {
     ttl_ = ctx_->options.lease_ttl;
@@ -83,7 +83,7 @@ void my_backend::ensure_connected(std::function<void(std::error_code)> next) {
     if (ctx_->ended) return next(make_error_code(errc::session_closed));
     if (conn_ && conn_->connected()) return next({});
     if (conn_) conn_->close();
-    conn_ = std::make_shared<connection>(ctx_->strand);
+    conn_ = std::make_shared<connection>(ctx_->strand, ctx_);
     connecting_ = true;
     auto conn = conn_;
     conn->connect(ctx_->address, ctx_->options.connect_timeout,
@@ -179,7 +179,6 @@ void my_backend::cancel_timers() {
     retry_timer_.cancel();
     renew_timer_.cancel();
     valid_timer_.cancel();
-    cancel_timer_.cancel();
 }
 
 } // namespace zklock::detail::mysql

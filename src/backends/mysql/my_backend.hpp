@@ -75,7 +75,6 @@ private:
     // acquire (my_acquire.cpp)
     void start_acquire(std::optional<time_point> deadline, bool no_wait, acquire_callback cb);
     void abort_acquire(std::error_code why);
-    void send_cancel_repeatedly();
     void attempt();
     void prepare_row();
     void take_version(std::int64_t read);
@@ -101,7 +100,7 @@ private:
     std::chrono::milliseconds ttl_{};
     std::chrono::steady_clock::duration renew_every_{};
     std::shared_ptr<connection> conn_;
-    boost::asio::steady_timer deadline_timer_, retry_timer_, renew_timer_, valid_timer_, cancel_timer_;
+    boost::asio::steady_timer deadline_timer_, retry_timer_, renew_timer_, valid_timer_;
     acquire_callback callback_;
     std::shared_ptr<detail::loss_reports> losses_;
     std::optional<std::error_code> abort_;

@@ -4,6 +4,8 @@
 
 #include <zklock/error.hpp>
 
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/asio/post.hpp>
 
 #include <mysql.h>
@@ -63,6 +65,17 @@ struct connection_state {
 };
 
 namespace {
+
+// A statement in the connection's thread, as work of the strand's execution
+// context (so that its run() waits for the answer to be posted): an executor
+// that tracks outstanding work. It goes first (members end in reverse order),
+// then the owner that keeps the context alive for it.
+struct statement_work {
+    statement_work(std::shared_ptr<void> o, const connection::strand_type& strand)
+        : owner(std::move(o)), tracked(asio::prefer(strand.get_inner_executor(), asio::execution::outstanding_work.tracked)) {}
+    std::shared_ptr<void> owner;
+    asio::any_io_executor tracked;
+};
 
 // mysql_library_init is not thread-safe: once, before any connection.
 void library_init() {
@@ -141,14 +154,15 @@ void run(MYSQL* m, const std::string& sql, std::vector<result>& out, unsigned& n
     }
 }
 
-// `KILL [QUERY] id` over a connection of its own, on a thread of its own.
-void kill_on_server(const mysql_address& a, unsigned long id, bool query_only) {
-    std::thread([a, id, query_only] {
+// `KILL id` (the connection, not only its statement) over a connection of
+// its own, on a thread of its own.
+void kill_on_server(const mysql_address& a, unsigned long id) {
+    std::thread([a, id] {
         mysql_thread_init();
         unsigned number = 0;
         std::string message;
         if (MYSQL* m = open_mysql(a, std::chrono::seconds(5), number, message)) {
-            const std::string sql = std::string(query_only ? "KILL QUERY " : "KILL ") + std::to_string(id);
+            const std::string sql = "KILL " + std::to_string(id);
             (void)mysql_real_query(m, sql.data(), sql.size());
             mysql_close(m);
         }
@@ -214,7 +228,8 @@ std::optional<std::string> last_value(const std::vector<result>& results, std::s
     return r.rows.front()[column];
 }
 
-connection::connection(strand_type strand) : strand_(std::move(strand)), timer_(strand_) {}
+connection::connection(strand_type strand, std::shared_ptr<void> owner)
+    : strand_(std::move(strand)), owner_(std::move(owner)), timer_(strand_) {}
 
 connection::~connection() { close(); }
 
@@ -287,7 +302,8 @@ void connection::query(std::string sql, result_callback done) {
     pending_.push_back(std::move(done));
     auto st = state_;
     std::weak_ptr<connection> weak = shared_from_this();
-    st->push([st, sql = std::move(sql), weak, gen = gen_]() mutable {
+    auto work = std::make_shared<statement_work>(owner_, strand_);
+    st->push([st, sql = std::move(sql), weak, gen = gen_, work = std::move(work)]() mutable {
         std::vector<result> results;
         unsigned number = 0;
         std::string message;
@@ -323,10 +339,6 @@ void connection::query(std::string sql, result_callback done) {
     });
 }
 
-void connection::send_cancel() {
-    if (connected_ && server_id_ != 0) kill_on_server(address_, server_id_, true);
-}
-
 void connection::close() noexcept {
     ++gen_;
     connected_ = false;
@@ -352,7 +364,7 @@ void connection::close() noexcept {
     // waiting there after our side closed: end the server's session too.
     if ((was_running || active_ > 0) && server_id_ != 0) {
         try {
-            kill_on_server(address_, server_id_, false);
+            kill_on_server(address_, server_id_);
         } catch (...) {
         }
     }

@@ -7,11 +7,13 @@
 // of its own, which owns the MYSQL handle; the strand only queues work and
 // receives answers. While idle and connected, that thread polls the socket: a
 // server that closes the connection (KILL, shutdown, a cut network) is seen
-// at once, as the PostgreSQL backend's armed read sees it. A cancel is
-// `KILL QUERY <id>` sent over a short connection of its own (the protocol has
-// no cancel request), on a thread of its own; close() shuts the socket down,
-// which ends a call blocked on it, and kills the server's session if a
-// statement was running, so that nothing it waited for stays behind.
+// at once, as the PostgreSQL backend's armed read sees it. The protocol has
+// no cancel request, and a `KILL QUERY` cannot be aimed at one statement (one
+// that arrives late interrupts the next), so a statement is cancelled by
+// closing: close() shuts the socket down, which ends a call blocked on it,
+// and, if a statement was running, sends `KILL <id>` over a short connection
+// of its own (on a thread of its own), so that the server's session ends with
+// whatever it waited for, held or had open.
 // Every member runs on the strand given at construction.
 #pragma once
 
@@ -51,7 +53,10 @@ public:
     /// (error, every result so far, the server's message of the error).
     using result_callback = std::function<void(std::error_code, std::vector<result>, std::string)>;
 
-    explicit connection(strand_type strand);
+    /// `owner` is kept alive while a statement is outstanding: it must own the
+    /// strand's execution context (or be null when the caller's context
+    /// outlives the connection).
+    connection(strand_type strand, std::shared_ptr<void> owner);
     ~connection();
     connection(const connection&) = delete;
     connection& operator=(const connection&) = delete;
@@ -68,6 +73,9 @@ public:
     /// the first error (mysql_steps::error_from_mysql; errc::connection_loss when
     /// the connection broke) with the results of the statements before it.
     /// Every queued callback is called exactly once, unless close() drops them.
+    /// Until its answer is posted, the statement counts as work of the strand's
+    /// execution context, as an Asio operation does: run() does not return
+    /// under it, and a service's end waits for it (and otherwise closes).
     void query(std::string sql, result_callback done);
 
     bool connected() const noexcept { return connected_; }
@@ -79,9 +87,6 @@ public:
     std::string endpoint() const { return endpoint_.empty() ? "the server" : endpoint_; }
     /// The server's id of this connection (CONNECTION_ID()), 0 before connected.
     unsigned long server_id() const noexcept { return server_id_; }
-    /// Asks the server to interrupt the running statement (KILL QUERY over a
-    /// connection of its own, on a thread of its own).
-    void send_cancel();
     /// Closes the connection; queued callbacks are dropped without being called.
     void close() noexcept;
 
@@ -89,6 +94,7 @@ private:
     void post_answer(std::function<void()> fn);
 
     strand_type strand_;
+    std::shared_ptr<void> owner_;
     boost::asio::steady_timer timer_;  // the connect's deadline
     std::shared_ptr<connection_state> state_;
     mysql_address address_;

@@ -74,7 +74,7 @@ void my_backend::release_on_server(std::function<void(std::error_code)> done) {
         return done({});
     }
     auto cb = [self = shared_from_this(), done = std::move(done)](std::error_code ec, std::vector<result>, std::string) {
-        // A failed release (e.g. hit by a late KILL QUERY) must not leave the
+        // A failed release (e.g. an operator's KILL QUERY) must not leave the
         // lock held: closing the connection ends the session, and the lock.
         if (ec && !mysql_steps::lives_by_ttl(self->method())) {
             self->drop_connection();

@@ -30,7 +30,7 @@ const std::error_category& mysql_category() noexcept;
 inline constexpr unsigned er_dup_entry = 1062;         ///< lease: another holder's row
 inline constexpr unsigned er_lock_wait_timeout = 1205;  ///< row: NOWAIT (MariaDB) or a wait that timed out
 inline constexpr unsigned er_lock_nowait = 3572;        ///< row: NOWAIT (MySQL 8)
-inline constexpr unsigned er_query_interrupted = 1317;  ///< KILL QUERY: our cancel
+inline constexpr unsigned er_query_interrupted = 1317;  ///< KILL QUERY (by an operator)
 inline constexpr unsigned er_lock_deadlock = 1213;      ///< InnoDB chose this statement as a deadlock's victim
 
 /// What one acquire statement answered, as the decision needs it.
@@ -38,7 +38,7 @@ struct attempt_result {
     bool granted = false;             ///< a fencing token came back: the lock is ours
     bool failed = false;              ///< the statement failed (any error)
     bool connection_lost = false;     ///< ... because the connection broke (errc::connection_loss)
-    bool canceled = false;            ///< ... with 1317 query interrupted (our KILL QUERY)
+    bool canceled = false;            ///< ... with 1317 query interrupted (a KILL QUERY)
     bool busy = false;                ///< ... with 1062 duplicate entry (lease: held by another)
     bool lock_not_available = false;  ///< ... with 1205 / 3572 (row: FOR UPDATE NOWAIT, or a wait timeout)
     bool deadlock = false;            ///< ... with 1213: InnoDB rolled the statement back (concurrent inserts of one key)
@@ -94,7 +94,7 @@ renewal after_renewal(bool failed, std::uint64_t matched) noexcept;
 bool lives_by_ttl(method m) noexcept;
 
 /// Whether an acquire statement may wait on the server (GET_LOCK, FOR UPDATE):
-/// a cancel or deadline then kills the statement (KILL QUERY).
+/// a cancel or deadline then ends the connection (and its session) instead.
 bool waits_on_server(method m) noexcept;
 
 } // namespace zklock::detail::mysql_steps

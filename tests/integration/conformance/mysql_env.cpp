@@ -205,6 +205,40 @@ TEST(MysqlLock, LeasesAreRenewedWhileHeld) {
     }
 }
 
+// A service ended right after unlock(), while the release is still on its
+// way to the server, waits for its answer and then closes its connection:
+// the release is done (the next client takes the lock at once) and no
+// session of it stays on the server (a row holder's would keep its open
+// transaction).
+TEST(MysqlLock, AServiceEndedRightAfterUnlockReleasesAndLeavesNoSession) {
+    auto& server = shared_server();
+    const auto sessions = [&] {
+        return count(server.query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'zklock'"));
+    };
+    for (const char* backend : {"mysql-lease", "mysql-advisory", "mysql-row", "mysql-version"}) {
+        SCOPED_TRACE(backend);
+        BackendOptions o;
+        o.mysql = server.connect_string();
+        o.mysql_password = password;
+        for (int round = 0; round < 5; ++round) {
+            {
+                auto service = open_lock_service(backend, o);
+                Lock lock = service->make_lock("ended");
+                lock.lock();
+                lock.unlock();
+            }
+            EXPECT_TRUE(test::wait_until([&] { return sessions() == 0; }, 10s))
+                << "round " << round << ": sessions left behind:\n"
+                << server.query("SELECT ID, COMMAND, STATE, TIME, INFO FROM information_schema.PROCESSLIST "
+                                "WHERE USER = 'zklock'");
+            auto next = open_lock_service(backend, o);
+            Lock lock = next->make_lock("ended");
+            EXPECT_TRUE(lock.try_lock()) << "round " << round << ": the release did not reach the server";
+            lock.unlock();
+        }
+    }
+}
+
 // A wrong password is an authentication error, said at once and without the
 // password; a missing database is no_node; a lock table of the wrong shape is
 // invalid_argument with the reason in failure_detail().
