@@ -8,6 +8,7 @@
 // --first-lock also runs the README's first program (first_lock/, a whole
 // program of its own) against the same server, with ZKLOCK_CONNECT set.
 #include <zklock/zklock.hpp>
+#include <zklock/testing/faults.hpp>
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/zookeeper_server.hpp>
 
@@ -126,6 +127,21 @@ void multi(zklock::Session& session) {
     write_to_resource(both.fencing_token());
 }
 
+void guarded(zklock::Session& session) {
+    try {
+        zklock::testing::create_node(session, "/orders");
+    } catch (const zklock::error&) {  // a server that has it already
+    }
+    // [readme:guarded]
+    zklock::Mutex lock(session, "/locks/orders");
+    std::unique_lock hold(lock);
+    // One transaction: applied only if our lock node still exists, all or nothing.
+    auto r = lock.commit_guarded({zklock::guarded_op::sequential("/orders/order-", "42 widgets"),
+                                  zklock::guarded_op::check("/orders")});
+    std::cout << "wrote " << r.created[0] << "\n";
+    // [/readme:guarded]
+}
+
 void logging(const std::string& hosts) {
     // [readme:logging]
     zklock::SessionOptions options;
@@ -206,6 +222,7 @@ int main(int argc, char** argv) {
     session.connect();
     recipes(session);
     multi(session);
+    guarded(session);
     acl(hosts);
     logging(hosts);
     metrics(hosts);

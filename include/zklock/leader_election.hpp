@@ -3,6 +3,7 @@
 
 #include <zklock/acl.hpp>
 #include <zklock/export.hpp>
+#include <zklock/guarded_write.hpp>
 #include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/node_names.hpp>
@@ -20,6 +21,8 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace zklock {
 
@@ -126,6 +129,15 @@ public:
     bool is_leader() const noexcept { return candidate_.is_held(); }
     /// Why the last failed campaign failed, in words (as Lock::failure_detail()).
     std::string failure_detail() const { return candidate_.failure_detail(); }
+    /// Commits `ops` in one ZooKeeper transaction that also checks that our
+    /// node still exists: all of them while we lead, none once we do not
+    /// (see commit_guarded() in guarded_write.hpp for the errors).
+    /// errc::not_held, and nothing sent, when this object does not lead.
+    /// Blocking. Errors: thrown as zklock::error, or in `ec`.
+    ///@{
+    guarded_result commit_guarded(const std::vector<guarded_op>& ops);
+    guarded_result commit_guarded(const std::vector<guarded_op>& ops, std::error_code& ec);
+    ///@}
     /// Our current term, if we lead.
     std::optional<Leadership> leadership() const;
 

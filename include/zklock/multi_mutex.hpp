@@ -4,6 +4,7 @@
 #include <zklock/acl.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
+#include <zklock/guarded_write.hpp>
 #include <zklock/lock.hpp>
 #include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>
@@ -15,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace zklock {
@@ -110,6 +112,15 @@ public:
     /// with commas; its position the farthest of its queues. Register before
     /// acquiring.
     void on_event(std::function<void(const lock_event&)> callback);
+    /// Commits `ops` in one ZooKeeper transaction that also checks that this
+    /// hold's node still exists: all of them while the lock is held, none once
+    /// it is not (see commit_guarded() in guarded_write.hpp for the errors).
+    /// errc::not_held, and nothing sent, when this object does not hold.
+    /// Blocking. Errors: thrown as zklock::error, or in `ec`.
+    ///@{
+    guarded_result commit_guarded(const std::vector<guarded_op>& ops);
+    guarded_result commit_guarded(const std::vector<guarded_op>& ops, std::error_code& ec);
+    ///@}
 
 private:
     friend struct detail::internal_access;

@@ -5,6 +5,7 @@
 #include <zklock/diagnostics.hpp>
 #include <zklock/error.hpp>
 #include <zklock/fencing.hpp>
+#include <zklock/guarded_write.hpp>
 #include <zklock/leader_election.hpp>
 #include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>

@@ -86,12 +86,12 @@ template <class... Results> struct refuse_request<std::function<void(int, Result
 
 /// One operation of a multi transaction (session_impl::multi).
 struct multi_op {
-    enum class kind { create, remove, set_data };
+    enum class kind { create, remove, set_data, check };
     kind type = kind::create;
     std::string path;
     std::string data;                   ///< create, set_data
     int flags = 0;                      ///< create
-    int version = -1;                   ///< remove, set_data (-1: any)
+    int version = -1;                   ///< remove, set_data, check (-1: any)
     std::shared_ptr<const c_acl> acl;   ///< create
 };
 

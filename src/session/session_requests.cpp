@@ -218,6 +218,7 @@ void session_impl::multi(std::vector<multi_op> ops, multi_fn fn) {
                                static_cast<int>(c->paths[i].size()));
             break;
         case multi_op::kind::remove: zoo_delete_op_init(&zops[i], op.path.c_str(), op.version); break;
+        case multi_op::kind::check: zoo_check_op_init(&zops[i], op.path.c_str(), op.version); break;
         case multi_op::kind::set_data:
             zoo_set_op_init(&zops[i], op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()), op.version,
                             nullptr);

@@ -270,6 +270,44 @@ TEST(CliUsageTest, InvalidLockPathExits64NamingTheProblem) {
     EXPECT_FALSE(std::filesystem::exists(marker));
 }
 
+// --- write (guarded transactions) -------------------------------------------------
+
+// A command under `zklock run` writes through `zklock write` while the lock is
+// held; once the lock's node is gone, nothing of a write is applied (76).
+TEST_F(CliTest, WriteCommitsUnderRunAndNothingOnceTheLockIsGone) {
+    const auto path = lock_path();
+    auto s = connect();
+    const std::string dir = "/zklock-tests/" + node_name(path.substr(0, path.rfind('/'))) + "-data";
+    try {
+        zklock::testing::create_node(*s, "/zklock-tests");
+    } catch (const error&) {  // made by an earlier test
+    }
+    zklock::testing::create_node(*s, dir);
+    const std::string connect = server_->connect_string();
+    auto p = cli_.start(plus(run_args(path), {"sh", "-c",
+                                              "printf from-stdin | \"$0\" write -c \"$1\" create \"$2/state\" v1 "
+                                              "set:0 \"$2/state\" - && \"$0\" write -c \"$1\" sequential \"$2/log-\" x",
+                                              ZKLOCK_CLI_PATH, connect, dir}));
+    EXPECT_EQ(exit_code(p), 0) << cli_.output();
+    EXPECT_NE(cli_.output().find(dir + "/log-"), std::string::npos) << cli_.output();
+    EXPECT_EQ(list_queue(*s, dir).foreign.size(), 2u);
+
+    // The node of a hold that ended: refused, nothing written.
+    const std::string gone = path + "/_c_00000000-0000-0000-0000-000000000000-lock-0000000001";
+    auto late = cli_.start({"write", "-c", connect, "--node", gone, "create", dir + "/late", "x", "delete", dir + "/state"},
+                           "late");
+    EXPECT_EQ(exit_code(late), 76) << cli_.output("late");
+    EXPECT_NE(cli_.output("late").find("no longer held"), std::string::npos) << cli_.output("late");
+    EXPECT_EQ(list_queue(*s, dir).foreign.size(), 2u);
+
+    // Without a node to guard with, and with words that are no operation: 64, nothing sent.
+    auto bare = cli_.start({"write", "-c", connect, "create", dir + "/x", "1"}, "bare");
+    EXPECT_EQ(exit_code(bare), 64) << cli_.output("bare");
+    EXPECT_NE(cli_.output("bare").find("ZKLOCK_LOCK_NODE"), std::string::npos) << cli_.output("bare");
+    auto bad = cli_.start({"write", "-c", connect, "--node", gone, "put", dir + "/x", "1"}, "bad");
+    EXPECT_EQ(exit_code(bad), 64) << cli_.output("bad");
+}
+
 // --- status ------------------------------------------------------------------------
 
 TEST_F(CliTest, StatusListsContendersInQueueOrder) {

@@ -15,6 +15,8 @@ void add_server(CLI::App& app, int& exit_code);
 void add_demo(CLI::App& app, int& exit_code);
 void add_elect(CLI::App& app, int& exit_code);
 void add_fence(CLI::App& app, int& exit_code);
+/// `zklock write OP...`: a guarded transaction under $ZKLOCK_LOCK_NODE (write.cpp).
+void add_write(CLI::App& app, int& exit_code);
 /// `zklock lock LOCK_PATH`: hold it until SIGINT, SIGTERM or SIGHUP (run.cpp).
 void add_lock(CLI::App& app, int& exit_code);
 
