@@ -57,6 +57,11 @@ public:
     virtual bool held() const noexcept = 0;
     /// The current hold's fencing token; 0 when not held.
     virtual std::int64_t fencing_token() const noexcept = 0;
+    /// Until when (steady clock) the current hold is certainly safe: no other
+    /// contender can be granted before (Lock::safe_for()). A time not after
+    /// now (the epoch will do) when not held; none (the default) when the
+    /// backend cannot bound it. Callable from any thread.
+    virtual std::optional<std::chrono::steady_clock::time_point> safe_until() const noexcept { return std::nullopt; }
     /// Adds a callback called with the reason every time a hold is lost.
     virtual void on_lost(std::function<void(std::error_code)> callback) = 0;
     /// Calls `callback` once: with the loss reason, {} when the hold is released

@@ -127,6 +127,9 @@ public:
     }
     /// True while this participant leads.
     bool is_leader() const noexcept { return candidate_.is_held(); }
+    /// How much longer our term is certainly safe (Lock::safe_for()); zero
+    /// when we do not lead.
+    std::optional<std::chrono::milliseconds> safe_for() const noexcept { return candidate_.safe_for(); }
     /// Why the last failed campaign failed, in words (as Lock::failure_detail()).
     std::string failure_detail() const { return candidate_.failure_detail(); }
     /// Commits `ops` in one ZooKeeper transaction that also checks that our

@@ -174,6 +174,20 @@ public:
     /// A resource guarded by the lock should remember the highest token it has
     /// seen and refuse writes that carry a lower one (include/zklock/fencing.hpp).
     std::int64_t fencing_token() const noexcept;
+    /// How much longer the current hold is certainly safe: no other contender
+    /// can be granted the lock before then, even if this process is paused or
+    /// cut off from the server right now. Zero when not held (or no longer
+    /// certain: a holder that has heard nothing from the server for about a
+    /// session timeout). On ZooKeeper it is measured on the monotonic clock
+    /// from the send time of the newest request the server answered, against
+    /// the negotiated session timeout, less 1% for a faster server clock
+    /// (docs/design.md, "The safe-time budget"); the session sends a cheap
+    /// request every third of the timeout while idle, so a healthy hold's
+    /// budget stays between two thirds of the timeout and the whole. A hold
+    /// someone deletes by hand (an operator) is not covered. None when the
+    /// backend cannot bound it (its hold ends only with its connection, which
+    /// the server may drop unseen: flock, and the SQL row and advisory locks).
+    std::optional<std::chrono::milliseconds> safe_for() const noexcept;
     /// What the lock's backend guarantees (FIFO, what frees a dead holder's
     /// lock, whether tokens survive failover, ...).
     lock_capabilities capabilities() const noexcept;

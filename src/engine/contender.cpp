@@ -250,6 +250,7 @@ void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acqu
 
 void contender_engine::new_attempt() {
     setup_.no_wait = no_wait_;
+    note_attempt_start();
     // The tag goes in the node's name: a lost create reply's node is found by it.
     auto a = std::make_shared<attempt>(setup_, new_tag(setup_.form));
     attempt_ = a;

@@ -232,6 +232,7 @@ void lock_set_engine::send_delete(const std::shared_ptr<attempt>& a, const set_a
 
 void lock_set_engine::new_attempt() {
     setup_.no_wait = no_wait_;
+    note_attempt_start();
     // The guid is in every node's name: a lost transaction reply's nodes are found by it.
     auto a = std::make_shared<attempt>(setup_, new_guid());
     attempt_ = a;

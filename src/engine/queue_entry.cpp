@@ -153,6 +153,11 @@ std::string queue_entry::failure_detail() const {
     return failure_detail_ ? *failure_detail_ : std::string();
 }
 
+std::optional<queue_entry::clock::time_point> queue_entry::safe_until() const noexcept {
+    if (!held_.load()) return clock::time_point{};
+    return session_->safe_until(hold_generation_.load());
+}
+
 lock_stats queue_entry::stats() const noexcept {
     std::lock_guard lk(mutex_);
     return stats_;
@@ -210,6 +215,7 @@ void queue_entry::report_position(std::size_t position) {
 void queue_entry::begin_hold(std::int64_t token) {
     phase_ = phase::held;
     token_ = token;
+    hold_generation_ = attempt_generation_.load();
     held_ = true;
     held_since_ = clock::now();
     {

@@ -68,6 +68,8 @@ public:
     bool held() const noexcept override { return held_.load(); }
     bool busy() const noexcept { return busy_.load(); }
     std::int64_t fencing_token() const noexcept override { return token_.load(); }
+    /// The session's safe_until() for the session the hold's attempt began on.
+    std::optional<clock::time_point> safe_until() const noexcept override;
     bool on_backend_thread() const noexcept override { return session_->on_session_thread(); }
     boost::asio::any_io_executor executor() const override { return session_->user_executor(); }
     lock_capabilities capabilities() const noexcept override { return zookeeper_capabilities(); }
@@ -151,6 +153,10 @@ protected:
     /// alive, so it was someone else).
     void find_loss_reason(const std::string& dir, std::function<bool()> still_held);
     void complete_grant();
+    /// An engine begins an attempt (creates its node or nodes) on the
+    /// session now: a grant of that attempt is safe only while that session
+    /// is (safe_until()). Strand.
+    void note_attempt_start() noexcept { attempt_generation_ = session_->generation(); }
     /// A listing placed the acquire `position` contenders from the front: the
     /// "queued" event the first time in an acquire, "moved" when it changed.
     void report_position(std::size_t position);
@@ -174,6 +180,8 @@ protected:
     std::atomic<bool> held_{false};
     std::atomic<bool> busy_{false};  // acquiring or held, as the public API sees it
     std::atomic<std::int64_t> token_{0};
+    std::atomic<std::uint64_t> attempt_generation_{0};  // the session (generation()) the current attempt began on
+    std::atomic<std::uint64_t> hold_generation_{0};     // the one the hold's attempt began on
     mutable std::mutex mutex_;  // guards failure_detail_, stats_, losses_ and what the engines keep under it
     std::unique_ptr<const std::string> failure_detail_;  // null while the last acquire has not failed
     lock_stats stats_;

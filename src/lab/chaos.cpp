@@ -185,6 +185,8 @@ std::vector<std::string> chaos_violations(const chaos_outcome& o) {
     count(s.unexplained_overlaps,
           "overlap(s) of critical sections that no loss report explains (two holders at once, neither told)");
     count(s.open_sections, "critical section(s) never ended");
+    count(s.overlaps_inside_budget,
+          "critical section(s) entered while another holder's safe-time budget was still positive");
     if (o.leftovers > 0)
         v.push_back(std::to_string(o.leftovers) + " lock node(s) left after every client released: " +
                     join(o.leftover_nodes));
@@ -202,7 +204,7 @@ std::string chaos_line(const chaos_outcome& o) {
         << " overlaps=" << s.overlaps << " unexplained_overlaps=" << s.unexplained_overlaps << " lost=" << s.lost
         << " stale_unfenced=" << s.stale_accepted_unfenced << " duplicate_tokens=" << s.duplicate_tokens
         << " longest_gap_ms=" << s.longest_gap.count() << " leftovers=" << o.leftovers << " hung=" << o.hung.size()
-        << " stalled=" << o.stalled.size();
+        << " stalled=" << o.stalled.size() << " budgeted=" << s.budgeted << " inside_budget=" << s.overlaps_inside_budget;
     return out.str();
 }
 
@@ -355,7 +357,10 @@ bool ChaosClient::worker_frozen(bool* in_section) const {
 
 void ChaosClient::expire_frozen() {
     std::lock_guard lk(m_);
-    if (session_freeze_) session_freeze_->expire();
+    if (session_freeze_) {
+        ledger_.forced_end(name_, session_->session_id());  // outside the budget's rule
+        session_freeze_->expire();
+    }
 }
 
 void ChaosClient::thaw() {
@@ -492,10 +497,20 @@ void ChaosClient::watch_losses(std::error_code ec) {
 }
 
 ChaosClient::section ChaosClient::hold_section(std::int64_t token, const std::function<bool()>& still_held,
-                                               bool write) {
+                                               bool write,
+                                               const std::function<std::optional<std::chrono::milliseconds>()>& safe_for) {
     const auto reports = lost_reports_.load();
     section r;
     r.id = ledger_.enter(name_, token);
+    // The instant the budget says the hold is safe until: read first, then
+    // the clock (never earlier than the budget's own now). A budget of zero
+    // claims nothing (its end is already past, at an instant not known here).
+    const auto note_budget = [&] {
+        const auto left = safe_for();
+        if (left && left->count() > 0)
+            ledger_.budget(r.id, std::chrono::steady_clock::now() + *left, session_->session_id());
+    };
+    note_budget();
     token_ = token;
     in_section_ = true;
     ++grants_;
@@ -505,6 +520,7 @@ ChaosClient::section ChaosClient::hold_section(std::int64_t token, const std::fu
             r.lost = true;
             break;
         }
+        note_budget();
         if (write) {
             ledger_.write(r.id);
             acted();
@@ -569,7 +585,7 @@ void ChaosClient::run_mutex() {
 
         std::optional<section> held;
         if (const auto token = m.fencing_token(); token != 0)  // 0: lost before it could be read
-            held = hold_section(token, [&m] { return m.is_held(); }, true);
+            held = hold_section(token, [&m] { return m.is_held(); }, true, [&m] { return m.safe_for(); });
         if (!release_section(held, "release (async_unlock)", [&m](auto done) { m.async_unlock(std::move(done)); }))
             return;
     }
@@ -595,7 +611,8 @@ void ChaosClient::run_election() {
             continue;
         }
 
-        const auto held = hold_section(term.epoch, [&e] { return e.is_leader(); }, true);
+        const auto held =
+            hold_section(term.epoch, [&e] { return e.is_leader(); }, true, [&e] { return e.safe_for(); });
         // async_resign says whether the term was still ours.
         if (!release_section(held, "resign (async_resign)", [&e](auto done) { e.async_resign(std::move(done)); }))
             return;
@@ -623,7 +640,8 @@ void ChaosClient::run_semaphore() {
             continue;
         }
         // A semaphore's holders share no fenced resource: no write.
-        const auto held = hold_section(permit.fencing_token(), [&permit] { return permit.is_held(); }, false);
+        const auto held = hold_section(permit.fencing_token(), [&permit] { return permit.is_held(); }, false,
+                                       [&permit] { return permit.safe_for(); });
         if (!release_section(held, "permit release (async_unlock)",
                              [&permit](auto done) { permit.async_unlock(std::move(done)); }))
             return;
@@ -844,6 +862,8 @@ std::string ChaosCluster::apply(const chaos_step& s) {
     case chaos_fault::expire_session: {
         auto& c = *clients_[s.target % clients_.size()];
         try {
+            // Closed on the server at once: outside the budget's rule (expiry by silence).
+            ledger_.forced_end(c.name(), c.session().session_id());
             zklock::testing::expire_session(c.session());
             what = "expired " + c.name() + "'s session";
         } catch (const zklock::error& e) {

@@ -158,7 +158,7 @@ struct chaos_outcome {
 std::vector<std::string> chaos_violations(const chaos_outcome& outcome);
 /// One line: "faults=N grants=N accepted=N refused=N overlaps=N
 /// unexplained_overlaps=N lost=N stale_unfenced=N duplicate_tokens=N
-/// longest_gap_ms=N leftovers=N hung=N stalled=N".
+/// longest_gap_ms=N leftovers=N hung=N stalled=N budgeted=N inside_budget=N".
 std::string chaos_line(const chaos_outcome& outcome);
 
 // ---- clients ----------------------------------------------------------------------
@@ -315,8 +315,11 @@ private:
     // An on_lost report: counted, and noticed by the section it ends.
     void watch_losses(std::error_code ec);
     // Enters with `token`; writes (when `write`) while `still_held()` and no
-    // loss was reported; leaves, or records the loss.
-    section hold_section(std::int64_t token, const std::function<bool()>& still_held, bool write);
+    // loss was reported; leaves, or records the loss. The budget `safe_for()`
+    // gives (Lock::safe_for()) goes to the ledger as the section starts and
+    // before each step.
+    section hold_section(std::int64_t token, const std::function<bool()>& still_held, bool write,
+                         const std::function<std::optional<std::chrono::milliseconds>()>& safe_for);
     // Releases through `release`, between the release hooks; a release that
     // finds the lock gone records a loss in `held`. False when it hung (named `what`).
     bool release_section(std::optional<section> held, std::string_view what,

@@ -22,6 +22,7 @@ SafetyLedger::section_id SafetyLedger::enter(std::string_view client, std::int64
     section s;
     s.client = std::string(client);
     s.token = token;
+    s.entered = at;
     if (open_others.size() >= permits_) {
         ++counts_.overlaps;
         s.overlapped = std::move(open_others);  // judged in summary(), once every loss is known
@@ -66,6 +67,22 @@ void SafetyLedger::leave(section_id id, clock::time_point) {
     sections_.at(id).open = false;
 }
 
+void SafetyLedger::budget(section_id id, clock::time_point safe_until, std::int64_t session) {
+    std::lock_guard lk(mutex_);
+    auto& s = sections_.at(id);
+    for (const auto& [client, sid] : forced_)
+        if (client == s.client && sid == session) return;
+    s.session = session;
+    if (!s.safe_until || safe_until > *s.safe_until) s.safe_until = safe_until;
+}
+
+void SafetyLedger::forced_end(std::string_view client, std::int64_t session) {
+    std::lock_guard lk(mutex_);
+    for (auto& s : sections_)
+        if (s.client == client && s.session == session) s.safe_until.reset();
+    forced_.emplace_back(std::string(client), session);
+}
+
 void SafetyLedger::lost(section_id id, clock::time_point) {
     std::lock_guard lk(mutex_);
     auto& s = sections_.at(id);
@@ -80,6 +97,11 @@ safety_summary SafetyLedger::summary() const {
     for (const auto& s : sections_) {
         if (s.open) ++out.open_sections;
         if (s.lost) ++out.lost;
+        if (s.safe_until) ++out.budgeted;
+        std::size_t certain = 0;  // other open sections whose budget covered this one's start
+        for (const auto o : s.overlapped)
+            if (sections_[o].safe_until && *sections_[o].safe_until > s.entered) ++certain;
+        if (certain >= permits_) ++out.overlaps_inside_budget;
         if (s.overlapped.empty()) continue;
         // The lock allows `permits` real holders at once; the others must have
         // been told they lost it (the new one included: granted on a session

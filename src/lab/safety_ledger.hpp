@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace zklock::lab {
@@ -64,15 +65,24 @@ struct safety_summary {
     /// when the first section had accepted writes before: two holders' accepted
     /// writes interleaved on the fenced resource. Must be 0.
     std::uint64_t interleaved_accepts = 0;
+    /// Sections entered while another client's open section still had a
+    /// positive safe-time budget (Lock::safe_for(), as budget() recorded it):
+    /// the budget said the earlier hold was certainly safe at an instant when
+    /// another client held. Must be 0.
+    std::uint64_t overlaps_inside_budget = 0;
+    /// Sections whose holder recorded a budget (budget()).
+    std::uint64_t budgeted = 0;
 
     /// True when nothing a lock with a fenced resource must prevent happened:
     /// no two grants with one token (the fenced resource, by its rule, accepts
     /// tokens in increasing order only, so accepted writes never overlap).
     bool fenced_safe() const noexcept { return duplicate_tokens == 0; }
     /// fenced_safe(), and every accepted write in token order without
-    /// interleaving, and every overlap explained by a loss report.
+    /// interleaving, every overlap explained by a loss report, and none inside
+    /// a holder's safe-time budget.
     bool safe() const noexcept {
-        return fenced_safe() && out_of_order_accepts == 0 && interleaved_accepts == 0 && unexplained_overlaps == 0;
+        return fenced_safe() && out_of_order_accepts == 0 && interleaved_accepts == 0 && unexplained_overlaps == 0 &&
+               overlaps_inside_budget == 0;
     }
     /// One line: "grants=N accepted=N refused=N overlaps=N stale_unfenced=N
     /// duplicate_tokens=N longest_gap_ms=N".
@@ -104,6 +114,18 @@ public:
     /// it is still open; called after leave() (a release that found the lock
     /// gone) it marks how the section ended.
     void lost(section_id section, clock::time_point at = clock::now());
+    /// The section's holder, on ZooKeeper session `session`, saw its hold
+    /// certainly safe until `safe_until` (now + Lock::safe_for()); the latest
+    /// such instant of the section is kept. A section entered by another
+    /// client before that instant, while this one was open, counts in
+    /// overlaps_inside_budget (for a semaphore: when `permits` such sections
+    /// were open).
+    void budget(section_id section, clock::time_point safe_until, std::int64_t session);
+    /// `client`'s session `session` is ended by force (a fault that closes it
+    /// on the server at once, as an operator could): what the budgets of its
+    /// sections on that session claim, before or after, is outside the
+    /// budget's rule (which covers expiry by silence), and not counted.
+    void forced_end(std::string_view client, std::int64_t session);
 
     /// The verdict so far.
     safety_summary summary() const;
@@ -119,6 +141,9 @@ private:
         bool open = true;
         bool lost = false;
         bool wrote = false;  // has an accepted write
+        clock::time_point entered{};
+        std::optional<clock::time_point> safe_until;  // budget(): the latest instant the holder saw as safe
+        std::int64_t session = 0;                     // budget(): the session it held on
         std::vector<section_id> overlapped;  // other clients' sections open when this one started
     };
     mutable std::mutex mutex_;
@@ -129,6 +154,7 @@ private:
     std::optional<std::int64_t> unfenced_newest_;   // highest token ever written to the unfenced copy
     std::vector<std::int64_t> accepted_tokens_;
     std::optional<clock::time_point> last_grant_;
+    std::vector<std::pair<std::string, std::int64_t>> forced_;  // forced_end(): client, session
     clock::duration longest_gap_{};
     safety_summary counts_;
 };

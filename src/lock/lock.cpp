@@ -103,6 +103,13 @@ void Lock::async_wait_lost_impl(boost::asio::any_completion_handler<void(std::er
 void Lock::on_lost(std::function<void(std::error_code)> callback) { backend_->on_lost(std::move(callback)); }
 bool Lock::is_held() const noexcept { return backend_->held(); }
 std::int64_t Lock::fencing_token() const noexcept { return backend_->fencing_token(); }
+std::optional<std::chrono::milliseconds> Lock::safe_for() const noexcept {
+    const auto until = backend_->safe_until();
+    if (!until) return std::nullopt;
+    const auto left = *until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return std::chrono::milliseconds(0);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(left);
+}
 lock_capabilities Lock::capabilities() const noexcept { return backend_->capabilities(); }
 
 lock_stats Lock::stats() const noexcept { return backend_->stats(); }

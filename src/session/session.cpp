@@ -5,6 +5,8 @@
 // session_api.cpp.
 #include "session/session_impl.hpp"
 
+#include "fsm/safe_time.hpp"
+
 #include "support/log_emit.hpp"
 
 #include "fsm/client_log.hpp"
@@ -74,6 +76,7 @@ session_impl::session_impl(asio::any_io_executor ex, SessionOptions options, std
       desc_(strand_),
       timer_(strand_),
       suspend_timer_(strand_),
+      probe_timer_(strand_),
       settle_timer_(strand_) {}
 
 std::shared_ptr<const policy_words> session_impl::words_for(const std::shared_ptr<const c_acl>& acl) const {
@@ -284,6 +287,7 @@ void session_impl::drop_handle() {
     timer_.cancel();
     timer_deadline_.reset();
     suspend_timer_.cancel();
+    probe_timer_.cancel();
     watches_.clear();  // a dead handle fires no watch again
     if (zh_) {
         zhandle_t* zh = zh_;
@@ -363,6 +367,7 @@ void session_impl::handle_state(int zstate) {
         return;
     case client_state_step::expire: {
         state_ = session_state::connecting;
+        ++generation_;  // what is heard from now on is of the next session
         // The old handle is dead: every node it owned is gone, so are the deletes it still owed.
         auto pending = std::move(janitor_);
         janitor_.clear();
@@ -404,6 +409,45 @@ void session_impl::on_connected() {
     connect_waiters_.clear();
     for (auto& [wid, w] : waiters) w({});
     run_janitor();
+    arm_probe();
+}
+
+void session_impl::arm_probe() {
+    const auto third = negotiated_timeout() / 3;
+    if (third.count() <= 0) return;
+    probe_timer_.expires_after(third);
+    probe_timer_.async_wait([self = shared_from_this(), third](boost::system::error_code ec) {
+        if (ec || self->closing_ || !self->zh_ || !self->connected()) return;
+        bool stale = false;
+        {
+            std::lock_guard lk(self->heard_m_);
+            stale = std::chrono::steady_clock::now() - self->heard_ >= third;
+        }
+        if (stale) self->sync("/", [](int) {});  // the answer is noted on its way
+        self->arm_probe();
+    });
+}
+
+void note_answer_in_scope(std::chrono::steady_clock::time_point sent, int rc) noexcept {
+    if (auto* s = session_impl::log_scope::current()) s->note_answer(sent, rc);
+}
+
+void session_impl::note_answer(std::chrono::steady_clock::time_point sent, int rc) noexcept {
+    if (!server_answered(rc)) return;
+    const auto gen = generation_.load();
+    std::lock_guard lk(heard_m_);
+    if (heard_generation_ != gen) {
+        heard_generation_ = gen;
+        heard_ = sent;
+    } else if (sent > heard_) {
+        heard_ = sent;
+    }
+}
+
+std::chrono::steady_clock::time_point session_impl::safe_until(std::uint64_t generation) const {
+    std::lock_guard lk(heard_m_);
+    if (generation != heard_generation_) return {};
+    return detail::safe_until(heard_, negotiated_timeout());
 }
 
 void session_impl::on_auth_reply(int rc, const void* data) {

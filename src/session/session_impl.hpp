@@ -22,6 +22,7 @@
 #include <zookeeper.h>
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <future>
@@ -70,11 +71,26 @@ private:
 
 /// Owns the callback of one C request; the C client calls every completion
 /// exactly once (with ZCLOSING when the handle is closed), which frees it.
+/// The session whose C client call is running on this thread (its log scope)
+/// notes that a request sent at `sent` got the answer `rc` (session_impl::note_answer).
+void note_answer_in_scope(std::chrono::steady_clock::time_point sent, int rc) noexcept;
+
 template <class Fn> struct request {
     Fn fn;
+    std::chrono::steady_clock::time_point sent = std::chrono::steady_clock::now();  // handed to the C client
+    // take(data, rc) is for the requests the leader answers (writes, multi,
+    // sync): their answer proves the quorum heard the session. A read is
+    // answered by the server the client talks to, which may be a follower cut
+    // off from the leader: take(data).
     static const void* make(Fn fn) { return new request{std::move(fn)}; }
     static std::unique_ptr<request> take(const void* data) {
         return std::unique_ptr<request>(static_cast<request*>(const_cast<void*>(data)));
+    }
+    /// take(), from the C client's completion with the answer `rc`.
+    static std::unique_ptr<request> take(const void* data, int rc) {
+        auto r = take(data);
+        note_answer_in_scope(r->sent, rc);
+        return r;
     }
 };
 
@@ -147,6 +163,16 @@ public:
     std::chrono::milliseconds negotiated_timeout() const noexcept {
         return std::chrono::milliseconds(negotiated_timeout_ms_.load());
     }
+    /// Counts the sessions this Session has had: one more each time the
+    /// server expired the session and a new one began. Thread-safe.
+    std::uint64_t generation() const noexcept { return generation_.load(); }
+    /// Until when the session of `generation` is certainly alive on the server
+    /// (our steady clock; fsm/safe_time.hpp): the epoch when that is not the
+    /// session last heard, or nothing was heard.
+    std::chrono::steady_clock::time_point safe_until(std::uint64_t generation) const;
+    /// A request sent at `sent` got `rc`: when the server answered it, it heard
+    /// the current session at `sent` or later. Strand (C client completions).
+    void note_answer(std::chrono::steady_clock::time_point sent, int rc) noexcept;
     /// True on a thread that runs the session's I/O: blocking calls there would deadlock.
     bool on_session_thread() const noexcept;
     std::uint64_t add_listener(listener l);
@@ -223,6 +249,9 @@ public:
     void get_acl(const std::string& path, acl_fn fn);
     /// setACL (`version` -1: any).
     void set_acl(const std::string& path, int version, const c_acl& acl, void_fn fn);
+    /// sync: answered once the server the session talks to has caught up with
+    /// the leader (a follower asks the leader: a partitioned one answers nothing).
+    void sync(const std::string& path, void_fn fn);
     /// multi: every op commits in one transaction (one zxid), or none does. fn
     /// gets the transaction's code (the first failing op's, or a connection
     /// error: the outcome is then unknown), each op's code, and the path each
@@ -294,6 +323,7 @@ private:
     /// While it lives, the C client's log lines on this thread are this
     /// session's (the C client's log callback takes no context): set around
     /// every call into the C client.
+    friend void note_answer_in_scope(std::chrono::steady_clock::time_point sent, int rc) noexcept;
     class log_scope {
     public:
         explicit log_scope(session_impl* s) noexcept : previous_(current_) { current_ = s; }
@@ -312,6 +342,10 @@ private:
     void drop_handle();
     void handle_state(int zstate);
     void on_connected();
+    /// Sends a cheap request the leader answers (sync "/") when nothing such
+    /// was answered for a third of the session timeout, then again a third
+    /// later, while connected.
+    void arm_probe();
     void pump();
     void process(int events);
     void settle();  // runs the calls of settling_ that are due
@@ -356,6 +390,11 @@ private:
     boost::asio::posix::basic_stream_descriptor<strand_type> desc_;
     strand_timer timer_;
     strand_timer suspend_timer_;
+    strand_timer probe_timer_;  // a request every third of the timeout, so that safe_until() keeps up
+    mutable std::mutex heard_m_;
+    std::chrono::steady_clock::time_point heard_{};  // under heard_m_: the send time of the newest answered request
+    std::uint64_t heard_generation_ = 0;             // under heard_m_: the session heard_ belongs to
+    std::atomic<std::uint64_t> generation_{0};       // generation()
     strand_timer settle_timer_;  // the front of settling_
     std::deque<std::pair<boost::asio::steady_timer::time_point, std::function<void()>>> settling_;
     std::optional<boost::asio::steady_timer::time_point> timer_deadline_;

@@ -34,7 +34,7 @@ void session_impl::create(const std::string& path, const std::string& data, int 
         return zoo_acreate2(
             zh_, path.c_str(), data.data(), static_cast<int>(data.size()), acl.get(), flags,
             [](int rc, const char* value, const Stat* stat, const void* d) {
-                auto r = request<string_stat_fn>::take(d);
+                auto r = request<string_stat_fn>::take(d, rc);
                 r->fn(rc, rc == ZOK && value ? std::string(value) : std::string(), stat_of(stat));
             },
             ctx);
@@ -108,8 +108,15 @@ void session_impl::get_data(const std::string& path, watch_fn on_watch, data_fn 
     });
 }
 
+void session_impl::sync(const std::string& path, void_fn fn) {
+    submit(std::move(fn), [&](const void* ctx) {
+        return zoo_async(
+            zh_, path.c_str(), [](int rc, const char*, const void* d) { request<void_fn>::take(d, rc)->fn(rc); }, ctx);
+    });
+}
+
 void session_impl::on_void(int rc, const void* data) {
-    auto r = request<void_fn>::take(data);
+    auto r = request<void_fn>::take(data, rc);
     r->fn(rc);
 }
 
@@ -123,7 +130,7 @@ void session_impl::set_data(const std::string& path, const std::string& data, in
     submit(std::move(fn), [&](const void* ctx) {
         return zoo_aset(
             zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
-            [](int rc, const Stat*, const void* d) { request<void_fn>::take(d)->fn(rc); }, ctx);
+            [](int rc, const Stat*, const void* d) { request<void_fn>::take(d, rc)->fn(rc); }, ctx);
     });
 }
 

@@ -93,7 +93,7 @@ TEST(ChaosVerdict, ACleanRunPasses) {
     EXPECT_TRUE(zt::chaos_violations(o).empty());
     EXPECT_EQ(zt::chaos_line(o),
               "faults=0 grants=10 accepted=20 refused=0 overlaps=2 unexplained_overlaps=0 lost=2 stale_unfenced=0 "
-              "duplicate_tokens=0 longest_gap_ms=0 leftovers=0 hung=0 stalled=0");
+              "duplicate_tokens=0 longest_gap_ms=0 leftovers=0 hung=0 stalled=0 budgeted=0 inside_budget=0");
 }
 
 TEST(ChaosVerdict, EveryBrokenConditionIsNamed) {
@@ -107,6 +107,7 @@ TEST(ChaosVerdict, EveryBrokenConditionIsNamed) {
     EXPECT_EQ(broken([](auto& o) { o.summary.interleaved_accepts = 1; }).size(), 1u);
     EXPECT_EQ(broken([](auto& o) { o.summary.unexplained_overlaps = 1; }).size(), 1u);
     EXPECT_EQ(broken([](auto& o) { o.summary.open_sections = 1; }).size(), 1u);
+    EXPECT_EQ(broken([](auto& o) { o.summary.overlaps_inside_budget = 1; }).size(), 1u);
     EXPECT_EQ(broken([](auto& o) {
                   o.leftovers = 1;
                   o.leftover_nodes = {"_c_x-lock-0000000001"};

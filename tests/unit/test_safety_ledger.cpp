@@ -123,3 +123,46 @@ TEST(SafetyLedger, OneClientReenteringIsNoOverlap) {
     l.enter("a", 2);  // a's own earlier section is still open (it lost it, not told yet)
     EXPECT_EQ(l.summary().overlaps, 0u);
 }
+
+// The safe-time budget: a section entered while an earlier, open section's
+// holder still saw its hold as certainly safe is a violation; one entered after
+// that instant is the overlap a pause causes; a session ended by force (not
+// by silence) is outside the budget's rule.
+TEST(SafetyLedger, AnOverlapInsideTheEarlierHoldersBudgetIsAViolation) {
+    const SafetyLedger::clock::time_point t0{100s};
+    {
+        SafetyLedger l;
+        const auto a = l.enter("a", 10, t0);
+        l.budget(a, t0 + 2s, 7);
+        const auto b = l.enter("b", 20, t0 + 1s);  // granted while a's budget said 1 s more
+        l.lost(a, t0 + 3s);
+        l.leave(b, t0 + 4s);
+        const auto sum = l.summary();
+        EXPECT_EQ(sum.overlaps_inside_budget, 1u);
+        EXPECT_EQ(sum.budgeted, 1u);
+        EXPECT_FALSE(sum.safe());
+    }
+    {
+        SafetyLedger l;
+        const auto a = l.enter("a", 10, t0);
+        l.budget(a, t0 + 2s, 7);
+        l.budget(a, t0 + 1500ms, 7);  // an older claim than the first: the latest instant stays
+        const auto b = l.enter("b", 20, t0 + 2500ms);  // after the budget ended
+        l.lost(a, t0 + 3s);
+        l.leave(b, t0 + 4s);
+        EXPECT_EQ(l.summary().overlaps_inside_budget, 0u);
+        EXPECT_TRUE(l.summary().safe());
+    }
+    {
+        SafetyLedger l;
+        const auto a = l.enter("a", 10, t0);
+        l.budget(a, t0 + 2s, 7);
+        l.forced_end("a", 7);   // its session closed on the server at once
+        l.budget(a, t0 + 2s, 7);  // what it still believes after: outside the rule
+        const auto b = l.enter("b", 20, t0 + 1s);
+        l.lost(a, t0 + 3s);
+        l.leave(b, t0 + 4s);
+        EXPECT_EQ(l.summary().overlaps_inside_budget, 0u);
+        EXPECT_TRUE(l.summary().safe());
+    }
+}

@@ -34,6 +34,8 @@ public:
     virtual void cancel() = 0;
     virtual std::string node_path() const = 0;
     virtual std::int64_t fencing_token() const = 0;
+    /// As Lock::safe_for(): how much longer the hold is certainly safe.
+    virtual std::optional<std::chrono::milliseconds> safe_for() const = 0;
     /// As Mutex::async_wait_lost.
     virtual void wait_lost(done_handler done) = 0;
     /// Releases; errc::not_held when it was lost first.

@@ -81,6 +81,7 @@ public:
           o_(std::move(o)),
           hold_(make_holding(io_, session_, o_.paths, kind_of(o_))),
           release_timer_(io_),
+          budget_timer_(io_),
           started_(clock_type::now()) {}
 
 private:
@@ -159,6 +160,28 @@ private:
         phase_ = phase::running;
         hold_->wait_lost([this](std::error_code e) { on_lost(e); });
         start_command();
+        if (!o_.hold_only) watch_budget();
+    }
+
+    // The command stops once the hold is no longer certainly safe (Lock::
+    // safe_for(): nothing heard from the server for about a session timeout),
+    // before the server may expire the session and grant the lock to another.
+    void watch_budget() {
+        const auto left = hold_->safe_for();
+        if (!left || phase_ != phase::running || lost_) return;  // a backend without a bound: nothing to watch
+        if (left->count() > 0) {
+            budget_timer_.expires_after(*left);
+            budget_timer_.async_wait([this](boost::system::error_code ec) {
+                if (!ec) watch_budget();
+            });
+            return;
+        }
+        lost_ = true;
+        lost_reason_ = make_error_code(errc::connection_suspended);
+        notice(std::string(o_.permits ? "permit" : "lock") +
+               " no longer certainly held: nothing heard from ZooKeeper for the session timeout (less 1%); "
+               "stopping the command");
+        child_.stop(SIGTERM);
     }
 
     // Why -n did not get it, naming the holders as zklock status does (a lock
@@ -250,6 +273,7 @@ private:
     run_options o_;
     std::unique_ptr<holding> hold_;  // destroyed before the session it uses
     asio::steady_timer release_timer_;
+    asio::steady_timer budget_timer_;  // watch_budget()
 
     phase phase_ = phase::acquiring;
     clock_type::time_point started_;
@@ -427,7 +451,9 @@ void add_run(CLI::App& app, int& exit_code) {
         "Not with --permits: a semaphore writes only zklock's names.\n"
         "Exit status: CMD's (128+N if killed by signal N); 75 (or -E N) lock not acquired (-n, -w), CMD not run;\n"
         "75 a persistent node blocks the queue (the message says how to remove it);\n"
-        "76 lock lost while CMD ran (CMD was stopped: SIGTERM, then SIGKILL after --grace);\n"
+        "76 lock lost while CMD ran (CMD was stopped: SIGTERM, then SIGKILL after --grace), or no longer certainly\n"
+        "held: nothing heard from ZooKeeper for the session timeout less 1%, before the server may expire the\n"
+        "session (Lock::safe_for(); CMD is stopped then too);\n"
         "126/127 CMD not executable / not found;\n"
         "128+N zklock got signal N (forwarded to CMD while it runs, unless the terminal sent it to both, as Ctrl-C\n"
         "does). If zklock dies, the kernel kills CMD;\n");

@@ -1,0 +1,37 @@
+#include "fsm/safe_time.hpp"
+
+#include <zookeeper.h>
+
+#include <algorithm>
+
+namespace zklock::detail {
+
+bool server_answered(int rc) noexcept {
+    if (rc == ZOK) return true;
+    if (rc > ZAPIERROR) return false;  // the client's system errors: connection loss, timeout, marshalling
+    switch (rc) {
+    case ZAPIERROR:
+    case ZSESSIONEXPIRED:
+    case ZINVALIDSTATE:
+    case ZCLOSING:
+    case ZSESSIONMOVED:
+    case ZAUTHFAILED:
+    case ZSESSIONCLOSEDREQUIRESASLAUTH:
+    case ZNOTHING:
+    case ZINVALIDCALLBACK:
+        return false;
+    default: return true;
+    }
+}
+
+std::chrono::steady_clock::duration safe_margin(std::chrono::milliseconds session_timeout) noexcept {
+    return std::max<std::chrono::steady_clock::duration>(std::chrono::milliseconds(1), session_timeout / 100);
+}
+
+std::chrono::steady_clock::time_point safe_until(std::chrono::steady_clock::time_point heard,
+                                                 std::chrono::milliseconds session_timeout) noexcept {
+    if (heard == std::chrono::steady_clock::time_point{} || session_timeout.count() <= 0) return {};
+    return heard + session_timeout - safe_margin(session_timeout);
+}
+
+} // namespace zklock::detail

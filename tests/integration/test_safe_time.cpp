@@ -1,0 +1,181 @@
+// The safe-time budget (Lock::safe_for()) against a real server: positive
+// while the server answers, also across idle periods longer than the session
+// timeout; zero when not held; and never positive at an instant when another
+// client holds, under a partition (the holder's link blackholed) and a paused
+// server; and `zklock run` stops its command once the budget has run out.
+#include "fault_support.hpp"
+#include "support.hpp"
+#include "test_cli_support.hpp"
+
+#include <zklock/mutex.hpp>
+#include <zklock/testing/faulty_link.hpp>
+
+#include <boost/asio/use_future.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
+using namespace zklock;
+using namespace zklock::test;
+namespace zt = zklock::testing;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+class SafeTimeTest : public ServerTest {
+protected:
+    // The suite hands its server on to the next suite of its ctest group.
+    static void TearDownTestSuite() {}
+    void TearDown() override {
+        ServerTest::TearDown();
+        expect_no_fault_leftovers();
+    }
+
+    // The instant until which `lock` is safe, as its budget says now.
+    static clock_type::time_point safe_until(const Lock& lock) {
+        const auto now = clock_type::now();
+        return now + lock.safe_for().value_or(std::chrono::milliseconds(0));
+    }
+};
+
+// The instant a waiter was granted, as its granted event reports it (the event
+// runs after the grant: a later instant than the grant itself).
+struct grant_time {
+    std::atomic<clock_type::rep> at{0};
+    void watch(QueueLock& lock) {
+        lock.on_event([this](const lock_event& e) {
+            if (e.kind == lock_event_kind::granted) at = clock_type::now().time_since_epoch().count();
+        });
+    }
+    clock_type::time_point get() const { return clock_type::time_point(clock_type::duration(at.load())); }
+};
+
+} // namespace
+
+TEST_F(SafeTimeTest, APositiveBudgetWhileTheServerAnswersAlsoWhenIdleAndNoneWhenNotHeld) {
+    auto s = connect(2000ms);
+    Mutex m(*s, lock_path());
+    EXPECT_EQ(m.safe_for(), std::chrono::milliseconds(0)) << "not held";
+    m.lock();
+    const auto timeout = s->negotiated_timeout();
+    ASSERT_GT(timeout.count(), 0);
+    // Idle for longer than a session timeout: the session's own request every
+    // third of it keeps the budget up (the C client's pings say nothing).
+    std::chrono::milliseconds lowest = timeout;
+    const auto until = clock_type::now() + timeout + timeout / 2;
+    while (clock_type::now() < until) {
+        const auto b = m.safe_for();
+        ASSERT_TRUE(b.has_value());
+        lowest = std::min(lowest, *b);
+        std::this_thread::sleep_for(20ms);  // sampling an idle hold: the idleness is what is tested
+    }
+    EXPECT_GT(lowest.count(), 0) << "the budget ran out on a healthy, idle hold";
+    EXPECT_LE(m.safe_for().value_or(0ms), timeout);
+    m.unlock();
+    EXPECT_EQ(m.safe_for(), std::chrono::milliseconds(0)) << "released";
+}
+
+// The holder's link is blackholed: it hears nothing, its budget runs out, and
+// the server expires its session; the next holder is granted only after the
+// instant the old holder's budget ended.
+TEST_F(SafeTimeTest, UnderAPartitionTheNextHolderIsGrantedOnlyAfterTheBudgetEnded) {
+    ZKLOCK_REQUIRE_IPTABLES();
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    auto o = options(2000ms);
+    o.connect = link.connect_string();
+    Session a(o);
+    a.connect();
+    auto b = connect(2000ms);
+    Mutex holder(a, path);
+    Mutex next(*b, path);
+    grant_time granted;
+    granted.watch(next);
+    holder.lock();
+    ASSERT_GT(holder.safe_for().value_or(0ms).count(), 0);
+    auto grant = next.async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return next.queue_position() == 1u; }));
+
+    link.blackhole();
+    ASSERT_TRUE(wait_until([&] { return link.blackholed_packets() > 0; }, 10s));
+    // Nothing is heard from now on: the end of the budget is fixed.
+    const auto budget_end = safe_until(holder);
+    EXPECT_FALSE(get_within(grant, 30s));
+    ASSERT_NE(granted.at.load(), 0) << "no granted event";
+    EXPECT_LE(budget_end, granted.get() + 1ms) << "the old holder's budget outlasted the next grant by "
+                                               << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      budget_end - granted.get()).count()
+                                               << " ms";
+    EXPECT_EQ(holder.safe_for(), std::chrono::milliseconds(0));
+    next.unlock();
+    link.heal();
+    EXPECT_TRUE(wait_until([&] { return !holder.is_held(); }, 30s));
+}
+
+// The server is paused past the session timeout: the holder hears nothing and
+// its budget runs out; if the resumed server expires the session, the next
+// holder is granted only after the instant the budget ended; if the holder's
+// session survives, it holds (and its budget is positive again) and the other
+// does not.
+TEST_F(SafeTimeTest, UnderAPausedServerTheBudgetEndsBeforeAnyoneElseHolds) {
+    own_server();
+    const auto path = lock_path();
+    auto a = connect(2000ms);
+    auto b = connect(2000ms);
+    Mutex holder(*a, path);
+    Mutex next(*b, path);
+    grant_time granted;
+    granted.watch(next);
+    holder.lock();
+    auto grant = next.async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return next.queue_position() == 1u; }));
+
+    ASSERT_TRUE(server_->pause_for(a->negotiated_timeout() * 3 / 2));
+    const auto budget_end = safe_until(holder);
+    EXPECT_TRUE(wait_until([&] { return holder.safe_for() == std::chrono::milliseconds(0); }, 10s))
+        << "the budget outlasted a silent server";
+    ASSERT_TRUE(wait_until([&] { return !server_->paused(); }, 30s));
+    ASSERT_TRUE(wait_until(
+        [&] {
+            return grant.wait_for(0s) == std::future_status::ready ||
+                   (holder.is_held() && holder.safe_for().value_or(0ms).count() > 0);
+        },
+        30s));
+    if (grant.wait_for(0s) == std::future_status::ready) {
+        EXPECT_FALSE(grant.get());
+        EXPECT_LE(budget_end, granted.get() + 1ms);
+        EXPECT_EQ(holder.safe_for(), std::chrono::milliseconds(0));
+        next.unlock();
+    } else {
+        EXPECT_FALSE(next.is_held()) << "both hold";
+        holder.unlock();
+        EXPECT_FALSE(get_within(grant, 30s));
+        next.unlock();
+    }
+}
+
+// `zklock run` cut off from the server: its command is stopped once the
+// budget has run out (before the server may expire the session), and it exits
+// 76 saying why.
+TEST_F(SafeTimeTest, RunStopsItsCommandWhenTheBudgetRunsOut) {
+    ZKLOCK_REQUIRE_IPTABLES();
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    cli::Cli cli;
+    const auto pid_file = cli.file("pid");
+    auto p = cli.start({"run", "-c", link.connect_string(), "--session-timeout", "2000", path, "--", "sh", "-c",
+                        "echo $$ > \"$0\"; exec sleep 1000", pid_file.string()});
+    const pid_t command = std::stoi(cli::wait_for_line(pid_file));
+    link.blackhole();
+    EXPECT_EQ(cli::exit_code(p), 76) << cli.output();
+    EXPECT_NE(cli.output().find("no longer certainly held"), std::string::npos) << cli.output();
+    EXPECT_TRUE(cli::process_gone(command));
+    link.heal();
+    auto s = connect();
+    Mutex next(*s, path);
+    EXPECT_TRUE(next.try_lock_for(30s));  // the server expired the session, or the release went through
+    next.unlock();
+}
