@@ -184,9 +184,11 @@ public:
     /// (docs/design.md, "The safe-time budget"); the session sends a cheap
     /// request every third of the timeout while idle, so a healthy hold's
     /// budget stays between two thirds of the timeout and the whole. A hold
-    /// someone deletes by hand (an operator) is not covered. None when the
-    /// backend cannot bound it (its hold ends only with its connection, which
-    /// the server may drop unseen: flock, and the SQL row and advisory locks).
+    /// someone deletes by hand (an operator) is not covered. None from the
+    /// backends that do not bound it: flock and the SQL row and advisory locks
+    /// (their hold ends with a connection the server may drop unseen), and in
+    /// this version the lease backends too (Redis, Redlock, memcached, the
+    /// lease and version tables).
     std::optional<std::chrono::milliseconds> safe_for() const noexcept;
     /// What the lock's backend guarantees (FIFO, what frees a dead holder's
     /// lock, whether tokens survive failover, ...).
