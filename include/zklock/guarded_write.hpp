@@ -27,6 +27,7 @@ class Session;
 /// One write of a guarded transaction: ZooKeeper's create, set-data, delete
 /// or version check, on any path the session may write.
 struct guarded_op {
+    /// What the operation does.
     enum class kind : std::uint8_t {
         create,    ///< a persistent node with `data` (the session's ACL); fails if it exists
         sequential,///< a persistent sequential node under the prefix `path` (the server appends the sequence)
@@ -34,23 +35,28 @@ struct guarded_op {
         erase,     ///< deletes a node without children, if its version is `version` (-1: any)
         check,     ///< applies nothing: fails unless the node exists with version `version` (-1: any)
     };
-    kind type = kind::check;
-    std::string path;
-    std::string data;
-    std::int32_t version = -1;
+    kind type = kind::check;   ///< what it does
+    std::string path;          ///< the node (a sequential create's prefix)
+    std::string data;          ///< create, sequential, set_data: the node's data
+    std::int32_t version = -1; ///< set_data, erase, check: the version it needs (-1: any)
 
+    /// A persistent node at `path` with `data`; fails (errc::node_exists) if it exists.
     static guarded_op create(std::string path, std::string data = {}) {
         return {kind::create, std::move(path), std::move(data), -1};
     }
+    /// A persistent sequential node: `prefix` and the sequence the server appends.
     static guarded_op sequential(std::string prefix, std::string data = {}) {
         return {kind::sequential, std::move(prefix), std::move(data), -1};
     }
+    /// `data` into the node at `path`, if its version is `version` (-1: any).
     static guarded_op set_data(std::string path, std::string data, std::int32_t version = -1) {
         return {kind::set_data, std::move(path), std::move(data), version};
     }
+    /// Deletes the node at `path` (no children), if its version is `version` (-1: any).
     static guarded_op erase(std::string path, std::int32_t version = -1) {
         return {kind::erase, std::move(path), {}, version};
     }
+    /// Applies nothing; fails unless `path` exists at version `version` (-1: any).
     static guarded_op check(std::string path, std::int32_t version = -1) {
         return {kind::check, std::move(path), {}, version};
     }
