@@ -24,7 +24,7 @@ set yrange [*:*]
 set key outside right noenhanced
 set output 'contended.svg'
 set title 'K clients on one lock (higher is better)'
-plot for [i=2:8] 'contended.dat' using 1:i title columnheader(i) lw 2 pt 7
+plot for [i=2:14] 'contended.dat' using 1:i title columnheader(i) lw 2 pt 7
 set output 'separate.svg'
 set title 'K clients on K separate locks (higher is better)'
-plot for [i=2:8] 'separate.dat' using 1:i title columnheader(i) lw 2 pt 7
+plot for [i=2:14] 'separate.dat' using 1:i title columnheader(i) lw 2 pt 7
