@@ -12,10 +12,10 @@ set multiplot layout 3,1
 set yrange [0:28]
 set title 'Overlapping critical sections (lower is better)'
 plot for [i=2:6] 'safety-overlaps.dat' using i:xtic(1) title columnheader(i)
-set yrange [0:19]
+set yrange [0:20]
 set title 'Stale writes: an unfenced resource takes them all (lower is better)'
 plot for [i=2:6] 'safety-stale.dat' using i:xtic(1) title columnheader(i)
-set yrange [0:19]
+set yrange [0:20]
 set title 'Stale writes a fenced resource let through (lower is better)'
 plot for [i=2:6] 'safety-fence.dat' using i:xtic(1) title columnheader(i)
 unset multiplot
