@@ -70,7 +70,7 @@ TEST_F(SafeTimeTest, APositiveBudgetWhileTheServerAnswersAlsoWhenIdleAndNoneWhen
         const auto b = m.safe_for();
         ASSERT_TRUE(b.has_value());
         lowest = std::min(lowest, *b);
-        std::this_thread::sleep_for(20ms);  // sampling an idle hold: the idleness is what is tested
+        std::this_thread::sleep_for(20ms);  // allowed: sampling an idle hold, whose idleness is what is tested
     }
     EXPECT_GT(lowest.count(), 0) << "the budget ran out on a healthy, idle hold";
     EXPECT_LE(m.safe_for().value_or(0ms), timeout);
