@@ -47,13 +47,8 @@ unset(_zklock_target)
 
 # zklock::backends links every backend library that was built: the config
 # loads those components before it.
-set(ZKLOCK_BACKENDS_NEEDS)
-foreach(_zklock_backend IN ITEMS redis postgres mysql memcached)
-  if(TARGET zklock_${_zklock_backend})
-    list(APPEND ZKLOCK_BACKENDS_NEEDS ${_zklock_backend})
-  endif()
-endforeach()
-unset(_zklock_backend)
+# (src/CMakeLists.txt's zklock_backend_library() lists them.)
+get_property(ZKLOCK_BACKENDS_NEEDS GLOBAL PROPERTY ZKLOCK_BACKEND_LIBRARIES)
 
 # A static library's export names its private dependencies ($<LINK_ONLY:...>),
 # so the config must find them too; a shared library's does not.

@@ -1,32 +1,20 @@
 #include "zklock/testing/mariadb_server.hpp"
 
-#include "testing/posix_io.hpp"
-
 #include <mysql.h>
 
-#include <array>
-#include <cerrno>
-#include <cstring>
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
-#include <system_error>
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace zklock::testing {
 namespace {
 
 using steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-using posix_io::throw_errno;
-using posix_io::until;
 
 struct mariadb_closer {
     void operator()(MYSQL* m) const noexcept { mysql_close(m); }
@@ -97,17 +85,6 @@ std::string mariadb_query(MYSQL* m, const std::string& sql) {
     return out;
 }
 
-// Whether every ancestor of dir lets a user with uid enter it: only for a hint.
-bool mariadb_dir_searchable(const std::filesystem::path& dir, uid_t uid) {
-    for (auto p = dir.parent_path(); !p.empty(); p = p.parent_path()) {
-        struct stat st {};
-        if (::stat(p.c_str(), &st) != 0) return false;
-        if ((st.st_mode & S_IXOTH) == 0 && !(st.st_uid == uid && (st.st_mode & S_IXUSR) != 0)) return false;
-        if (p == p.root_path()) break;
-    }
-    return true;
-}
-
 // A string literal for SQL: quotes and backslashes escaped (the fixture's own
 // account statements; no connection needed).
 std::string mariadb_literal(const std::string& s) {
@@ -127,24 +104,7 @@ MariaDBServer::MariaDBServer(MariaDBServerOptions options)
     const auto deadline = steady::now() + options_.start_timeout;
     data_dir_ = temp_dir_.path() / "data";
     configure(options_.port != 0 ? options_.port : free_loopback_port(), temp_dir_.path() / "mariadbd.log", data_dir_);
-    if (::geteuid() == 0) {
-        std::array<char, 16384> buffer{};
-        passwd pw{};
-        passwd* found = nullptr;
-        const int err = ::getpwnam_r(options_.os_user.c_str(), &pw, buffer.data(), buffer.size(), &found);
-        if (found == nullptr) {
-            throw std::runtime_error("MariaDBServer: running as root, but the user '" + options_.os_user +
-                                     "' to run MariaDB as does not exist" +
-                                     (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
-        }
-        switch_user_ = true;
-        uid_ = std::to_string(pw.pw_uid);
-        gid_ = std::to_string(pw.pw_gid);
-        if (::chown(temp_dir_.path().c_str(), pw.pw_uid, pw.pw_gid) != 0)
-            throw_errno(errno, "MariaDBServer: chown " + temp_dir_.path().string());
-        if (::chmod(temp_dir_.path().c_str(), 0755) != 0)
-            throw_errno(errno, "MariaDBServer: chmod " + temp_dir_.path().string());
-    }
+    run_as(options_.os_user, temp_dir_.path());
     install_db(deadline);
     spawn();
     wait_until_serving(deadline);
@@ -162,16 +122,7 @@ MariaDBServer::~MariaDBServer() {
     }
 }
 
-std::vector<std::string> MariaDBServer::as_os_user(std::vector<std::string> argv) const {
-    if (!switch_user_) return argv;
-    std::vector<std::string> wrapped{"setpriv", "--reuid=" + uid_, "--regid=" + gid_, "--init-groups",
-                                     "--pdeathsig", "keep", "--"};
-    wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()), std::make_move_iterator(argv.end()));
-    return wrapped;
-}
-
 void MariaDBServer::install_db(steady::time_point deadline) {
-    const auto log = temp_dir_.path() / "install-db.log";
     // No test database, no host name lookups, root with the plain (empty)
     // password: the fixture's own account, over the socket only (below).
     std::vector<std::string> argv{options_.install_db,
@@ -193,23 +144,9 @@ void MariaDBServer::install_db(steady::time_point deadline) {
                                   "--innodb-fast-shutdown=2"};
     ChildProcessOptions child;
     child.working_dir = temp_dir_.path();
-    child.output_path = log;
+    child.output_path = temp_dir_.path() / "install-db.log";
     child.env = {{"LC_ALL", "C"}, {"TZ", "UTC"}};
-    ChildProcess process(as_os_user(std::move(argv)), std::move(child));
-    const auto status = process.wait_exit(until(deadline, options_.start_timeout));
-    if (!status) {
-        process.kill9();
-        fail_start("mariadb-install-db did not finish within " + std::to_string(options_.start_timeout.count()) +
-                       " ms",
-                   log);
-    }
-    if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
-        std::string why = "mariadb-install-db " + describe_wait_status(*status);
-        if (switch_user_ && !mariadb_dir_searchable(temp_dir_.path(), static_cast<uid_t>(std::stoul(uid_))))
-            why += " (hint: user '" + options_.os_user + "' cannot enter every parent of " +
-                   temp_dir_.path().string() + "; set TMPDIR to a directory it can reach, e.g. /tmp)";
-        fail_start(why, log);
-    }
+    run_setup("mariadb-install-db", std::move(argv), std::move(child), deadline);
 }
 
 // The clients' account and database, made over root's socket connection: the
@@ -252,7 +189,7 @@ void MariaDBServer::spawn() {
     child.working_dir = temp_dir_.path();
     child.output_path = log_path();
     child.env = {{"LC_ALL", "C"}, {"TZ", "UTC"}};
-    launch(as_os_user(std::move(argv)), std::move(child));
+    launch(std::move(argv), std::move(child));
 }
 
 bool MariaDBServer::serving(milliseconds timeout) {
@@ -264,15 +201,8 @@ bool MariaDBServer::serving(milliseconds timeout) {
     }
 }
 
-void MariaDBServer::stop_process() {
-    if (paused()) resume();
-    auto* process = this->process();
-    if (process->running()) {
-        process->signal(SIGTERM);  // a clean shutdown: InnoDB flushed, clients disconnected
-        process->resume();
-        if (!process->wait_exit(milliseconds(10000))) kill_process();
-    }
-}
+// SIGTERM: a clean shutdown (InnoDB flushed, clients disconnected).
+void MariaDBServer::stop_process() { stop_by_signal(SIGTERM, milliseconds(10000)); }
 
 std::string MariaDBServer::host() const { return "127.0.0.1"; }
 std::string MariaDBServer::user() const { return "zklock"; }

@@ -10,19 +10,12 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 
-#include <pwd.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,9 +24,6 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-using posix_io::throw_errno;
-using posix_io::until;
 
 std::string read_file(const std::filesystem::path& path) { return detail::read_file_cloexec(path); }
 
@@ -87,19 +77,6 @@ void signal_child(pid_t pid, int sig) noexcept {
     }
 }
 
-// Whether every ancestor of dir lets a user with uid enter it (others' x bit
-// or ownership; groups are not considered): only used for a hint.
-bool ancestors_searchable(const std::filesystem::path& dir, uid_t uid) {
-    for (auto p = dir.parent_path(); !p.empty(); p = p.parent_path()) {
-        struct stat st {};
-        if (::stat(p.c_str(), &st) != 0) return false;
-        const bool ok = (st.st_mode & S_IXOTH) != 0 || (st.st_uid == uid && (st.st_mode & S_IXUSR) != 0);
-        if (!ok) return false;
-        if (p == p.root_path()) break;
-    }
-    return true;
-}
-
 }  // namespace
 
 bool postgres_ready(std::uint16_t port, milliseconds timeout) {
@@ -123,26 +100,7 @@ PostgresServer::PostgresServer(PostgresServerOptions options)
     const auto deadline = steady::now() + options_.start_timeout;
     data_dir_ = temp_dir_.path() / "data";
     configure(options_.port != 0 ? options_.port : free_loopback_port(), temp_dir_.path() / "postgres.log", data_dir_);
-    if (::geteuid() == 0) {
-        std::array<char, 16384> buffer{};
-        passwd pw{};
-        passwd* found = nullptr;
-        const int err = ::getpwnam_r(options_.os_user.c_str(), &pw, buffer.data(), buffer.size(), &found);
-        if (found == nullptr) {
-            throw std::runtime_error("PostgresServer: running as root, but the user '" + options_.os_user +
-                                     "' to run PostgreSQL as does not exist" +
-                                     (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
-        }
-        switch_user_ = true;
-        uid_ = std::to_string(pw.pw_uid);
-        gid_ = std::to_string(pw.pw_gid);
-        if (::chown(temp_dir_.path().c_str(), pw.pw_uid, pw.pw_gid) != 0) {
-            throw_errno(errno, "PostgresServer: chown " + temp_dir_.path().string());
-        }
-        if (::chmod(temp_dir_.path().c_str(), 0755) != 0) {
-            throw_errno(errno, "PostgresServer: chmod " + temp_dir_.path().string());
-        }
-    }
+    run_as(options_.os_user, temp_dir_.path());
     if (!options_.password.empty()) {
         const auto line = zklock::detail::pgpass_line(options_.password);
         if (!line) throw std::invalid_argument("PostgresServer: a password with a line break");
@@ -161,18 +119,7 @@ PostgresServer::~PostgresServer() {
     }
 }
 
-std::vector<std::string> PostgresServer::as_os_user(std::vector<std::string> argv) const {
-    if (!switch_user_) return argv;
-    // setpriv execs the program (same pid). A uid change clears the
-    // parent-death signal; --pdeathsig keep sets it again afterwards.
-    std::vector<std::string> wrapped{"setpriv", "--reuid=" + uid_, "--regid=" + gid_, "--init-groups",
-                                     "--pdeathsig", "keep", "--"};
-    wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()), std::make_move_iterator(argv.end()));
-    return wrapped;
-}
-
 void PostgresServer::initdb(steady::time_point deadline) {
-    const auto log = temp_dir_.path() / "initdb.log";
     std::vector<std::string> argv{options_.bin_dir + "/initdb", "-D", data_dir_.string(), "-U", "postgres", "-E", "UTF8",
                                   "--locale=C", "--no-sync", "--no-instructions"};
     // The password: in a file only initdb's user may read, gone once initdb is done.
@@ -187,30 +134,15 @@ void PostgresServer::initdb(steady::time_point deadline) {
     if (options_.password.empty()) {
         argv.insert(argv.end(), {"-A", "trust"});
     } else {
-        posix_io::write_private_file(pwfile, options_.password + "\n",
-                                     switch_user_ ? static_cast<uid_t>(std::stoul(uid_)) : uid_t(-1),
-                                     switch_user_ ? static_cast<gid_t>(std::stoul(gid_)) : gid_t(-1));
+        posix_io::write_private_file(pwfile, options_.password + "\n", server_uid(), server_gid());
         argv.insert(argv.end(), {"-A", "scram-sha-256", "--pwfile=" + pwfile.string()});
     }
     ChildProcessOptions child;
     child.working_dir = temp_dir_.path();
-    child.output_path = log;
+    child.output_path = temp_dir_.path() / "initdb.log";
     // TZ spares initdb its scan of the system's time zone files.
     child.env = {{"LC_ALL", "C"}, {"TZ", "UTC"}};
-    ChildProcess process(as_os_user(std::move(argv)), std::move(child));
-    const auto status = process.wait_exit(until(deadline, options_.start_timeout));
-    if (!status) {
-        process.kill9();
-        fail_start("initdb did not finish within " + std::to_string(options_.start_timeout.count()) + " ms", log);
-    }
-    if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
-        std::string why = "initdb " + describe_wait_status(*status);
-        if (switch_user_ && !ancestors_searchable(temp_dir_.path(), static_cast<uid_t>(std::stoul(uid_)))) {
-            why += " (hint: user '" + options_.os_user + "' cannot enter every parent of " +
-                   temp_dir_.path().string() + "; set TMPDIR to a directory it can reach, e.g. /tmp)";
-        }
-        fail_start(why, log);
-    }
+    run_setup("initdb", std::move(argv), std::move(child), deadline);
 }
 
 void PostgresServer::spawn() {
@@ -227,7 +159,7 @@ void PostgresServer::spawn() {
     child.working_dir = temp_dir_.path();
     child.output_path = log_path();
     child.env = {{"LC_ALL", "C"}};
-    launch(as_os_user(std::move(argv)), std::move(child));
+    launch(std::move(argv), std::move(child));
 }
 
 bool PostgresServer::serving(milliseconds timeout) { return postgres_ready(port(), timeout); }
@@ -259,15 +191,8 @@ std::string PostgresServer::connect_string() const {
     return "host=127.0.0.1 port=" + std::to_string(port()) + " user=postgres dbname=postgres";
 }
 
-void PostgresServer::stop_process() {
-    if (paused()) resume();
-    auto* process = this->process();
-    if (process->running()) {
-        process->signal(SIGINT);  // fast shutdown (SIGTERM would wait for every client to leave)
-        process->resume();
-        if (!process->wait_exit(milliseconds(10000))) kill_process();  // the shutdown's grace
-    }
-}
+// Fast shutdown (SIGTERM would wait for every client to leave).
+void PostgresServer::stop_process() { stop_by_signal(SIGINT, milliseconds(10000)); }
 
 bool PostgresServer::pause_process() noexcept {
     // The postmaster first, so that it starts no child meanwhile.

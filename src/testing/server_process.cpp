@@ -2,12 +2,14 @@
 
 #include "testing/log_tail.hpp"
 #include "testing/posix_io.hpp"
+#include "testing/server_account.hpp"
 #include "testing/timed_resume.hpp"
 
 #include <stdexcept>
 #include <thread>
 
 #include <signal.h>
+#include <sys/wait.h>
 
 namespace zklock::testing {
 namespace {
@@ -127,11 +129,41 @@ std::vector<pid_t> ServerProcess::resume_targets() const {
     return {-process_->pid()};
 }
 
+void ServerProcess::run_as(const std::string& os_user, const std::filesystem::path& directory) {
+    account_ = std::make_unique<detail::ServerAccount>(kind_, os_user, directory);
+}
+
+uid_t ServerProcess::server_uid() const noexcept { return account_ ? account_->uid() : uid_t(-1); }
+
+gid_t ServerProcess::server_gid() const noexcept { return account_ ? account_->gid() : gid_t(-1); }
+
+void ServerProcess::run_setup(const std::string& what, std::vector<std::string> argv, ChildProcessOptions options,
+                              steady::time_point deadline) {
+    const auto log = options.output_path;
+    ChildProcess process(account_ ? account_->command(std::move(argv)) : std::move(argv), std::move(options));
+    const auto status = process.wait_exit(posix_io::until(deadline, start_timeout_));
+    if (!status) {
+        process.kill9();
+        fail_start(what + " did not finish within " + std::to_string(start_timeout_.count()) + " ms", log);
+    }
+    if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0)
+        fail_start(what + " " + describe_wait_status(*status) + (account_ ? account_->reach_hint() : std::string()), log);
+}
+
 void ServerProcess::launch(std::vector<std::string> argv, ChildProcessOptions options) {
     cancel_timed_resume();
     process_.reset();
-    process_.emplace(std::move(argv), std::move(options));
+    process_.emplace(account_ ? account_->command(std::move(argv)) : std::move(argv), std::move(options));
     paused_ = false;
+}
+
+void ServerProcess::stop_by_signal(int sig, milliseconds grace) {
+    if (paused()) resume();
+    if (process_->running()) {
+        process_->signal(sig);
+        process_->resume();
+        if (!process_->wait_exit(grace)) kill_process();
+    }
 }
 
 void ServerProcess::wait_until_serving(steady::time_point deadline) {

@@ -131,7 +131,6 @@ public:
     [[nodiscard]] const std::filesystem::path& data_dir() const noexcept;
 
 private:
-    std::vector<std::string> as_os_user(std::vector<std::string> argv) const;
     void install_db(std::chrono::steady_clock::time_point deadline);
     void create_account();
     void spawn() override;
@@ -141,9 +140,6 @@ private:
     TempDir temp_dir_;
     std::filesystem::path data_dir_;
     MariaDBServerOptions options_;
-    bool switch_user_ = false;
-    std::string uid_;
-    std::string gid_;
 };
 
 }  // namespace zklock::testing

@@ -153,7 +153,6 @@ public:
     [[nodiscard]] std::vector<pid_t> child_pids() const;
 
 private:
-    std::vector<std::string> as_os_user(std::vector<std::string> argv) const;
     void initdb(std::chrono::steady_clock::time_point deadline);
     void spawn() override;
     [[nodiscard]] bool serving(std::chrono::milliseconds timeout) override;
@@ -166,9 +165,6 @@ private:
     std::filesystem::path data_dir_;
     std::filesystem::path pgpass_path_;
     PostgresServerOptions options_;
-    bool switch_user_ = false;
-    std::string uid_;
-    std::string gid_;
     unsigned psql_runs_ = 0;
 };
 

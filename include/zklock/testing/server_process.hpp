@@ -1,8 +1,9 @@
 // The part every real-server fixture shares: one server process on a loopback
 // port, started and probed until it serves, stopped, crashed, frozen and
-// restarted. ZooKeeperServer, RedisServer and PostgresServer derive from it;
-// each says how to start its server, how to ask it whether it serves, and
-// (when the default does not fit) how to stop or signal it.
+// restarted. ZooKeeperServer, RedisServer, PostgresServer, MariaDBServer and
+// MemcachedServer derive from it; each says how to start its server, how to ask
+// it whether it serves, and (when the default does not fit) how to stop or
+// signal it, how to prepare its files, and which user runs it.
 #pragma once
 
 #include <zklock/testing/export.hpp>
@@ -24,6 +25,7 @@
 namespace zklock::testing {
 
 namespace detail {
+class ServerAccount;
 class TimedResume;
 }
 
@@ -116,8 +118,31 @@ protected:
     /// negative process group), in the order to resume. Default: the group.
     [[nodiscard]] virtual std::vector<pid_t> resume_targets() const;
 
-    /// Starts the process (replacing a reaped one). Throws as ChildProcess.
+    /// When this process runs as root, the server's programs (launch(),
+    /// run_setup()) run as `os_user` through `setpriv --reuid --regid
+    /// --init-groups --pdeathsig keep` (setpriv execs, so the child's pid is
+    /// the program's), and `directory` becomes that user's (mode 0755);
+    /// otherwise nothing changes. For servers that refuse to run as root.
+    /// Throws std::runtime_error when there is no such user, std::system_error
+    /// when the directory cannot be given to it.
+    void run_as(const std::string& os_user, const std::filesystem::path& directory);
+    /// The user and group run_as() switched to, for files made for the server;
+    /// uid_t(-1) and gid_t(-1) when its programs run as this process's own.
+    [[nodiscard]] uid_t server_uid() const noexcept;
+    [[nodiscard]] gid_t server_gid() const noexcept;
+    /// Runs a program that prepares the server's files (initdb, ...), as the
+    /// server's user, until it exits: fail_start(), showing
+    /// options.output_path and naming the program `what`, when it does not
+    /// exit by `deadline` (or within the start timeout) or exits other than 0.
+    void run_setup(const std::string& what, std::vector<std::string> argv, ChildProcessOptions options,
+                   std::chrono::steady_clock::time_point deadline);
+    /// Starts the process (replacing a reaped one), as the server's user.
+    /// Throws as ChildProcess.
     void launch(std::vector<std::string> argv, ChildProcessOptions options);
+    /// A stop_process() by signal: `sig` to the server's process group (a
+    /// paused server resumed first), kill_process() when it has not exited
+    /// after `grace`.
+    void stop_by_signal(int sig, std::chrono::milliseconds grace);
     /// Polls serving() until it holds; fail_start() when the process exits or
     /// the deadline passes.
     void wait_until_serving(std::chrono::steady_clock::time_point deadline);
@@ -142,6 +167,7 @@ private:
     std::optional<ChildProcess> process_;
     bool paused_ = false;
     std::unique_ptr<detail::TimedResume> timed_resume_;
+    std::unique_ptr<detail::ServerAccount> account_;  // run_as()'s
 };
 
 }  // namespace zklock::testing
