@@ -15,11 +15,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <future>
 #include <functional>
 #include <memory>
 #include <system_error>
 #include <thread>
+
+#include <pthread.h>
 
 namespace zklock::detail {
 
@@ -65,6 +68,19 @@ struct own_context : std::enable_shared_from_this<own_context> {
             c->ioc.run();
             c->done = true;
             c->finished.set_value();
+        });
+        return c;
+    }
+    /// start(), on a thread that blocks SIGPIPE: for the clients that write to
+    /// their sockets with write(2) (hiredis, libmemcached), a server that closed
+    /// the connection must give EPIPE, not kill the process.
+    static std::shared_ptr<own_context> start_blocking_sigpipe() {
+        auto c = start();
+        boost::asio::post(c->ioc, [] {
+            sigset_t set;
+            sigemptyset(&set);
+            sigaddset(&set, SIGPIPE);
+            pthread_sigmask(SIG_BLOCK, &set, nullptr);
         });
         return c;
     }

@@ -1,8 +1,9 @@
 // What the Locks of one MemcachedLockService share: the server's client, the
-// thread its blocking calls run on, the options, and the live locks the service
-// ends with it.
+// thread its blocking calls run on, the options, and (live_locks) the live
+// locks the service ends with it.
 #pragma once
 
+#include "backends/key_lease/live_locks.hpp"
 #include "support/async_support.hpp"
 #include "backends/memcached/memcached_client.hpp"
 
@@ -11,14 +12,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/post.hpp>
 
-#include <atomic>
-#include <chrono>
-#include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <random>
 #include <string>
 
 namespace zklock::detail {
@@ -28,18 +22,12 @@ namespace memcached {
 lock_capabilities capabilities() noexcept;
 } // namespace memcached
 
-struct memcached_context {
+struct memcached_context : live_locks {
     memcached::address where;               // first: validated before the thread starts
     MemcachedOptions options;
     std::shared_ptr<own_context> own;       // the thread every memcached call runs on
     boost::asio::any_io_executor executor;  // where completions go
     memcached::client client;               // own thread only
-    std::atomic<std::uint64_t> next_id{1};
-    std::atomic<bool> closed{false};
-    std::mutex closers_mutex;
-    std::map<std::uint64_t, std::function<void()>> closers;  // of the live locks
-    // own thread only
-    std::mt19937_64 rng{std::random_device{}() ^ (std::uint64_t(std::random_device{}()) << 32)};
 
     /// Throws zklock::error (errc::invalid_argument) for an address or options it refuses.
     memcached_context(const std::string& address_text, MemcachedOptions opts);
@@ -55,9 +43,6 @@ struct memcached_context {
     }
 
     void log(log_level level, const std::string& message) const;
-    /// 128 random bits in hex: a new owner id.
-    std::string random_owner();
-    std::chrono::milliseconds uniform(std::chrono::milliseconds lo, std::chrono::milliseconds hi);
     /// Thread: ends the live locks (they release), then closes the connection.
     void close();
 };

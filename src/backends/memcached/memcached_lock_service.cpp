@@ -6,11 +6,6 @@
 
 #include <boost/asio/post.hpp>
 
-#include <cstdio>
-#include <csignal>
-
-#include <pthread.h>
-
 namespace zklock {
 namespace asio = boost::asio;
 
@@ -19,15 +14,9 @@ namespace detail {
 namespace memcached {
 
 lock_capabilities capabilities() noexcept {
-    lock_capabilities c;
-    c.backend = "memcached";
-    c.fair_fifo = false;
-    c.dead_holder = dead_holder_release::ttl_expiry;
+    auto c = key_lease_capabilities("memcached");
     c.fencing_tokens = false;
-    c.fencing_monotonic_across_failover = false;
     c.server_wakes_waiters = false;
-    c.wakes_one_waiter = false;
-    c.reports_loss = true;
     c.limits = "no fencing token, not FIFO (waiters poll); a dead holder blocks others until its ttl runs out, a holder "
                "paused past its ttl can let two clients hold the lock, and a restart or an eviction drops held locks";
     return c;
@@ -50,23 +39,11 @@ const MemcachedOptions& validated(const MemcachedOptions& o) {
     return o;
 }
 
-std::shared_ptr<own_context> own_thread() {
-    auto own = own_context::start();
-    // A server that closed the connection must give EPIPE, not kill the process.
-    asio::post(own->ioc, [] {
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGPIPE);
-        pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    });
-    return own;
-}
-
 } // namespace
 } // namespace memcached
 
 memcached_context::memcached_context(const std::string& address_text, MemcachedOptions opts)
-    : where(memcached::parse(address_text)), options(memcached::validated(opts)), own(memcached::own_thread()),
+    : where(memcached::parse(address_text)), options(memcached::validated(opts)), own(own_context::start_blocking_sigpipe()),
       executor(options.executor ? options.executor : asio::any_io_executor(own->ioc.get_executor())),
       client(where, options.connect_timeout, options.command_timeout) {}
 
@@ -74,24 +51,8 @@ void memcached_context::log(log_level level, const std::string& message) const {
     emit(options.log, level, "memcached", message);
 }
 
-std::string memcached_context::random_owner() {
-    char buf[33];
-    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
-                  static_cast<unsigned long long>(rng()));
-    return buf;
-}
-
-std::chrono::milliseconds memcached_context::uniform(std::chrono::milliseconds lo, std::chrono::milliseconds hi) {
-    return std::chrono::milliseconds(std::uniform_int_distribution<long long>(lo.count(), hi.count())(rng));
-}
-
 void memcached_context::close() {
-    std::map<std::uint64_t, std::function<void()>> live;
-    {
-        std::lock_guard lk(closers_mutex);
-        live = closers;
-    }
-    for (auto& [id, c] : live) c();
+    end_live_locks();
     closed = true;
     client.close();
 }

@@ -12,7 +12,6 @@
 #include <hiredis/hiredis.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 
 #include <fcntl.h>
@@ -22,15 +21,7 @@ namespace asio = boost::asio;
 
 std::shared_ptr<own_context> own_thread_unless(const asio::any_io_executor& ex) {
     if (ex) return nullptr;
-    auto own = own_context::start();
-    // SIGPIPE goes to the writing thread: block it there.
-    asio::post(own->ioc, [] {
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGPIPE);
-        pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    });
-    return own;
+    return own_context::start_blocking_sigpipe();
 }
 
 struct connection::request {

@@ -8,24 +8,6 @@ namespace zklock::detail::redis {
 
 using std::chrono::milliseconds;
 
-void redis_backend::start(std::uint64_t op, std::optional<clock_type::time_point> deadline, bool no_wait,
-                          acquire_callback cb) {
-    callback_ = std::move(cb);
-    op_ = op;
-    deadline_ = deadline;
-    no_wait_ = no_wait;
-    backoff_ = first_backoff;
-    last_error_ = {};
-    if (ctx_->closed) return finish(make_error_code(errc::session_closed), false);
-    if (deadline_) {
-        deadline_timer_.expires_at(*deadline_);
-        deadline_timer_.async_wait([self = shared_from_this(), op](boost::system::error_code ec) {
-            if (!ec && self->op_ == op) self->give_up(self->last_error_);
-        });
-    }
-    attempt();
-}
-
 void redis_backend::attempt() {
     if (!callback_) return;
     if (round_in_flight_) {
@@ -97,17 +79,6 @@ redis_backend::clock_type::duration redis_backend::next_backoff() {
     return ctx_->uniform(cap / 2, cap);
 }
 
-void redis_backend::retry_after(clock_type::duration delay) {
-    if (deadline_) delay = std::min(delay, std::max(clock_type::duration::zero(), *deadline_ - clock_type::now()));
-    retry_timer_.expires_after(delay);
-    retry_timer_.async_wait([self = shared_from_this(), op = op_](boost::system::error_code ec) {
-        if (!ec && self->op_ == op) {
-            counter_cells::bump(self->counters_.timer_retries);
-            self->attempt();
-        }
-    });
-}
-
 /// `released_token`: the token a release message names, nullptr for a
 /// subscription confirmed. With several masters one release sends one
 /// message each: it counts as one wake-up.
@@ -137,31 +108,9 @@ void redis_backend::unregister_waits() {
 }
 
 void redis_backend::grant(const std::string& token, long long fence, clock_type::time_point started) {
-    token_ = token;
-    holding_ = true;
-    ++hold_gen_;
-    valid_until_ = started + ttl_ - ctx_->drift;
-    renew_failing_ = false;
     fence_ = fence;
-    counter_cells::bump(counters_.acquisitions);
     if (n() > 1) on_all(eval(raise_script, std::to_string(fence), "0"), nullptr);  // see RedlockService
-    finish({}, true);
-    schedule_watchdog(ttl_ / 3);
-}
-
-void redis_backend::finish(std::error_code ec, bool acquired) {
-    deadline_timer_.cancel();
-    retry_timer_.cancel();
-    unregister_waits();
-    op_ = 0;
-    if (auto cb = std::exchange(callback_, nullptr)) {
-        gate_.end(acquired);
-        cb(ec, acquired);
-    }
-}
-
-void redis_backend::give_up(std::error_code ec) {
-    if (callback_) finish(ec, false);
+    key_lease_backend::grant(token, started + ttl_ - ctx_->drift);
 }
 
 } // namespace zklock::detail::redis

@@ -19,78 +19,8 @@ result classify(std::error_code ec, const reply& r) {
 } // namespace
 
 redis_backend::redis_backend(std::shared_ptr<redis_context> ctx, std::string key)
-    : ctx_(std::move(ctx)), key_(std::move(key)), fence_key_(key_ + ":fence"), channel_(key_ + ":released"),
-      id_(ctx_->next_id++), ttl_(ctx_->options.ttl), deadline_timer_(ctx_->strand), retry_timer_(ctx_->strand),
-      watchdog_timer_(ctx_->strand),
-      losses_(detail::loss_reports::make([c = ctx_](std::function<void()> fn) { c->post(std::move(fn)); }, ctx_->executor)) {}
-
-void redis_backend::acquire(std::optional<clock_type::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
-                            acquire_callback callback) {
-    const auto post = [c = ctx_](std::function<void()> fn) { c->post(std::move(fn)); };
-    const std::uint64_t op = begin_acquire(shared_from_this(), &redis_backend::gate_, post, slot, callback,
-                                           [](redis_backend& b) { b.give_up(operation_aborted()); });
-    if (op == 0) return;
-    ctx_->post([self = shared_from_this(), op, deadline, no_wait, cb = std::move(callback)]() mutable {
-        self->start(op, deadline, no_wait, std::move(cb));
-    });
-}
-
-std::error_code redis_backend::release(std::function<void(std::error_code)> done) {
-    if (!gate_.release()) return make_error_code(errc::not_held);
-    ctx_->post([self = shared_from_this(), done = std::move(done)] {
-        if (!self->holding_) {  // lost in between: that was reported
-            if (done) done({});
-            return;
-        }
-        self->end_hold();
-        self->release_everywhere(self->token_, [done](std::error_code ec) {
-            if (done) done(ec);
-        });
-        self->losses_->end_waits({});
-    });
-    return {};
-}
-
-void redis_backend::shutdown() noexcept {
-    try {
-        ctx_->post([self = shared_from_this()] {
-            self->give_up(operation_aborted());
-            if (self->holding_) {
-                self->gate_.end_hold();
-                self->end_hold();
-                self->release_everywhere(self->token_, nullptr);
-            }
-            self->losses_->end_waits(operation_aborted());
-            self->losses_->forget_callbacks();
-        });
-    } catch (...) {
-    }
-}
-
-void redis_backend::wait_lost(asio::cancellation_slot slot, std::function<void(std::error_code)> callback) {
-    losses_->wait(slot, std::move(callback), [self = shared_from_this()] { return self->holding_; });
-}
-
-redis_backend::~redis_backend() {
-    std::lock_guard lk(ctx_->closers_mutex);
-    ctx_->closers.erase(id_);
-}
-
-void redis_backend::register_closer() {
-    std::lock_guard lk(ctx_->closers_mutex);
-    ctx_->closers[id_] = [weak = weak_from_this()] {
-        if (auto self = weak.lock()) self->close_for_service();
-    };
-}
-
-void redis_backend::close_for_service() {
-    give_up(make_error_code(errc::session_closed));
-    if (!holding_) return;
-    gate_.end_hold();
-    end_hold();
-    release_everywhere(token_, nullptr);
-    losses_->lost(make_error_code(errc::session_closed));
-}
+    : key_lease_backend(ctx, std::move(key), ctx->strand, first_backoff), fence_key_(key_ + ":fence"),
+      channel_(key_ + ":released") {}
 
 std::vector<std::string> redis_backend::eval(const char* script, std::string arg1, std::string arg2) const {
     return {"EVAL", script, "2", key_, script == acquire_script || script == raise_script ? fence_key_ : channel_,

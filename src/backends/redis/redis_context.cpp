@@ -6,7 +6,6 @@
 
 #include <boost/asio/strand.hpp>
 
-#include <cstdio>
 
 namespace zklock::detail {
 namespace asio = boost::asio;
@@ -72,26 +71,8 @@ void redis_context::log(log_level level, const std::string& message) const {
     emit(options.log, level, backend, message);
 }
 
-std::string redis_context::random_token() {
-    char buf[33];
-    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
-                  static_cast<unsigned long long>(rng()));
-    return buf;
-}
-
-milliseconds redis_context::uniform(milliseconds lo, milliseconds hi) {
-    return milliseconds(std::uniform_int_distribution<long long>(lo.count(), hi.count())(rng));
-}
-
 void redis_context::close(bool graceful) {
-    if (graceful) {  // the service ends: its locks release (and report errc::session_closed) first
-        std::map<std::uint64_t, std::function<void()>> live;
-        {
-            std::lock_guard lk(closers_mutex);
-            live = closers;
-        }
-        for (auto& [id, c] : live) c();
-    }
+    if (graceful) end_live_locks();  // the service ends: its locks release (and report errc::session_closed) first
     closed = true;
     for (auto& m : masters) {
         m.commands->close(graceful);

@@ -1,8 +1,9 @@
 // What the Locks of one RedisLockService or RedlockService share: the masters
 // (a command connection and a subscriber each), the strand and thread they run
-// on, the options, and the live locks the service ends with it.
+// on, the options, and (live_locks) the live locks the service ends with it.
 #pragma once
 
+#include "backends/key_lease/live_locks.hpp"
 #include "support/async_support.hpp"
 #include "backends/redis/connection.hpp"
 #include "backends/redis/subscriber.hpp"
@@ -11,15 +12,9 @@
 
 #include <boost/asio/post.hpp>
 
-#include <atomic>
 #include <chrono>
-#include <cstdint>
-#include <functional>
 #include <future>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,7 +33,7 @@ lock_capabilities capabilities_of(std::string_view backend) noexcept;
 
 } // namespace redis
 
-struct redis_context {
+struct redis_context : live_locks {
     std::vector<redis_address> addresses;  // first: validated before any thread starts
     std::shared_ptr<own_context> own;  // the io_context outlives the connections
     boost::asio::any_io_executor executor;
@@ -48,12 +43,6 @@ struct redis_context {
     std::vector<redis::master> masters;
     std::size_t quorum = 1;
     std::chrono::milliseconds drift{};
-    std::atomic<std::uint64_t> next_id{1};
-    std::atomic<bool> closed{false};  // set on the strand; commands then fail with session_closed at once
-    std::mutex closers_mutex;
-    std::map<std::uint64_t, std::function<void()>> closers;  // of the live locks: end them when the service ends
-    // strand only
-    std::mt19937_64 rng{std::random_device{}() ^ (std::uint64_t(std::random_device{}()) << 32)};
 
     /// Throws zklock::error (errc::invalid_argument) for options or addresses it refuses.
     redis_context(const std::vector<std::string>& host_ports, RedisOptions opts, std::string_view name);
@@ -65,11 +54,6 @@ struct redis_context {
 
     /// Hands a record to options.log (source: the backend's name), when it wants it.
     void log(log_level level, const std::string& message) const;
-
-    /// 128 random bits in hex: a new holder token.
-    std::string random_token();
-    /// A random duration in [lo, hi].
-    std::chrono::milliseconds uniform(std::chrono::milliseconds lo, std::chrono::milliseconds hi);
 
     /// Runs on the strand, and waits for it unless called there.
     template <class F> void run_and_wait(F fn) {

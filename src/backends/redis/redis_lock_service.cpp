@@ -13,14 +13,8 @@ namespace detail {
 namespace redis {
 
 lock_capabilities capabilities_of(std::string_view backend) noexcept {
-    lock_capabilities c;
-    c.backend = backend;
-    c.fair_fifo = false;
-    c.dead_holder = dead_holder_release::ttl_expiry;
-    c.fencing_monotonic_across_failover = false;
+    auto c = key_lease_capabilities(backend);
     c.server_wakes_waiters = true;
-    c.wakes_one_waiter = false;
-    c.reports_loss = true;
     if (backend == "redlock")
         c.limits = "not FIFO (pub/sub wakes every waiter); safety rests on clocks and on the holder renewing within the "
                    "ttl, a dead holder blocks others until its ttl runs out, and fencing tokens restart when masters "
