@@ -50,108 +50,142 @@ private:
 
 [[noreturn]] void refuse(const std::string& why) { throw error(make_error_code(errc::invalid_argument), "zklock::open_lock_service: " + why); }
 
+using opener = std::unique_ptr<LockService> (*)(const BackendOptions&);
+
+/// A backend's service options with what every backend takes from
+/// BackendOptions: the executor, the connect timeout, the log, and the ttl
+/// (into `ttl`).
+template <class Options> Options service_options(const BackendOptions& o, std::chrono::milliseconds Options::*ttl) {
+    Options s;
+    s.*ttl = o.ttl;
+    s.connect_timeout = o.connect_timeout;
+    s.executor = o.executor;
+    s.log = o.log;
+    return s;
+}
+
+std::unique_ptr<LockService> open_zookeeper(const BackendOptions& o) { return std::make_unique<owned_zookeeper_service>(o); }
+
+std::unique_ptr<LockService> open_flock(const BackendOptions& o) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(o.flock_directory, ec))
+        refuse("flock directory '" + o.flock_directory + "' is not a directory");
+    return std::make_unique<FlockLockService>(o.flock_directory, o.executor);
+}
+
+#ifdef ZKLOCK_HAVE_REDIS
+#define ZKLOCK_IF_REDIS(opener) opener
+RedisOptions redis_options(const BackendOptions& o) {
+    auto r = service_options(o, &RedisOptions::ttl);
+    r.user = o.redis_user;
+    r.password = o.redis_password;
+    r.db = o.redis_db;
+    return r;
+}
+
+std::unique_ptr<LockService> open_redis(const BackendOptions& o) {
+    return std::make_unique<RedisLockService>(o.redis, redis_options(o));
+}
+
+std::unique_ptr<LockService> open_redlock(const BackendOptions& o) {
+    if (o.redlock.empty()) refuse("redlock needs the address of at least one master");
+    return std::make_unique<RedlockService>(o.redlock, redis_options(o));
+}
+#else
+#define ZKLOCK_IF_REDIS(opener) nullptr
+#endif
+
+#ifdef ZKLOCK_HAVE_POSTGRES
+#define ZKLOCK_IF_POSTGRES(opener) opener
+template <class Service> std::unique_ptr<LockService> open_postgres(const BackendOptions& o) {
+    return std::make_unique<Service>(o.postgres, service_options(o, &PostgresOptions::lease_ttl));
+}
+#else
+#define ZKLOCK_IF_POSTGRES(opener) nullptr
+#endif
+
+#ifdef ZKLOCK_HAVE_MYSQL
+#define ZKLOCK_IF_MYSQL(opener) opener
+template <class Service> std::unique_ptr<LockService> open_mysql(const BackendOptions& o) {
+    auto m = service_options(o, &MysqlOptions::lease_ttl);
+    m.user = o.mysql_user;
+    m.password = o.mysql_password;
+    return std::make_unique<Service>(o.mysql, m);
+}
+#else
+#define ZKLOCK_IF_MYSQL(opener) nullptr
+#endif
+
+#ifdef ZKLOCK_HAVE_MEMCACHED
+#define ZKLOCK_IF_MEMCACHED(opener) opener
+std::unique_ptr<LockService> open_memcached(const BackendOptions& o) {
+    return std::make_unique<MemcachedLockService>(o.memcached, service_options(o, &MemcachedOptions::ttl));
+}
+#else
+#define ZKLOCK_IF_MEMCACHED(opener) nullptr
+#endif
+
+/// One backend: its name, the CMake option that builds it (empty: always
+/// built), and what opens it (nullptr: not built into this zklock).
+struct backend_entry {
+    std::string_view name;
+    std::string_view build_option;
+    opener open;
+};
+
+/// Every backend, in lock_backend_names()' order.
+const std::vector<backend_entry>& backends() {
+    static const std::vector<backend_entry> table = {
+        {"zookeeper", "", open_zookeeper},
+        {"redis", "ZKLOCK_BUILD_REDIS", ZKLOCK_IF_REDIS(open_redis)},
+        {"redlock", "ZKLOCK_BUILD_REDIS", ZKLOCK_IF_REDIS(open_redlock)},
+        {"postgres-lease", "ZKLOCK_BUILD_POSTGRES", ZKLOCK_IF_POSTGRES(open_postgres<PostgresLeaseLockService>)},
+        {"postgres-advisory", "ZKLOCK_BUILD_POSTGRES", ZKLOCK_IF_POSTGRES(open_postgres<PostgresAdvisoryLockService>)},
+        {"postgres-row", "ZKLOCK_BUILD_POSTGRES", ZKLOCK_IF_POSTGRES(open_postgres<PostgresRowLockService>)},
+        {"postgres-version", "ZKLOCK_BUILD_POSTGRES", ZKLOCK_IF_POSTGRES(open_postgres<PostgresVersionLockService>)},
+        {"mysql-lease", "ZKLOCK_BUILD_MYSQL", ZKLOCK_IF_MYSQL(open_mysql<MysqlLeaseLockService>)},
+        {"mysql-advisory", "ZKLOCK_BUILD_MYSQL", ZKLOCK_IF_MYSQL(open_mysql<MysqlAdvisoryLockService>)},
+        {"mysql-row", "ZKLOCK_BUILD_MYSQL", ZKLOCK_IF_MYSQL(open_mysql<MysqlRowLockService>)},
+        {"mysql-version", "ZKLOCK_BUILD_MYSQL", ZKLOCK_IF_MYSQL(open_mysql<MysqlVersionLockService>)},
+        {"flock", "", open_flock},
+        {"memcached", "ZKLOCK_BUILD_MEMCACHED", ZKLOCK_IF_MEMCACHED(open_memcached)},
+    };
+    return table;
+}
+
+const backend_entry* find_backend(std::string_view name) noexcept {
+    const auto& all = backends();
+    const auto it = std::find_if(all.begin(), all.end(), [&](const backend_entry& b) { return b.name == name; });
+    return it == all.end() ? nullptr : &*it;
+}
+
 } // namespace
 
 const std::vector<std::string_view>& lock_backend_names() {
-    static const std::vector<std::string_view> names = {
-        "zookeeper",   "redis",          "redlock",   "postgres-lease", "postgres-advisory", "postgres-row",
-        "postgres-version", "mysql-lease", "mysql-advisory", "mysql-row", "mysql-version", "flock", "memcached"};
+    static const std::vector<std::string_view> names = [] {
+        std::vector<std::string_view> out;
+        for (const auto& b : backends()) out.push_back(b.name);
+        return out;
+    }();
     return names;
 }
 
 bool lock_backend_available(std::string_view backend) noexcept {
-    if (backend == "zookeeper" || backend == "flock") return true;
-#ifdef ZKLOCK_HAVE_REDIS
-    if (backend == "redis" || backend == "redlock") return true;
-#endif
-#ifdef ZKLOCK_HAVE_POSTGRES
-    if (backend == "postgres-lease" || backend == "postgres-advisory" || backend == "postgres-row" ||
-        backend == "postgres-version")
-        return true;
-#endif
-#ifdef ZKLOCK_HAVE_MEMCACHED
-    if (backend == "memcached") return true;
-#endif
-#ifdef ZKLOCK_HAVE_MYSQL
-    if (backend == "mysql-lease" || backend == "mysql-advisory" || backend == "mysql-row" || backend == "mysql-version")
-        return true;
-#endif
-    return false;
+    const auto* b = find_backend(backend);
+    return b != nullptr && b->open != nullptr;
 }
 
 std::unique_ptr<LockService> open_lock_service(std::string_view backend, const BackendOptions& o) {
-    const auto& names = lock_backend_names();
-    if (std::find(names.begin(), names.end(), backend) == names.end()) {
+    const auto* b = find_backend(backend);
+    if (b == nullptr) {
         std::string known;
-        for (const auto n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+        for (const auto n : lock_backend_names()) known += (known.empty() ? "" : ", ") + std::string(n);
         refuse("unknown backend '" + std::string(backend) + "' (known: " + known + ")");
     }
-    if (!lock_backend_available(backend))
-        refuse("backend '" + std::string(backend) + "' is not built into this zklock (" +
-               (backend.starts_with("postgres") ? "ZKLOCK_BUILD_POSTGRES"
-                : backend == "memcached"       ? "ZKLOCK_BUILD_MEMCACHED"
-                : backend.starts_with("mysql") ? "ZKLOCK_BUILD_MYSQL"
-                                               : "ZKLOCK_BUILD_REDIS") +
+    if (b->open == nullptr)
+        refuse("backend '" + std::string(backend) + "' is not built into this zklock (" + std::string(b->build_option) +
                "=OFF)");
-    if (backend == "zookeeper") return std::make_unique<owned_zookeeper_service>(o);
-    if (backend == "flock") {
-        std::error_code ec;
-        if (!std::filesystem::is_directory(o.flock_directory, ec))
-            refuse("flock directory '" + o.flock_directory + "' is not a directory");
-        return std::make_unique<FlockLockService>(o.flock_directory, o.executor);
-    }
-#ifdef ZKLOCK_HAVE_REDIS
-    if (backend == "redis" || backend == "redlock") {
-        RedisOptions r;
-        r.ttl = o.ttl;
-        r.connect_timeout = o.connect_timeout;
-        r.executor = o.executor;
-        r.user = o.redis_user;
-        r.password = o.redis_password;
-        r.db = o.redis_db;
-        r.log = o.log;
-        if (backend == "redis") return std::make_unique<RedisLockService>(o.redis, r);
-        if (o.redlock.empty()) refuse("redlock needs the address of at least one master");
-        return std::make_unique<RedlockService>(o.redlock, r);
-    }
-#endif
-#ifdef ZKLOCK_HAVE_MEMCACHED
-    if (backend == "memcached") {
-        MemcachedOptions m;
-        m.ttl = o.ttl;
-        m.connect_timeout = o.connect_timeout;
-        m.executor = o.executor;
-        m.log = o.log;
-        return std::make_unique<MemcachedLockService>(o.memcached, m);
-    }
-#endif
-#ifdef ZKLOCK_HAVE_POSTGRES
-    PostgresOptions p;
-    p.executor = o.executor;
-    p.lease_ttl = o.ttl;
-    p.connect_timeout = o.connect_timeout;
-    p.log = o.log;
-    if (backend == "postgres-lease") return std::make_unique<PostgresLeaseLockService>(o.postgres, p);
-    if (backend == "postgres-advisory") return std::make_unique<PostgresAdvisoryLockService>(o.postgres, p);
-    if (backend == "postgres-row") return std::make_unique<PostgresRowLockService>(o.postgres, p);
-    if (backend == "postgres-version") return std::make_unique<PostgresVersionLockService>(o.postgres, p);
-#endif
-#ifdef ZKLOCK_HAVE_MYSQL
-    if (backend.starts_with("mysql-")) {
-        MysqlOptions m;
-        m.executor = o.executor;
-        m.lease_ttl = o.ttl;
-        m.connect_timeout = o.connect_timeout;
-        m.user = o.mysql_user;
-        m.password = o.mysql_password;
-        m.log = o.log;
-        if (backend == "mysql-lease") return std::make_unique<MysqlLeaseLockService>(o.mysql, m);
-        if (backend == "mysql-advisory") return std::make_unique<MysqlAdvisoryLockService>(o.mysql, m);
-        if (backend == "mysql-row") return std::make_unique<MysqlRowLockService>(o.mysql, m);
-        if (backend == "mysql-version") return std::make_unique<MysqlVersionLockService>(o.mysql, m);
-    }
-#endif
-    refuse("backend '" + std::string(backend) + "' is not built into this zklock");
+    return b->open(o);
 }
 
 } // namespace zklock
