@@ -378,16 +378,17 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     if (!b.flock_dir.empty()) o.flock_dir = b.flock_dir;
     if (!b.memcached.empty()) o.memcached = b.memcached;
     o.server_config = z.server_config;
-    o.ttl = std::chrono::milliseconds(b.ttl_ms);
+    auto& service = o.service;
+    service.ttl = std::chrono::milliseconds(b.ttl_ms);
     if (z.connect_timeout_given || z.connect_given || !b.redis.empty() || !b.redlock.empty() || !b.postgres.empty() ||
         !b.mysql.empty() || !b.memcached.empty())
-        o.connect_timeout = z.connect_timeout;
-    o.zookeeper_auth = z.creds.zookeeper;
-    o.zookeeper_acl = z.creds.acl;
-    o.redis_user = z.creds.redis_user;
-    o.redis_password = z.creds.redis_password;
-    o.mysql_user = z.creds.mysql_user;
-    o.mysql_password = z.creds.mysql_password;
+        service.connect_timeout = z.connect_timeout;
+    service.zookeeper_auth = z.creds.zookeeper;
+    service.zookeeper_acl = z.creds.acl;
+    service.redis_user = z.creds.redis_user;
+    service.redis_password = z.creds.redis_password;
+    service.mysql_user = z.creds.mysql_user;
+    service.mysql_password = z.creds.mysql_password;
     return bench_backends(o);
 }
 

@@ -4,7 +4,7 @@
 // (--report DIR), and the helpers (child processes, files, figures, the machine).
 #pragma once
 
-#include <zklock/acl.hpp>
+#include <zklock/backends.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/session.hpp>
 
@@ -34,15 +34,13 @@ struct backend_bench_options {
     std::optional<std::string> zookeeper, redis, postgres, mysql, flock_dir, memcached;
     std::optional<std::vector<std::string>> redlock;
     std::vector<std::string> server_config;  ///< extra zoo.cfg lines of the throwaway ZooKeeper
-    std::chrono::milliseconds ttl{10000};
-    /// --connect-timeout, or its default when a server of the user's is named;
-    /// none: the library's default (throwaway servers on a loaded machine).
-    std::optional<std::chrono::milliseconds> connect_timeout;
-    // Credentials (--auth-file, --acl). Secrets stay in here: nothing prints them.
-    std::vector<auth_entry> zookeeper_auth;
-    std::optional<acl_list> zookeeper_acl;
-    std::string redis_user, redis_password;  ///< for Redis addresses without their own; throwaway servers require them
-    std::string mysql_user, mysql_password;  ///< for MySQL addresses without their own; a throwaway server requires the password
+    /// What every backend's service is opened with (the servers' addresses are
+    /// filled in as they start): the ttl; --connect-timeout, or its default
+    /// when a server of the user's is named, else the library's default
+    /// (throwaway servers on a loaded machine); the credentials (--auth-file,
+    /// --acl), which throwaway Redis and MariaDB servers require too. Secrets
+    /// stay in here: nothing prints them.
+    BackendOptions service;
 };
 
 int bench_backends(const backend_bench_options& options);

@@ -55,12 +55,7 @@ void add_flag_form(CLI::App& bench, bench_cli& c) {
     add_clients_option(bench, c, clients_text);
     add_ops_option(bench, c, ops_text);
     add_json_option(bench, c);
-    add_mutex_options(bench, c);
-    add_confirm_unlock_option(bench, c);
-    add_floor_option(bench, c);
-    add_curator_option(bench, c);
-    add_kazoo_option(bench, c);
-    add_script_options(bench, c);
+    for (const auto& group : mutex_run_groups()) group.add(bench, c);
     auto* backend = add_backend_option(bench, c, backend_text);
     add_server_options(bench, c, backend);
     add_ttl_option(bench, c, ttl_text);
@@ -83,12 +78,8 @@ CLI::App* add_scenario(CLI::App& bench, bench_cli& c, const scenario& s) {
     if (t.clients) add_clients_option(*cmd, c, text(s.clients_text, clients_text), s.general_defaults);
     if (t.ops) add_ops_option(*cmd, c, text(s.ops_text, ops_text), s.general_defaults);
     add_json_option(*cmd, c);
-    if (t.mutex) add_mutex_options(*cmd, c);
-    if (t.confirm_unlock) add_confirm_unlock_option(*cmd, c);
-    if (t.floor) add_floor_option(*cmd, c);
-    if (t.curator) add_curator_option(*cmd, c);
-    if (t.kazoo) add_kazoo_option(*cmd, c);
-    if (t.scripts) add_script_options(*cmd, c);
+    for (const auto& group : mutex_run_groups())
+        if (t.*group.taken) group.add(*cmd, c);
     if (t.backends) {
         auto* backend = add_backend_option(*cmd, c, text(s.backend_text, scenario_backend_text));
         if (t.servers) add_server_options(*cmd, c, backend);

@@ -1,8 +1,10 @@
 #include "options.hpp"
 
 #include "common.hpp"
+#include "safety/plan.hpp"
 
 #include <string>
+#include <vector>
 
 namespace zklock::cli {
 
@@ -36,6 +38,8 @@ void add_clients_option(CLI::App& cmd, bench_cli& c, const char* text, bool show
     auto* clients = cmd.add_option("--clients", c.zookeeper.clients, text)->check(CLI::Range(1, 1000));
     if (show_default) clients->capture_default_str();
 }
+
+namespace {
 
 void add_mutex_options(CLI::App& cmd, bench_cli& c) {
     cmd.add_flag("--naive", c.zookeeper.naive, "herd baseline: every waiter watches the whole child list");
@@ -82,12 +86,25 @@ void add_script_options(CLI::App& cmd, bench_cli& c) {
         ->type_name("FILE");
 }
 
+} // namespace
+
+const std::vector<option_group>& mutex_run_groups() {
+    static const std::vector<option_group> groups = {
+        {&scenario_takes::mutex, add_mutex_options},
+        {&scenario_takes::confirm_unlock, add_confirm_unlock_option},
+        {&scenario_takes::floor, add_floor_option},
+        {&scenario_takes::curator, add_curator_option},
+        {&scenario_takes::kazoo, add_kazoo_option},
+        {&scenario_takes::scripts, add_script_options},
+    };
+    return groups;
+}
+
 CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text) {
-    return cmd.add_option("--backend", c.backends.backends, text)
-        ->delimiter(',')
-        ->check(CLI::IsMember({"all", "zookeeper", "redis", "redlock", "postgres-lease", "postgres-advisory",
-                               "postgres-row", "postgres-version", "mysql-lease", "mysql-advisory", "mysql-row",
-                               "mysql-version", "flock", "memcached", "naive-setnx-expire", "naive-setnx-getset"}));
+    // The backends and the safety bench's anti-examples (its rows), or all.
+    std::vector<std::string> names{"all"};
+    for (const auto row : safety::row_names()) names.emplace_back(row);
+    return cmd.add_option("--backend", c.backends.backends, text)->delimiter(',')->check(CLI::IsMember(names));
 }
 
 void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {

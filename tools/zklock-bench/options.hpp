@@ -4,8 +4,11 @@
 #pragma once
 
 #include "command.hpp"
+#include "scenarios/scenario.hpp"
 
 #include <CLI/CLI.hpp>
+
+#include <vector>
 
 namespace zklock::cli {
 
@@ -24,18 +27,17 @@ void add_clients_option(CLI::App& cmd, bench_cli& c, const char* text, bool show
 /// The general description of --clients.
 inline constexpr const char* clients_text =
     "sessions contending on one lock (contended; election participants; semaphore and rwlock clients)";
-/// --naive and --no-release-mark: the MutexOptions of zklock's mutexes.
-void add_mutex_options(CLI::App& cmd, bench_cli& c);
-/// --confirm-unlock.
-void add_confirm_unlock_option(CLI::App& cmd, bench_cli& c);
-/// --no-floor.
-void add_floor_option(CLI::App& cmd, bench_cli& c);
-/// --curator.
-void add_curator_option(CLI::App& cmd, bench_cli& c);
-/// --kazoo.
-void add_kazoo_option(CLI::App& cmd, bench_cli& c);
-/// --curator-script and --kazoo-script.
-void add_script_options(CLI::App& cmd, bench_cli& c);
+/// A group of options registered by one function, and the scenario_takes
+/// flag that gives it to a scenario's subcommand.
+struct option_group {
+    bool scenario_takes::*taken;
+    void (*add)(CLI::App& cmd, bench_cli& c);
+};
+/// The groups of the ZooKeeper mutex runs, in the order they are registered:
+/// --naive and --no-release-mark (the MutexOptions of zklock's mutexes);
+/// --confirm-unlock; --no-floor; --curator; --kazoo; --curator-script and
+/// --kazoo-script.
+const std::vector<option_group>& mutex_run_groups();
 /// --backend, described as `text`; returned for the options that need it.
 CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text);
 /// The general descriptions of --backend, --ttl and --report.

@@ -49,16 +49,8 @@ std::string unique_name(const std::string& what) {
 
 class servers {
 public:
-    explicit servers(const backend_bench_options& o) : o_(o), throwaway_(throwaway_options(o)) {
-        options_.ttl = o.ttl;
-        if (o.connect_timeout) options_.connect_timeout = *o.connect_timeout;
+    explicit servers(const backend_bench_options& o) : o_(o), options_(o.service), throwaway_(throwaway_options(o)) {
         options_.zookeeper_session_timeout = std::chrono::seconds(10);
-        options_.zookeeper_auth = o.zookeeper_auth;
-        options_.zookeeper_acl = o.zookeeper_acl;
-        options_.redis_user = o.redis_user;
-        options_.redis_password = o.redis_password;
-        options_.mysql_user = o.mysql_user;
-        options_.mysql_password = o.mysql_password;
     }
 
     /// The options that reach `backend`'s servers, starting them if needed.
@@ -94,11 +86,14 @@ private:
         t.zookeeper.tick_time_ms = 200;
         t.zookeeper.max_session_timeout_ms = 20000;
         t.zookeeper.extra_config = o.server_config.empty() ? std::vector<std::string>{"forceSync=no"} : o.server_config;
-        if (!o.redis_password.empty()) {
-            if (o.redis_user.empty() || o.redis_user == "default") t.redis.password = o.redis_password;
-            else t.redis.users = {{o.redis_user, o.redis_password}};
+        const auto& credentials = o.service;
+        if (!credentials.redis_password.empty()) {
+            if (credentials.redis_user.empty() || credentials.redis_user == "default")
+                t.redis.password = credentials.redis_password;
+            else
+                t.redis.users = {{credentials.redis_user, credentials.redis_password}};
         }
-        t.mariadb.password = o.mysql_password;  // the throwaway's user is "zklock"
+        t.mariadb.password = credentials.mysql_password;  // the throwaway's user is "zklock"
         t.flock_prefix = "zklock-bench-flock-";
         t.on_start = say_started;
         return t;
@@ -196,8 +191,9 @@ private:
     }
 
     std::string protection() const {
-        if (o_.redis_password.empty()) return "";
-        return o_.redis_user.empty() || o_.redis_user == "default" ? ", requirepass" : ", ACL user " + o_.redis_user;
+        const auto& c = o_.service;
+        if (c.redis_password.empty()) return "";
+        return c.redis_user.empty() || c.redis_user == "default" ? ", requirepass" : ", ACL user " + c.redis_user;
     }
 
     const backend_bench_options& o_;

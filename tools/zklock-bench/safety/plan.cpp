@@ -1,14 +1,17 @@
 #include "safety/plan.hpp"
 
+#include <zklock/backends.hpp>
+
 #include <algorithm>
 
 namespace zklock::cli::safety {
 
 const std::vector<std::string_view>& row_names() {
-    static const std::vector<std::string_view> names = {
-        "zookeeper",        "redis",       "redlock",        "postgres-lease", "postgres-advisory", "postgres-row",
-        "postgres-version", "mysql-lease", "mysql-advisory", "mysql-row",      "mysql-version",     "flock",
-        "memcached",        naive_setnx_expire, naive_setnx_getset};
+    static const std::vector<std::string_view> names = [] {
+        auto rows = lock_backend_names();
+        rows.insert(rows.end(), {naive_setnx_expire, naive_setnx_getset});
+        return rows;
+    }();
     return names;
 }
 
