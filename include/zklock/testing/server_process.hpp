@@ -126,9 +126,11 @@ protected:
     /// Throws std::runtime_error when there is no such user, std::system_error
     /// when the directory cannot be given to it.
     void run_as(const std::string& os_user, const std::filesystem::path& directory);
-    /// The user and group run_as() switched to, for files made for the server;
-    /// uid_t(-1) and gid_t(-1) when its programs run as this process's own.
+    /// The user run_as() switched to, for files made for the server;
+    /// uid_t(-1) when its programs run as this process's own.
     [[nodiscard]] uid_t server_uid() const noexcept;
+    /// The group run_as() switched to; gid_t(-1) when its programs run as
+    /// this process's own.
     [[nodiscard]] gid_t server_gid() const noexcept;
     /// Runs a program that prepares the server's files (initdb, ...), as the
     /// server's user, until it exits: fail_start(), showing
