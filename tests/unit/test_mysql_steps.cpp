@@ -83,10 +83,7 @@ TEST(MysqlSteps, RowLocksRollBackEveryAttemptThatDidNotGrant) {
     EXPECT_EQ(after_attempt(method::row, failed()), (step{action::finish, reason::error, true}));
 }
 
-TEST(MysqlSteps, RenewalsAndVersionReads) {
-    EXPECT_EQ(mysql_steps::after_renewal(true, 1), mysql_steps::renewal::retry_soon);
-    EXPECT_EQ(mysql_steps::after_renewal(false, 0), mysql_steps::renewal::lost);
-    EXPECT_EQ(mysql_steps::after_renewal(false, 1), mysql_steps::renewal::extended);
+TEST(MysqlSteps, VersionReads) {
     auto r = mysql_steps::read_version("41", "1");
     EXPECT_TRUE(r.row_found && r.free);
     EXPECT_EQ(r.version, 41);
@@ -94,8 +91,8 @@ TEST(MysqlSteps, RenewalsAndVersionReads) {
     EXPECT_FALSE(mysql_steps::read_version("41", std::nullopt).free);
     EXPECT_FALSE(mysql_steps::read_version(std::nullopt, "1").row_found);
     EXPECT_FALSE(mysql_steps::read_version("4x", "1").row_found);
-    EXPECT_TRUE(mysql_steps::lives_by_ttl(method::lease) && mysql_steps::lives_by_ttl(method::version));
-    EXPECT_FALSE(mysql_steps::lives_by_ttl(method::advisory) || mysql_steps::lives_by_ttl(method::row));
+    EXPECT_TRUE(mysql_steps::waits_on_server(method::advisory) && mysql_steps::waits_on_server(method::row));
+    EXPECT_FALSE(mysql_steps::waits_on_server(method::lease) || mysql_steps::waits_on_server(method::version));
 }
 
 TEST(MysqlSteps, ServerErrorsMapToZklockErrors) {

@@ -68,12 +68,6 @@ TEST(PostgresSteps, ARowLockRollsBackBeforeEveryOutcomeButAGrant) {
     EXPECT_EQ(after_attempt(method::row, failed()), (after_attempt_step{action::finish, reason::error, true}));
 }
 
-TEST(PostgresSteps, ARenewalThatUpdatedNoRowLosesTheLease) {
-    EXPECT_EQ(after_renewal(false, "1"), renewal::extended);
-    EXPECT_EQ(after_renewal(false, "0"), renewal::lost);
-    EXPECT_EQ(after_renewal(true, "0"), renewal::retry_soon);
-}
-
 // The version column: a busy row or a lost race (nothing updated) is waited
 // for by polling, as the lease's conflict is; a row deleted by hand is made
 // again without a rollback (no transaction is open).
@@ -88,13 +82,6 @@ TEST(PostgresSteps, AVersionLockPollsWhenBusyAndRemakesAMissingRow) {
     missing.no_wait = true;  // even a try_lock: the row's absence says nothing about a holder
     EXPECT_EQ(after_attempt(method::version, missing).what, action::retry_new_row);
     EXPECT_EQ(after_attempt(method::version, aborted(missing)), (after_attempt_step{action::finish, reason::abort}));
-}
-
-TEST(PostgresSteps, ALeaseAndAVersionRowLiveByTheirTtl) {
-    EXPECT_TRUE(lives_by_ttl(method::lease));
-    EXPECT_TRUE(lives_by_ttl(method::version));
-    EXPECT_FALSE(lives_by_ttl(method::advisory));
-    EXPECT_FALSE(lives_by_ttl(method::row));
 }
 
 } // namespace

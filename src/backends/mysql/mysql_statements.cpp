@@ -1,19 +1,11 @@
 #include "backends/mysql/mysql_statements.hpp"
 
-#include <cstdio>
-#include <string_view>
+#include "backends/sql/sql_steps.hpp"
+
+#include <string>
 
 namespace zklock::detail::mysql_sql {
 namespace {
-
-std::uint64_t fnv1a(std::string_view s) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (const char c : s) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 const char* table_of(method m) {
     switch (m) {
@@ -44,9 +36,7 @@ std::string literal(const std::string& s) {
 std::string advisory_key(const std::string& name) {
     std::string key = "zklock:" + name;
     if (key.size() <= 64) return key;
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(name)));
-    return std::string("zklock#") + buf;
+    return "zklock#" + sql_steps::hashed_name(name);
 }
 
 std::string session(method m) {

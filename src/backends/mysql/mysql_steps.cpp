@@ -79,14 +79,6 @@ version_read read_version(std::optional<std::string_view> version, std::optional
     return r;
 }
 
-renewal after_renewal(bool failed, std::uint64_t matched) noexcept {
-    if (failed) return renewal::retry_soon;
-    if (matched == 0) return renewal::lost;
-    return renewal::extended;
-}
-
-bool lives_by_ttl(method m) noexcept { return m == method::lease || m == method::version; }
-
 bool waits_on_server(method m) noexcept { return m == method::advisory || m == method::row; }
 
 } // namespace zklock::detail::mysql_steps

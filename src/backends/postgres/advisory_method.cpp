@@ -1,6 +1,7 @@
 // "postgres-advisory": a session advisory lock on a 64-bit hash of the name,
 // held by the connection; the server's lock manager queues the waiters.
 #include "backends/postgres/lock_method.hpp"
+#include "backends/sql/sql_context.hpp"
 
 namespace zklock::detail::pg {
 namespace {
@@ -10,15 +11,12 @@ public:
     postgres_steps::method kind() const noexcept override { return postgres_steps::method::advisory; }
 
     lock_capabilities capabilities() const noexcept override {
-        lock_capabilities c = postgres_capabilities("postgres-advisory");
-        c.fair_fifo = true;  // the lock manager queues conflicting waiters in arrival order, no barging
-        c.dead_holder = dead_holder_release::connection_end;
-        c.wakes_one_waiter = true;
-        c.limits = "one connection per Lock object (advisory locks belong to the server session); the key is a 64-bit "
-                   "hash of the name, so colliding names exclude each other; a holder cut off from the server keeps "
-                   "believing it holds until its connection fails; fencing tokens keep increasing only while the "
-                   "database is durable";
-        return c;
+        // the lock manager queues conflicting waiters in arrival order, no barging
+        return sql::sql_capabilities("postgres-advisory", sql_steps::method::advisory, true, true,
+                "one connection per Lock object (advisory locks belong to the server session); the key is a "
+                "64-bit hash of the name, so colliding names exclude each other; a holder cut off from the server "
+                "keeps believing it holds until its connection fails; fencing tokens keep increasing only while "
+                "the database is durable");
     }
 
     const char* application_prefix() const noexcept override { return "zklock-advisory:"; }

@@ -1,6 +1,7 @@
 // "postgres-lease": a row in zklock_leases with an owner and an expiry,
 // taken over once expired; a release NOTIFYs the waiters.
 #include "backends/postgres/lock_method.hpp"
+#include "backends/sql/sql_context.hpp"
 
 namespace zklock::detail::pg {
 namespace {
@@ -10,15 +11,12 @@ public:
     postgres_steps::method kind() const noexcept override { return postgres_steps::method::lease; }
 
     lock_capabilities capabilities() const noexcept override {
-        lock_capabilities c = postgres_capabilities("postgres-lease");
-        c.fair_fifo = false;
-        c.dead_holder = dead_holder_release::ttl_expiry;
-        c.wakes_one_waiter = false;  // every waiter LISTENs; a release NOTIFYs them all
-        c.limits = "one connection per Lock object; not FIFO; a release wakes every waiter (NOTIFY) and expired leases "
-                   "are found by jittered polling; a paused holder can outlive its TTL (use the fencing token, a "
-                   "sequence that keeps increasing only while the database is durable: fsync on, no failover to a "
-                   "lagging replica)";
-        return c;
+        // every waiter LISTENs; a release NOTIFYs them all (not only one)
+        return sql::sql_capabilities("postgres-lease", sql_steps::method::lease, false, true,
+                "one connection per Lock object; not FIFO; a release wakes every waiter (NOTIFY) and expired "
+                "leases are found by jittered polling; a paused holder can outlive its TTL (use the fencing "
+                "token, a sequence that keeps increasing only while the database is durable: fsync on, no "
+                "failover to a lagging replica)");
     }
 
     const char* application_prefix() const noexcept override { return "zklock-lease:"; }

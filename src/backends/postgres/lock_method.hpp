@@ -1,7 +1,7 @@
 // One PostgreSQL lock method's SQL and description: the lease row
 // (lease_method.cpp), the session advisory lock (advisory_method.cpp), the
 // row lock held by an open transaction (row_method.cpp) and the optimistic
-// version column (version_method.cpp). The backend (pg_backend.hpp) runs the
+// version column (version_method.cpp). The backend (pg_backend.cpp) runs the
 // same protocol for all four; what differs between them is here and in
 // postgres_steps.
 #pragma once
@@ -66,17 +66,6 @@ public:
     virtual statement release(const std::string& name, const std::string& owner, const std::string& channel,
                               std::int64_t token) const = 0;
 
-protected:
-    /// What the methods share: loss is reported, the server wakes the waiters,
-    /// and the fencing token is as durable as the database.
-    static lock_capabilities postgres_capabilities(const char* backend) noexcept {
-        lock_capabilities c;
-        c.backend = backend;
-        c.reports_loss = true;
-        c.fencing_monotonic_across_failover = true;
-        c.server_wakes_waiters = true;
-        return c;
-    }
 };
 
 const lock_method& lease_method() noexcept;

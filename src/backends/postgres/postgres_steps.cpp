@@ -33,12 +33,4 @@ after_attempt_step after_attempt(method m, const attempt_result& r) noexcept {
     return {action::finish, reason::error};
 }
 
-renewal after_renewal(bool failed, std::string_view rows) noexcept {
-    if (failed) return renewal::retry_soon;
-    if (rows == "0") return renewal::lost;
-    return renewal::extended;
-}
-
-bool lives_by_ttl(method m) noexcept { return m == method::lease || m == method::version; }
-
 } // namespace zklock::detail::postgres_steps

@@ -1,6 +1,7 @@
 // "postgres-row": SELECT ... FOR UPDATE [NOWAIT] on the lock's row in
 // zklock_rows, held by a transaction left open until the release COMMITs.
 #include "backends/postgres/lock_method.hpp"
+#include "backends/sql/sql_context.hpp"
 
 namespace zklock::detail::pg {
 namespace {
@@ -13,14 +14,11 @@ public:
     postgres_steps::method kind() const noexcept override { return postgres_steps::method::row; }
 
     lock_capabilities capabilities() const noexcept override {
-        lock_capabilities c = postgres_capabilities("postgres-row");
-        c.fair_fifo = false;  // a newcomer can lock the row between a release and the first waiter's retry
-        c.dead_holder = dead_holder_release::connection_end;
-        c.wakes_one_waiter = true;
-        c.limits = "one connection and one open transaction per holder (long holds hold back VACUUM); mostly but not "
-                   "strictly FIFO; a holder cut off from the server keeps believing it holds until its connection "
-                   "fails; fencing tokens keep increasing only while the database is durable";
-        return c;
+        // not FIFO: a newcomer can lock the row between a release and the first waiter's retry
+        return sql::sql_capabilities("postgres-row", sql_steps::method::row, false, true,
+                "one connection and one open transaction per holder (long holds hold back VACUUM); mostly but not "
+                "strictly FIFO; a holder cut off from the server keeps believing it holds until its connection "
+                "fails; fencing tokens keep increasing only while the database is durable");
     }
 
     const char* application_prefix() const noexcept override { return "zklock-row:"; }

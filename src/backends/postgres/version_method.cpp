@@ -6,6 +6,7 @@
 // new version is the fencing token. Waiters poll: nothing tells them of a
 // release.
 #include "backends/postgres/lock_method.hpp"
+#include "backends/sql/sql_context.hpp"
 
 #include <string>
 
@@ -17,15 +18,11 @@ public:
     postgres_steps::method kind() const noexcept override { return postgres_steps::method::version; }
 
     lock_capabilities capabilities() const noexcept override {
-        lock_capabilities c = postgres_capabilities("postgres-version");
-        c.fair_fifo = false;
-        c.dead_holder = dead_holder_release::ttl_expiry;
-        c.server_wakes_waiters = false;  // waiters poll, jittered, up to every 500 ms
-        c.wakes_one_waiter = false;
-        c.limits = "one connection per Lock object; not FIFO; waiters poll (a release tells nobody); a paused holder "
-                   "can outlive its expiry (the version is the fencing token, and keeps increasing only while the "
-                   "database is durable)";
-        return c;
+        // waiters poll, jittered, up to every 500 ms
+        return sql::sql_capabilities("postgres-version", sql_steps::method::version, false, false,
+                "one connection per Lock object; not FIFO; waiters poll (a release tells nobody); a paused holder "
+                "can outlive its expiry (the version is the fencing token, and keeps increasing only while the "
+                "database is durable)");
     }
 
     const char* application_prefix() const noexcept override { return "zklock-version:"; }
