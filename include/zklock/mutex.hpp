@@ -8,6 +8,7 @@
 #include <zklock/lock_events.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/queue_lock.hpp>
+#include <zklock/revocation.hpp>
 #include <zklock/session.hpp>
 
 #include <chrono>
@@ -69,8 +70,30 @@ struct MutexOptions {
     /// only for a peer on the path that acts on a deletion alone. A waiting
     /// Mutex trusts a data change of its predecessor as the mark whether or not
     /// it marks its own releases: a client allowed to write the lock's nodes
-    /// could forge one, as it could delete the holder's node.
+    /// could forge one, as it could delete the holder's node. A data change is
+    /// only a cue to read that node (one request, no listing): a node still
+    /// there was written by someone else (a revocation request, revocation.hpp)
+    /// and the waiter waits on.
     bool mark_release = true;
+    /// Cooperative revocation (Apache Curator's makeRevocable(); include/
+    /// zklock/revocation.hpp). A holder always watches its node (from 10-15 ms
+    /// into the hold) and reads a revocation request written into it by
+    /// request_revocation(), revoke_holders(), `zklock revoke` or Curator's
+    /// Revoker.attemptRevoke(); each request is reported (lock_event
+    /// revocation_requested). Off (the default): the request is ignored and the
+    /// lock stays held. On: the lock honours it, by calling on_revocation or,
+    /// when that is empty, by letting go: the node is deleted as unlock()
+    /// deletes it and the hold ends as a loss with errc::revoked (is_held()
+    /// false, then on_lost, async_wait_lost and the lost event; a RecursiveMutex
+    /// loses every level). A request written while the node waited is honoured
+    /// once it is granted. A SharedMutex's reader and writer are both
+    /// revocable with it.
+    bool revocable = false;
+    /// With `revocable`: what to do instead of letting go, called on the
+    /// session's executor once per request while held; the lock stays held
+    /// until someone calls unlock() (the handler may, or may tell the worker
+    /// to finish first). Empty (the default): let go.
+    revocation_handler on_revocation;
 };
 
 /// A fair, distributed mutual-exclusion lock on a ZooKeeper path: a QueueLock
