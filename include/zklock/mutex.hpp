@@ -62,18 +62,17 @@ struct MutexOptions {
     /// node: the transaction that deletes it writes its data first (empty; no
     /// extra write, one transaction as before). The successor watches that
     /// node, so it is told of a data change; a node that held had nothing ahead
-    /// of it and nothing arrives ahead of a waiter, so the successor holds at
-    /// once, without a request to the server. A node that goes without the mark
+    /// of it and nothing arrives ahead of a waiter, so the successor holds
+    /// without listing the queue. A node that goes without the mark
     /// (cancelled, expired, a peer's) makes its successor list the queue. Curator's
     /// InterProcessMutex and kazoo's Lock wake on any event of the node they
     /// watch and list, so they share a path with marking Mutexes. Turn it off
     /// only for a peer on the path that acts on a deletion alone. A waiting
-    /// Mutex trusts a data change of its predecessor as the mark whether or not
-    /// it marks its own releases: a client allowed to write the lock's nodes
-    /// could forge one, as it could delete the holder's node. A data change is
-    /// only a cue to read that node (one request, no listing): a node still
-    /// there was written by someone else (a revocation request, revocation.hpp)
-    /// and the waiter waits on.
+    /// Mutex trusts its predecessor's mark whether or not it marks its own
+    /// releases. A data change is only a cue to read that node (one request, no
+    /// listing): gone, it released with the mark (the mark and the delete are
+    /// one transaction); still there, someone else wrote it (a revocation
+    /// request, revocation.hpp) and the waiter waits on.
     bool mark_release = true;
     /// Cooperative revocation (Apache Curator's makeRevocable(); include/
     /// zklock/revocation.hpp). A holder always watches its node (from 10-15 ms
