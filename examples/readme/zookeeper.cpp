@@ -142,6 +142,27 @@ void guarded(zklock::Session& session) {
     // [/readme:guarded]
 }
 
+void revocation(zklock::Session& session) {
+    std::promise<void> stopped;
+    const auto stop_work = [&] { stopped.set_value(); };
+    // [readme:revocation]
+    zklock::MutexOptions options;
+    options.revocable = true;   // let go when asked, as Curator's makeRevocable() (or set on_revocation)
+    zklock::Mutex job(session, "/locks/nightly", options);
+    job.on_lost([&](std::error_code why) { if (why == zklock::errc::revoked) stop_work(); });
+    job.lock();
+
+    // Elsewhere: another process, `zklock revoke /locks/nightly`, or Curator's Revoker.attemptRevoke.
+    zklock::Mutex urgent(session, "/locks/nightly");
+    urgent.revoke_holders();    // writes "__REVOKE__" into the holder's node
+    urgent.lock();              // granted once `job` has let go
+    // [/readme:revocation]
+    if (stopped.get_future().wait_for(std::chrono::seconds(10)) != std::future_status::ready || job.is_held())
+        throw std::runtime_error("the revocation snippet: the revocable holder did not let go");
+    write_to_resource(urgent.fencing_token());
+    urgent.unlock();
+}
+
 void logging(const std::string& hosts) {
     // [readme:logging]
     zklock::SessionOptions options;
@@ -223,12 +244,13 @@ int main(int argc, char** argv) {
     recipes(session);
     multi(session);
     guarded(session);
+    revocation(session);
     acl(hosts);
     logging(hosts);
     metrics(hosts);
-    // blocking 1, async 1, the leader's term 1, the lock set 1, acl 1, metrics 1.
-    if (writes != 6) {
-        std::cerr << "readme snippets: " << writes << " writes, expected 6\n";
+    // blocking 1, async 1, the leader's term 1, the lock set 1, revocation 1, acl 1, metrics 1.
+    if (writes != 7) {
+        std::cerr << "readme snippets: " << writes << " writes, expected 7\n";
         return 1;
     }
     if (!first_lock_program.empty() && !first_lock(first_lock_program, hosts)) return 1;

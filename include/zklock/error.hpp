@@ -33,6 +33,7 @@ enum class errc {
     blocked_by_persistent_node, ///< a persistent node (not ephemeral) that never goes away by itself blocks the queue
     foreign_recipe,         ///< the path holds another library's recipe that zklock cannot share it with (a peer semaphore)
     connection_refused,     ///< every server address refused the connection (nothing listens there); compares equal to std::errc::connection_refused
+    revoked,                ///< a revocable lock let go at a revocation request (include/zklock/revocation.hpp)
 
     // --- one per ZooKeeper client/server error (ZOO_ERRORS) -----------------
     system_error = 100,         ///< ZSYSTEMERROR
@@ -91,7 +92,7 @@ ZKLOCK_EXPORT bool is_retryable(const std::error_code& ec) noexcept;
 
 /// True for the errors that tell a holder its lock (or leadership) is gone:
 /// session expired, connection suspended past the session timeout, node deleted,
-/// session closed.
+/// session closed, and revoked (a revocable lock let go when asked).
 ZKLOCK_EXPORT bool is_lock_lost(const std::error_code& ec) noexcept;
 
 /// Exception thrown by the throwing overloads. Carries the error_code.

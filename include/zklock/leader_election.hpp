@@ -8,6 +8,7 @@
 #include <zklock/lock_stats.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/queue_lock.hpp>
+#include <zklock/revocation.hpp>
 #include <zklock/session.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -37,9 +38,12 @@ struct Leadership {
 
 /// Who leads an election now.
 struct LeaderInfo {
-    std::string participant_id;  ///< the data of the lowest node
+    std::string participant_id;  ///< the data of the lowest node (empty while a revocation request replaces it)
     std::int64_t epoch = 0;      ///< its czxid
     std::string node;            ///< its name
+    /// A revocation request is pending on the leader's node (revoke_leader(),
+    /// request_revocation()): the request replaced its data, the id with it.
+    bool revocation_requested = false;
     /// Equal when every field is.
     friend bool operator==(const LeaderInfo&, const LeaderInfo&) = default;
 };
@@ -60,6 +64,17 @@ struct LeaderElectionOptions {
     /// Lock-delay, as MutexOptions::lock_delay: after a leader is lost without
     /// resigning, the next one waits this long before it leads.
     std::chrono::milliseconds lock_delay{0};
+    /// Cooperative revocation of a term (MutexOptions::revocable): a leader
+    /// asked to step down (revoke_leader(), request_revocation(), `zklock
+    /// revoke`) does so when on: it resigns, and the term ends as a loss with
+    /// errc::revoked (on_lost, async_wait_lost, the stop_token of
+    /// run_as_leader(), which then campaigns again, at the back of the line,
+    /// unless RunAsLeaderOptions::rejoin is false). Off (the default): the
+    /// request is reported (lock_event revocation_requested) and ignored.
+    bool revocable = false;
+    /// With `revocable`: the handler instead of resigning, as
+    /// MutexOptions::on_revocation; the term lasts until someone resigns.
+    revocation_handler on_revocation;
 };
 
 /// Options of run_as_leader().
@@ -143,6 +158,16 @@ public:
     ///@}
     /// Our current term, if we lead.
     std::optional<Leadership> leadership() const;
+    /// Asks the current leader to step down (cooperative revocation,
+    /// revocation.hpp): writes a revocation request into its node. Returns the
+    /// node asked (full path); none when nobody leads or we lead (we are never
+    /// asked). A revocable leader resigns (or calls its handler); another keeps
+    /// leading. Blocking. Errors: thrown as zklock::error, or in `ec` (as
+    /// request_revocation()); a leader gone before the request is not an error.
+    ///@{
+    std::optional<std::string> revoke_leader();
+    std::optional<std::string> revoke_leader(std::error_code& ec);
+    ///@}
 
     /// Called with the reason every time leadership is lost (not on resign()).
     void on_lost(std::function<void(std::error_code)> callback) { candidate_.on_lost(std::move(callback)); }

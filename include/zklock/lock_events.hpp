@@ -25,6 +25,9 @@ enum class lock_event_kind {
     left,     ///< the acquire ended without a grant after it queued: `reason` (errc::timeout for
               ///< a deadline that passed or a try that found the lock busy, operation_canceled,
               ///< or the error the acquire failed with)
+    revocation_requested, ///< held, a revocation request arrived (include/zklock/revocation.hpp):
+                          ///< `reason` errc::revoked when the lock honours it (revocable: its handler
+                          ///< runs, or it lets go and `lost` follows), empty when it keeps the lock
 };
 
 /// One event of one lock object.
@@ -36,12 +39,12 @@ struct lock_event {
     std::chrono::nanoseconds waited{0}; ///< granted
     std::chrono::nanoseconds held{0};   ///< released, lost
     std::int64_t fencing_token = 0;     ///< granted
-    std::error_code reason;             ///< lost, left
+    std::error_code reason;             ///< lost, left, revocation_requested
     /// A SharedMutex's read side (its write side and every other lock: false).
     bool shared = false;
 };
 
-/// "queued", "moved", "granted", "released", "lost", "left".
+/// "queued", "moved", "granted", "released", "lost", "left", "revocation_requested".
 ZKLOCK_EXPORT const char* to_string(lock_event_kind kind) noexcept;
 
 /// Counts lock events per lock path and renders them in the Prometheus text
@@ -61,13 +64,14 @@ public:
     }
     /// Every metric, one family after another (text format 0.0.4):
     /// zklock_lock_acquisitions_total, zklock_lock_wait_seconds_total,
-    /// zklock_lock_hold_seconds_total, zklock_lock_losses_total, and the gauges
-    /// zklock_lock_waiting (acquires queued, not yet granted) and zklock_lock_held.
+    /// zklock_lock_hold_seconds_total, zklock_lock_losses_total,
+    /// zklock_lock_revocation_requests_total, and the gauges zklock_lock_waiting
+    /// (acquires queued, not yet granted) and zklock_lock_held.
     std::string prometheus_text() const;
 
 private:
     struct per_path {
-        std::uint64_t acquisitions = 0, losses = 0;
+        std::uint64_t acquisitions = 0, losses = 0, revocation_requests = 0;
         double wait_s = 0, hold_s = 0;
         std::int64_t waiting = 0, held = 0;
     };

@@ -8,6 +8,7 @@
 #include <zklock/lock.hpp>
 #include <zklock/lock_events.hpp>
 #include <zklock/lock_stats.hpp>
+#include <zklock/revocation.hpp>
 #include <zklock/session.hpp>
 
 #include <chrono>
@@ -39,6 +40,15 @@ struct MultiMutexOptions {
     /// set waits this long before it holds when any of its queues was handed
     /// over by a loss.
     std::chrono::milliseconds lock_delay{0};
+    /// Cooperative revocation of the set (MutexOptions::revocable): a request
+    /// written into any of the set's nodes asks the whole set to let go (a set
+    /// is held as one). On: it lets go of every lock (the hold ends as a loss,
+    /// errc::revoked), or calls on_revocation. Off (the default): the request is
+    /// reported and ignored.
+    bool revocable = false;
+    /// With `revocable`: the handler instead of letting go, as
+    /// MutexOptions::on_revocation (the request names the path whose node was asked).
+    revocation_handler on_revocation;
 };
 
 /// Several fair ZooKeeper locks taken as one: all of them or none.
@@ -120,6 +130,16 @@ public:
     ///@{
     guarded_result commit_guarded(const std::vector<guarded_op>& ops);
     guarded_result commit_guarded(const std::vector<guarded_op>& ops, std::error_code& ec);
+    ///@}
+    /// Asks whoever holds any of the set's locks now to let go (cooperative
+    /// revocation, revocation.hpp): writes a revocation request into the node
+    /// that holds each lock path (the first of its queue), never into ours.
+    /// Returns the nodes asked (full paths), none when nobody else holds.
+    /// Blocking. Errors: thrown as zklock::error, or in `ec` (as
+    /// request_revocation()); a holder gone before its request is not an error.
+    ///@{
+    std::vector<std::string> revoke_holders();
+    std::vector<std::string> revoke_holders(std::error_code& ec);
     ///@}
 
 private:

@@ -8,6 +8,7 @@
 #include <zklock/lock_events.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/queue_lock.hpp>
+#include <zklock/revocation.hpp>
 #include <zklock/session.hpp>
 
 #include <chrono>
@@ -61,16 +62,37 @@ struct MutexOptions {
     /// node: the transaction that deletes it writes its data first (empty; no
     /// extra write, one transaction as before). The successor watches that
     /// node, so it is told of a data change; a node that held had nothing ahead
-    /// of it and nothing arrives ahead of a waiter, so the successor holds at
-    /// once, without a request to the server. A node that goes without the mark
+    /// of it and nothing arrives ahead of a waiter, so the successor holds
+    /// without listing the queue. A node that goes without the mark
     /// (cancelled, expired, a peer's) makes its successor list the queue. Curator's
     /// InterProcessMutex and kazoo's Lock wake on any event of the node they
     /// watch and list, so they share a path with marking Mutexes. Turn it off
     /// only for a peer on the path that acts on a deletion alone. A waiting
-    /// Mutex trusts a data change of its predecessor as the mark whether or not
-    /// it marks its own releases: a client allowed to write the lock's nodes
-    /// could forge one, as it could delete the holder's node.
+    /// Mutex trusts its predecessor's mark whether or not it marks its own
+    /// releases. A data change is only a cue to read that node (one request, no
+    /// listing): gone, it released with the mark (the mark and the delete are
+    /// one transaction); still there, someone else wrote it (a revocation
+    /// request, revocation.hpp) and the waiter waits on.
     bool mark_release = true;
+    /// Cooperative revocation (Apache Curator's makeRevocable(); include/
+    /// zklock/revocation.hpp). A holder always watches its node (from 10-15 ms
+    /// into the hold) and reads a revocation request written into it by
+    /// request_revocation(), revoke_holders(), `zklock revoke` or Curator's
+    /// Revoker.attemptRevoke(); each request is reported (lock_event
+    /// revocation_requested). Off (the default): the request is ignored and the
+    /// lock stays held. On: the lock honours it, by calling on_revocation or,
+    /// when that is empty, by letting go: the node is deleted as unlock()
+    /// deletes it and the hold ends as a loss with errc::revoked (is_held()
+    /// false, then on_lost, async_wait_lost and the lost event; a RecursiveMutex
+    /// loses every level). A request written while the node waited is honoured
+    /// once it is granted. A SharedMutex's reader and writer are both
+    /// revocable with it.
+    bool revocable = false;
+    /// With `revocable`: what to do instead of letting go, called on the
+    /// session's executor once per request while held; the lock stays held
+    /// until someone calls unlock() (the handler may, or may tell the worker
+    /// to finish first). Empty (the default): let go.
+    revocation_handler on_revocation;
 };
 
 /// A fair, distributed mutual-exclusion lock on a ZooKeeper path: a QueueLock

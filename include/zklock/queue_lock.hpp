@@ -124,6 +124,19 @@ public:
     guarded_result commit_guarded(const std::vector<guarded_op>& ops);
     guarded_result commit_guarded(const std::vector<guarded_op>& ops, std::error_code& ec);
     ///@}
+
+    /// Asks whoever holds this lock now to let go (cooperative revocation,
+    /// revocation.hpp): writes a revocation request into each holder's node
+    /// under this recipe's rule (the first in line; a semaphore's first K; the
+    /// readers ahead of the first writer, or that writer), never into ours.
+    /// Returns the nodes asked (full paths), none when nobody else holds. A
+    /// revocable holder lets go (or calls its handler); another keeps the
+    /// lock. Blocking. Errors: thrown as zklock::error, or in `ec` (as
+    /// request_revocation()); a holder gone before its request is not an error.
+    ///@{
+    std::vector<std::string> revoke_holders();
+    std::vector<std::string> revoke_holders(std::error_code& ec);
+    ///@}
 private:
     friend struct detail::internal_access;  // the recipes make their places through the engine's factory
     ZKLOCK_NO_EXPORT QueueLock(std::shared_ptr<detail::contender_engine> engine, std::string path);

@@ -6,6 +6,7 @@
 #include <zklock/lock_stats.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/queue_lock.hpp>
+#include <zklock/revocation.hpp>
 #include <zklock/session.hpp>
 
 #include <chrono>
@@ -38,6 +39,15 @@ struct SemaphoreOptions {
     /// handover is judged conservatively: when more than one permit ended
     /// between two listings, the next grant waits.
     std::chrono::milliseconds lock_delay{0};
+    /// Cooperative revocation of each permit, as MutexOptions::revocable: a
+    /// permit holder asked to let go (request_revocation(), revoke_holders(),
+    /// `zklock revoke`) honours the request when on, ignores it when off (the
+    /// default).
+    bool revocable = false;
+    /// With `revocable`: the handler instead of letting go, as
+    /// MutexOptions::on_revocation (one for every permit; the request says
+    /// which node was asked).
+    revocation_handler on_revocation;
 };
 
 /// A fair distributed counting semaphore: at most `permits` holders at once on

@@ -14,6 +14,7 @@
 #include <zklock/mutex.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/queue_watch.hpp>
+#include <zklock/revocation.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 #include <zklock/shared_mutex.hpp>

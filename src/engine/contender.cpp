@@ -99,6 +99,10 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
         return report_position(static_cast<std::size_t>(action.number));
     case kind::forget_position: return set_position(-1);
     case kind::node_known: return set_node_name(action.name);
+    case kind::revocation_request:
+    case kind::revoke:
+        if (attempt_ != a) return;
+        return revocation_requested(setup_.dir, path_of(action.name), action.what == kind::revoke);
     case kind::count_attempt:
     case kind::count_wakeup: {
         std::lock_guard lk(mutex_);
@@ -216,8 +220,8 @@ void contender_engine::send_watch(const std::shared_ptr<attempt>& a, const acqui
         return session_->get_data(
             path_of(action.name),
             [self, a](int type) { self->feed(a, [&](acquire_machine& m) { return m.own_watch_fired(type); }); },
-            [self, a](int rc, std::string, const node_stat&) {
-                self->feed(a, [&](acquire_machine& m) { return m.own_watch_set(rc); });
+            [self, a](int rc, std::string data, const node_stat& st) {
+                self->feed(a, [&](acquire_machine& m) { return m.own_watch_set(rc, data, st.version); });
             });
     }
     session_->get_data(
@@ -250,6 +254,7 @@ void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acqu
 
 void contender_engine::new_attempt() {
     setup_.no_wait = no_wait_;
+    setup_.revocable = revocable();
     note_attempt_start();
     // The tag goes in the node's name: a lost create reply's node is found by it.
     auto a = std::make_shared<attempt>(setup_, new_tag(setup_.form));
@@ -304,6 +309,21 @@ void contender_engine::lose(std::error_code ec) {
     }
     if (a) feed(a, [ec](acquire_machine& m) { return m.lost(ec); });
     report_loss(ec, std::move(next));
+}
+
+void contender_engine::let_go_revoked() {
+    if (phase_ != phase::held || !attempt_) return;
+    // An unlock() that came first (is_held() false, its release queued behind
+    // this) releases; a node that went is a loss of its own.
+    if (!held_.exchange(false)) return;
+    auto a = std::exchange(attempt_, nullptr);
+    auto next = end_hold();
+    token_ = 0;
+    set_position(-1);
+    set_node_name({});
+    // Deleted as a release deletes it (with the mark: it held); nobody waits for it.
+    feed(a, [](acquire_machine& m) { return m.release(); });
+    report_loss(make_error_code(errc::revoked), std::move(next));
 }
 
 void contender_engine::on_session_event(session_event e) {

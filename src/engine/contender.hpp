@@ -38,6 +38,8 @@ public:
     // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
     std::string node_path() const;
     const std::string& dir() const noexcept { return setup_.dir; }
+    /// The recipe's queue rule (who holds: revoke_holders()).
+    const queue_rule& rule() const noexcept { return setup_.rule; }
     /// The acquire protocol's state in words (phase, the attempt's node and
     /// flags, what it watches); strand only (zklock::describe_internals).
     std::string describe() const;
@@ -61,6 +63,7 @@ private:
     bool hold_ending() const noexcept override { return attempt_ && attempt_->fsm.node_gone(); }
     void lose(std::error_code ec) override;
     std::string event_path() const override { return setup_.dir; }
+    void let_go_revoked() override;
     /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
     void fail(std::error_code ec, std::string detail);
     void set_node_name(std::string name);

@@ -117,6 +117,13 @@ bool lock_set_engine::perform(const std::shared_ptr<attempt>& a, const set_actio
         if (auto done = std::exchange(a->done, nullptr)) done(action.ec);
         break;
     case kind::positions: set_positions(a->fsm.positions()); break;
+    case kind::revocation_request:
+    case kind::revoke:
+        // A request to any node of the set concerns the whole set.
+        if (attempt_ == a)
+            revocation_requested(setup_.dirs[action.queue], path_of(action.queue, action.name),
+                                 action.what == kind::revoke);
+        break;
     case kind::forget_positions: clear_nodes(); break;
     case kind::nodes_known: {
         std::lock_guard lk(mutex_);
@@ -201,8 +208,8 @@ void lock_set_engine::send_watch(const std::shared_ptr<attempt>& a, const set_ac
         return session_->get_data(
             path_of(i, action.name),
             [self, a, i](int type) { self->feed(a, [&](set_acquire_machine& m) { return m.own_watch_fired(i, type); }); },
-            [self, a, i](int rc, std::string, const node_stat&) {
-                self->feed(a, [&](set_acquire_machine& m) { return m.own_watch_set(i, rc); });
+            [self, a, i](int rc, std::string data, const node_stat& st) {
+                self->feed(a, [&](set_acquire_machine& m) { return m.own_watch_set(i, rc, data, st.version); });
             });
     session_->get_data(
         path_of(i, action.name),
@@ -232,6 +239,7 @@ void lock_set_engine::send_delete(const std::shared_ptr<attempt>& a, const set_a
 
 void lock_set_engine::new_attempt() {
     setup_.no_wait = no_wait_;
+    setup_.revocable = revocable();
     note_attempt_start();
     // The guid is in every node's name: a lost transaction reply's nodes are found by it.
     auto a = std::make_shared<attempt>(setup_, new_guid());
@@ -277,6 +285,19 @@ void lock_set_engine::lose(std::error_code ec) {
     clear_nodes();
     if (a) feed(a, [ec](set_acquire_machine& m) { return m.lost(ec); });
     report_loss(ec, std::move(next));
+}
+
+void lock_set_engine::let_go_revoked() {
+    if (phase_ != phase::held || !attempt_) return;
+    // An unlock() that came first releases; a node that went is a loss of its own.
+    if (!held_.exchange(false)) return;
+    auto a = std::exchange(attempt_, nullptr);
+    auto next = end_hold();
+    token_ = 0;
+    clear_nodes();
+    // Every node deleted as a release deletes them; nobody waits for it.
+    feed(a, [](set_acquire_machine& m) { return m.release(); });
+    report_loss(make_error_code(errc::revoked), std::move(next));
 }
 
 void lock_set_engine::on_session_event(session_event e) {

@@ -54,6 +54,7 @@ private:
     bool hold_ending() const noexcept override { return attempt_ && attempt_->fsm.node_gone(); }
     void lose(std::error_code ec) override;
     std::string event_path() const override;
+    void let_go_revoked() override;
     /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
     void fail(std::error_code ec, std::string detail);
     void on_session_event(session_event e) override;

@@ -196,6 +196,30 @@ void queue_entry::on_user_position(std::function<void(std::size_t)> callback) {
     });
 }
 
+void queue_entry::set_revocation(bool revocable, revocation_handler handler) {
+    revocable_ = revocable;
+    if (revocable && handler) revocation_handler_ = std::make_shared<const revocation_handler>(std::move(handler));
+}
+
+void queue_entry::revocation_requested(const std::string& path, const std::string& node, bool honour) {
+    if (phase_ != phase::held) return;
+    lock_event e;
+    e.kind = lock_event_kind::revocation_requested;
+    if (honour) e.reason = make_error_code(errc::revoked);
+    emit(std::move(e));
+    session_->log(log_level::warn, "lock " + event_path() + ": revocation requested of " + node +
+                                       (!honour ? " (not revocable: the lock is kept)"
+                                        : revocation_handler_ ? " (revocable: its handler decides)"
+                                                              : " (revocable: letting go)"));
+    if (!honour) return;
+    if (revocation_handler_) {
+        boost::asio::post(session_->user_executor(),
+                          [h = revocation_handler_, r = revocation_request{path, node}] { (*h)(r); });
+        return;
+    }
+    let_go_revoked();
+}
+
 void queue_entry::set_position(std::int64_t position) {
     if (position_.exchange(position) == position || position < 0 || !position_callback_) return;
     (*position_callback_)(static_cast<std::size_t>(position));
@@ -309,7 +333,8 @@ std::unique_ptr<queue_entry::deferred_start> queue_entry::end_hold() {
 }
 
 void queue_entry::report_loss(std::error_code ec, std::unique_ptr<deferred_start> next) {
-    session_->log(log_level::error, "lock " + event_path() + " lost: " + ec.message());
+    // Revoked: it let go as it was asked to, no failure.
+    session_->log(ec == errc::revoked ? log_level::warn : log_level::error, "lock " + event_path() + " lost: " + ec.message());
     lock_event e;
     e.kind = lock_event_kind::lost;
     e.reason = ec;

@@ -13,6 +13,7 @@
 #include <zklock/backend.hpp>
 #include <zklock/lock.hpp>
 #include <zklock/lock_events.hpp>
+#include <zklock/revocation.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -93,6 +94,11 @@ public:
     /// The public on_queue_position: `callback(position)` posted to the
     /// session's user executor whenever the place changes.
     void on_user_position(std::function<void(std::size_t)> callback);
+    /// Cooperative revocation (MutexOptions::revocable): honour the requests
+    /// that arrive while held, by calling `handler` (posted to the session's
+    /// user executor) or, without one, by letting go (a loss: errc::revoked).
+    /// Before any acquire (the recipes' constructors).
+    void set_revocation(bool revocable, revocation_handler handler);
 
 protected:
     enum class phase { idle, acquiring, held };
@@ -116,6 +122,9 @@ protected:
     virtual void lose(std::error_code ec) = 0;
     /// The lock's path in its events and log (a lock set's paths, comma-separated).
     virtual std::string event_path() const = 0;
+    /// Held and revocable, asked to let go, and no handler: ends the hold as a
+    /// loss (errc::revoked), its nodes deleted as a release deletes them.
+    virtual void let_go_revoked() = 0;
 
     // strand only
     /// Starts the acquire `acquire_id_` names: the deadline, then new_attempt().
@@ -163,6 +172,12 @@ protected:
     /// Our place in line is now `position` (-1: none): queue_position(), and
     /// the position callback when it changed.
     void set_position(std::int64_t position);
+    /// A revocation request arrived at `node` (the full path; of the lock at
+    /// `path`) while held: the event and the log line; when `honour`, the
+    /// handler or let_go_revoked().
+    void revocation_requested(const std::string& path, const std::string& node, bool honour);
+    /// Whether set_revocation() made this lock revocable.
+    bool revocable() const noexcept { return revocable_; }
 
     std::shared_ptr<session_impl> session_;
 
@@ -200,6 +215,8 @@ private:
     bool queued_reported_ = false;         // this acquire's "queued" event went out
     std::int64_t reported_position_ = -1;  // the position its last event carried
     std::unique_ptr<std::function<void(std::size_t)>> position_callback_;  // made by on_user_position: most locks have none
+    bool revocable_ = false;                                     // set once, before any acquire
+    std::shared_ptr<const revocation_handler> revocation_handler_;  // null: let go
     std::atomic<std::int64_t> position_{-1};  // thread-safe snapshot
 };
 

@@ -54,7 +54,7 @@ acquire_actions acquire_machine::release() {
     stage_ = stage::over;
     auto a = act(kind::delete_node, node_, owner_);
     a.wait = true;
-    a.mark = setup_.mark_release && trusts_marks();  // the successor holds on it without a request
+    a.mark = setup_.mark_release && trusts_marks();  // the successor holds on it without a listing
     if (delay_) a.release_record = release_record_data(setup_.rule.dir_data, delay_->before, node_);
     return actions_of(act(kind::forget_position), std::move(a));
 }

@@ -24,7 +24,8 @@ void append(acquire_actions& to, acquire_actions more) {
 
 } // namespace
 
-acquire_machine::acquire_machine(const acquire_setup& setup, std::string guid) : setup_(setup), guid_(std::move(guid)) {
+acquire_machine::acquire_machine(const acquire_setup& setup, std::string guid)
+    : setup_(setup), guid_(std::move(guid)), revocation_(setup.revocable) {
     if (setup_.rule.lock_delay.count() > 0) delay_ = std::make_unique<delay_state>();
 }
 
@@ -267,6 +268,7 @@ bool acquire_machine::trusts_marks() const noexcept {
 
 acquire_actions acquire_machine::watch() {
     ++generation_;
+    verifying_mark_ = false;
     if (rare_) rare_->persistent.clear();
     acquire_actions out;
     for (const auto& name : watching_) out.push_back(act(kind::watch_node, name, generation_));
@@ -276,6 +278,11 @@ acquire_actions acquire_machine::watch() {
 acquire_actions acquire_machine::watch_set(std::string_view name, std::int64_t generation, int rc,
                                            const node_stat& st) {
     if (stage_ != stage::waiting || generation != generation_) return {};
+    // The read after a data change of the node we watch: gone means it went in
+    // the transaction that wrote it, a release mark (a node that held); still
+    // there means someone else wrote it (a revocation request): wait on.
+    const bool after_change = std::exchange(verifying_mark_, false);
+    if (after_change && rc == ZNONODE) return wake(false, name, true);
     if (rc == ZOK && st.ephemeral_owner == 0) {
         // Not ephemeral: no session end will ever delete it. When every node
         // we wait for is such a node, waiting is waiting forever.
@@ -303,9 +310,14 @@ acquire_actions acquire_machine::watch_fired(std::string_view name, std::int64_t
         return out;
     }
     if (type == ZOO_DELETED_EVENT) return wake(true, name);
-    // Its holder's release mark: the node held, and the transaction that wrote
-    // its data deleted it too.
-    if (type == ZOO_CHANGED_EVENT && trusts_marks()) return wake(true, name, true);
+    if (type == ZOO_CHANGED_EVENT && trusts_marks()) {
+        // Its holder's release mark (the transaction that wrote its data
+        // deleted it too), or a write of someone else's: a revocation request
+        // (Curator's Revoker, zklock's) leaves the holder in place. The read
+        // that sets the watch again tells them apart (watch_set).
+        verifying_mark_ = true;
+        return actions_of(act(kind::count_wakeup), act(kind::watch_node, std::string(name), generation_));
+    }
     // Data changed (or a spurious event): watch that node again.
     return actions_of(act(kind::watch_node, std::string(name), generation_));
 }
@@ -357,10 +369,16 @@ acquire_actions acquire_machine::hold_settled() {
     return actions_of(act(kind::watch_own_node, node_));
 }
 
-acquire_actions acquire_machine::own_watch_set(int rc) {
+acquire_actions acquire_machine::own_watch_set(int rc, std::string_view data, std::int32_t version) {
     if (stage_ != stage::held || node_gone_) return {};
     if (rc == ZNONODE) return own_node_gone();
     if (connection_trouble(rc)) return retry(acquire_step::watch_own_node, rc);
+    if (rc != ZOK) return {};
+    switch (revocation_.read(data, version)) {
+    case revocation_step::none: return {};
+    case revocation_step::ignore: return actions_of(act(kind::revocation_request, node_));
+    case revocation_step::honour: return actions_of(act(kind::revoke, node_));
+    }
     return {};
 }
 
@@ -398,6 +416,7 @@ std::string acquire_machine::describe() const {
     if (claiming_) out += " claiming";
     if (node_gone_) out += " node_gone";
     if (last_blocker_) out += " last_blocker";
+    if (verifying_mark_) out += " verifying_mark";
     out += " watching=[";
     for (std::size_t i = 0; i < watching_.size(); ++i) out += (i ? "," : "") + watching_[i];
     return out + "] generation=" + std::to_string(generation_);
@@ -409,7 +428,7 @@ std::string to_string(const acquire_action& a) {
         "create",         "ensure_parents", "list",         "read_token",      "watch_node",   "read_handover",
         "start_delay",    "grant",          "watch_own_node", "node_gone",     "lose",         "requeue",
         "fail",           "give_up",        "delete_node",  "delete_by_guid",  "cleaned_up",   "position",
-        "forget_position", "node_known",    "count_attempt", "count_wakeup"};
+        "forget_position", "node_known",    "count_attempt", "count_wakeup", "revocation_request", "revoke"};
     static constexpr const char* steps[] = {"create", "recover", "list", "watch_own_node"};
     static constexpr const char* listings[] = {"pipelined", "fresh", "recover"};
     std::string out = names[static_cast<int>(a.what)];

@@ -32,6 +32,7 @@
 #include "fsm/lock_node.hpp"
 #include "fsm/node_stat.hpp"
 #include "fsm/policy_words.hpp"
+#include "fsm/revocation.hpp"
 #include <zklock/session_state.hpp>
 
 #include <chrono>
@@ -61,9 +62,16 @@ struct acquire_setup {
     /// transaction that deletes its node writes the node's data first, so its
     /// successor, which watches that node, is told of a data change, not of a
     /// deletion. A node that held had nothing ahead of it, and nothing arrives
-    /// ahead of a waiter: the successor holds at once, without a request. A
-    /// waiter under the mutex rule trusts the mark whether or not it marks.
+    /// ahead of a waiter: the successor holds without a listing. A waiter
+    /// under the mutex rule trusts the mark whether or not it marks. A data
+    /// change is only a cue: the waiter reads the node (the read sets its
+    /// watch again) and holds when it is gone, since the mark and the delete
+    /// are one transaction; a node still there was written by someone else (a
+    /// revocation request), and the waiter waits on.
     bool mark_release = false;
+    /// A revocation request read on our node while held is honoured (the
+    /// `revoke` action); otherwise it is only reported (`revocation_request`).
+    bool revocable = false;
 };
 
 /// What the session is now, as the engine sees it when it feeds an event.
@@ -111,6 +119,8 @@ struct acquire_action {
         node_known,        ///< our node is dir/name
         count_attempt,     ///< a listing that decides is sent (lock_stats::attempts)
         count_wakeup,      ///< a watch woke us (lock_stats::wakeups)
+        revocation_request,  ///< held, not revocable: a revocation request came; report it, keep the lock
+        revoke,            ///< held, revocable: a revocation request came; report it, then the handler (default: let go)
     };
     kind what{};
     std::string name;
@@ -175,7 +185,9 @@ public:
     /// The hold has lasted a moment (session_impl::settle_delay): time to watch
     /// our own node, so that a deletion by someone else is reported.
     acquire_actions hold_settled();
-    acquire_actions own_watch_set(int rc);
+    /// The read that set the watch on our own node: its data and data version
+    /// (a revocation request, fsm/revocation.hpp).
+    acquire_actions own_watch_set(int rc, std::string_view data = {}, std::int32_t version = 0);
     acquire_actions own_watch_fired(int type);
     /// A session event; `close_reason`: why a closed session closed.
     acquire_actions session_changed(session_event e, std::error_code close_reason = {});
@@ -236,6 +248,8 @@ private:
     bool cleanup_after_create_ = false;  // cancelled with the create's reply on its way
     std::vector<std::string> watching_;
     bool last_blocker_ = false;
+    bool verifying_mark_ = false;    // a data change of the node we watch: is it gone (a release mark)?
+    revocation_watch revocation_;    // the requests written into our node while held
     std::int64_t generation_ = 0;    // of the watches and listings that may still answer
     bool claiming_ = false;          // setting the directory's data (a semaphore's permit count)
     bool node_gone_ = false;

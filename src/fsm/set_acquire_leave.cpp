@@ -22,10 +22,17 @@ set_actions set_acquire_machine::hold_settled() {
     return out;
 }
 
-set_actions set_acquire_machine::own_watch_set(std::size_t queue, int rc) {
+set_actions set_acquire_machine::own_watch_set(std::size_t queue, int rc, std::string_view data,
+                                               std::int32_t version) {
     if (stage_ != stage::held || node_gone_) return {};
     if (rc == ZNONODE) return own_node_gone();
     if (connection_trouble(rc)) return retry(set_step::watch_own_node, queue);
+    if (rc != ZOK || queue >= revocations_.size()) return {};
+    switch (revocations_[queue].read(data, version)) {
+    case revocation_step::none: return {};
+    case revocation_step::ignore: return {act(set_kind::revocation_request, queue, nodes_[queue])};
+    case revocation_step::honour: return {act(set_kind::revoke, queue, nodes_[queue])};
+    }
     return {};
 }
 
@@ -182,7 +189,8 @@ std::string to_string(const set_action& a) {
         "wait_connected", "read_dir_before", "create",   "ensure_parents", "list",           "read_token",
         "watch_node",     "read_handover",   "start_delay", "grant",       "watch_own_node", "node_gone",
         "lose",           "requeue",         "fail",     "give_up",        "delete_set",     "delete_by_guid",
-        "cleaned_up",     "positions",       "forget_positions", "nodes_known", "count_attempt", "count_wakeup"};
+        "cleaned_up",     "positions",       "forget_positions", "nodes_known", "count_attempt", "count_wakeup",
+        "revocation_request", "revoke"};
     static constexpr const char* steps[] = {"create", "recover", "read_token", "list", "watch_own_node"};
     static constexpr const char* listings[] = {"pipelined", "fresh", "recover"};
     std::string out = names[static_cast<int>(a.what)];
@@ -195,6 +203,8 @@ std::string to_string(const set_action& a) {
     case set_kind::watch_node:
     case set_kind::read_handover:
     case set_kind::watch_own_node:
+    case set_kind::revocation_request:
+    case set_kind::revoke:
     case set_kind::delete_by_guid: out += " @" + std::to_string(a.queue); break;
     case set_kind::wait_connected:
         if (a.step == set_step::list || a.step == set_step::watch_own_node) out += " @" + std::to_string(a.queue);

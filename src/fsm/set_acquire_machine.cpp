@@ -37,6 +37,7 @@ std::size_t failed_op(const std::vector<int>& op_errors) {
 set_acquire_machine::set_acquire_machine(const set_setup& setup, std::string guid)
     : setup_(setup), guid_(std::move(guid)) {
     const auto n = setup_.dirs.size();
+    revocations_.assign(n, revocation_watch(setup_.revocable));
     listings_.resize(n);
     listed_.assign(n, false);
     first_.assign(n, false);

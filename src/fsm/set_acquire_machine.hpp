@@ -34,6 +34,7 @@
 #include "fsm/lock_set.hpp"
 #include "fsm/node_stat.hpp"
 #include "fsm/policy_words.hpp"
+#include "fsm/revocation.hpp"
 #include <zklock/session_state.hpp>
 
 #include <chrono>
@@ -57,6 +58,9 @@ struct set_setup {
     /// session's locks (null: an open policy, no identity).
     std::shared_ptr<const policy_words> policy;
     bool lose_on_suspension = false;     ///< SessionOptions::lose_locks_on_suspension
+    /// A revocation request read on any node of the held set is honoured
+    /// (`revoke`: the set lets go as one); otherwise only reported.
+    bool revocable = false;
 };
 
 /// What a set's `wait_connected` action resumes with (`queue` for list and watch_own_node).
@@ -96,6 +100,8 @@ struct set_action {
         nodes_known,      ///< our nodes are known (node_paths())
         count_attempt,    ///< a listing that decides is sent (lock_stats::attempts)
         count_wakeup,     ///< a watch woke us (lock_stats::wakeups)
+        revocation_request,  ///< held, not revocable: a request came to node `name` of `queue`; report it
+        revoke,           ///< held, revocable: a request came to node `name` of `queue`; report it, then the handler
     };
     kind what{};
     std::size_t queue = 0;
@@ -148,7 +154,9 @@ public:
     /// The hold has lasted a moment (session_impl::settle_delay): time to
     /// watch our own nodes, so that a deletion by someone else is reported.
     set_actions hold_settled();
-    set_actions own_watch_set(std::size_t queue, int rc);
+    /// The read that set the watch on our node of `queue`: its data and data
+    /// version (a revocation request to any node concerns the whole set).
+    set_actions own_watch_set(std::size_t queue, int rc, std::string_view data = {}, std::int32_t version = 0);
     set_actions own_watch_fired(std::size_t queue, int type);
     /// A delete that `wait`s answered.
     set_actions deleted(std::error_code ec);
@@ -242,6 +250,7 @@ private:
     std::vector<std::vector<std::string>> watching_;
     std::vector<bool> last_blocker_;
     std::vector<std::optional<std::size_t>> positions_;
+    std::vector<revocation_watch> revocations_;  // the requests written into each node while held
     // Lock-delay, per queue: the directory before the transaction, the
     // sequences ahead of us at the previous and at the granting decision.
     std::vector<std::optional<directory_before>> before_;

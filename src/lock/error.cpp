@@ -29,6 +29,7 @@ public:
         case errc::blocked_by_persistent_node: return "a persistent node that never goes away by itself blocks the lock queue";
         case errc::foreign_recipe: return "the path holds another library's recipe that zklock cannot share it with";
         case errc::connection_refused: return "every server refused the connection (nothing listens there)";
+        case errc::revoked: return "the lock was revoked: a revocation request asked its holder to let go";
         case errc::system_error: return "ZooKeeper client system error";
         case errc::runtime_inconsistency: return "ZooKeeper runtime inconsistency";
         case errc::data_inconsistency: return "ZooKeeper data inconsistency";
@@ -131,7 +132,7 @@ bool is_retryable(const std::error_code& ec) noexcept {
 
 bool is_lock_lost(const std::error_code& ec) noexcept {
     return ec == errc::session_expired || ec == errc::connection_suspended || ec == errc::node_deleted ||
-           ec == errc::session_closed;
+           ec == errc::session_closed || ec == errc::revoked;
 }
 
 } // namespace zklock

@@ -12,6 +12,7 @@ const char* to_string(lock_event_kind kind) noexcept {
     case lock_event_kind::released: return "released";
     case lock_event_kind::lost: return "lost";
     case lock_event_kind::left: return "left";
+    case lock_event_kind::revocation_requested: return "revocation_requested";
     }
     return "unknown";
 }
@@ -38,6 +39,7 @@ void lock_metrics::record(const lock_event& e) {
         p.hold_s += seconds(e.held);
         if (e.kind == lock_event_kind::lost) ++p.losses;
         break;
+    case lock_event_kind::revocation_requested: ++p.revocation_requests; break;
     }
 }
 
@@ -73,6 +75,9 @@ std::string lock_metrics::prometheus_text() const {
            [](const per_path& p) { return p.hold_s; });
     family("zklock_lock_losses_total", "counter", "Holds that ended without an unlock.",
            [](const per_path& p) { return p.losses; });
+    family("zklock_lock_revocation_requests_total", "counter",
+           "Revocation requests that arrived while held (honoured or not).",
+           [](const per_path& p) { return p.revocation_requests; });
     family("zklock_lock_waiting", "gauge", "Acquires in the queue, not yet granted.",
            [](const per_path& p) { return p.waiting; });
     family("zklock_lock_held", "gauge", "Holds in progress.", [](const per_path& p) { return p.held; });

@@ -19,6 +19,16 @@ namespace asio = boost::asio;
 
 namespace detail {
 
+// The leader as its node says: a revocation request replaces the id it stored.
+LeaderInfo leader_info(std::string data, std::int64_t epoch, std::string node) {
+    LeaderInfo info{std::move(data), epoch, std::move(node)};
+    if (is_revocation_request(info.participant_id)) {
+        info.participant_id.clear();
+        info.revocation_requested = true;
+    }
+    return info;
+}
+
 /// One wait for the leader to differ from a known one: lists the queue, reads the
 /// first node with a data watch (the only node observers watch), and repeats when
 /// it changes. A child watch is set only while nobody leads, a directory watch
@@ -108,7 +118,7 @@ private:
             if (self->done_) return;
             if (rc == ZNONODE) return self->step();  // left meanwhile
             if (rc != ZOK) return self->retry_or_fail(rc);
-            LeaderInfo info{std::move(data), st.czxid, name};
+            LeaderInfo info = leader_info(std::move(data), st.czxid, name);
             if (!self->known_ || self->known_->epoch != info.epoch) self->finish({}, std::move(info));
             // Otherwise the data watch on the leader's node wakes us.
         });
@@ -147,6 +157,8 @@ MutexOptions participant(std::string id, LeaderElectionOptions options) {
     // Curator's LeaderLatch, the one peer that reads these names, acts on its
     // predecessor's deletion only: a release mark would leave it waiting.
     o.mark_release = options.names != node_names::curator;
+    o.revocable = options.revocable;
+    o.on_revocation = std::move(options.on_revocation);
     return o;
 }
 
@@ -232,7 +244,7 @@ void LeaderElection::async_wait_leader_change_impl(
 std::optional<LeaderInfo> LeaderElection::leader(std::error_code& ec) const {
     const auto queue = detail::list_contenders(session_of(candidate_), path(), ec);
     if (ec || queue.empty()) return std::nullopt;
-    return LeaderInfo{queue.front().data, queue.front().fencing_token, queue.front().node};
+    return detail::leader_info(queue.front().data, queue.front().fencing_token, queue.front().node);
 }
 
 std::optional<LeaderInfo> LeaderElection::leader() const {

@@ -47,6 +47,7 @@ std::shared_ptr<detail::lock_set_engine> make_engine(Session& session, const std
         detail::internal_access::session(session), check.error ? std::vector<std::string>{} : paths, data,
         options.acl ? std::make_shared<const detail::c_acl>(std::move(*options.acl)) : nullptr, options.lock_delay);
     if (check.error) engine->refuse(check.error, check.reason);
+    engine->set_revocation(options.revocable, std::move(options.on_revocation));
     return engine;
 }
 

@@ -57,6 +57,8 @@ queue_request request_of(std::string path, MutexOptions options, queue_rule rule
     r.rule = std::move(rule);
     r.node_data = std::move(options.node_data);
     r.acl = std::move(options.acl);
+    r.revocable = options.revocable;
+    r.on_revocation = std::move(options.on_revocation);
     return r;
 }
 
@@ -71,6 +73,7 @@ QueueLock make_queue_lock(const std::shared_ptr<session_impl>& session, queue_re
         session, request.path, std::move(request.rule), std::move(data),
         request.acl ? std::make_shared<const c_acl>(std::move(*request.acl)) : nullptr);
     if (check.error) engine->refuse(check.error, check.reason);
+    engine->set_revocation(request.revocable, std::move(request.on_revocation));
     return internal_access::queue_lock(std::move(engine), std::move(request.path));
 }
 

@@ -9,6 +9,7 @@
 #include <zklock/acl.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/queue_lock.hpp>
+#include <zklock/revocation.hpp>
 
 #include <memory>
 #include <optional>
@@ -25,6 +26,8 @@ struct queue_request {
     queue_rule rule;                ///< who holds, how the node is named, lock-delay, release marks
     std::string node_data;          ///< empty: the session's "<hostname>:<pid>"
     std::optional<acl_list> acl;    ///< none: the session's policy
+    bool revocable = false;         ///< MutexOptions::revocable
+    revocation_handler on_revocation;  ///< MutexOptions::on_revocation
     /// Set: the recipe found bad input of its own (the place then refuses
     /// every acquire with it, and `refusal_reason` is its failure_detail()).
     std::error_code refusal;
@@ -32,7 +35,7 @@ struct queue_request {
 };
 
 /// The request of a place under MutexOptions (node data, ACL, names,
-/// lock-delay, release marks, the herd baseline) and `rule` (its role, permits,
+/// lock-delay, release marks, the herd baseline, revocation) and `rule` (its role, permits,
 /// read/write rule, directory data).
 queue_request request_of(std::string path, MutexOptions options, queue_rule rule = {});
 

@@ -50,6 +50,8 @@ detail::queue_request permit_request(const std::string& path, std::size_t permit
     mo.acl = options.acl;
     mo.names = options.names;
     mo.lock_delay = options.lock_delay;
+    mo.revocable = options.revocable;
+    mo.on_revocation = options.on_revocation;
     return detail::request_of(path, std::move(mo), std::move(rule));
 }
 

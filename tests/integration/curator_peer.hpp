@@ -48,6 +48,11 @@ public:
     /// Asks for InterProcessMutex / InterProcessReadWriteLock's read or write side /
     /// LeaderSelector / LeaderLatch as contender `id`; returns at once (the peer waits).
     void mutex(const std::string& id) { send("mutex " + id); }
+    /// InterProcessMutex with makeRevocable() as contender `id`: its listener
+    /// prints "revocation-requested ID T" and releases.
+    void revocable(const std::string& id) { send("revocable " + id); }
+    /// Revoker.attemptRevoke(client, node) (a full path); "revoke-sent ID T" once written.
+    void revoke(const std::string& id, const std::string& node) { send("revoke " + id + " " + node); }
     void read(const std::string& id) { send("read " + id); }
     void write(const std::string& id) { send("write " + id); }
     void selector(const std::string& id) { send("selector " + id); }

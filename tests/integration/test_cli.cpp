@@ -308,6 +308,67 @@ TEST_F(CliTest, WriteCommitsUnderRunAndNothingOnceTheLockIsGone) {
     EXPECT_EQ(exit_code(bad), 64) << cli_.output("bad");
 }
 
+// --- revoke (cooperative revocation) ------------------------------------------------
+
+// zklock run --revocable, asked to let go by zklock revoke LOCK_PATH, stops its
+// command as on loss, releases the lock and exits 79. A holder that is not
+// revocable (zklock lock) says so and keeps the lock, and zklock status shows
+// the request pending on its node.
+TEST_F(CliTest, RevokeEndsARevocableRunWith79AndAHolderThatIsNotRevocableKeepsTheLockWithTheRequestShown) {
+    const auto path = lock_path();
+    const std::string connect = server_->connect_string();
+    const auto pid_file = cli_.file("pid");
+    auto p = cli_.start(plus(run_args(path, {"--revocable"}),
+                             {"sh", "-c", "echo $$ > \"$0\"; exec sleep 1000", pid_file.string()}));
+    const pid_t command = std::stoi(wait_for_line(pid_file));
+    auto revoke = cli_.start({"revoke", "-c", connect, path}, "revoke");
+    EXPECT_EQ(exit_code(revoke), 0) << cli_.output("revoke");
+    EXPECT_TRUE(contains(cli_.output("revoke"), path + "/_c_")) << cli_.output("revoke");
+    EXPECT_EQ(exit_code(p), 79) << cli_.output();
+    EXPECT_TRUE(contains(cli_.output(), "zklock: lock revoked: a revocation request asked the holder to let go "
+                                        "(--revocable); stopping the command\n"))
+        << cli_.output();
+    EXPECT_TRUE(wait_until([&] { return process_gone(command); }, 10s));
+    EXPECT_EQ(queue_length(path), 0u);
+    // Nobody holds it now: nothing to ask, said so.
+    auto nobody = cli_.start({"revoke", "-c", connect, path}, "nobody");
+    EXPECT_EQ(exit_code(nobody), 0) << cli_.output("nobody");
+    EXPECT_TRUE(contains(cli_.output("nobody"), "nobody holds " + path)) << cli_.output("nobody");
+
+    // Not revocable: the request is noted, the lock kept, and status shows it.
+    auto holder = cli_.start({"lock", "-c", connect, path}, "lock");
+    const auto first = wait_for_line(cli_.output_path("lock"));
+    ASSERT_EQ(first.rfind("ZKLOCK_LOCK_NODE=", 0), 0u) << first;
+    const auto node = first.substr(std::string("ZKLOCK_LOCK_NODE=").size());
+    auto by_node = cli_.start({"revoke", "-c", connect, node}, "by-node");
+    EXPECT_EQ(exit_code(by_node), 0) << cli_.output("by-node");
+    EXPECT_EQ(cli_.output("by-node"), node + "\n");
+    EXPECT_TRUE(wait_until([&] { return contains(cli_.output("lock"), "without --revocable the lock is kept"); }))
+        << cli_.output("lock");
+    auto st = cli_.start({"status", "-c", connect, path}, "status");
+    EXPECT_EQ(exit_code(st), 0) << cli_.output("status");
+    EXPECT_TRUE(contains(cli_.output("status"), "[revocation requested]")) << cli_.output("status");
+    EXPECT_TRUE(contains(cli_.output("status"), "note: revocation requested of position 0 (" + node +
+                                                    "): a revocable holder lets go; one that is not keeps the lock"))
+        << cli_.output("status");
+    auto json = cli_.start({"status", "-c", connect, "--json", path}, "json");
+    EXPECT_EQ(exit_code(json), 0) << cli_.output("json");
+    EXPECT_TRUE(contains(cli_.output("json"), "\"revocation_requested\": true")) << cli_.output("json");
+    EXPECT_EQ(queue_length(path), 1u);
+
+    // Bad targets: no valid path (64), a node that does not exist (65).
+    auto relative = cli_.start({"revoke", "-c", connect, "locks/x"}, "relative");
+    EXPECT_EQ(exit_code(relative), 64) << cli_.output("relative");
+    const std::string gone = path + "/_c_00000000-0000-0000-0000-000000000000-lock-0000000099";
+    auto missing = cli_.start({"revoke", "-c", connect, gone}, "missing");
+    EXPECT_EQ(exit_code(missing), 65) << cli_.output("missing");
+    EXPECT_TRUE(contains(cli_.output("missing"), "does not exist")) << cli_.output("missing");
+
+    holder.signal(SIGTERM);
+    EXPECT_EQ(exit_code(holder), 0) << cli_.output("lock");
+    EXPECT_EQ(queue_length(path), 0u);
+}
+
 // --- status ------------------------------------------------------------------------
 
 TEST_F(CliTest, StatusListsContendersInQueueOrder) {

@@ -1,7 +1,8 @@
 // zklock and the real Apache Curator client (Debian's libcurator-recipes-java,
 // driven through tests/interop/CuratorPeer.java) on one lock path: Mutex with
 // InterProcessMutex both ways, under churn and FIFO across kinds, SharedMutex with
-// InterProcessReadWriteLock, LeaderElection with LeaderSelector and LeaderLatch.
+// InterProcessReadWriteLock, LeaderElection with LeaderSelector and LeaderLatch,
+// and cooperative revocation both ways (Revoker, makeRevocable).
 // Where a Curator recipe does not see zklock's nodes, a test shows that too,
 // so docs/interop.md's "one way" cells rest on the real client.
 //
@@ -14,9 +15,15 @@
 #include "support.hpp"
 
 #include <zklock/leader_election.hpp>
+#include <zklock/lock_events.hpp>
+#include <zklock/mutex.hpp>
+#include <zklock/revocation.hpp>
 #include <zklock/shared_mutex.hpp>
 
+#include <atomic>
+#include <filesystem>
 #include <map>
+#include <memory>
 
 namespace zklock::test {
 namespace {
@@ -324,6 +331,113 @@ TEST_F(CuratorInteropTest, SemaphoreRefusesAnInterProcessSemaphoreV2sPath) {
     expect_refused_beside_a_peer_semaphore(*session, path, "Curator InterProcessSemaphoreV2");
     curator->release("s");
     ASSERT_TRUE(curator->wait_for("released", "s"));
+    EXPECT_TRUE(curator->quit());
+}
+
+// Cooperative revocation in Curator's protocol, both ways. Curator's
+// Revoker.attemptRevoke() writes "__REVOKE__" into a holder's node; a zklock
+// lock made revocable lets go, one that is not keeps the lock (and the Curator
+// waiter behind it, told of the change, lists and waits on).
+TEST_F(CuratorInteropTest, CuratorsRevokerMakesARevocableZklockHolderLetGoAndOneThatIsNotKeepsTheLock) {
+    const auto path = lock_path();
+    auto curator = peer(path);
+    auto session = connect(4000ms);
+    auto observer = connect(4000ms);
+
+    Mutex kept(*session, path);  // not revocable
+    auto asked = std::make_shared<std::atomic<int>>(0);
+    kept.on_event([asked](const lock_event& e) {
+        if (e.kind == lock_event_kind::revocation_requested && !e.reason) ++*asked;
+    });
+    kept.lock();
+    const auto kept_node = kept.node_path();
+    curator->mutex("c1");
+    EXPECT_EQ(curator->wait_for_line("predecessor", "c1"), names{std::filesystem::path(kept_node).filename().string()});
+    curator->revoke("r1", kept_node);
+    ASSERT_TRUE(curator->wait_for("revoke-sent", "r1"));
+    // zklock read the request and kept the lock; Curator's waiter decided again and waits on.
+    ASSERT_TRUE(wait_until([&] { return asked->load() == 1; })) << "the zklock holder never read Curator's request";
+    ASSERT_TRUE(wait_until([&] { return curator->lines("predecessor", "c1").size() >= 2; })) << curator->output();
+    EXPECT_TRUE(kept.is_held());
+    EXPECT_FALSE(curator->printed("acquired", "c1")) << "Curator acquired beside a zklock holder that kept the lock";
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_FALSE(queue.empty());
+    EXPECT_EQ(queue.front().data, "__REVOKE__");
+    const auto zk_leave = monotonic_ns();
+    kept.unlock();
+    const auto c1_enter = curator->wait_for("acquired", "c1");
+    ASSERT_TRUE(c1_enter);
+    EXPECT_LT(zk_leave, *c1_enter);
+    curator->release("c1");
+    ASSERT_TRUE(curator->wait_for("released", "c1"));
+
+    // Revocable: Curator's request ends the hold (errc::revoked) and its waiter gets the lock.
+    MutexOptions o;
+    o.revocable = true;
+    Mutex yielding(*session, path, o);
+    auto loss = first_loss(yielding);
+    yielding.lock();
+    const auto yielding_node = yielding.node_path();
+    curator->mutex("c2");
+    EXPECT_EQ(curator->wait_for_line("predecessor", "c2"),
+              names{std::filesystem::path(yielding_node).filename().string()});
+    curator->revoke("r2", yielding_node);
+    EXPECT_EQ(get_within(loss), errc::revoked);
+    EXPECT_FALSE(yielding.is_held());
+    ASSERT_TRUE(curator->wait_for("acquired", "c2"));
+    curator->release("c2");
+    ASSERT_TRUE(curator->wait_for("released", "c2"));
+    EXPECT_TRUE(curator->quit());
+}
+
+// zklock's request reaches Curator: an InterProcessMutex made revocable
+// (makeRevocable) calls its listener, which releases; one that is not keeps
+// the lock, and the zklock waiter behind it, told of the change to the node it
+// watches, does not take it for a release.
+TEST_F(CuratorInteropTest, ZklocksRequestMakesARevocableCuratorHolderLetGoAndOneThatIsNotKeepsTheLock) {
+    const auto path = lock_path();
+    auto curator = peer(path);
+    auto session = connect(4000ms);
+    auto waiting = connect(4000ms);
+    Mutex waiter(*waiting, path);
+
+    curator->mutex("c1");
+    ASSERT_TRUE(curator->wait_for("acquired", "c1"));
+    const auto c1_node = path + "/" + curator->node("acquired", "c1");
+    const auto first = grant::make();
+    waiter.async_lock(on_grant(first));
+    EXPECT_EQ(decided_position([&] { return waiter.queue_position(); }), 1u);
+    request_revocation(*session, c1_node);
+    // The waiter was woken by the change and looked again (its read, then this
+    // listing on its session, answered in order): it still waits.
+    ASSERT_TRUE(wait_until([&] { return waiter.stats().wakeups >= 1; }));
+    const auto queue = list_contenders(*waiting, path);
+    ASSERT_FALSE(queue.empty());
+    EXPECT_EQ(queue.front().data, "__REVOKE__");
+    EXPECT_TRUE(pending(first)) << "zklock took the revocation request for a release and holds beside Curator";
+    EXPECT_FALSE(curator->printed("revocation-requested", "c1"));
+    EXPECT_FALSE(curator->printed("releasing", "c1"));
+    curator->release("c1");
+    const auto c1_leave = curator->wait_for("releasing", "c1");
+    ASSERT_FALSE(get_within(first->result, 60s));
+    ASSERT_TRUE(c1_leave);
+    EXPECT_LT(*c1_leave, first->at.load());
+    waiter.unlock();
+
+    curator->revocable("c2");
+    ASSERT_TRUE(curator->wait_for("acquired", "c2"));
+    const auto c2_node = path + "/" + curator->node("acquired", "c2");
+    const auto second = grant::make();
+    waiter.async_lock(on_grant(second));
+    EXPECT_EQ(decided_position([&] { return waiter.queue_position(); }), 1u);
+    EXPECT_EQ(waiter.revoke_holders(), std::vector<std::string>{c2_node});
+    ASSERT_TRUE(curator->wait_for("revocation-requested", "c2"));
+    const auto c2_leave = curator->wait_for("releasing", "c2");
+    ASSERT_FALSE(get_within(second->result, 60s));
+    ASSERT_TRUE(c2_leave);
+    EXPECT_LT(*c2_leave, second->at.load());
+    ASSERT_TRUE(curator->wait_for("released", "c2"));
+    waiter.unlock();
     EXPECT_TRUE(curator->quit());
 }
 

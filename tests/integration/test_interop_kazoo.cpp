@@ -1,7 +1,8 @@
 // zklock and the real kazoo client (python3-kazoo, started as /usr/bin/python3
 // processes running tests/interop/kazoo_peer.py) on one lock path: mutual
 // exclusion under churn, FIFO across kinds, read-write across kinds, an election
-// behind a kazoo leader, and `zklock status` on a mixed queue.
+// behind a kazoo leader, a kazoo holder asked to let go (it has no revocation),
+// and `zklock status` on a mixed queue.
 //
 // Every client stamps its critical sections with CLOCK_MONOTONIC (one clock for
 // every process on this machine): a section runs from the moment the acquire
@@ -13,6 +14,8 @@
 #include "support.hpp"
 
 #include <zklock/leader_election.hpp>
+#include <zklock/mutex.hpp>
+#include <zklock/revocation.hpp>
 #include <zklock/shared_mutex.hpp>
 #include <zklock/testing/faults.hpp>
 
@@ -75,6 +78,40 @@ TEST_F(KazooInteropTest, FifoAcrossKinds) {
     EXPECT_LT(first_leave, granted->at.load()) << "zklock acquired while the first kazoo client held the lock";
     ASSERT_TRUE(last_acquired);
     EXPECT_LT(zk_leave, *last_acquired) << "the last kazoo client acquired while zklock held the lock";
+}
+
+// kazoo has no revocation: a holder asked to let go (zklock's request, as
+// Curator's Revoker writes it) ignores the data change and keeps the lock, and
+// the zklock waiter behind it, told of that change, does not take it for a
+// release mark.
+TEST_F(KazooInteropTest, AKazooHolderAskedToLetGoKeepsTheLockAndTheZklockWaiterBehindItWaits) {
+    const auto path = lock_path();
+    auto observer = connect(4000ms);
+    auto holder = peer(path, "holder", kazoo_sees_zklock_mutex);
+    ASSERT_TRUE(holder->wait_for("acquired"));
+    const auto queue = wait_for_contenders(*observer, path, 1, 60s);
+    ASSERT_EQ(queue.size(), 1u);
+    const auto node = path + "/" + queue.front().node;
+
+    auto session = connect(4000ms);
+    Mutex waiter(*session, path);
+    const auto granted = grant::make();
+    waiter.async_lock(on_grant(granted));
+    EXPECT_EQ(decided_position([&] { return waiter.queue_position(); }), 1u);
+    request_revocation(*observer, node);
+    // Woken by the change, the waiter looked again (its read, then this
+    // listing on its session, answered in order) and still waits.
+    ASSERT_TRUE(wait_until([&] { return waiter.stats().wakeups >= 1; }));
+    const auto now = list_contenders(*session, path);
+    ASSERT_EQ(now.size(), 2u);
+    EXPECT_EQ(now.front().data, "__REVOKE__");
+    EXPECT_TRUE(pending(granted)) << "zklock took the revocation request for a release and holds beside kazoo";
+    EXPECT_TRUE(holder->values("releasing").empty()) << holder->output();
+    holder->release();
+    ASSERT_FALSE(get_within(granted->result, 60s));
+    ASSERT_TRUE(holder->exited_cleanly());
+    EXPECT_LT(holder->sections().at(0).leave, granted->at.load()) << "zklock acquired while kazoo held the lock";
+    waiter.unlock();
 }
 
 TEST_F(KazooInteropTest, ReadersShareAndWritersExcludeAcrossKinds) {

@@ -20,6 +20,10 @@
 //                and released N times                             path (a server round trip while holding)
 //                                            releasing ID T       and releases
 //                                            churned ID N         all N done
+//   revocable ID InterProcessMutex made       (as mutex)           makeRevocable() before its acquire; when
+//                revocable                   revocation-requested ID T   the listener is called (at T) it
+//                                                                 releases, as `release ID` does
+//   revoke ID NODE  Revoker.attemptRevoke    revoke-sent ID T     the request was written (NODE: a full path)
 //   release ID   ends what ID holds          releasing ID T       held until T (then released)
 //                                            released ID T        release() / close() returned (a
 //                                                                 selector: closed once takeLeadership
@@ -65,6 +69,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.PredicateResults;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.retry.RetryOneTime;
 
@@ -162,6 +167,27 @@ public final class CuratorPeer {
         }, "lock-" + id);
         t.setDaemon(true);
         t.start();
+    }
+
+    // InterProcessMutex with makeRevocable(): the listener releases the lock on
+    // the thread that took it (Curator releases only there), as `release ID` does.
+    private void revocable(String id) {
+        InterProcessMutex m = new InterProcessMutex(client, path, traced(id));
+        m.makeRevocable(lock -> {
+            emit("revocation-requested", id, now());
+            Runnable r = releases.remove(id);
+            if (r != null) r.run();
+        });
+        lock(id, m);
+    }
+
+    private void revoke(String id, String node) {
+        try {
+            Revoker.attemptRevoke(client, node);
+            emit("revoke-sent", id, now());
+        } catch (Exception e) {
+            emit("error", id, word(e));
+        }
     }
 
     private void churn(String id, int n) {
@@ -281,6 +307,10 @@ public final class CuratorPeer {
                 churn(w[1], Integer.parseInt(w[2]));
                 continue;
             }
+            if (w.length == 3 && w[0].equals("revoke")) {
+                revoke(w[1], w[2]);
+                continue;
+            }
             if (w.length != 2) {
                 emit("error", "-", "bad_command:" + line.replace(' ', '_'));
                 continue;
@@ -289,6 +319,7 @@ public final class CuratorPeer {
             try {
                 switch (w[0]) {
                     case "mutex": lock(id, new InterProcessMutex(client, path, traced(id))); break;
+                    case "revocable": revocable(id); break;
                     case "read": lock(id, new InterProcessReadWriteLock(client, path).readLock()); break;
                     case "write": lock(id, new InterProcessReadWriteLock(client, path).writeLock()); break;
                     case "selector": selector(id); break;

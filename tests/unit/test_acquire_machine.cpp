@@ -326,6 +326,56 @@ TEST(AcquireMachine, AHolderWatchesItsOwnNodeOnlyOnceTheHoldHasSettled) {
     EXPECT_EQ(said(w.m.hold_settled()), words{});
 }
 
+// ---- cooperative revocation (fsm/revocation.hpp) ---------------------------------------
+
+TEST(AcquireMachine, AHolderThatIsNotRevocableReportsARequestOnceAndKeepsTheLock) {
+    fixture f;
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {ours});
+    f.m.hold_settled();
+    EXPECT_EQ(said(f.m.own_watch_set(ZOK, "host:42", 0)), words{});  // its own data: nothing asked
+    EXPECT_EQ(said(f.m.own_watch_fired(ZOO_CHANGED_EVENT)), (words{"watch_own_node " + ours}));
+    EXPECT_EQ(said(f.m.own_watch_set(ZOK, "__REVOKE__", 1)), (words{"revocation_request " + ours}));
+    // The same request read again (the watch set anew after a reconnect): told once.
+    EXPECT_EQ(said(f.m.own_watch_set(ZOK, "__REVOKE__", 1)), words{});
+    EXPECT_TRUE(f.m.held());
+    // A second request is a second write.
+    EXPECT_EQ(said(f.m.own_watch_set(ZOK, "__REVOKE__", 2)), (words{"revocation_request " + ours}));
+}
+
+TEST(AcquireMachine, ARevocableHolderHonoursEachRequestAndOnlyExactlyTheRequestsBytes) {
+    auto s = mutex_setup();
+    s.revocable = true;
+    fixture f(s);
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {ours});
+    f.m.hold_settled();
+    for (const char* not_a_request : {"", "__REVOKE", "__REVOKE__\n", " __REVOKE__", "__revoke__"})
+        EXPECT_EQ(said(f.m.own_watch_set(ZOK, not_a_request, 1)), words{}) << not_a_request;
+    EXPECT_EQ(said(f.m.own_watch_set(ZOK, "__REVOKE__", 2)), (words{"revoke " + ours}));
+    EXPECT_EQ(said(f.m.own_watch_set(ZOK, "__REVOKE__", 2)), words{});
+    EXPECT_EQ(said(f.m.own_watch_set(ZOK, "__REVOKE__", 3)), (words{"revoke " + ours}));
+    // Letting go is a release (marked when the setup marks), not a loss's cleanup.
+    EXPECT_EQ(said(f.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait"}));
+}
+
+TEST(AcquireMachine, ARequestWrittenWhileWaitingIsHonouredAtTheHoldsFirstReadAndAWaiterReadsNone) {
+    auto s = mutex_setup();
+    s.revocable = true;
+    fixture f(s);
+    f.wait_behind_one();
+    EXPECT_EQ(said(f.m.own_watch_set(ZOK, "__REVOKE__", 1)), words{});  // not held: not its business yet
+    f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT);
+    ASSERT_TRUE(f.m.held());
+    EXPECT_EQ(said(f.m.hold_settled()), (words{"watch_own_node " + ours}));
+    EXPECT_EQ(said(f.m.own_watch_set(ZOK, "__REVOKE__", 1)), (words{"revoke " + ours}));
+    // Gone or failed reads ask nothing.
+    fixture g(s);
+    g.create();
+    g.m.listed(listing::pipelined, ZOK, {ours});
+    EXPECT_EQ(said(g.m.own_watch_set(ZNOAUTH, "__REVOKE__", 1)), words{});
+}
+
 TEST(AcquireMachine, AHolderSuspendedTooLongLosesOnlyWhenToldToAndThenDeletesItsNode) {
     fixture f;
     f.create();
@@ -543,12 +593,46 @@ TEST(AcquireMachine, ACancelledWaiterAndALostHoldDoNotMark) {
               (words{"forget_position", "delete_node " + ours + " #256"}));
 }
 
-TEST(AcquireMachine, AWaiterHoldsAtOnceOnItsPredecessorsReleaseMarkWithoutListing) {
+TEST(AcquireMachine, AWaiterHoldsOnItsPredecessorsReleaseMarkWithoutListing) {
     fixture f(mutex_setup());  // a waiter trusts the mark whether or not it marks its own releases
     f.create();
     f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+    // The change is a cue: one read of that node (which sets its watch again), no listing.
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
+    EXPECT_FALSE(f.m.held());
+    // Gone: the mark and the delete were one transaction, so the node held.
+    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZNONODE, {})), (words{"grant " + ours + " #50"}));
     EXPECT_TRUE(f.m.held());
+}
+
+TEST(AcquireMachine, ARevocationRequestWrittenIntoThePredecessorIsNoReleaseMark) {
+    // Curator's Revoker (or zklock's request) writes the holder's node: the
+    // waiter behind it is told of a data change, as by a release mark. The
+    // holder is still there, and may keep the lock.
+    fixture f(marking_setup());
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZOK, stat_of(40, session_b))), words{});  // still there: wait on
+    EXPECT_TRUE(f.m.waiting());
+    // Its later deletion without a mark (a peer's release): the node just ahead
+    // was not the only one, so the waiter lists.
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+    // Behind the holder alone, the same request and then its marked release.
+    fixture g(marking_setup());
+    g.wait_behind_one();
+    g.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
+    EXPECT_EQ(said(g.m.watch_set(ahead, 1, ZOK, stat_of(40, session_b))), words{});
+    EXPECT_FALSE(g.m.held());
+    g.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
+    EXPECT_EQ(said(g.m.watch_set(ahead, 1, ZNONODE, {})), (words{"grant " + ours + " #50"}));
+    // A plain read that finds the node gone (no change seen first) proves nothing.
+    fixture h(marking_setup());
+    h.create();
+    h.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    h.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
+    h.m.watch_set(ahead, 1, ZOK, stat_of(40, session_b));
+    EXPECT_EQ(said(h.m.watch_set(ahead, 1, ZNONODE, {})), (words{"count_attempt", "list fresh"}));
 }
 
 TEST(AcquireMachine, APredecessorThatLeftWithoutTheMarkIsNoProofAndTheWaiterLists) {
@@ -602,7 +686,8 @@ TEST(AcquireMachine, LockDelayAfterAMarkedHandoffJudgesTheNodeThatHeld) {
     f.m.dir_before_read(ZOK, "", stat_of(0, 0));
     f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
     f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "read_handover"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZNONODE, {})), (words{"read_handover"}));
     // The node that held (sequence 4) recorded its clean release: no wait.
     EXPECT_EQ(said(f.m.handover_read(ZOK, with_release_marker("", 4))), (words{"grant " + ours + " #50"}));
     // Its own release records itself and marks.

@@ -421,6 +421,7 @@ TEST(LossReason, SpeaksOfZooKeeperAloneWithoutParentheses) {
     EXPECT_EQ(loss_reason(make_error_code(errc::node_deleted)), "another client deleted the lock node");
     EXPECT_EQ(loss_reason(make_error_code(errc::node_deleted), "election node"),
               "another client deleted the election node");
+    EXPECT_NE(loss_reason(make_error_code(errc::revoked)).find("revocation request"), std::string::npos);
 }
 
 // --- the status table -------------------------------------------------------------
@@ -456,4 +457,28 @@ TEST(StatusTable, FitsAHundredColumnsUnlessWide) {
     // A reader in the queue brings KIND back, narrow or not.
     listing.contenders.push_back(node(3, "reader", true));
     EXPECT_NE(status_text("/locks/nightly", listing, 1, "127.0.0.1:2181", now).find("KIND"), std::string::npos);
+}
+
+TEST(StatusTable, APendingRevocationRequestShowsInPlaceOfTheOwnerWithANote) {
+    zklock::queue_listing listing;
+    listing.contenders = {node(0, "__REVOKE__"), node(1, "host-7:42"), node(2, "__REVOKE__")};
+    const auto now = 1'700'000'004'000;
+    const auto text = status_text("/locks/nightly", listing, 1, "127.0.0.1:2181", now);
+    EXPECT_NE(text.find("[revocation requested]"), std::string::npos) << text;
+    EXPECT_EQ(text.find("__REVOKE__"), std::string::npos) << text;
+    EXPECT_NE(text.find("note: revocation requested of position 0 (/locks/nightly/" + listing.contenders[0].node +
+                        "): a revocable holder lets go; one that is not keeps the lock\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("note: revocation requested of position 2 (/locks/nightly/" + listing.contenders[2].node +
+                        "): it waits; a revocable zklock lock lets go once granted\n"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("position 1 ("), std::string::npos) << text;
+    const auto json = status_json("/locks/nightly", listing, 1, now);
+    EXPECT_EQ(json["contenders"][0]["revocation_requested"], true);
+    EXPECT_EQ(json["contenders"][1]["revocation_requested"], false);
+    EXPECT_EQ(json["contenders"][0]["owner"], "__REVOKE__");  // the data, as it is
+    listing.contenders[0].data = "__REVOKE__ ";  // not exactly the request: an owner's name like any other
+    EXPECT_EQ(revocation_notes("/locks/nightly", listing, 1).size(), 1u);
 }

@@ -47,7 +47,8 @@ TEST(Errors, Predicates) {
     for (auto e : {errc::no_auth, errc::auth_failed, errc::insecure_acl, errc::invalid_acl,
                    errc::blocked_by_persistent_node})
         EXPECT_FALSE(zklock::is_retryable(e)) << make_error_code(e).message();
-    for (auto e : {errc::session_expired, errc::connection_suspended, errc::node_deleted, errc::session_closed})
+    for (auto e : {errc::session_expired, errc::connection_suspended, errc::node_deleted, errc::session_closed,
+                   errc::revoked})
         EXPECT_TRUE(zklock::is_lock_lost(e));
     EXPECT_FALSE(zklock::is_lock_lost(errc::timeout));
     EXPECT_FALSE(zklock::is_lock_lost(std::error_code{}));

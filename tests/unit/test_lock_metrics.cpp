@@ -18,7 +18,7 @@ lock_event event(lock_event_kind kind, std::string path) {
 
 } // namespace
 
-TEST(LockMetrics, CountsGrantsWaitsHoldsLossesAndTheGauges) {
+TEST(LockMetrics, CountsGrantsWaitsHoldsLossesRevocationRequestsAndTheGauges) {
     lock_metrics m;
     auto q = event(lock_event_kind::queued, "/locks/a");
     m.record(q);
@@ -33,6 +33,9 @@ TEST(LockMetrics, CountsGrantsWaitsHoldsLossesAndTheGauges) {
     m.record(event(lock_event_kind::queued, "/locks/b\"q\\"));
     auto gb = event(lock_event_kind::granted, "/locks/b\"q\\");
     m.record(gb);
+    auto asked = event(lock_event_kind::revocation_requested, "/locks/b\"q\\");
+    asked.reason = make_error_code(errc::revoked);
+    m.record(asked);  // counted; holding, waiting and losses unchanged
     auto lost = event(lock_event_kind::lost, "/locks/b\"q\\");
     lost.held = 2s;
     lost.reason = make_error_code(errc::node_deleted);
@@ -55,6 +58,10 @@ TEST(LockMetrics, CountsGrantsWaitsHoldsLossesAndTheGauges) {
         "# TYPE zklock_lock_losses_total counter\n"
         "zklock_lock_losses_total{path=\"/locks/a\"} 0\n"
         "zklock_lock_losses_total{path=\"/locks/b\\\"q\\\\\"} 1\n"
+        "# HELP zklock_lock_revocation_requests_total Revocation requests that arrived while held (honoured or not).\n"
+        "# TYPE zklock_lock_revocation_requests_total counter\n"
+        "zklock_lock_revocation_requests_total{path=\"/locks/a\"} 0\n"
+        "zklock_lock_revocation_requests_total{path=\"/locks/b\\\"q\\\\\"} 1\n"
         "# HELP zklock_lock_waiting Acquires in the queue, not yet granted.\n"
         "# TYPE zklock_lock_waiting gauge\n"
         "zklock_lock_waiting{path=\"/locks/a\"} 0\n"

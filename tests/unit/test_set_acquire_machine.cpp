@@ -401,6 +401,28 @@ TEST(SetAcquireMachine, TheOwnNodesAreWatchedOnlyOnceTheHoldHasSettled) {
     EXPECT_EQ(said(g.m.hold_settled()), words{});  // released before it settled
 }
 
+TEST(SetAcquireMachine, ARevocationRequestToAnyNodeConcernsTheSetAndIsHonouredOnlyWhenRevocable) {
+    fixture f;  // not revocable: reported, kept
+    f.wait_in_a();
+    f.m.watch_set(0, ahead_a, 1, ZNONODE, {});
+    ASSERT_TRUE(f.m.held());
+    f.m.hold_settled();
+    EXPECT_EQ(said(f.m.own_watch_set(0, ZOK, "host:1", 0)), words{});
+    EXPECT_EQ(said(f.m.own_watch_set(1, ZOK, "__REVOKE__", 1)), (words{"revocation_request @1 " + ours_b}));
+    EXPECT_EQ(said(f.m.own_watch_set(1, ZOK, "__REVOKE__", 1)), words{});  // the same request again
+    EXPECT_TRUE(f.m.held());
+
+    auto s = two_locks();
+    s.revocable = true;
+    fixture g(s);
+    g.wait_in_a();
+    g.m.watch_set(0, ahead_a, 1, ZNONODE, {});
+    g.m.hold_settled();
+    EXPECT_EQ(said(g.m.own_watch_set(0, ZOK, "__REVOKE__", 1)), (words{"revoke @0 " + ours_a}));
+    // The second node's own version count: its first request is news too.
+    EXPECT_EQ(said(g.m.own_watch_set(1, ZOK, "__REVOKE__", 1)), (words{"revoke @1 " + ours_b}));
+}
+
 TEST(SetAcquireMachine, OneNodeGoneWhileHeldLosesTheSetAndTheOthersGo) {
     fixture f;
     f.wait_in_a();

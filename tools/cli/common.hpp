@@ -25,6 +25,10 @@ inline constexpr int exit_usage = 64;         ///< EX_USAGE: bad arguments or lo
 inline constexpr int exit_unavailable = 69;   ///< EX_UNAVAILABLE: no server reachable (or no zklock-bench)
 inline constexpr int exit_noperm = 77;        ///< EX_NOPERM: not authorized, authentication refused, insecure ACL
 inline constexpr int exit_config = 78;        ///< EX_CONFIG: the connect string's chroot does not exist
+/// The lock was revoked while the command ran (zklock run --revocable): a
+/// revocation request asked the holder to let go; the command was stopped and
+/// the lock released. Past sysexits' range, so that no script mistakes it.
+inline constexpr int exit_revoked = 79;
 
 /// The lines that describe zklock-bench's commands, in zklock's list of
 /// commands as in zklock-bench's.

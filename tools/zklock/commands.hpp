@@ -17,6 +17,8 @@ void add_elect(CLI::App& app, int& exit_code);
 void add_fence(CLI::App& app, int& exit_code);
 /// `zklock write OP...`: a guarded transaction under $ZKLOCK_LOCK_NODE (write.cpp).
 void add_write(CLI::App& app, int& exit_code);
+/// `zklock revoke TARGET...`: ask a lock's holders (or a node) to let go (revoke.cpp).
+void add_revoke(CLI::App& app, int& exit_code);
 /// `zklock lock LOCK_PATH`: hold it until SIGINT, SIGTERM or SIGHUP (run.cpp).
 void add_lock(CLI::App& app, int& exit_code);
 

@@ -50,6 +50,7 @@ std::string loss_reason(const std::error_code& ec, const std::string& node) {
     if (ec == errc::session_expired) return "the ZooKeeper session expired";
     if (ec == errc::node_deleted) return "another client deleted the " + node;
     if (ec == errc::connection_suspended) return "the connection was lost for longer than the session timeout";
+    if (ec == errc::revoked) return "a revocation request asked the holder to let go (--revocable)";
     return ec.message();
 }
 

@@ -10,6 +10,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/post.hpp>
 
 #include <functional>
 #include <memory>
@@ -26,6 +27,7 @@ MutexOptions options(const holding_kind& kind) {
     o.names = kind.names;
     o.node_data = kind.node_data;
     o.lock_delay = kind.lock_delay;
+    o.revocable = kind.revocable;
     return o;
 }
 
@@ -34,9 +36,12 @@ MutexOptions options(const holding_kind& kind) {
 // that `lock` belongs to alive; `nodes` reads its node(s).
 class lock_holding final : public holding {
 public:
+    using event_hook = std::function<void(std::function<void(const lock_event&)>)>;
+
     lock_holding(asio::io_context& io, std::shared_ptr<void> owner, Lock& lock, std::function<std::string()> nodes,
-                 std::string busy)
-        : io_(io), owner_(std::move(owner)), lock_(lock), nodes_(std::move(nodes)), busy_(std::move(busy)) {}
+                 std::string busy, event_hook events)
+        : io_(io), owner_(std::move(owner)), lock_(lock), nodes_(std::move(nodes)), busy_(std::move(busy)),
+          events_(std::move(events)) {}
 
     void acquire(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
         const auto bind = [this](auto handler) {
@@ -55,6 +60,12 @@ public:
     void release(done_handler done) override { lock_.async_unlock(asio::bind_executor(io_, std::move(done))); }
     std::string busy_message() const override { return busy_; }
     std::string failure_detail() const override { return lock_.failure_detail(); }
+    void on_event(std::function<void(const lock_event&)> callback) override {
+        // The lock calls it on the session's thread: hop to the runner's.
+        events_([&io = io_, callback = std::move(callback)](const lock_event& e) {
+            asio::post(io, [callback, e] { callback(e); });
+        });
+    }
 
 private:
     asio::io_context& io_;
@@ -62,14 +73,16 @@ private:
     Lock& lock_;
     std::function<std::string()> nodes_;
     std::string busy_;
+    event_hook events_;
     asio::cancellation_signal cancel_;
 };
 
 // A place in one queue, owned by the holding: its node is node_path().
 std::unique_ptr<holding> hold_place(asio::io_context& io, std::shared_ptr<void> owner, QueueLock& place,
                                     std::string busy) {
-    return std::make_unique<lock_holding>(io, std::move(owner), place, [&place] { return place.node_path(); },
-                                          std::move(busy));
+    return std::make_unique<lock_holding>(
+        io, std::move(owner), place, [&place] { return place.node_path(); }, std::move(busy),
+        [&place](std::function<void(const lock_event&)> cb) { place.on_event(std::move(cb)); });
 }
 
 } // namespace
@@ -81,6 +94,7 @@ std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, co
         SemaphoreOptions o;
         o.node_data = kind.node_data;
         o.lock_delay = kind.lock_delay;
+        o.revocable = kind.revocable;
         auto permit = std::make_shared<QueueLock>(Semaphore(session, path, *kind.permits, o).permit());
         const auto busy = *kind.permits == 1 ? "the only permit of " + path + " is held by another"
                                              : "all " + counted(static_cast<long long>(*kind.permits), "permit") +
@@ -91,6 +105,7 @@ std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, co
         MultiMutexOptions o;
         o.node_data = kind.node_data;
         o.lock_delay = kind.lock_delay;
+        o.revocable = kind.revocable;
         auto set = std::make_shared<MultiMutex>(session, paths, o);
         std::string all;
         for (const auto& p : paths) all += (all.empty() ? "" : ", ") + p;
@@ -100,8 +115,9 @@ std::unique_ptr<holding> make_holding(asio::io_context& io, Session& session, co
             for (const auto& n : set.node_paths()) out += (out.empty() ? "" : "\n") + n;
             return out;
         };
-        return std::make_unique<lock_holding>(io, set, *set, std::move(nodes),
-                                              "locks " + all + ": someone else holds or waits ahead for one of them");
+        return std::make_unique<lock_holding>(
+            io, set, *set, std::move(nodes), "locks " + all + ": someone else holds or waits ahead for one of them",
+            [&set = *set](std::function<void(const lock_event&)> cb) { set.on_event(std::move(cb)); });
     }
     if (kind.shared) {
         auto rw = std::make_shared<SharedMutex>(session, path, options(kind));

@@ -4,6 +4,7 @@
 // zklock::Lock, driven on the runner's io_context.
 #pragma once
 
+#include <zklock/lock_events.hpp>
 #include <zklock/node_names.hpp>
 #include <zklock/session.hpp>
 
@@ -44,6 +45,9 @@ public:
     virtual std::string busy_message() const = 0;
     /// Why the last acquire failed, in words (Mutex::failure_detail()).
     virtual std::string failure_detail() const = 0;
+    /// `callback` for every lock event (as QueueLock::on_event), run on the
+    /// runner's io_context. Before acquire().
+    virtual void on_event(std::function<void(const lock_event&)> callback) = 0;
 };
 
 /// What to hold at the lock paths.
@@ -53,6 +57,7 @@ struct holding_kind {
     node_names names = node_names::zklock;  ///< one path: the naming of the node
     std::string node_data;               ///< stored in the node(s); empty: "<host>:<pid>"
     std::chrono::milliseconds lock_delay{0};  ///< as MutexOptions::lock_delay
+    bool revocable = false;              ///< as MutexOptions::revocable: let go when asked (a loss, errc::revoked)
 };
 
 /// The lock at the one path (exclusive, or shared), or a permit of the

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     zklock::cli::add_elect(app, exit_code);
     zklock::cli::add_fence(app, exit_code);
     zklock::cli::add_write(app, exit_code);
+    zklock::cli::add_revoke(app, exit_code);
     zklock::cli::add_chaos(app, exit_code);
     zklock::cli::add_help(app, exit_code,
                           {"Describe zklock, or one command: zklock help run, zklock help fence check",

@@ -13,6 +13,7 @@
 #include "fsm/lock_set.hpp"
 #include "fsm/path.hpp"
 #include <zklock/error.hpp>
+#include <zklock/lock_events.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 
@@ -56,6 +57,7 @@ struct run_options {
     int grace_ms = 5000;
     bool verbose = false;
     milliseconds lock_delay{0};        // --lock-delay
+    bool revocable = false;            // --revocable: let go when asked (exit_revoked)
     bool exclusive = false;            // -x: flock's, what the lock is anyway
     bool close = false;                // -o: flock's, what zklock's descriptors are anyway
     auth_options auth;
@@ -94,6 +96,7 @@ private:
         k.names = parse_node_names(o.names).value_or(node_names::zklock);
         k.node_data = o.name;
         k.lock_delay = o.lock_delay;
+        k.revocable = o.revocable;
         return k;
     }
 
@@ -133,6 +136,12 @@ private:
         std::optional<milliseconds> wait;
         // -w bounds the connect and the wait together.
         if (o_.wait) wait = std::max(*o_.wait - milliseconds(elapsed_ms(started_)), milliseconds(1));
+        hold_->on_event([this](const lock_event& e) {
+            // A request the lock honours ends the hold: on_lost() tells that.
+            if (e.kind == lock_event_kind::revocation_requested && !e.reason && phase_ == phase::running)
+                notice("a revocation request came (zklock revoke, or a peer's Revoker); without --revocable the " +
+                       std::string(o_.permits ? "permit" : "lock") + " is kept");
+        });
         hold_->acquire(o_.no_wait, wait, [this](std::error_code e, bool ok) { on_acquired(e, ok); });
     }
 
@@ -218,6 +227,14 @@ private:
         if (phase_ == phase::releasing && waiting_for_loss_reason_) return lost_before_the_end(lost_reason_);
         if (phase_ != phase::running) return;
         lost_ = true;
+        if (ec == errc::revoked) {
+            // Asked to let go (--revocable): the library released it already.
+            notice(std::string(o_.permits ? "permit" : "lock") + " revoked: " + loss_reason(ec) +
+                   (o_.hold_only ? "; released" : "; stopping the command"));
+            if (o_.hold_only) return finish(exit_revoked);
+            child_.stop(SIGTERM);
+            return;
+        }
         const std::string lost = o_.permits ? "permit lost" : "lock lost";
         const std::string why = ec != errc::not_held ? ": " + loss_reason(ec)
                                 : o_.hold_only       ? std::string(" as it was granted")
@@ -227,9 +244,13 @@ private:
         child_.stop(SIGTERM);
     }
 
+    // The status of a command that ran while the lock was lost: 79 when it
+    // was revoked (asked to let go), 76 otherwise.
+    int lost_status() const { return lost_reason_ == errc::revoked ? exit_revoked : exit_lock_lost; }
+
     void on_child_exit(int status) {
         if (o_.verbose) notice("command " + describe_status(status));
-        if (lost_) return finish(exit_lock_lost);
+        if (lost_) return finish(lost_status());
         release(stop_signal_ ? 128 + stop_signal_ : shell_status(status));
     }
 
@@ -265,9 +286,10 @@ private:
     // The lock was lost while the command ran (whatever zklock learnt first):
     // exit 76, saying why when known.
     void lost_before_the_end(std::error_code why) {
-        notice((o_.permits ? "permit" : "lock") + std::string(" lost before the command ended") +
-               (why ? ": " + loss_reason(why) : std::string()));
-        finish(exit_lock_lost);
+        const bool revoked = why == errc::revoked;
+        notice((o_.permits ? "permit" : "lock") + std::string(revoked ? " revoked" : " lost") +
+               " before the command ended" + (why ? ": " + loss_reason(why) : std::string()));
+        finish(revoked ? exit_revoked : exit_lock_lost);
     }
 
     run_options o_;
@@ -405,6 +427,9 @@ void add_hold_options(CLI::App& cmd, run_options& o) {
         ->type_name("NAME")
         ->check(CLI::Validator([](std::string& t) { return t.empty() ? std::string("must not be empty") : ""; }, ""));
     add_names_option(cmd, o.names, "lock node");
+    cmd.add_flag("--revocable", o.revocable,
+                 "Let go when asked: a revocation request (zklock revoke, Curator's Revoker.attemptRevoke) releases "
+                 "the lock and exits 79 (run stops CMD first, as on loss); without it a request is ignored");
     cmd.add_flag("-v,--verbose", o.verbose, "Report waiting, acquiring and releasing on stderr");
     cmd.add_option("LOCK_PATH", o.path, "Lock znode, e.g. /locks/nightly-report")->required();
 }
@@ -454,6 +479,8 @@ void add_run(CLI::App& app, int& exit_code) {
         "76 lock lost while CMD ran (CMD was stopped: SIGTERM, then SIGKILL after --grace), or no longer certainly\n"
         "held: nothing heard from ZooKeeper for the session timeout less 1%, before the server may expire the\n"
         "session (Lock::safe_for(); CMD is stopped then too);\n"
+        "79 revoked (--revocable): a revocation request came while CMD ran (zklock revoke LOCK_PATH, Curator's\n"
+        "Revoker); CMD was stopped as on loss and the lock released;\n"
         "126/127 CMD not executable / not found;\n"
         "128+N zklock got signal N (forwarded to CMD while it runs, unless the terminal sent it to both, as Ctrl-C\n"
         "does). If zklock dies, the kernel kills CMD;\n");
@@ -474,8 +501,9 @@ void add_lock(CLI::App& app, int& exit_code) {
         "job of a script (zklock lock PATH &) starts with SIGINT ignored, so Ctrl-C at the script does not release\n"
         "the lock; stop it with SIGTERM (kill PID), which works in every case.\n"
         "Exit status: 0 released after a signal; 75 (or -E N) not acquired (-n, -w), or a persistent node blocks\n"
-        "the queue; 76 the lock was lost while held (session expired, node deleted); 128+N signal N came while\n"
-        "waiting (nothing is left behind);\n");
+        "the queue; 76 the lock was lost while held (session expired, node deleted); 79 revoked (--revocable: a\n"
+        "revocation request came; the lock was released); 128+N signal N came while waiting (nothing is left\n"
+        "behind);\n");
 }
 
 } // namespace zklock::cli

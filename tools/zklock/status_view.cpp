@@ -4,6 +4,7 @@
 
 #include "fsm/lock_node.hpp"
 #include "fsm/lock_set.hpp"
+#include <zklock/revocation.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -61,6 +62,8 @@ std::string joined(const std::vector<std::string>& items) {
 // A node's data as the OWNER column shows it (not yet escaped): for a lock
 // set's node, with the set's other lock paths.
 std::string shown_data(const std::string& data, const std::string& path) {
+    // The request replaced whatever the node held (its owner's name).
+    if (is_revocation_request(data)) return "[revocation requested]";
     const auto set = detail::parse_set_node_data(data);
     std::string out = set.data;
     std::vector<std::string> others;
@@ -194,6 +197,21 @@ std::vector<std::string> persistent_notes(const std::string& path, const queue_l
     return out;
 }
 
+std::vector<std::string> revocation_notes(const std::string& path, const queue_listing& listing,
+                                          std::size_t permits) {
+    const auto holds = holders(listing, permits);
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < listing.contenders.size(); ++i) {
+        const auto& c = listing.contenders[i];
+        if (!is_revocation_request(c.data)) continue;
+        out.push_back("revocation requested of position " + std::to_string(c.position) + " (" + path + "/" + c.node +
+                      "): " +
+                      (holds[i] ? "a revocable holder lets go; one that is not keeps the lock"
+                                : "it waits; a revocable zklock lock lets go once granted"));
+    }
+    return out;
+}
+
 bool same_queue(const queue_listing& a, const queue_listing& b) {
     if (a.foreign != b.foreign || a.contenders.size() != b.contenders.size()) return false;
     for (std::size_t i = 0; i < a.contenders.size(); ++i) {
@@ -227,6 +245,7 @@ nlohmann::ordered_json status_json(const std::string& path, const queue_listing&
                                      {"persistent", c.persistent},
                                      {"created_ms", c.created_ms},
                                      {"data", detail::parse_set_node_data(c.data).data},
+                                     {"revocation_requested", is_revocation_request(c.data)},
                                      {"age_ms", std::max<std::int64_t>(0, now - c.created_ms)}});
         // A lock set's node: every lock path of its set.
         if (const auto set = detail::parse_set_node_data(c.data); !set.paths.empty())
@@ -257,6 +276,7 @@ std::string status_text(const std::string& path, const queue_listing& listing, s
         out << "mixed dialects: " << joined(dialects) << " (every one of them queues in this order for zklock)\n";
     out << table_text(queue, path, now, wide);
     for (const auto& note : persistent_notes(path, listing, connect)) out << escape_control("note: " + note) << "\n";
+    for (const auto& note : revocation_notes(path, listing, permits)) out << escape_control("note: " + note) << "\n";
     print_foreign();
     return out.str();
 }

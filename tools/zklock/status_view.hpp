@@ -39,13 +39,17 @@ std::string status_text(const std::string& path, const queue_listing& listing, s
                         const std::string& connect, std::int64_t now_ms, bool wide = false);
 
 /// The same as one JSON object: {path, permits (a semaphore's), contenders:
-/// [{..., holds}], dialects, mixed_dialects, foreign}.
+/// [{..., holds, revocation_requested}], dialects, mixed_dialects, foreign}.
 nlohmann::ordered_json status_json(const std::string& path, const queue_listing& listing, std::size_t permits,
                                    std::int64_t now_ms);
 
 /// One note per persistent node in the queue: how to delete it.
 std::vector<std::string> persistent_notes(const std::string& path, const queue_listing& listing,
                                           const std::string& connect);
+
+/// One note per node with a pending revocation request (its data is the
+/// request, include/zklock/revocation.hpp): whom it asks, and what follows.
+std::vector<std::string> revocation_notes(const std::string& path, const queue_listing& listing, std::size_t permits);
 
 /// True when two listings show the same queue (nodes, their data and owners,
 /// the foreign children): a watch that fired for nothing visible.
