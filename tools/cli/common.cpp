@@ -174,6 +174,15 @@ bool load_into(const auth_options& o, SessionOptions& s) {
     return true;
 }
 
+std::optional<SessionOptions> session_options_of(const std::string& connect,
+                                                 std::chrono::milliseconds connect_timeout, const auth_options& auth) {
+    SessionOptions so;
+    so.connect = connect;
+    so.connect_timeout = connect_timeout;
+    if (!load_into(auth, so)) return std::nullopt;
+    return so;
+}
+
 int exit_status_for(const std::error_code& ec) {
     if (ec == errc::no_auth || ec == errc::auth_failed || ec == errc::insecure_acl) return exit_noperm;
     if (ec == errc::invalid_path || ec == errc::invalid_argument || ec == errc::invalid_acl ||

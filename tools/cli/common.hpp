@@ -192,4 +192,10 @@ int report_failure(const Session& session, const std::string& doing, const std::
 /// are refused: the command then exits with exit_usage.
 bool load_into(const auth_options& o, SessionOptions& s);
 
+/// A command's Session options: `connect`, `connect_timeout`, and its
+/// --auth-file and --acl (load_into); nullopt (after telling why) when they
+/// are refused: the command then exits with exit_usage.
+std::optional<SessionOptions> session_options_of(const std::string& connect,
+                                                 std::chrono::milliseconds connect_timeout, const auth_options& auth);
+
 } // namespace zklock::cli

@@ -343,16 +343,14 @@ int elect_command(elect_options o) {
         return exit_usage;
     }
     if (!o.observe && o.id.empty()) o.id = default_participant_id();
-    SessionOptions so;
-    so.connect = o.connect;
-    so.session_timeout = milliseconds(o.session_timeout_ms);
-    so.connect_timeout = o.connect_timeout;
-    if (!load_into(o.auth, so)) return exit_usage;
+    auto so = session_options_of(o.connect, o.connect_timeout, o.auth);
+    if (!so) return exit_usage;
+    so->session_timeout = milliseconds(o.session_timeout_ms);
     if (o.observe) {
-        observer obs(std::move(o), std::move(so));
+        observer obs(std::move(o), std::move(*so));
         return obs.run();
     }
-    elector e(std::move(o), std::move(so));
+    elector e(std::move(o), std::move(*so));
     return e.run();
 }
 

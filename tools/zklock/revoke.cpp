@@ -15,6 +15,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,11 +60,9 @@ int revoke_command(const revoke_options& o) {
             notice(problem);
             return exit_usage;
         }
-    SessionOptions so;
-    so.connect = o.connect;
-    so.connect_timeout = o.connect_timeout;
-    if (!load_into(o.auth, so)) return exit_usage;
-    Session session(so);
+    const auto so = session_options_of(o.connect, o.connect_timeout, o.auth);
+    if (!so) return exit_usage;
+    Session session(*so);
     std::error_code ec;
     session.connect(ec);
     if (ec) return report_connect_failure(session, ec);

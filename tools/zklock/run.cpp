@@ -373,12 +373,10 @@ int run_command(run_options o) {
         else o.wait = wait.value;
         if (const auto hint = wait_unit_hint("-w", o.wait_text); !hint.empty()) notice(hint);
     }
-    SessionOptions so;
-    so.connect = o.connect;
-    so.session_timeout = milliseconds(o.session_timeout_ms);
-    so.connect_timeout = o.wait ? std::min(*o.wait, o.connect_timeout) : o.connect_timeout;
-    if (!load_into(o.auth, so)) return exit_usage;
-    runner r(std::move(o), std::move(so));
+    auto so = session_options_of(o.connect, o.wait ? std::min(*o.wait, o.connect_timeout) : o.connect_timeout, o.auth);
+    if (!so) return exit_usage;
+    so->session_timeout = milliseconds(o.session_timeout_ms);
+    runner r(std::move(o), std::move(*so));
     return r.run();
 }
 

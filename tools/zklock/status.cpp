@@ -221,15 +221,13 @@ int status_command(status_options o) {
                "and lock, as in flock)");
         o.watch = true;
     }
-    SessionOptions so;
-    so.connect = o.connect;
-    so.connect_timeout = o.connect_timeout;
-    if (!load_into(o.auth, so)) return exit_usage;
+    const auto so = session_options_of(o.connect, o.connect_timeout, o.auth);
+    if (!so) return exit_usage;
     asio::io_context io;
     // Before the Session: its thread inherits the blocked stop signals.
     std::optional<stop_signal_watch> stops;
     if (o.watch) stops.emplace(io);
-    Session session(so);
+    Session session(*so);
     std::error_code ec;
     session.connect(ec);
     if (ec) return report_connect_failure(session, ec);

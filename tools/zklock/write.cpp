@@ -12,6 +12,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,11 +49,9 @@ int write_command(const write_options& o) {
         notice(parsed.error);
         return exit_usage;
     }
-    SessionOptions so;
-    so.connect = o.connect;
-    so.connect_timeout = o.connect_timeout;
-    if (!load_into(o.auth, so)) return exit_usage;
-    Session session(so);
+    const auto so = session_options_of(o.connect, o.connect_timeout, o.auth);
+    if (!so) return exit_usage;
+    Session session(*so);
     std::error_code ec;
     session.connect(ec);
     if (ec) return report_connect_failure(session, ec);
