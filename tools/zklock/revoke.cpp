@@ -10,7 +10,6 @@
 #include <zklock/error.hpp>
 #include <zklock/queue_lock.hpp>
 #include <zklock/revocation.hpp>
-#include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 
 #include <iostream>
@@ -37,16 +36,12 @@ bool is_node(const std::string& target) {
 }
 
 // The nodes that hold `path` now, as zklock status shows them: a semaphore's
-// first K (K read from the lock's data when several contend), the readers
-// ahead of the first writer or that writer, else the first.
+// first K, the readers ahead of the first writer or that writer, else the first.
 std::vector<std::string> holder_nodes(Session& session, const std::string& path, std::error_code& ec) {
     const auto listing = list_queue(session, path, ec);
     if (ec) return {};
-    std::size_t permits = 1;
-    if (listing.contenders.size() > 1) {
-        permits = stored_permits(session, path, ec).value_or(1);
-        if (ec) return {};
-    }
+    const auto permits = permits_of(session, path, listing, ec);
+    if (ec) return {};
     const auto holds = holders(listing, permits);
     std::vector<std::string> out;
     for (std::size_t i = 0; i < holds.size(); ++i)

@@ -8,7 +8,6 @@
 #include "fsm/path.hpp"
 #include <zklock/mutex.hpp>
 #include <zklock/queue_watch.hpp>
-#include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 
 #include <boost/asio/bind_executor.hpp>
@@ -60,15 +59,6 @@ std::string utc_stamp(std::int64_t ms) {
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                   tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
     return buf;
-}
-
-// A semaphore's permit count (stored_permits()), read when the queue has more
-// than one contender (with one, it alone holds whatever the count): how many
-// of them hold. 1 for every other recipe.
-std::size_t permits_of(Session& session, const std::string& path, const queue_listing& listing, std::error_code& ec) {
-    ec.clear();
-    if (listing.contenders.size() < 2) return 1;
-    return stored_permits(session, path, ec).value_or(1);
 }
 
 struct shown_queue {

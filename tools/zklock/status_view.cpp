@@ -166,6 +166,12 @@ std::string table_text(const std::vector<contender>& queue, const std::string& p
 
 } // namespace
 
+std::size_t permits_of(Session& session, const std::string& path, const queue_listing& listing, std::error_code& ec) {
+    ec.clear();
+    if (listing.contenders.size() < 2) return 1;
+    return stored_permits(session, path, ec).value_or(1);
+}
+
 std::vector<bool> holders(const queue_listing& listing, std::size_t permits) {
     std::vector<std::string> names;
     for (const auto& c : listing.contenders) names.push_back(c.node);

@@ -4,11 +4,16 @@
 #pragma once
 
 #include <zklock/mutex.hpp>
+#include <zklock/queue_lock.hpp>
+#include <zklock/semaphore.hpp>
+#include <zklock/session.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace zklock::cli {
@@ -19,6 +24,12 @@ namespace zklock::cli {
 /// readers ahead of the first writer, or that writer when it is first; else
 /// the first. One flag per contender, in queue order.
 std::vector<bool> holders(const queue_listing& listing, std::size_t permits);
+
+/// The `permits` holders() takes for `listing` of `path`: a semaphore's
+/// stored count (stored_permits()), read only when the queue has more than one
+/// contender (with one, it alone holds whatever the count); 1 for every other
+/// recipe. Errors of the read in `ec`.
+std::size_t permits_of(Session& session, const std::string& path, const queue_listing& listing, std::error_code& ec);
 
 /// The columns the status table fits in unless -o wide: POS, NODE, TOKEN,
 /// SESSION, AGE and OWNER (DIALECT too when the queue mixes dialects, KIND
