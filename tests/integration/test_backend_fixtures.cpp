@@ -1,4 +1,6 @@
 // Tests of the Redis, PostgreSQL and memcached real-server fixtures.
+#include "process_support.hpp"
+
 #include <zklock/testing/memcached_server.hpp>
 #include <zklock/testing/postgres_server.hpp>
 #include <zklock/testing/process.hpp>
@@ -33,35 +35,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
+using namespace zklock::test;
 using zklock::testing::MemcachedServer;
 using zklock::testing::PostgresServer;
 using zklock::testing::RedisServer;
-
-template <class Predicate>
-bool eventually(Predicate predicate, milliseconds timeout = 30s) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-        if (predicate()) return true;
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(10ms);  // allowed: polling interval of a deadline wait
-    }
-}
-
-// "" for a process that is gone (even one that exits while being read: libstdc++
-// then throws from the stream buffer).
-std::string read_cmdline(const std::filesystem::path& proc_dir) {
-    std::string cmdline;
-    try {
-        std::ifstream in(proc_dir / "cmdline", std::ios::binary);
-        cmdline.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    } catch (const std::exception&) {
-        return {};
-    }
-    for (auto& c : cmdline) {
-        if (c == '\0') c = ' ';
-    }
-    return cmdline;
-}
 
 bool within(const std::string& path, const std::string& dir) {
     return path.compare(0, dir.size(), dir) == 0 &&

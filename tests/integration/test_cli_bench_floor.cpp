@@ -1,24 +1,12 @@
 // zklock bench's floors: the C client's leanest lock cycle and leanest handoff
 // run beside the mutex scenarios, and zklock's figures carry their ratio to them.
+#include "json_output.hpp"
 #include "test_cli_support.hpp"
 
 #include <nlohmann/json.hpp>
 
 using namespace zklock::test;
 using namespace zklock::test::cli;
-
-namespace {
-
-// The JSON lines of a bench run's output (its notes on stderr are plain text).
-std::vector<nlohmann::json> json_lines(const std::string& out) {
-    std::vector<nlohmann::json> lines;
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty() && line.front() == '{') lines.push_back(nlohmann::json::parse(line));
-    return lines;
-}
-
-}  // namespace
 
 TEST(CliBenchFloorTest, TheFloorsRunBesideTheMutexScenariosAndGiveZklocksRatioToThem) {
     Cli cli;

@@ -2,6 +2,7 @@
 // its help is theirs, each scenario is also a subcommand with only its own
 // options, zklock-bench takes both forms when run directly, and a zklock
 // without zklock-bench beside it says where it looked and exits 69.
+#include "json_output.hpp"
 #include "test_cli_support.hpp"
 
 #include <nlohmann/json.hpp>
@@ -16,15 +17,6 @@ using namespace zklock::test;
 using namespace zklock::test::cli;
 
 namespace {
-
-// The last JSON line of a bench run (its notes on stderr are plain text).
-nlohmann::json json_line(const std::string& out) {
-    nlohmann::json j;
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);)
-        if (line.starts_with("{")) j = nlohmann::json::parse(line);
-    return j;
-}
 
 TEST(CliBenchProgramTest, HelpListsTheScenariosAsSubcommandsEachWithItsOwnOptions) {
     Cli cli;
@@ -85,7 +77,7 @@ TEST_F(CliBenchScenarioTest, EachScenarioRunsAsASubcommandAndInTheFlagForm) {
         Cli cli;
         auto p = cli.start(runs[i], scenarios[i]);
         ASSERT_EQ(exit_code(p, 120s), 0) << cli.output(scenarios[i]);
-        const auto j = json_line(cli.output(scenarios[i]));
+        const auto j = last_json_line(cli.output(scenarios[i]));
         ASSERT_TRUE(j.is_object()) << cli.output(scenarios[i]);
         EXPECT_EQ(j.at("scenario"), scenarios[i]) << j.dump();
     }
@@ -99,7 +91,7 @@ TEST_F(CliBenchScenarioTest, EachScenarioRunsAsASubcommandAndInTheFlagForm) {
         o.output_path = cli.file(name + ".out");
         ChildProcess p(std::move(argv), o);
         ASSERT_EQ(exit_code(p, 120s), 0) << read_file(o.output_path);
-        const auto j = json_line(read_file(o.output_path));
+        const auto j = last_json_line(read_file(o.output_path));
         ASSERT_TRUE(j.is_object()) << read_file(o.output_path);
         EXPECT_EQ(j.at("scenario"), "uncontended") << j.dump();
     }

@@ -3,6 +3,7 @@
 // one window and every hold stamped, so that holds which overlapped are counted
 // per pair of kinds), waiters (one long queue, filled then drained) and locks
 // (many locks held at once through one Session).
+#include "json_output.hpp"
 #include "test_cli_support.hpp"
 
 #include <nlohmann/json.hpp>
@@ -14,15 +15,6 @@ namespace {
 
 class CliBenchMixedTest : public CliTest {};
 
-// The one JSON line of a bench run (its notes on stderr are plain text).
-nlohmann::json json_line(const std::string& out) {
-    nlohmann::json j;
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);)
-        if (line.starts_with("{")) j = nlohmann::json::parse(line);
-    return j;
-}
-
 class CliBenchScaleTest : public CliTest {
 protected:
     /// Runs `zklock bench -c SERVER ARGS --json`; returns its JSON line, or
@@ -32,7 +24,7 @@ protected:
         auto p = cli.start(plus(plus({"bench", "-c", server_->connect_string()}, args), {"--json"}), "bench");
         const int code = exit_code(p, 300s);
         EXPECT_EQ(code, 0) << cli.output("bench");
-        const auto j = json_line(cli.output("bench"));
+        const auto j = last_json_line(cli.output("bench"));
         EXPECT_TRUE(j.is_object()) << cli.output("bench");
         return code == 0 && j.is_object() ? j : nlohmann::json{};
     }
@@ -47,7 +39,7 @@ TEST_F(CliBenchMixedTest, EveryKindTakesTurnsAndNoZklockHoldOverlapsAnother) {
                        "bench", {{"XDG_CACHE_HOME", cli.dir().string()}});
     ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
     const auto out = cli.output("bench");
-    const auto j = json_line(out);
+    const auto j = last_json_line(out);
     ASSERT_TRUE(j.is_object()) << out;
     EXPECT_EQ(j.at("scenario"), "mixed");
     EXPECT_EQ(j.at("clients_per_kind"), 1);

@@ -1,3 +1,5 @@
+#include "process_support.hpp"
+
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/zookeeper_server.hpp>
 
@@ -24,20 +26,11 @@ namespace {
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
+using namespace zklock::test;
 using zklock::testing::ChildProcess;
 using zklock::testing::Ensemble;
 using zklock::testing::TempDir;
 using zklock::testing::ZooKeeperServer;
-
-template <class Predicate>
-bool eventually(Predicate predicate, milliseconds timeout = 30s) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-        if (predicate()) return true;
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(10ms);  // allowed: polling interval of a deadline wait
-    }
-}
 
 std::error_code four_letter_word_error(std::uint16_t port, const std::string& cmd, milliseconds timeout) {
     try {
@@ -54,29 +47,6 @@ bool answers_imok(ZooKeeperServer& server) {
     } catch (const std::system_error&) {
         return false;
     }
-}
-
-std::string read_cmdline(const std::filesystem::path& proc_dir) {
-    std::ifstream in(proc_dir / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (auto& c : cmdline) {
-        if (c == '\0') c = ' ';
-    }
-    return cmdline;
-}
-
-bool is_server_cmdline(const std::string& cmdline, const std::string& needle) {
-    return cmdline.find("QuorumPeerMain") != std::string::npos && cmdline.find(needle) != std::string::npos;
-}
-
-bool quorum_peer_running_with(const std::string& needle) {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-        const auto name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        if (is_server_cmdline(read_cmdline(entry.path()), needle)) return true;
-    }
-    return false;
 }
 
 bool server_process_gone(pid_t pid, const std::string& needle) {

@@ -25,7 +25,7 @@ constexpr node_role every_role[] = {node_role::lock, node_role::writer, node_rol
                                     node_role::permit};
 
 // Our node in `names` for `role`, with a fresh tag, as the server would name it.
-std::string ours(node_names names, node_role role, std::int32_t s, std::string* tag = nullptr) {
+std::string named_node(node_names names, node_role role, std::int32_t s, std::string* tag = nullptr) {
     const auto form = form_of(names, role).value();
     const auto t = new_tag(form);
     if (tag) *tag = t;
@@ -96,7 +96,7 @@ TEST(NodeForm, EveryNameWrittenIsReadWithItsRolesKind) {
     for (const auto names : every_naming)
         for (const auto role : every_role) {
             if (!form_of(names, role)) continue;
-            const auto name = ours(names, role, 42);
+            const auto name = named_node(names, role, 42);
             const auto n = recognise(name);
             ASSERT_TRUE(n) << name;
             EXPECT_EQ(n->sequence, 42) << name;
@@ -117,10 +117,10 @@ TEST(NodeForm, TheTagFindsOurNodeAgain) {
         for (const auto role : every_role) {
             if (!form_of(names, role)) continue;
             std::string tag;
-            const auto name = ours(names, role, 9, &tag);
-            const std::vector<std::string> children{ours(node_names::kazoo, node_role::reader, 7),
-                                                    ours(node_names::curator, node_role::writer, 8), name,
-                                                    ours(node_names::zklock, node_role::lock, 10)};
+            const auto name = named_node(names, role, 9, &tag);
+            const std::vector<std::string> children{named_node(node_names::kazoo, node_role::reader, 7),
+                                                    named_node(node_names::curator, node_role::writer, 8), name,
+                                                    named_node(node_names::zklock, node_role::lock, 10)};
             EXPECT_EQ(find_by_guid(children, tag), name);
         }
 }
@@ -130,7 +130,7 @@ TEST(NodeForm, AMutexInKazoosNamesQueuesWithKazoo) {
     queue_rule mutex;
     mutex.names = node_names::kazoo;
     const auto kazoo_holder = hex32 + "__lock__" + seq(1);
-    const auto me = ours(node_names::kazoo, node_role::lock, 2);
+    const auto me = named_node(node_names::kazoo, node_role::lock, 2);
     const auto d = decide(mutex, {me, kazoo_holder}, me);
     EXPECT_TRUE(d.found);
     EXPECT_FALSE(d.acquired);
@@ -141,10 +141,10 @@ TEST(NodeForm, AMutexInKazoosNamesQueuesWithKazoo) {
 
 TEST(NodeForm, ASharedMutexsReaderInAPeersNamesSharesAndItsWriterExcludes) {
     for (const auto names : {node_names::curator, node_names::kazoo}) {
-        const auto zk_reader = ours(node_names::zklock, node_role::reader, 1);
-        const auto reader = ours(names, node_role::reader, 2);
-        const auto writer = ours(names, node_role::writer, 3);
-        const auto late_reader = ours(names, node_role::reader, 4);
+        const auto zk_reader = named_node(node_names::zklock, node_role::reader, 1);
+        const auto reader = named_node(names, node_role::reader, 2);
+        const auto writer = named_node(names, node_role::writer, 3);
+        const auto late_reader = named_node(names, node_role::reader, 4);
         const std::vector<std::string> children{late_reader, writer, reader, zk_reader};
         const auto r = decide(read_write(node_role::reader, names), children, reader);
         EXPECT_TRUE(r.found && r.acquired) << reader << " is not read as a reader";
