@@ -3,6 +3,7 @@
 #include "fsm/acl_check.hpp"
 #include "fsm/dialect.hpp"
 #include "fsm/limits.hpp"
+#include "fsm/release_proof.hpp"
 
 #include <boost/asio/error.hpp>
 
@@ -73,6 +74,11 @@ void contender_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
 
 void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_action& action) {
     using kind = acquire_action::kind;
+    // The round that watched a `.released` sibling is over (or a new one starts).
+    if (a->proof_watch != 0 && (action.what == kind::grant || action.what == kind::requeue || action.what == kind::fail ||
+                                action.what == kind::give_up || action.what == kind::cleaned_up ||
+                                action.what == kind::watch_release))
+        drop_release_watch(*a);
     switch (action.what) {
     case kind::grant:
         begin_hold(action.number);
@@ -179,6 +185,7 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
     case kind::list: return send_list(a, action);
     case kind::watch_node:
     case kind::watch_own_node: return send_watch(a, action);
+    case kind::watch_release: return send_release_watch(a, action);
     case kind::delete_node:
     case kind::delete_by_guid: return send_delete(a, action);
     default: return;
@@ -234,18 +241,40 @@ void contender_engine::send_watch(const std::shared_ptr<attempt>& a, const acqui
         });
 }
 
+void contender_engine::send_release_watch(const std::shared_ptr<attempt>& a, const acquire_action& action) {
+    auto self = shared_from_this();
+    a->proof_path = release_proof_path(path_of(action.name));
+    a->proof_watch = session_->exists(
+        a->proof_path,
+        [self, a, name = action.name, generation = action.number](int type) {
+            self->feed(a, [&](acquire_machine& m) { return m.release_seen(name, generation, type); });
+        },
+        // The answer tells nothing the watch does not: a sibling already there
+        // proves nothing (release_seen waits for its creation), and a failed
+        // request leaves no watch (remove_watch then has nothing to remove).
+        [](int, const node_stat&) {});
+}
+
+void contender_engine::drop_release_watch(attempt& a) {
+    session_->remove_watch(a.proof_path, std::exchange(a.proof_watch, 0));
+}
+
 void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acquire_action& action) {
     auto done = action.wait ? std::exchange(a->done, nullptr) : nullptr;
     if (action.what == acquire_action::kind::delete_by_guid) {
         if (!action.wait) return session_->delete_owned_by_guid(setup_.dir, action.name, action.number);
         return session_->delete_owned_by_guid(setup_.dir, action.name, action.number, std::move(done));
     }
+    // A marked release also proves itself to the successor (fsm/release_proof.hpp).
+    auto proof = action.mark ? acl_ : nullptr;
     if (action.release_record) {
         multi_op record{multi_op::kind::set_data, setup_.dir, *action.release_record, 0, -1, nullptr};
         return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {std::move(record)},
-                                          action.mark);
+                                          action.mark, std::move(proof));
     }
-    if (action.mark) return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {}, true);
+    if (action.mark)
+        return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {}, true,
+                                          std::move(proof));
     if (!action.wait) return session_->delete_owned(path_of(action.name), action.number);
     session_->delete_owned(path_of(action.name), action.number, std::move(done));
 }

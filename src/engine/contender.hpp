@@ -78,6 +78,10 @@ private:
     void send_list(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_delete(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    void send_release_watch(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    /// Removes `a`'s watch on a `.released` sibling that did not fire: the
+    /// server keeps a watch on a path nobody creates until the session ends.
+    void drop_release_watch(attempt& a);
     void watch_own_node_later(const std::shared_ptr<attempt>& a);
     std::string path_of(const std::string& child) const { return child_path(setup_.dir, child); }
 

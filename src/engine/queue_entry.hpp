@@ -47,6 +47,10 @@ template <class Machine> struct engine_attempt {
     Machine fsm;
     std::function<void(std::error_code)> done;  // completes with the attempt's final delete(s)
     std::shared_ptr<boost::asio::steady_timer> delay_timer;  // lock-delay's wait
+    // The watch on a predecessor's `.released` sibling (fsm/release_proof.hpp)
+    // while it may still fire: the session's id of it, and its path.
+    std::uint64_t proof_watch = 0;
+    std::string proof_path;
 };
 
 class queue_entry : public LockBackend,

@@ -272,6 +272,9 @@ acquire_actions acquire_machine::watch() {
     if (rare_) rare_->persistent.clear();
     acquire_actions out;
     for (const auto& name : watching_) out.push_back(act(kind::watch_node, name, generation_));
+    // Under the mutex rule the one node watched may be a holder: its release
+    // creates its `.released` sibling, watched too (fsm/release_proof.hpp).
+    if (trusts_marks() && watching_.size() == 1) out.push_back(act(kind::watch_release, watching_.front(), generation_));
     return out;
 }
 
@@ -320,6 +323,15 @@ acquire_actions acquire_machine::watch_fired(std::string_view name, std::int64_t
     }
     // Data changed (or a spurious event): watch that node again.
     return actions_of(act(kind::watch_node, std::string(name), generation_));
+}
+
+acquire_actions acquire_machine::release_seen(std::string_view name, std::int64_t generation, int type) {
+    if (stage_ != stage::waiting || generation != generation_ || !trusts_marks()) return {};
+    // Created: the node that held is deleted in the same transaction. Any other
+    // event (a sibling somebody else made, deleted) proves nothing: the watch
+    // on the node itself still decides.
+    if (type != ZOO_CREATED_EVENT) return {};
+    return wake(true, name, true);
 }
 
 acquire_actions acquire_machine::wake(bool notified, std::string_view name, bool ahead_held) {
@@ -428,7 +440,8 @@ std::string to_string(const acquire_action& a) {
         "create",         "ensure_parents", "list",         "read_token",      "watch_node",   "read_handover",
         "start_delay",    "grant",          "watch_own_node", "node_gone",     "lose",         "requeue",
         "fail",           "give_up",        "delete_node",  "delete_by_guid",  "cleaned_up",   "position",
-        "forget_position", "node_known",    "count_attempt", "count_wakeup", "revocation_request", "revoke"};
+        "forget_position", "node_known",    "count_attempt", "count_wakeup", "revocation_request", "revoke",
+        "watch_release"};
     static constexpr const char* steps[] = {"create", "recover", "list", "watch_own_node"};
     static constexpr const char* listings[] = {"pipelined", "fresh", "recover"};
     std::string out = names[static_cast<int>(a.what)];

@@ -67,7 +67,10 @@ struct acquire_setup {
     /// change is only a cue: the waiter reads the node (the read sets its
     /// watch again) and holds when it is gone, since the mark and the delete
     /// are one transaction; a node still there was written by someone else (a
-    /// revocation request), and the waiter waits on.
+    /// revocation request), and the waiter waits on. With the mark the release
+    /// also creates and deletes the node's `.released` sibling, which the
+    /// successor watches too: that event is proof enough, and the successor
+    /// holds without the read (fsm/release_proof.hpp).
     bool mark_release = false;
     /// A revocation request read on our node while held is honoured (the
     /// `revoke` action); otherwise it is only reported (`revocation_request`).
@@ -121,6 +124,7 @@ struct acquire_action {
         count_wakeup,      ///< a watch woke us (lock_stats::wakeups)
         revocation_request,  ///< held, not revocable: a revocation request came; report it, keep the lock
         revoke,            ///< held, revocable: a revocation request came; report it, then the handler (default: let go)
+        watch_release,     ///< exists(dir/name + ".released") with a watch (generation = number) -> release_seen (fsm/release_proof.hpp)
     };
     kind what{};
     std::string name;
@@ -180,6 +184,9 @@ public:
     acquire_actions token_read(int rc, const node_stat& st);
     acquire_actions watch_set(std::string_view name, std::int64_t generation, int rc, const node_stat& st);
     acquire_actions watch_fired(std::string_view name, std::int64_t generation, int type);
+    /// The watch of a watch_release fired: NodeCreated is the release proof of
+    /// the node `name` (fsm/release_proof.hpp), which held.
+    acquire_actions release_seen(std::string_view name, std::int64_t generation, int type);
     acquire_actions handover_read(int rc, std::string_view data);
     acquire_actions delay_elapsed();
     /// The hold has lasted a moment (session_impl::settle_delay): time to watch

@@ -243,8 +243,14 @@ public:
     void remove(const std::string& path, int version, void_fn fn);
     void set_data(const std::string& path, const std::string& data, int version, void_fn fn);
     /// exists; with on_watch set, leaves a watch that fires when the node is
-    /// created, changed or deleted.
-    void exists(const std::string& path, watch_fn on_watch, stat_fn fn);
+    /// created, changed or deleted. Returns the watch's id (remove_watch), 0
+    /// without on_watch.
+    std::uint64_t exists(const std::string& path, watch_fn on_watch, stat_fn fn);
+    /// Forgets the data or exists watch `wid` on `path` (it will not fire) and
+    /// removes the session's data watches on `path` from the server
+    /// (removeWatches): for a path only that watch watches. No-op for a watch
+    /// that fired already, whose request failed, or for wid 0.
+    void remove_watch(const std::string& path, std::uint64_t wid);
     /// getACL.
     void get_acl(const std::string& path, acl_fn fn);
     /// setACL (`version` -1: any).
@@ -278,10 +284,13 @@ public:
     /// `mark`: the transaction writes each node's data (empty) before deleting
     /// it, the release mark a successor under the mutex rule holds on
     /// (acquire_setup::mark_release); a node whose ACL refuses the write is
-    /// deleted without it.
+    /// deleted without it. `proof` (with mark): the transaction first creates
+    /// (with this ACL) and deletes each node's `.released` sibling, the release
+    /// proof its successor holds on without a read (fsm/release_proof.hpp); when
+    /// the server refuses the sibling (it exists, or the ACL), without it.
     void delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
                           std::function<void(std::error_code)> fn = {}, std::vector<multi_op> extra = {},
-                          bool mark = false);
+                          bool mark = false, std::shared_ptr<const c_acl> proof = nullptr);
     /// Like delete_owned for a node whose name is not known (a create whose reply
     /// was lost): lists `dir`, deletes the child carrying `guid`, if any.
     void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
@@ -314,6 +323,7 @@ private:
         std::function<void(std::error_code)> done;
         bool in_flight = false;
         bool mark = false;             // a release mark before each delete of `set`
+        std::shared_ptr<const c_acl> proof;  // with mark: the `.released` siblings' ACL (null: none made)
     };
 
     static void on_session_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);

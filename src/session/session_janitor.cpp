@@ -3,40 +3,68 @@
 #include "session/session_impl.hpp"
 
 #include "fsm/lock_node.hpp"
+#include "fsm/release_proof.hpp"
 #include "fsm/reply_kind.hpp"
+
+#include <algorithm>
+#include <optional>
 
 namespace zklock::detail {
 
 void session_impl::delete_owned(std::string path, std::int64_t owner, std::function<void(std::error_code)> fn) {
-    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(path), {}, {}, {}, owner, std::move(fn), false});
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(path), {}, {}, {}, owner, std::move(fn), false, false, nullptr});
     janitor_.push_back(e);
     if (connected()) janitor_step(e);
 }
 
 void session_impl::delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
                                         std::function<void(std::error_code)> fn) {
-    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(dir), std::move(guid), {}, {}, owner, std::move(fn), false});
+    auto e = std::make_shared<janitor_entry>(janitor_entry{std::move(dir), std::move(guid), {}, {}, owner, std::move(fn), false, false, nullptr});
     janitor_.push_back(e);
     if (connected()) janitor_step(e);
 }
 
 void session_impl::delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
-                                    std::function<void(std::error_code)> fn, std::vector<multi_op> extra, bool mark) {
-    auto e = std::make_shared<janitor_entry>(
-        janitor_entry{{}, {}, std::move(paths), std::move(extra), owner, std::move(fn), false, mark});
+                                    std::function<void(std::error_code)> fn, std::vector<multi_op> extra, bool mark,
+                                    std::shared_ptr<const c_acl> proof) {
+    auto e = std::make_shared<janitor_entry>(janitor_entry{{}, {}, std::move(paths), std::move(extra), owner,
+                                                           std::move(fn), false, mark, mark ? std::move(proof) : nullptr});
     janitor_.push_back(e);
     if (connected()) janitor_step(e);
 }
 
 void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete) {
     std::vector<multi_op> ops;
+    std::vector<multi_op::kind> roles;  // what each op is, to tell which one the server refused
     for (const auto& p : e->set) {
+        if (e->proof) {
+            // The `.released` sibling, created and deleted first: its successor's
+            // exists watch fires before the data watch the mark fires.
+            const auto sibling = release_proof_path(p);
+            ops.push_back({multi_op::kind::create, sibling, {}, ZOO_EPHEMERAL, -1, e->proof});
+            ops.push_back({multi_op::kind::remove, sibling, {}, 0, -1, nullptr});
+        }
         if (e->mark) ops.push_back({multi_op::kind::set_data, p, {}, 0, -1, nullptr});
         ops.push_back({multi_op::kind::remove, p, {}, 0, -1, nullptr});
     }
     ops.insert(ops.end(), e->extra.begin(), e->extra.end());
-    multi(std::move(ops), [this, e, on_delete](int rc, std::vector<int> errors, std::vector<std::string>) {
-        if (rc == ZNOAUTH && e->mark && !errors.empty() && errors.front() == ZNOAUTH) {
+    for (const auto& op : ops) roles.push_back(op.type);
+    multi(std::move(ops), [this, e, on_delete, roles](int rc, std::vector<int> errors, std::vector<std::string>) {
+        // The op the server refused: the first whose code is neither ZOK nor
+        // the "rolled back" of the ops after it.
+        const auto refused = std::find_if(errors.begin(), errors.end(),
+                                          [](int c) { return c != ZOK && c != ZRUNTIMEINCONSISTENCY; });
+        const auto refused_role = refused == errors.end() || static_cast<std::size_t>(refused - errors.begin()) >= roles.size()
+                                      ? std::optional<multi_op::kind>()
+                                      : std::optional(roles[static_cast<std::size_t>(refused - errors.begin())]);
+        if (e->proof && refused_role == multi_op::kind::create) {
+            // A sibling exists already, or the directory's ACL refuses it:
+            // release without the proof (the mark still tells the successor).
+            e->proof = nullptr;
+            e->in_flight = false;
+            return janitor_step(e);
+        }
+        if (rc == ZNOAUTH && e->mark && refused_role == multi_op::kind::set_data) {
             // The node's ACL does not let us write it: release it without the
             // mark (its successor lists the queue instead).
             e->mark = false;

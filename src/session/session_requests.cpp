@@ -134,7 +134,7 @@ void session_impl::set_data(const std::string& path, const std::string& data, in
     });
 }
 
-void session_impl::exists(const std::string& path, watch_fn on_watch, stat_fn fn) {
+std::uint64_t session_impl::exists(const std::string& path, watch_fn on_watch, stat_fn fn) {
     std::uint64_t wid = 0;
     if (on_watch) {
         wid = register_watch(std::move(on_watch));
@@ -151,6 +151,21 @@ void session_impl::exists(const std::string& path, watch_fn on_watch, stat_fn fn
         return wid ? zoo_awexists(zh_, path.c_str(), &session_impl::on_node_watch,
                                   reinterpret_cast<void*>(static_cast<std::uintptr_t>(wid)), completion, ctx)
                    : zoo_aexists(zh_, path.c_str(), 0, completion, ctx);
+    });
+    return wid;
+}
+
+void session_impl::remove_watch(const std::string& path, std::uint64_t wid) {
+    if (wid == 0 || watches_.erase(wid) == 0) return;  // fired, failed, or never set
+    // removeWatches for the path's data watches: the server forgets them too
+    // (the C client's removal of one watcher only checks the server's). The
+    // path is one only this watch watches (a node's `.released` sibling).
+    // The completion is a void_completion_t passed where the header declares a
+    // pointer to one: the C client stores and calls it as the function itself.
+    void_completion_t completion = [](int rc, const void* d) { request<void_fn>::take(d, rc)->fn(rc); };
+    submit(void_fn([](int) {}), [&](const void* ctx) {
+        return zoo_aremove_all_watches(zh_, path.c_str(), ZWATCHTYPE_DATA, 0,
+                                       reinterpret_cast<void_completion_t*>(completion), ctx);
     });
 }
 

@@ -353,6 +353,9 @@ TEST_F(CuratorInteropTest, CuratorsRevokerMakesARevocableZklockHolderLetGoAndOne
     const auto kept_node = kept.node_path();
     curator->mutex("c1");
     EXPECT_EQ(curator->wait_for_line("predecessor", "c1"), names{std::filesystem::path(kept_node).filename().string()});
+    // Its watch on the holder's node is set before the request is written: a
+    // request written first would be read with the watch and tell it nothing.
+    EXPECT_EQ(curator->wait_for_line("watching", "peer"), names{std::filesystem::path(kept_node).filename().string()});
     curator->revoke("r1", kept_node);
     ASSERT_TRUE(curator->wait_for("revoke-sent", "r1"));
     // zklock read the request and kept the lock; Curator's waiter decided again and waits on.
@@ -407,6 +410,8 @@ TEST_F(CuratorInteropTest, ZklocksRequestMakesARevocableCuratorHolderLetGoAndOne
     const auto first = grant::make();
     waiter.async_lock(on_grant(first));
     EXPECT_EQ(decided_position([&] { return waiter.queue_position(); }), 1u);
+    // The waiter's watch is set before the request is written (see above).
+    wait_for_watcher(*waiting, c1_node);
     request_revocation(*session, c1_node);
     // The waiter was woken by the change and looked again (its read, then this
     // listing on its session, answered in order): it still waits.

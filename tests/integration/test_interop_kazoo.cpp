@@ -98,6 +98,9 @@ TEST_F(KazooInteropTest, AKazooHolderAskedToLetGoKeepsTheLockAndTheZklockWaiterB
     const auto granted = grant::make();
     waiter.async_lock(on_grant(granted));
     EXPECT_EQ(decided_position([&] { return waiter.queue_position(); }), 1u);
+    // Its watch is set before the request is written: a request written first
+    // would be read with the watch and wake nobody.
+    wait_for_watcher(*session, node);
     request_revocation(*observer, node);
     // Woken by the change, the waiter looked again (its read, then this
     // listing on its session, answered in order) and still waits.

@@ -215,6 +215,51 @@ TEST_F(MutexTest, AMarkedReleaseHandsOverWithoutAListingAndACancelledWaiterProve
     EXPECT_EQ(handoff_listings(*observer, sessions, lock_path(), unmarked), 1u);
 }
 
+TEST_F(MutexTest, AReleasedSiblingSomebodyLeftNeitherGrantsTheWaiterNorBlocksTheRelease) {
+    // The release proof is a `.released` sibling the release creates and
+    // deletes in its transaction; one left there by somebody else proves
+    // nothing to the waiter, and the release goes without it.
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    Mutex holder(*a, path), waiter(*b, path);
+    holder.lock();
+    const auto sibling = holder.node_path() + ".released";
+    zklock::testing::create_node(*a, sibling);
+    auto granted = waiter.async_lock(boost::asio::use_future);
+    wait_for_contenders(*a, path, 2, 20s);
+    wait_for_watcher(*b, sibling);  // its exists() found the sibling there
+    wait_for_watcher(*b, holder.node_path());
+    EXPECT_EQ(granted.wait_for(0s), std::future_status::timeout) << "granted while the holder holds";
+    auto released = holder.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released)) << "the release failed";
+    EXPECT_FALSE(get_within(granted));
+    EXPECT_TRUE(waiter.is_held());
+    waiter.unlock();
+    zklock::testing::delete_node(*a, sibling);
+}
+
+TEST_F(MutexTest, AWaiterWatchesItsPredecessorsReleasedSiblingOnlyWhileItMayStillCome) {
+    // A holder whose node somebody deletes leaves without a release: its
+    // waiter holds on the node's deletion, and the server keeps no watch of
+    // the waiter's on the sibling that will never be created.
+    const auto path = lock_path();
+    auto a = connect();
+    auto b = connect();
+    auto operator_session = connect();
+    Mutex holder(*a, path), waiter(*b, path);
+    holder.lock();
+    const auto sibling = holder.node_path() + ".released";
+    auto granted = waiter.async_lock(boost::asio::use_future);
+    wait_for_watcher(*b, sibling);
+    zklock::testing::delete_node(*operator_session, holder.node_path());
+    EXPECT_FALSE(get_within(granted, 20s));
+    EXPECT_TRUE(waiter.is_held());
+    EXPECT_TRUE(wait_until([&] { return !watches(server_->four_letter_word("wchp", 5s), sibling, b->session_id()); }))
+        << "the waiter still watches " << sibling;
+    waiter.unlock();
+}
+
 TEST_F(MutexTest, AReleaseWhoseNodeMayNotBeWrittenIsDeletedWithoutTheMark) {
     // Nodes anyone may create, delete and read, but nobody may write: the
     // mark's write is refused, so each release deletes its node without it.
@@ -238,8 +283,10 @@ TEST_F(MutexTest, AReleaseWhoseNodeMayNotBeWrittenIsDeletedWithoutTheMark) {
     EXPECT_FALSE(get_within(released_too)) << "the release failed";
     EXPECT_FALSE(get_within(last_granted));
     EXPECT_TRUE(last.is_held());
-    // `last` saw two nodes ahead; `first` went without a mark, so it listed again.
-    EXPECT_EQ(last.stats().attempts, 2u);
+    // `last` saw two nodes ahead; `first` could not mark its node, but its
+    // release still created its `.released` sibling (the directory lets anyone
+    // create), which proved it: `last` held without listing again.
+    EXPECT_EQ(last.stats().attempts, 1u);
     EXPECT_EQ(queue_length(path), 1u);
     last.unlock();
 }

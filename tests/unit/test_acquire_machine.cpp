@@ -48,7 +48,7 @@ struct fixture {
     void wait_behind_one() {
         create();
         EXPECT_EQ(said(m.listed(listing::pipelined, ZOK, {ahead, ours})),
-                  (words{"position #1", "watch_node " + ahead + " #1"}));
+                  (words{"position #1", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
     }
     acquire_setup setup;
     acquire_machine m;
@@ -72,12 +72,12 @@ TEST(AcquireMachine, AWaiterWatchesOnlyItsPredecessorAndItsDeletionAloneGrants) 
     fixture f;
     f.create();
     EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours})),
-              (words{"position #2", "watch_node " + ahead + " #1"}));
+              (words{"position #2", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZOK, stat_of(40, session_b))), words{});
     // Another contender is still ahead (it may hold): the wake-up lists again.
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
     EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {further_ahead, ours})),
-              (words{"position #1", "watch_node " + further_ahead + " #3"}));
+              (words{"position #1", "watch_node " + further_ahead + " #3", "watch_release " + further_ahead + " #3"}));
     // Now the predecessor is the last blocker: its deletion alone grants, without a listing.
     EXPECT_EQ(said(f.m.watch_fired(further_ahead, 3, ZOO_DELETED_EVENT)),
               (words{"count_wakeup", "grant " + ours + " #50"}));
@@ -236,7 +236,7 @@ TEST(AcquireMachine, ALostCreateReplyFindsTheNodeByItsGuidBeforeCreatingAgain) {
     EXPECT_EQ(said(f.m.connected(acquire_step::recover)), (words{"count_attempt", "list recover"}));
     EXPECT_EQ(said(f.m.listed(listing::recover, ZOK, {ahead, ours})), (words{"read_token " + ours}));
     EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
-              (words{"node_known " + ours, "position #1", "watch_node " + ahead + " #1"}));
+              (words{"node_known " + ours, "position #1", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
 }
 
 TEST(AcquireMachine, ALostCreateReplyWhoseCreateWasNotAppliedCreatesAgain) {
@@ -539,7 +539,7 @@ void create_after_reading_the_directory(fixture& f) {
 TEST(AcquireMachine, LockDelayWaitsWhenTheHolderAheadLeftWithoutAReleaseRecord) {
     fixture f(lock_delay_setup());
     create_after_reading_the_directory(f);
-    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ahead, ours})), (words{"position #1", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ahead, ours})), (words{"position #1", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "read_handover"}));
     EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"start_delay"}));  // no record of its release
     EXPECT_EQ(said(f.m.delay_elapsed()), (words{"grant " + ours + " #50"}));
@@ -635,6 +635,54 @@ TEST(AcquireMachine, ARevocationRequestWrittenIntoThePredecessorIsNoReleaseMark)
     EXPECT_EQ(said(h.m.watch_set(ahead, 1, ZNONODE, {})), (words{"count_attempt", "list fresh"}));
 }
 
+TEST(AcquireMachine, TheReleasedSiblingsCreationGrantsWithoutARead) {
+    // Behind other waiters: the node just ahead held when it released (its
+    // `.released` sibling is created only by a holder's release), so nothing
+    // is ahead any more, and the waiter holds on that event alone.
+    fixture f(mutex_setup());
+    f.create();
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours})),
+              (words{"position #2", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+    EXPECT_TRUE(f.m.held());
+    // The same transaction's mark and deletion, told next, are of a round that is over.
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), words{});
+    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZNONODE, {})), words{});
+    // The mark first, then the sibling: the read it asked for is not waited for.
+    fixture g(mutex_setup());
+    g.create();
+    g.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    EXPECT_EQ(said(g.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(g.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+    EXPECT_EQ(said(g.m.watch_set(ahead, 1, ZNONODE, {})), words{});
+}
+
+TEST(AcquireMachine, ASiblingEventOtherThanItsCreationOrOfAStaleRoundGrantsNothing) {
+    fixture f(mutex_setup());
+    f.create();
+    f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    // A sibling somebody left there is deleted or written: no release told.
+    EXPECT_EQ(said(f.m.release_seen(ahead, 1, ZOO_DELETED_EVENT)), words{});
+    EXPECT_EQ(said(f.m.release_seen(ahead, 1, ZOO_CHANGED_EVENT)), words{});
+    // Of an earlier round (its node went without a release; the queue was listed again).
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {further_ahead, ours})),
+              (words{"position #1", "watch_node " + further_ahead + " #3", "watch_release " + further_ahead + " #3"}));
+    EXPECT_EQ(said(f.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), words{});
+    EXPECT_FALSE(f.m.held());
+    // A semaphore's permit proves nothing about the nodes ahead of it: no sibling watched, none trusted.
+    auto s = semaphore_setup();
+    s.mark_release = true;
+    fixture g(s);
+    g.m.begin();
+    g.m.connected(acquire_step::create);
+    g.m.dir_data_read(ZOK, "permits=2", 3);
+    g.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    EXPECT_EQ(said(g.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours})),
+              (words{"position #2", "watch_node " + further_ahead + " #1", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(g.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), words{});
+}
+
 TEST(AcquireMachine, APredecessorThatLeftWithoutTheMarkIsNoProofAndTheWaiterLists) {
     fixture f(marking_setup());
     f.create();
@@ -655,7 +703,7 @@ TEST(AcquireMachine, AMarkOfAStaleRoundIsIgnored) {
     EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)), (words{"count_attempt", "list fresh"}));
     const std::string other = "_c_9a0364b9-e99b-4b3c-9d1f-2a0c3e2f8f11-lock-0000000004";
     EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {further_ahead, other, ours})),
-              (words{"position #2", "watch_node " + other + " #3"}));
+              (words{"position #2", "watch_node " + other + " #3", "watch_release " + other + " #3"}));
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), words{});
     EXPECT_FALSE(f.m.held());
 }
