@@ -57,9 +57,12 @@ void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std
         const auto refused_role = refused == errors.end() || static_cast<std::size_t>(refused - errors.begin()) >= roles.size()
                                       ? std::optional<multi_op::kind>()
                                       : std::optional(roles[static_cast<std::size_t>(refused - errors.begin())]);
-        if (e->proof && refused_role == multi_op::kind::create) {
-            // A sibling exists already, or the directory's ACL refuses it:
-            // release without the proof (the mark still tells the successor).
+        if (e->proof && refused_role == multi_op::kind::create && rc != ZNONODE &&
+            detail::classify_reply(rc) == detail::reply_kind::answer) {
+            // The server refused the sibling (one exists already, the
+            // directory's ACL): release without the proof (the mark still
+            // tells the successor). A lost connection is no refusal: the
+            // transaction is retried whole; a directory gone is the node gone.
             e->proof = nullptr;
             e->in_flight = false;
             return janitor_step(e);
