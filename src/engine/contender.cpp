@@ -74,10 +74,12 @@ void contender_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
 
 void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_action& action) {
     using kind = acquire_action::kind;
-    // The round that watched a `.released` sibling is over (or a new one starts).
-    if (a->proof_watch != 0 && (action.what == kind::grant || action.what == kind::requeue || action.what == kind::fail ||
-                                action.what == kind::give_up || action.what == kind::cleaned_up ||
-                                action.what == kind::watch_release))
+    // The round that watched a `.released` sibling is over (granted, queued
+    // again, failed, given up, cancelled: its node deleted), or a new one starts.
+    if (a->proof_watch != 0 &&
+        (action.what == kind::grant || action.what == kind::requeue || action.what == kind::fail ||
+         action.what == kind::give_up || action.what == kind::cleaned_up || action.what == kind::delete_node ||
+         action.what == kind::delete_by_guid || action.what == kind::watch_release))
         drop_release_watch(*a);
     switch (action.what) {
     case kind::grant:
