@@ -49,8 +49,8 @@ bool pending(const attempt& a) {
     return false;
 }
 
-// A server's host and port: the C client splits at the last colon (an IPv6
-// address keeps its own); a bracketed address loses its brackets.
+} // namespace
+
 std::pair<std::string, std::string> host_and_port(const std::string& server) {
     std::string host = server, port = "2181";
     if (const auto colon = host.rfind(':'); colon != std::string::npos && host.find(']', colon) == std::string::npos) {
@@ -60,6 +60,8 @@ std::pair<std::string, std::string> host_and_port(const std::string& server) {
     if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     return {host, port};
 }
+
+namespace {
 
 // Starts the connects of one server, one per address its name resolves to.
 void start(attempt& a) {

@@ -7,9 +7,15 @@
 #include <chrono>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace zklock::cli {
+
+/// A server of a connect string as host and port, split at the last colon as
+/// the C client does (an IPv6 address keeps its own; "[::1]:2181" loses its
+/// brackets); port "2181" when it has none.
+std::pair<std::string, std::string> host_and_port(const std::string& server);
 
 /// The servers of a connect string, without its chroot: "a:1,b:2/app" gives {"a:1", "b:2"}.
 std::vector<std::string> servers_of(std::string_view connect);

@@ -1,16 +1,15 @@
-// zklock bench: acquire/release latency and contended throughput of the
-// ZooKeeper recipe (runs/run.cpp's scenarios over a Mutex), with the C
-// client's floors, the herd baseline and the peers (Apache Curator, kazoo)
-// beside it; and the other recipes on the same engine (--recipe election |
-// semaphore | rwlock). Then what runs a bench, whichever form asked for it
-// (command.hpp): the checks across options, and the choice of the run.
+// zklock bench over ZooKeeper: the choice of the run (the mutex scenarios in
+// runs/mutex.cpp; multi; waiters, locks and mixed; the other recipes on the
+// same engine, --recipe election | semaphore | rwlock) and the options every
+// run's clients share. Then what runs a bench, whichever form asked for it
+// (command.hpp): the checks across options, and the choice of the bench
+// (--backend, --safety, or ZooKeeper's).
 #include "arguments.hpp"
 #include "bench.hpp"
 #include "command.hpp"
 #include "common.hpp"
-#include "runs/floor.hpp"
+#include "ensemble/plan.hpp"
 #include "runs/multi.hpp"
-#include "runs/run.hpp"
 #include "runs/zookeeper.hpp"
 #include "safety/safety.hpp"
 
@@ -70,85 +69,6 @@ std::string unique_path(const bench_options& o, const std::string& scenario) {
            std::to_string(clock_type::now().time_since_epoch().count());
 }
 
-// The options of zklock's run of a mutex scenario.
-scenario_options mutex_run(const bench_options& o) {
-    scenario_options r;
-    r.backend = "zookeeper";
-    r.ops = o.ops;
-    r.confirm_unlock = o.confirm_unlock;
-    return r;
-}
-
-// How zklock's row was run, beside its figures.
-bench_result& mark_options(bench_result& r, const bench_options& o) {
-    if (o.naive) r.extra["naive"] = true;
-    if (o.confirm_unlock) r.extra["confirm_unlock"] = true;
-    return r;
-}
-
-bench_result run_mutex_uncontended(const bench_options& o) {
-    Session session(session_options(o));
-    connect_or_throw(session);
-    Mutex m(session, unique_path(o, "uncontended"), mutex_options(o));
-    warm_up(m, std::min(o.ops / 10, 200));
-    auto r = run_uncontended(m, mutex_run(o));
-    return mark_options(r, o);
-}
-
-bench_result run_mutex_contended(const bench_options& o) {
-    const auto path = unique_path(o, "contended");
-    const int k = std::max(1, o.clients);
-    std::vector<std::unique_ptr<Session>> sessions;
-    std::vector<std::unique_ptr<Mutex>> mutexes;
-    std::vector<Lock*> locks;
-    for (int i = 0; i < k; ++i) {
-        sessions.push_back(std::make_unique<Session>(session_options(o)));
-        connect_or_throw(*sessions.back());
-        mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
-        locks.push_back(mutexes.back().get());
-    }
-    auto r = run_clients(locks, mutex_run(o), false);
-    return mark_options(r, o);
-}
-
-// A peer's run of `scenario` on the same server (Curator's harness,
-// bench/curator/run.sh; kazoo's client, bench/kazoo/kazoo_bench.py), run as a
-// child without a shell: its result line, or nullopt after saying why.
-std::optional<nlohmann::json> run_peer(const bench_options& o, const std::string& peer, const std::string& scenario,
-                                       const std::vector<std::string>& extra = {}) {
-    const int clients = scenario == "uncontended" ? 1 : o.clients;
-    const auto path = unique_path(o, peer + "-" + scenario);
-    std::vector<std::string> argv;
-    if (peer == "curator") {
-        if (o.curator_script.empty() || !std::filesystem::exists(o.curator_script)) {
-            std::cerr << "zklock bench: Curator harness not found at '" << o.curator_script
-                      << "' (pass --curator-script)\n";
-            return std::nullopt;
-        }
-        argv = {o.curator_script, o.connect, scenario, std::to_string(clients), std::to_string(o.ops), path};
-    } else {
-        if (const auto why = kazoo_unavailable(o.kazoo_script); !why.empty()) {
-            std::cerr << "zklock bench: kazoo not run: " << why << "\n";
-            return std::nullopt;
-        }
-        argv = {kazoo_python, o.kazoo_script, "--connect", o.connect,         "--scenario", scenario,
-                "--clients",  std::to_string(clients), "--ops", std::to_string(o.ops), "--path", path};
-    }
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    const auto out = capture(argv);
-    if (!out) return std::nullopt;
-    // The result is the last line that is a JSON object (a JVM or Python may log before it).
-    std::istringstream lines(*out);
-    std::optional<nlohmann::json> result;
-    for (std::string line; std::getline(lines, line);)
-        if (line.starts_with("{")) result = nlohmann::json::parse(line, nullptr, false);
-    if (!result || result->is_discarded()) {
-        std::cerr << "zklock bench: " << peer << " printed no result line:\n" << *out;
-        return std::nullopt;
-    }
-    return result;
-}
-
 // --scenario multi: MultiMutex, single locks sorted and in the caller's order,
 // and with --curator InterProcessMultiLock sorted and unsorted.
 int bench_multi_scenario(const bench_options& o) {
@@ -171,48 +91,9 @@ int bench_multi_scenario(const bench_options& o) {
     return 0;
 }
 
-// The C client's floor of zklock's scenario in `r` (runs/floor.cpp), run now;
-// zklock's ratios to it go into r.extra. Returns the floor's line.
-nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
-    const bool contended = r.scenario == "contended";
-    handoff_floor_options fo;
-    fo.connect = o.connect;
-    fo.dir = unique_path(o, contended ? "handoff-floor" : "floor");
-    fo.auth = o.creds.zookeeper;
-    fo.ops = o.ops;
-    fo.warmup = std::min(o.ops / 10, 200);
-    fo.clients = r.clients;
-    bench_result floor;
-    std::string measures;
-    if (contended) {
-        const auto f = run_handoff_floor(fo);
-        floor = timed_result(r.scenario, r.clients, f.acquire_us, f.wall_s);
-        floor.extra["handoff_p50_us"] = percentile(f.handoff_us, 0.5);
-        r.extra["handoff_p50_vs_floor"] =
-            r.extra["handoff_p50_us"].get<double>() / floor.extra["handoff_p50_us"].get<double>();
-        measures = "each waiter watches its predecessor and holds on its deletion, no listing after it; release = "
-                   "delete + create + getChildren pipelined";
-    } else {
-        const auto f = run_floor(fo);
-        floor = timed_result(r.scenario, 1, f.samples_us, f.wall_s);
-        measures = "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
-    }
-    floor.backend = "c-client floor";
-    // By construction: one listing per cycle or turn, behind its create; in
-    // turns, each waiter woken once, by its predecessor's deletion.
-    lock_stats by_design;
-    by_design.acquisitions = by_design.attempts = floor.ops;
-    by_design.wakeups = contended ? floor.ops : 0;
-    floor.counters = by_design;
-    r.extra["floor_p50_us"] = floor.p50_us;
-    r.extra["p50_vs_floor"] = r.p50_us / floor.p50_us;
-    r.extra["ops_per_s_vs_floor"] = r.ops_per_s / floor.ops_per_s;
-    auto fj = to_json(floor);
-    fj["measures"] = measures;
-    return fj;
-}
-
 int bench(bench_options o) {
+    if (o.recipe == "mutex" && (o.scenario == "uncontended" || o.scenario == "contended" || o.scenario == "all"))
+        return bench_mutex_scenarios(o);
     std::unique_ptr<testing::ZooKeeperServer> server;
     if (!o.connect_given) {
         testing::ZooKeeperServerOptions so;
@@ -271,20 +152,7 @@ int bench(bench_options o) {
         print_result(to_json(r), o.json);
         return 0;
     }
-    if (o.scenario == "multi") return bench_multi_scenario(o);
-    std::vector<std::string> scenarios;
-    if (o.scenario == "all") scenarios = {"uncontended", "contended"};
-    else scenarios = {o.scenario};
-    for (const auto& s : scenarios) {
-        auto r = s == "uncontended" ? run_mutex_uncontended(o) : run_mutex_contended(o);
-        // Right after zklock's run, on the same warm server; printed first.
-        if (o.floor && !o.naive) print_result(run_floor_beside(o, r), o.json);
-        print_result(to_json(r), o.json);
-        for (const auto& [asked, peer] : {std::pair{o.curator, "curator"}, std::pair{o.kazoo, "kazoo"}})
-            if (asked)
-                if (auto row = run_peer(o, peer, s)) print_result(*row, o.json);
-    }
-    return 0;
+    return bench_multi_scenario(o);  // the mutex recipe's scenario left
 }
 
 /// What bench says of an error: a missing chroot as every command says it
@@ -482,6 +350,25 @@ int run_bench(bench_cli& c, const CLI::App& cmd) {
     auto& b = c.backends;
     o.connect_given = given(cmd, "--connect") || std::getenv("ZKLOCK_CONNECT") != nullptr;
     o.connect_timeout_given = given(cmd, "--connect-timeout");
+    ensemble_request servers;
+    if (given(cmd, "--ensemble")) servers.ensemble = o.ensemble;
+    servers.busy = o.busy;
+    servers.scenario = o.scenario;
+    servers.recipe = o.recipe;
+    servers.connect = given(cmd, "--connect");
+    servers.backend = !b.backends.empty();
+    servers.report = !b.report.empty();
+    servers.safety = b.safety;
+    if (const auto why = ensemble_refusal(servers)) {
+        std::cerr << "zklock bench: " << *why << "\n";
+        return exit_usage;
+    }
+    if (servers.ensemble) {
+        // The bench's own servers, whatever $ZKLOCK_CONNECT says; --report is the peers report.
+        o.connect_given = false;
+        o.report_dir = b.report;
+        o.command_line = own_command_line();
+    }
     if (b.safety) {
         try {
             return run_safety_bench(o, b, cmd);
@@ -495,7 +382,7 @@ int run_bench(bench_cli& c, const CLI::App& cmd) {
         return exit_usage;
     }
     // --report alone: the report of the ZooKeeper backend, for the scenarios asked for.
-    if (!b.report.empty() && b.backends.empty()) {
+    if (!b.report.empty() && b.backends.empty() && !servers.ensemble) {
         b.backends = {"zookeeper"};
         b.report_alone = true;
     }

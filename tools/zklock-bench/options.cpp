@@ -86,6 +86,21 @@ void add_script_options(CLI::App& cmd, bench_cli& c) {
         ->type_name("FILE");
 }
 
+void add_ensemble_options(CLI::App& cmd, bench_cli& c) {
+    // Their ranges are checked with the other options' (ensemble/plan.hpp), in one line.
+    cmd.add_option("--ensemble", c.zookeeper.ensemble,
+                   "start a loopback ensemble of N ZooKeeper servers (3 or 5; 1: a standalone server), fsync on, and "
+                   "run each scenario on a follower, then on the leader, zklock, the floor and the peers alike, every "
+                   "client of a pass on that server; rows carry server and ensemble; with --report DIR: "
+                   "DIR/peers-ensemble-N.md and .json (peers-standalone for 1)")
+        ->type_name("N");
+    cmd.add_option("--busy", c.zookeeper.busy,
+                   "K CPU-bound processes (0 to 16) spin beside the whole measured run, as on a busy host; rows carry "
+                   "busy, the report's name ends in -busyK")
+        ->type_name("K")
+        ->capture_default_str();
+}
+
 } // namespace
 
 const std::vector<option_group>& mutex_run_groups() {
@@ -96,6 +111,7 @@ const std::vector<option_group>& mutex_run_groups() {
         {&scenario_takes::curator, add_curator_option},
         {&scenario_takes::kazoo, add_kazoo_option},
         {&scenario_takes::scripts, add_script_options},
+        {&scenario_takes::ensemble, add_ensemble_options},
     };
     return groups;
 }

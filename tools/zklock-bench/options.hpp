@@ -36,7 +36,7 @@ struct option_group {
 /// The groups of the ZooKeeper mutex runs, in the order they are registered:
 /// --naive and --no-release-mark (the MutexOptions of zklock's mutexes);
 /// --confirm-unlock; --no-floor; --curator; --kazoo; --curator-script and
-/// --kazoo-script.
+/// --kazoo-script; --ensemble and --busy.
 const std::vector<option_group>& mutex_run_groups();
 /// --backend, described as `text`; returned for the options that need it.
 CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text);
@@ -60,10 +60,11 @@ inline constexpr const char* scenario_ttl_text =
     "mysql-version, memcached";
 inline constexpr const char* scenario_report_text =
     "write results.json, results.md and SVG charts (gnuplot) of the runs into this directory (without --backend: "
-    "of the zookeeper backend)";
+    "of the zookeeper backend); with --ensemble N: the peers report, peers-ensemble-N.md and .json";
 inline constexpr const char* report_text =
     "write results.json, results.md and SVG charts (gnuplot) of the scenarios run into this directory (without "
-    "--backend: of the zookeeper backend); with --safety: safety.json, safety.md and safety.svg";
+    "--backend: of the zookeeper backend); with --ensemble N: the peers report, peers-ensemble-N.md and .json; "
+    "with --safety: safety.json, safety.md and safety.svg";
 /// --redis, --redlock, --postgres, --mysql, --memcached, --flock-dir, --sweep, --baselines: each needs `backend`.
 void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend);
 /// --ttl, described as `text`, its default shown when `show_default`.

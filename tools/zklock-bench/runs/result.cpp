@@ -92,6 +92,14 @@ void print_result(const nlohmann::json& row, bool json) {
     line << std::left;
     if (!label.empty()) line << std::setw(18) << label << (label.size() >= 18 ? " " : "");
     line << std::setw(12) << row.value("scenario", std::string());
+    // Which server served the run (runs/mutex.cpp), before its figures.
+    bool served = false;
+    for (const char* key : {"server", "ensemble", "busy"})
+        if (row.contains(key)) {
+            line << "  " << key << " " << shown(key, row[key]);
+            served = true;
+        }
+    if (served) line << " ";
     if (row.contains("clients")) line << " clients " << std::setw(3) << shown("clients", row["clients"]);
     if (row.contains("ops")) line << " ops " << std::setw(6) << shown("ops", row["ops"]);
     if (row.contains("p50_us")) line << " p50 " << std::setw(7) << format_field(row, "p50_us") << " us";
@@ -100,7 +108,8 @@ void print_result(const nlohmann::json& row, bool json) {
     // Everything else, by name (the JSON has the same names).
     static const std::set<std::string> said = {"backend", "scenario", "clients",  "ops",     "p50_us",
                                                "p99_us",  "ops_per_s", "mean_us", "wall_s",  "measures",
-                                               "recipe",  "naive",     "confirm_unlock"};
+                                               "recipe",  "naive",     "confirm_unlock", "server",  "ensemble",
+                                               "busy"};
     for (const auto& [key, value] : row.items())
         if (!said.contains(key)) line << "  " << key << " " << shown(key, value);
     if (row.contains("measures")) line << "  (" << shown("measures", row["measures"]) << ")";

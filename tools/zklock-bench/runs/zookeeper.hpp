@@ -54,12 +54,37 @@ struct bench_options {
     bool mark_release = true;  ///< MutexOptions::mark_release (--no-release-mark: off)
     int lock_paths = 5;             ///< scenario multi: M
     int acquire_timeout_ms = 2000;  ///< scenario multi: an acquisition waiting longer gives up
+    int ensemble = 0;               ///< --ensemble N: the bench's own servers (0: not given, a standalone server)
+    int busy = 0;                   ///< --busy K: CPU-bound processes beside the mutex scenarios
+    std::string report_dir;         ///< --report with --ensemble: the peers report's directory
+    std::string command_line;       ///< how it was run, for the report (secrets redacted)
 };
 
 /// The Session options of every client of a run.
 SessionOptions session_options(const bench_options& o);
 /// A lock path of its own for one run of `scenario`.
 std::string unique_path(const bench_options& o, const std::string& scenario);
+/// The MutexOptions of zklock's mutexes (--naive, --no-release-mark).
+MutexOptions mutex_options(const bench_options& o);
+
+/// zklock's run of the uncontended and the contended scenario on o.connect.
+bench_result run_mutex_uncontended(const bench_options& o);
+bench_result run_mutex_contended(const bench_options& o);
+/// The C client's floor of zklock's scenario in `r` (runs/floor.cpp), run
+/// now on o.connect; zklock's ratios to it go into r.extra. Returns the
+/// floor's line.
+nlohmann::json run_floor_beside(const bench_options& o, bench_result& r);
+/// A peer's run of `scenario` on o.connect (Curator's harness,
+/// bench/curator/run.sh; kazoo's client, bench/kazoo/kazoo_bench.py), run as
+/// a child without a shell, `extra` after its arguments: its result line, or
+/// nullopt after saying why.
+std::optional<nlohmann::json> run_peer(const bench_options& o, const std::string& peer, const std::string& scenario,
+                                       const std::vector<std::string>& extra = {});
+
+/// --scenario uncontended, contended or all (runs/mutex.cpp): once per
+/// serving server (ensemble/servers.hpp), each row tagged with the server's
+/// role, the ensemble and --busy; then the peers report when asked for.
+int bench_mutex_scenarios(const bench_options& o);
 
 /// --recipe election: handoffs from a resigning leader to the next.
 bench_result run_election(const bench_options& o);

@@ -24,6 +24,7 @@ struct scenario_takes {
     bool curator = false;         ///< --curator
     bool kazoo = false;           ///< --kazoo
     bool scripts = false;         ///< --curator-script, --kazoo-script
+    bool ensemble = false;        ///< --ensemble, --busy
     bool backends = false;        ///< --backend, --ttl, --report
     bool servers = false;         ///< --redis, --redlock, --postgres, --flock-dir, --sweep, --baselines
 };

@@ -10,7 +10,7 @@ const scenario& uncontended_scenario() {
         .name = "uncontended",
         .description = "One client, one lock: the latency of acquire + release (with --backend: on each backend)",
         .takes = {.mutex = true, .confirm_unlock = true, .floor = true, .curator = true, .kazoo = true,
-                  .scripts = true, .backends = true, .servers = true},
+                  .scripts = true, .ensemble = true, .backends = true, .servers = true},
     };
     return s;
 }

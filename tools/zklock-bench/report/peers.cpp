@@ -1,0 +1,198 @@
+// The peers report (report/peers.hpp): ratios, Markdown, the two files.
+#include "report/peers.hpp"
+
+#include "bench.hpp"
+#include "terminal_text.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <system_error>
+#include <vector>
+
+namespace zklock::cli {
+namespace {
+
+using json = nlohmann::json;
+
+// The client kinds of a table, in the order its rows show them.
+struct client_kind {
+    const char* backend;  // the rows' "backend"
+    const char* shown;    // the table's name for it
+};
+constexpr client_kind peer_kinds[] = {
+    {"zookeeper", "zklock"}, {"c-client floor", "C client floor"}, {"curator", "Curator"}, {"kazoo", "kazoo"}};
+
+// a / b when both are positive numbers, else null.
+json quotient(const json& a, const json& b) {
+    if (!a.is_number() || !b.is_number()) return nullptr;
+    const double x = a.get<double>(), y = b.get<double>();
+    if (!(x > 0) || !(y > 0)) return nullptr;
+    return x / y;
+}
+
+const json* row_of(const json& rows, const std::string& backend, const json& scenario, const json& server) {
+    for (const auto& r : rows)
+        if (r.value("backend", "") == backend && r.value("scenario", json()) == scenario &&
+            r.value("server", json()) == server)
+            return &r;
+    return nullptr;
+}
+
+json field_of(const json* row, const char* key) { return row && row->contains(key) ? (*row)[key] : json(); }
+
+std::string number(const json& v, int precision = 0) {
+    if (!v.is_number()) return "-";
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(precision) << v.get<double>();
+    return s.str();
+}
+
+std::string times(const json& v) { return v.is_number() ? number(v, 2) + "x" : "-"; }
+
+std::string text_of(const json& v, const char* key, const std::string& otherwise = "-") {
+    return v.contains(key) && v[key].is_string() ? v[key].get<std::string>() : otherwise;
+}
+
+// The servers that served, in order of first appearance in the results.
+std::vector<json> servers_in(const json& results) {
+    std::vector<json> out;
+    for (const auto& r : results) {
+        const auto s = r.value("server", json());
+        bool seen = false;
+        for (const auto& o : out) seen = seen || o == s;
+        if (!seen) out.push_back(s);
+    }
+    return out;
+}
+
+void write_table(std::ostringstream& md, const json& results, const std::string& scenario) {
+    const bool contended = scenario == "contended";
+    md << "| server | client | p50 (us) | p99 (us) | acquisitions/s |" << (contended ? " handoff p50 (us) |" : "")
+       << " vs Curator | vs kazoo | vs floor |\n|---|---|---:|---:|---:|" << (contended ? "---:|" : "")
+       << "---:|---:|---:|\n";
+    for (const auto& server : servers_in(results))
+        for (const auto& kind : peer_kinds) {
+            const auto* r = row_of(results, kind.backend, json(scenario), server);
+            if (!r) continue;
+            const bool ours = std::string(kind.backend) == "zookeeper";
+            md << "| " << (server.is_string() ? server.get<std::string>() : "-") << " | " << kind.shown << " | "
+               << number(field_of(r, "p50_us")) << " | " << number(field_of(r, "p99_us")) << " | "
+               << number(field_of(r, "ops_per_s")) << " |";
+            if (contended) md << " " << number(field_of(r, "handoff_p50_us")) << " |";
+            for (const char* ratio : {"ratio_to_curator", "ratio_to_kazoo", "ratio_to_floor"})
+                md << " " << (ours ? times(field_of(r, ratio)) : std::string()) << " |";
+            md << "\n";
+        }
+}
+
+bool has_scenario(const json& results, const std::string& scenario) {
+    for (const auto& r : results)
+        if (r.value("scenario", "") == scenario) return true;
+    return false;
+}
+
+} // namespace
+
+json with_peer_ratios(json rows) {
+    for (auto& r : rows) {
+        if (r.value("backend", "") != "zookeeper") continue;
+        const auto scenario = r.value("scenario", json());
+        const auto server = r.value("server", json());
+        const bool contended = scenario == "contended";
+        for (const auto& [peer, key] : {std::pair{"curator", "ratio_to_curator"}, std::pair{"kazoo", "ratio_to_kazoo"}}) {
+            const auto* p = row_of(rows, peer, scenario, server);
+            r[key] = contended ? quotient(r.value("ops_per_s", json()), field_of(p, "ops_per_s"))
+                               : quotient(field_of(p, "p50_us"), r.value("p50_us", json()));
+        }
+        const auto* floor = row_of(rows, "c-client floor", scenario, server);
+        const char* compared = contended ? "handoff_p50_us" : "p50_us";
+        r["ratio_to_floor"] = quotient(r.value(compared, json()), field_of(floor, compared));
+    }
+    return rows;
+}
+
+std::string peers_markdown(const json& report) {
+    const auto& servers = report["servers"];
+    const auto& results = report["results"];
+    const auto& machine = report["machine"];
+    const int n = servers.value("ensemble", 1);
+    const int busy = report.value("busy", 0);
+    std::ostringstream md;
+    md << "# zklock, Curator, kazoo and the C client's floor on "
+       << (n == 1 ? std::string("a standalone ZooKeeper server") : "a " + std::to_string(n) + "-node ZooKeeper ensemble")
+       << (busy > 0 ? " with " + counted(busy, "busy process", "busy processes") + " beside" : std::string()) << "\n\n";
+    md << "Generated by `" << text_of(report, "command") << "` on " << text_of(report, "date") << ".\n\n";
+    md << "Machine: " << text_of(machine, "cpu") << ", " << number(machine.value("cpus", json())) << " CPUs, "
+       << number(machine.value("memory_gib", json())) << " GiB, " << text_of(machine, "kernel")
+       << "; clients and servers share it.\n\n";
+    md << "Servers: " << (n == 1 ? std::string("one standalone server") : std::to_string(n) + " servers in one ensemble")
+       << " on loopback, ZooKeeper " << text_of(servers, "version", "(version not told)") << ", fsync "
+       << (servers.value("fsync", true) ? "on (every write waits for the transaction log's fsync)" : "off (forceSync=no)")
+       << ", tickTime " << number(servers.value("tick_time_ms", json())) << " ms, maxSessionTimeout "
+       << number(servers.value("max_session_timeout_ms", json())) << " ms";
+    if (servers.contains("config") && !servers["config"].empty()) {
+        md << ", zoo.cfg also";
+        for (const auto& line : servers["config"]) md << " `" << line.get<std::string>() << "`";
+    }
+    md << ". ";
+    if (n == 1) {
+        md << "Every client connects to it.\n\n";
+    } else {
+        md << "The scenarios run once per role, every client of a pass connected to one server through a connect "
+              "string naming it alone: first a follower (which forwards each write to the leader and answers reads "
+              "itself), then the leader.\n\n";
+    }
+    md << "Load: "
+       << (busy > 0 ? counted(busy, "CPU-bound process", "CPU-bound processes") + " (`--busy " + std::to_string(busy) +
+                          "`) spun beside the whole measured run."
+                    : std::string("nothing else ran beside the bench."))
+       << "\n\n";
+    md << "Runs: " << number(report.value("ops", json())) << " measured acquisitions per row";
+    if (has_scenario(results, "contended"))
+        md << ", " << number(report.value("clients", json())) << " clients on one lock in the contended scenario";
+    const int warmup = report.value("warmup", 0);
+    md << "; " << (warmup > 0 ? std::to_string(warmup) + " unmeasured acquire/release cycles against each serving server "
+                                                         "before its rows"
+                              : std::string("no warm-up"))
+       << ". Compare rows of one table: they come from one run.\n";
+    if (has_scenario(results, "uncontended")) {
+        md << "\n## Uncontended: one client, acquire + release\n\n"
+           << "A sample is one acquire and one release as the caller sees them. vs Curator, vs kazoo: the peer's p50 "
+              "/ zklock's (above 1: zklock is faster). vs floor: zklock's p50 / the C client floor's (delete, create "
+              "and getChildren in one round trip; 1: at the floor).\n\n";
+        write_table(md, results, "uncontended");
+    }
+    if (has_scenario(results, "contended")) {
+        md << "\n## Contended: " << counted(report.value("clients", 0), "client") << " on one lock\n\n"
+           << "Each client acquires again as soon as it has released. p50 and p99: the wait, from lock() to the "
+              "grant; handoff: from the holder's unlock() to the next grant. vs Curator, vs kazoo: zklock's "
+              "acquisitions/s / the peer's (above 1: zklock is ahead). vs floor: zklock's handoff p50 / the C client "
+              "floor's (each waiter holding on its predecessor's deletion; 1: at the floor).\n\n";
+        write_table(md, results, "contended");
+    }
+    return md.str();
+}
+
+bool write_peers_report(const std::string& dir, const std::string& stem, json report) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+        std::cerr << "zklock bench: cannot create " << dir << ": " << ec.message() << "\n";
+        return false;
+    }
+    report["results"] = with_peer_ratios(report["results"]);
+    const auto base = (std::filesystem::path(dir) / stem).string();
+    for (const auto& [path, text] : {std::pair{base + ".json", report.dump(2) + "\n"},
+                                     std::pair{base + ".md", peers_markdown(report)}})
+        if (!write_text_file(path, text)) {
+            std::cerr << "zklock bench: cannot write " << path << "\n";
+            return false;
+        }
+    std::cerr << "zklock bench: wrote " << base << ".json and " << base << ".md\n";
+    return true;
+}
+
+} // namespace zklock::cli

@@ -1,0 +1,237 @@
+// zklock bench uncontended | contended | all: zklock's runs of the mutex
+// scenarios, the C client's floor beside each (runs/floor.hpp) and the peers'
+// runs (Curator's harness, kazoo's client); and the scenarios once per serving
+// server (the bench's own standalone server or ensemble, or -c's,
+// ensemble/servers.hpp): warm-up against that server, then per scenario
+// zklock's run, the floor and the peers asked for, each row tagged with the
+// server's role, the ensemble's size and --busy; with --report (and
+// --ensemble) the peers report of them all.
+#include "bench.hpp"
+#include "common.hpp"
+#include "ensemble/plan.hpp"
+#include "ensemble/servers.hpp"
+#include "report/peers.hpp"
+#include "runs/busy.hpp"
+#include "runs/floor.hpp"
+#include "runs/run.hpp"
+#include "runs/zookeeper.hpp"
+
+#include <zklock/lock.hpp>
+#include <zklock/mutex.hpp>
+#include <zklock/session.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace zklock::cli::zkbench {
+namespace {
+
+// The options of zklock's run of a mutex scenario.
+scenario_options mutex_run(const bench_options& o) {
+    scenario_options r;
+    r.backend = "zookeeper";
+    r.ops = o.ops;
+    r.confirm_unlock = o.confirm_unlock;
+    return r;
+}
+
+// How zklock's row was run, beside its figures.
+bench_result& mark_options(bench_result& r, const bench_options& o) {
+    if (o.naive) r.extra["naive"] = true;
+    if (o.confirm_unlock) r.extra["confirm_unlock"] = true;
+    return r;
+}
+
+// A number of zoo.cfg lines (the server's default when none sets it), or the
+// text as given when it is none.
+nlohmann::json cfg_number(const std::vector<std::string>& lines, const char* key, int server_default) {
+    const auto text = zoo_cfg_value(lines, key);
+    if (!text) return server_default;
+    int n = 0;
+    const auto [end, err] = std::from_chars(text->data(), text->data() + text->size(), n);
+    if (err == std::errc() && end == text->data() + text->size()) return n;
+    return *text;
+}
+
+} // namespace
+
+bench_result run_mutex_uncontended(const bench_options& o) {
+    Session session(session_options(o));
+    connect_or_throw(session);
+    Mutex m(session, unique_path(o, "uncontended"), mutex_options(o));
+    warm_up(m, std::min(o.ops / 10, 200));
+    auto r = run_uncontended(m, mutex_run(o));
+    return mark_options(r, o);
+}
+
+bench_result run_mutex_contended(const bench_options& o) {
+    const auto path = unique_path(o, "contended");
+    const int k = std::max(1, o.clients);
+    std::vector<std::unique_ptr<Session>> sessions;
+    std::vector<std::unique_ptr<Mutex>> mutexes;
+    std::vector<Lock*> locks;
+    for (int i = 0; i < k; ++i) {
+        sessions.push_back(std::make_unique<Session>(session_options(o)));
+        connect_or_throw(*sessions.back());
+        mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
+        locks.push_back(mutexes.back().get());
+    }
+    auto r = run_clients(locks, mutex_run(o), false);
+    return mark_options(r, o);
+}
+
+std::optional<nlohmann::json> run_peer(const bench_options& o, const std::string& peer, const std::string& scenario,
+                                       const std::vector<std::string>& extra) {
+    const int clients = scenario == "uncontended" ? 1 : o.clients;
+    const auto path = unique_path(o, peer + "-" + scenario);
+    std::vector<std::string> argv;
+    if (peer == "curator") {
+        if (o.curator_script.empty() || !std::filesystem::exists(o.curator_script)) {
+            std::cerr << "zklock bench: Curator harness not found at '" << o.curator_script
+                      << "' (pass --curator-script)\n";
+            return std::nullopt;
+        }
+        argv = {o.curator_script, o.connect, scenario, std::to_string(clients), std::to_string(o.ops), path};
+    } else {
+        if (const auto why = kazoo_unavailable(o.kazoo_script); !why.empty()) {
+            std::cerr << "zklock bench: kazoo not run: " << why << "\n";
+            return std::nullopt;
+        }
+        argv = {kazoo_python, o.kazoo_script, "--connect", o.connect,         "--scenario", scenario,
+                "--clients",  std::to_string(clients), "--ops", std::to_string(o.ops), "--path", path};
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const auto out = capture(argv);
+    if (!out) return std::nullopt;
+    // The result is the last line that is a JSON object (a JVM or Python may log before it).
+    std::istringstream lines(*out);
+    std::optional<nlohmann::json> result;
+    for (std::string line; std::getline(lines, line);)
+        if (line.starts_with("{")) result = nlohmann::json::parse(line, nullptr, false);
+    if (!result || result->is_discarded()) {
+        std::cerr << "zklock bench: " << peer << " printed no result line:\n" << *out;
+        return std::nullopt;
+    }
+    return result;
+}
+
+nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
+    const bool contended = r.scenario == "contended";
+    handoff_floor_options fo;
+    fo.connect = o.connect;
+    fo.dir = unique_path(o, contended ? "handoff-floor" : "floor");
+    fo.auth = o.creds.zookeeper;
+    fo.ops = o.ops;
+    fo.warmup = std::min(o.ops / 10, 200);
+    fo.clients = r.clients;
+    bench_result floor;
+    std::string measures;
+    if (contended) {
+        const auto f = run_handoff_floor(fo);
+        floor = timed_result(r.scenario, r.clients, f.acquire_us, f.wall_s);
+        floor.extra["handoff_p50_us"] = percentile(f.handoff_us, 0.5);
+        r.extra["handoff_p50_vs_floor"] =
+            r.extra["handoff_p50_us"].get<double>() / floor.extra["handoff_p50_us"].get<double>();
+        measures = "each waiter watches its predecessor and holds on its deletion, no listing after it; release = "
+                   "delete + create + getChildren pipelined";
+    } else {
+        const auto f = run_floor(fo);
+        floor = timed_result(r.scenario, 1, f.samples_us, f.wall_s);
+        measures = "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
+    }
+    floor.backend = "c-client floor";
+    // By construction: one listing per cycle or turn, behind its create; in
+    // turns, each waiter woken once, by its predecessor's deletion.
+    lock_stats by_design;
+    by_design.acquisitions = by_design.attempts = floor.ops;
+    by_design.wakeups = contended ? floor.ops : 0;
+    floor.counters = by_design;
+    r.extra["floor_p50_us"] = floor.p50_us;
+    r.extra["p50_vs_floor"] = r.p50_us / floor.p50_us;
+    r.extra["ops_per_s_vs_floor"] = r.ops_per_s / floor.ops_per_s;
+    auto fj = to_json(floor);
+    fj["measures"] = measures;
+    return fj;
+}
+
+int bench_mutex_scenarios(const bench_options& o) {
+    bench_servers_options so;
+    so.connect = o.connect;
+    so.connect_given = o.connect_given;
+    so.ensemble = o.ensemble > 0 ? o.ensemble : 1;
+    so.config = o.server_config;
+    so.srvr_timeout = o.connect_timeout;  // --connect-timeout, else its default
+    const bench_servers servers(so);
+    const busy_load busy(o.busy);
+
+    std::vector<std::string> scenarios;
+    if (o.scenario == "all") scenarios = {"uncontended", "contended"};
+    else scenarios = {o.scenario};
+    auto rows = nlohmann::json::array();
+    for (const auto& node : servers.nodes()) {
+        auto on = o;
+        on.connect = node.connect;
+        const auto emit = [&](nlohmann::json row) {
+            row["server"] = node.role;
+            row["ensemble"] = node.ensemble ? nlohmann::json(*node.ensemble) : nlohmann::json();
+            row["busy"] = busy.size();
+            print_result(row, o.json);
+            rows.push_back(std::move(row));
+        };
+        if (o.warmup > 0) {
+            // A fresh server runs interpreted Java for its first thousands of requests:
+            // warm up the one the clients use so whichever client is measured first is
+            // not penalised.
+            auto w = on;
+            w.ops = o.warmup;
+            w.naive = false;
+            run_mutex_uncontended(w);
+            std::cerr << "zklock bench: warmed up the "
+                      << (node.role == "standalone" || node.role == "as given" ? "server" : node.role) << " with "
+                      << o.warmup << " acquire/release cycles\n";
+        }
+        for (const auto& s : scenarios) {
+            auto r = s == "uncontended" ? run_mutex_uncontended(on) : run_mutex_contended(on);
+            // Right after zklock's run, on the same warm server; printed first.
+            if (o.floor && !o.naive) emit(run_floor_beside(on, r));
+            emit(to_json(r));
+            for (const auto& [asked, peer] : {std::pair{o.curator, "curator"}, std::pair{o.kazoo, "kazoo"}})
+                if (asked)
+                    if (auto row = run_peer(on, peer, s)) emit(std::move(*row));
+        }
+    }
+    if (o.report_dir.empty()) return 0;
+    nlohmann::json served = nlohmann::json::array();
+    for (const auto& node : servers.nodes()) served.push_back(node.role);
+    const nlohmann::json report = {
+        {"command", o.command_line},
+        {"date", now_utc()},
+        {"machine", describe_machine()},
+        {"servers",
+         {{"ensemble", so.ensemble},
+          {"version", servers.version()},
+          {"fsync", fsync_on(o.server_config)},
+          {"tick_time_ms", cfg_number(o.server_config, "tickTime", 200)},
+          {"max_session_timeout_ms", cfg_number(o.server_config, "maxSessionTimeout", 20000)},
+          {"config", o.server_config},
+          {"served", served}}},
+        {"busy", busy.size()},
+        {"clients", o.clients},
+        {"ops", o.ops},
+        {"warmup", o.warmup},
+        {"results", rows}};
+    return write_peers_report(o.report_dir, peers_report_stem(so.ensemble, o.busy), report) ? 0 : 1;
+}
+
+} // namespace zklock::cli::zkbench
