@@ -34,31 +34,35 @@ void session_impl::delete_owned_set(std::vector<std::string> paths, std::int64_t
 }
 
 void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete) {
+    // What each op is for, to tell which one the server refused.
+    enum class role { proof, mark, remove, extra };
     std::vector<multi_op> ops;
-    std::vector<multi_op::kind> roles;  // what each op is, to tell which one the server refused
+    std::vector<role> roles;
+    const auto add = [&](multi_op op, role r) {
+        ops.push_back(std::move(op));
+        roles.push_back(r);
+    };
     for (const auto& p : e->set) {
         if (e->proof) {
             // The `.released` sibling, created and deleted first: its successor's
             // exists watch fires before the data watch the mark fires.
             const auto sibling = release_proof_path(p);
-            ops.push_back({multi_op::kind::create, sibling, {}, ZOO_EPHEMERAL, -1, e->proof});
-            ops.push_back({multi_op::kind::remove, sibling, {}, 0, -1, nullptr});
+            add({multi_op::kind::create, sibling, {}, ZOO_EPHEMERAL, -1, e->proof}, role::proof);
+            add({multi_op::kind::remove, sibling, {}, 0, -1, nullptr}, role::proof);
         }
-        if (e->mark) ops.push_back({multi_op::kind::set_data, p, {}, 0, -1, nullptr});
-        ops.push_back({multi_op::kind::remove, p, {}, 0, -1, nullptr});
+        if (e->mark) add({multi_op::kind::set_data, p, {}, 0, -1, nullptr}, role::mark);
+        add({multi_op::kind::remove, p, {}, 0, -1, nullptr}, role::remove);
     }
-    ops.insert(ops.end(), e->extra.begin(), e->extra.end());
-    for (const auto& op : ops) roles.push_back(op.type);
-    multi(std::move(ops), [this, e, on_delete, roles](int rc, std::vector<int> errors, std::vector<std::string>) {
+    for (const auto& op : e->extra) add(op, role::extra);
+    multi(std::move(ops), [this, e, on_delete, roles = std::move(roles)](int rc, std::vector<int> errors,
+                                                                         std::vector<std::string>) {
         // The op the server refused: the first whose code is neither ZOK nor
         // the "rolled back" of the ops after it.
         const auto refused = std::find_if(errors.begin(), errors.end(),
                                           [](int c) { return c != ZOK && c != ZRUNTIMEINCONSISTENCY; });
-        const auto refused_role = refused == errors.end() || static_cast<std::size_t>(refused - errors.begin()) >= roles.size()
-                                      ? std::optional<multi_op::kind>()
-                                      : std::optional(roles[static_cast<std::size_t>(refused - errors.begin())]);
-        if (e->proof && refused_role == multi_op::kind::create && rc != ZNONODE &&
-            detail::classify_reply(rc) == detail::reply_kind::answer) {
+        const auto at = static_cast<std::size_t>(refused - errors.begin());
+        const auto refused_role = at < roles.size() ? std::optional(roles[at]) : std::nullopt;
+        if (refused_role == role::proof && rc != ZNONODE && detail::classify_reply(rc) == detail::reply_kind::answer) {
             // The server refused the sibling (one exists already, the
             // directory's ACL): release without the proof (the mark still
             // tells the successor). A lost connection is no refusal: the
@@ -67,7 +71,7 @@ void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std
             e->in_flight = false;
             return janitor_step(e);
         }
-        if (rc == ZNOAUTH && e->mark && refused_role == multi_op::kind::set_data) {
+        if (rc == ZNOAUTH && refused_role == role::mark) {
             // The node's ACL does not let us write it: release it without the
             // mark (its successor lists the queue instead).
             e->mark = false;
