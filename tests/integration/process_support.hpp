@@ -11,6 +11,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 namespace zklock::test {
 
@@ -47,15 +48,22 @@ inline bool is_server_cmdline(const std::string& cmdline, const std::string& nee
     return cmdline.find("QuorumPeerMain") != std::string::npos && cmdline.find(needle) != std::string::npos;
 }
 
-/// Whether a ZooKeeper server whose command line holds `needle` (its
-/// directory) runs on this machine.
-inline bool quorum_peer_running_with(const std::string& needle) {
+/// The /proc/PID directory of every process on this machine.
+inline std::vector<std::filesystem::path> process_dirs() {
+    std::vector<std::filesystem::path> out;
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
         const auto name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        if (is_server_cmdline(read_cmdline(entry.path()), needle)) return true;
+        if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) out.push_back(entry.path());
     }
+    return out;
+}
+
+/// Whether a ZooKeeper server whose command line holds `needle` (its
+/// directory) runs on this machine.
+inline bool quorum_peer_running_with(const std::string& needle) {
+    for (const auto& dir : process_dirs())
+        if (is_server_cmdline(read_cmdline(dir), needle)) return true;
     return false;
 }
 

@@ -24,12 +24,8 @@ namespace {
 /// names the bench's pid).
 bool busy_process_running(pid_t pid) {
     const auto tag = "zklock-bench-busy " + std::to_string(pid) + " ";
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-        const auto name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        if ((read_cmdline(entry.path()) + " ").find(tag) != std::string::npos) return true;
-    }
+    for (const auto& dir : process_dirs())
+        if ((read_cmdline(dir) + " ").find(tag) != std::string::npos) return true;
     return false;
 }
 
