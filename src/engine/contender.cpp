@@ -67,7 +67,8 @@ std::string contender_engine::describe() const {
 
 template <class Event>
 void contender_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
-    a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed};
+    a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed,
+                      session_->dirs().contains(setup_.dir)};
     // An action that ends the attempt (fail, requeue, give up) comes last.
     for (const auto& action : event(a->fsm)) perform(a, action);
 }
@@ -171,13 +172,21 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
         return session_->get_acl(setup_.dir, [self, a](int rc, acl_list acl) {
             self->feed(a, [&](acquire_machine& m) { return m.dir_acl_read(rc, acl); });
         });
+    case kind::make_dir:
+        return session_->create(setup_.dir, setup_.rule.dir_data, ZOO_CONTAINER, *acl_,
+                                [self](int rc, std::string, const node_stat&) {
+                                    if (rc == ZOK || rc == ZNODEEXISTS) self->session_->dirs().seen(self->setup_.dir);
+                                });
     case kind::create:
         return session_->create(path_of(action.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
                                 [self, a](int rc, std::string name, const node_stat& st) {
+                                    if (rc == ZOK) self->session_->dirs().seen(self->setup_.dir);
+                                    if (rc == ZNONODE) self->session_->dirs().gone(self->setup_.dir);
                                     self->feed(a, [&](acquire_machine& m) { return m.created(rc, name, st); });
                                 });
     case kind::ensure_parents:
         return session_->ensure_parents(setup_.dir, setup_.rule.dir_data, acl_, [self, a](int rc, const std::string& at) {
+            if (rc == ZOK) self->session_->dirs().seen(self->setup_.dir);
             self->feed(a, [&](acquire_machine& m) { return m.parents_ensured(rc, at); });
         });
     case kind::read_token:

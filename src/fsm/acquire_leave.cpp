@@ -54,7 +54,11 @@ acquire_actions acquire_machine::release() {
     stage_ = stage::over;
     auto a = act(kind::delete_node, node_, owner_);
     a.wait = true;
-    a.mark = setup_.mark_release && trusts_marks();  // the successor holds on it without a listing
+    // The successor holds on the mark without a listing. Only a successor
+    // that listed while someone was still ahead of us needs it (one that
+    // listed us first holds on our deletion): none can when the listing that
+    // granted us showed nobody after us.
+    a.mark = setup_.mark_release && trusts_marks() && followers_possible_;
     if (delay_) a.release_record = release_record_data(setup_.rule.dir_data, delay_->before, node_);
     return actions_of(act(kind::forget_position), std::move(a));
 }

@@ -103,7 +103,11 @@ acquire_actions acquire_machine::send_create() {
     owner_ = session.id;
     create_in_flight_ = true;
     acquire_actions out;
-    out.reserve(6);
+    out.reserve(7);
+    // A directory the session has not seen is created first, in the same round
+    // trip: the session runs its requests in order (fsm/known_dirs.hpp). After
+    // a create that found no directory, ensure_parents has made it.
+    if (!session.dir_known && parent_retries_ == 0) out.push_back(act(kind::make_dir));
     // Their replies come before the create's.
     if (!setup_.rule.dir_data.empty()) out.push_back(act(kind::read_dir_data));
     if (setup_.rule.lock_delay.count() > 0) out.push_back(act(kind::read_dir_before));
@@ -243,6 +247,10 @@ acquire_actions acquire_machine::evaluate(int rc, const std::vector<std::string>
         if (!d.acquired) delay_->ahead = delay_->ahead_now;
     }
     if (d.acquired) {
+        // Granted by this listing with nobody queued after us: whoever queues
+        // later lists us first, so its deletion alone grants it, and our
+        // release needs no mark (release()).
+        followers_possible_ = !d.last;
         append(out, grant());
         return out;
     }
@@ -429,6 +437,7 @@ std::string acquire_machine::describe() const {
     if (node_gone_) out += " node_gone";
     if (last_blocker_) out += " last_blocker";
     if (verifying_mark_) out += " verifying_mark";
+    if (!followers_possible_) out += " nobody_after";
     out += " watching=[";
     for (std::size_t i = 0; i < watching_.size(); ++i) out += (i ? "," : "") + watching_[i];
     return out + "] generation=" + std::to_string(generation_);
@@ -441,7 +450,7 @@ std::string to_string(const acquire_action& a) {
         "start_delay",    "grant",          "watch_own_node", "node_gone",     "lose",         "requeue",
         "fail",           "give_up",        "delete_node",  "delete_by_guid",  "cleaned_up",   "position",
         "forget_position", "node_known",    "count_attempt", "count_wakeup", "revocation_request", "revoke",
-        "watch_release"};
+        "watch_release",  "make_dir"};
     static constexpr const char* steps[] = {"create", "recover", "list", "watch_own_node"};
     static constexpr const char* listings[] = {"pipelined", "fresh", "recover"};
     std::string out = names[static_cast<int>(a.what)];

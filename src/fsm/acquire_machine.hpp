@@ -70,7 +70,10 @@ struct acquire_setup {
     /// revocation request), and the waiter waits on. With the mark the release
     /// also creates and deletes the node's `.released` sibling, which the
     /// successor watches too: that event is proof enough, and the successor
-    /// holds without the read (fsm/release_proof.hpp).
+    /// holds without the read (fsm/release_proof.hpp). A holder that a
+    /// listing granted with nobody queued after it releases with the plain
+    /// delete: a later contender lists it first, and its deletion alone is
+    /// that contender's grant.
     bool mark_release = false;
     /// A revocation request read on our node while held is honoured (the
     /// `revoke` action); otherwise it is only reported (`revocation_request`).
@@ -82,6 +85,8 @@ struct session_now {
     std::int64_t id = 0;
     bool connected = true;
     bool closed = false;  ///< the Session was closed
+    /// The session has seen the lock directory exist (fsm/known_dirs.hpp).
+    bool dir_known = true;
 };
 
 /// What a `wait_connected` action resumes with.
@@ -125,6 +130,7 @@ struct acquire_action {
         revocation_request,  ///< held, not revocable: a revocation request came; report it, keep the lock
         revoke,            ///< held, revocable: a revocation request came; report it, then the handler (default: let go)
         watch_release,     ///< exists(dir/name + ".released") with a watch (generation = number) -> release_seen (fsm/release_proof.hpp)
+        make_dir,          ///< create(dir, CONTAINER, rule.dir_data), ahead of the create: its answer is not fed back (the create's decides)
     };
     kind what{};
     std::string name;
@@ -260,6 +266,9 @@ private:
     std::int64_t generation_ = 0;    // of the watches and listings that may still answer
     bool claiming_ = false;          // setting the directory's data (a semaphore's permit count)
     bool node_gone_ = false;
+    // Someone may be queued after us, having listed while a node was still
+    // ahead of us: not known unless a listing granted us (release()).
+    bool followers_possible_ = true;
     // What few attempts need, made on first use (rare()).
     struct rare_state {
         std::vector<std::string> persistent;  // watched nodes that are not ephemeral

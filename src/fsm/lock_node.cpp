@@ -77,6 +77,7 @@ queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_
     if (me == sorted.end()) return d;
     d.found = true;
     d.position = static_cast<std::size_t>(me - sorted.begin());
+    d.last = std::next(me) == sorted.end();
     if (permits == 0) permits = 1;
     // With K > 1 only lock_form nodes share our K leases: any other contender
     // ahead (a peer's mutex, a writer, a reader) blocks us outright.
@@ -105,6 +106,7 @@ queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::stri
     if (me == sorted.end()) return d;
     d.found = true;
     d.position = static_cast<std::size_t>(me - sorted.begin());
+    d.last = std::next(me) == sorted.end();
     if (!me->shared) {
         if (d.position == 0) {
             d.acquired = true;

@@ -80,6 +80,7 @@ struct queue_decision {
     std::size_t position = 0;                 ///< our place in the queue, 0 = first
     std::vector<std::string> watch;           ///< the nodes to watch when not acquired
     bool watch_is_last_blocker = false;       ///< the deletion of any one of them grants us a lease
+    bool last = false;                        ///< nobody is queued after us
 };
 
 /// The queue rule for `permits` = K concurrent holders (1 = mutex): the first K

@@ -3,6 +3,7 @@
 // Everything except the members marked thread-safe runs on strand_.
 #pragma once
 
+#include "fsm/known_dirs.hpp"
 #include "fsm/node_stat.hpp"
 #include "fsm/policy_words.hpp"
 #include <zklock/session.hpp>
@@ -304,6 +305,9 @@ public:
     /// the session closes.
     void after_settling(std::function<void()> fn);
 
+    /// The lock directories this session has seen exist (fsm/known_dirs.hpp). Strand.
+    known_dirs& dirs() noexcept { return dirs_; }
+
     /// What the session is doing, in words (its state, the C client's, the
     /// socket and timer it waits on, the deletes it still owes): for
     /// diagnosing a hung run (zklock::describe_internals).
@@ -444,6 +448,7 @@ private:
     std::chrono::steady_clock::time_point next_attempt_{};
     std::unordered_map<std::uint64_t, watch_fn> watches_;
     std::deque<std::shared_ptr<janitor_entry>> janitor_;
+    known_dirs dirs_;
 };
 
 } // namespace zklock::detail

@@ -222,8 +222,15 @@ TEST_F(MutexTest, AReleasedSiblingSomebodyLeftNeitherGrantsTheWaiterNorBlocksThe
     const auto path = lock_path();
     auto a = connect();
     auto b = connect();
-    Mutex holder(*a, path), waiter(*b, path);
-    holder.lock();
+    auto c = connect();
+    Mutex before(*c, path), holder(*a, path), waiter(*b, path);
+    // Granted on its predecessor's release, not by a listing of its own, the
+    // holder cannot know who queued behind it: its release carries the proof.
+    before.lock();
+    auto held = holder.async_lock(boost::asio::use_future);
+    wait_for_contenders(*a, path, 2, 20s);
+    before.unlock();
+    EXPECT_FALSE(get_within(held));
     const auto sibling = holder.node_path() + ".released";
     zklock::testing::create_node(*a, sibling);
     auto granted = waiter.async_lock(boost::asio::use_future);
@@ -744,10 +751,12 @@ TEST_F(MutexTest, AMutexOutlivingItsSessionFailsCleanly) {
     EXPECT_FALSE(m.is_held());
 }
 
-// A lock whose directory is missing under parents that exist (a directory the
-// server reaped, a new lock in a known place) creates the directory alone, not
-// each ancestor again: a create the server refuses (NODEEXISTS) is still a
-// transaction it logs and syncs. Counted by the server's last zxid.
+// A lock whose directory is missing under parents that exist (a new lock in a
+// known place) costs one round trip: the directory's create goes ahead of the
+// node's, not a create the server refuses (no directory), then the directory,
+// then the node again. A second lock handle on that directory sends no create
+// of it: the session has seen it (a create the server refuses, NODEEXISTS, is
+// still a transaction it logs and syncs). Counted by the server's last zxid.
 TEST_F(MutexTest, AMissingLockDirectoryUnderExistingParentsCostsOneCreate) {
     // A server of its own: on the shared one, the empty directories of earlier
     // tests are reaped once a minute, each a transaction of the server's.
@@ -762,14 +771,17 @@ TEST_F(MutexTest, AMissingLockDirectoryUnderExistingParentsCostsOneCreate) {
         return std::stoll(srvr.substr(at + 8), nullptr, 16);
     };
     const auto before = last_zxid();
-    Mutex m(*s, path);
+    Mutex m(*s, path), other(*s, path);
     m.lock();
+    auto granted = other.async_lock(boost::asio::use_future);
+    wait_for_contenders(*s, path, 2, 20s);
     auto released = m.async_unlock(boost::asio::use_future);
-    EXPECT_FALSE(get_within(released));
-    // The create refused (no directory), the directory, the create, the delete:
-    // 4 (one more allowed for the server reaping the emptied directory
-    // meanwhile). Creating every ancestor again costs 9 here.
-    const auto transactions = last_zxid() - before;
-    EXPECT_GE(transactions, 4);
-    EXPECT_LE(transactions, 5);
+    EXPECT_FALSE(get_within(released));  // answered: its transaction is the server's last
+    EXPECT_FALSE(get_within(granted));
+    // The directory, m's node, other's node, m's delete: 4, and none can be
+    // the server's reaping (the directory was never empty). A refused create
+    // ahead of the directory's, or the directory's again for `other`, is 5;
+    // creating every ancestor again, 8.
+    EXPECT_EQ(last_zxid() - before, 4);
+    other.unlock();
 }

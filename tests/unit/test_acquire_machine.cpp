@@ -579,6 +579,31 @@ TEST(AcquireMachine, AHolderUnderTheMutexRuleMarksItsRelease) {
     EXPECT_EQ(said(f.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait mark"}));
 }
 
+TEST(AcquireMachine, AHolderItsListingGrantedWithNobodyAfterItReleasesWithoutTheMark) {
+    // Whoever queues later lists it first, and holds on its plain deletion.
+    fixture f(marking_setup());
+    f.create();
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "grant " + ours + " #50"}));
+    EXPECT_EQ(said(f.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait"}));
+    // Somebody queued behind it when it listed: that one may have listed while
+    // a node was still ahead of ours, and holds without a listing on the mark.
+    const std::string behind = "_c_0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5-lock-0000000006";
+    fixture g(marking_setup());
+    g.create();
+    EXPECT_EQ(said(g.m.listed(listing::pipelined, ZOK, {behind, ours})), (words{"position", "grant " + ours + " #50"}));
+    EXPECT_EQ(said(g.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait mark"}));
+    // The same after a lost create reply: the listing that found our node decides.
+    fixture h(marking_setup());
+    h.m.begin();
+    h.m.connected(acquire_step::create);
+    h.m.created(ZCONNECTIONLOSS, {}, {});
+    h.m.connected(acquire_step::recover);
+    h.m.listed(listing::recover, ZOK, {ours, behind});
+    EXPECT_EQ(said(h.m.token_read(ZOK, stat_of(50, session_a))),
+              (words{"node_known " + ours, "position", "grant " + ours + " #50"}));
+    EXPECT_EQ(said(h.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait mark"}));
+}
+
 TEST(AcquireMachine, ACancelledWaiterAndALostHoldDoNotMark) {
     fixture f(marking_setup());
     f.wait_behind_one();
@@ -741,4 +766,29 @@ TEST(AcquireMachine, LockDelayAfterAMarkedHandoffJudgesTheNodeThatHeld) {
     // Its own release records itself and marks.
     EXPECT_EQ(said(f.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait mark record=" +
                                                                  with_release_marker("", 5)}));
+}
+
+// ---- a lock directory the session has not seen ------------------------------------------
+
+TEST(AcquireMachine, ADirectoryTheSessionHasNotSeenIsCreatedAheadOfTheNodeInTheSameRoundTrip) {
+    fixture f;
+    f.m.session.dir_known = false;
+    f.m.begin();
+    EXPECT_EQ(said(f.m.connected(acquire_step::create)),
+              (words{"make_dir", "create _c_" + guid + "-lock-", "count_attempt", "list pipelined"}));
+    // Its parent was missing too: the node's create found no directory, and
+    // ensure_parents makes every level; the create that follows goes alone.
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZNONODE, {})), words{});
+    ASSERT_EQ(said(f.m.created(ZNONODE, {}, {})), (words{"ensure_parents"}));
+    EXPECT_EQ(said(f.m.parents_ensured(ZOK, "/locks")),
+              (words{"create _c_" + guid + "-lock-", "count_attempt", "list pipelined"}));
+    // A semaphore's directory is made before its data is read.
+    auto s = semaphore_setup();
+    fixture g(s);
+    g.m.session.dir_known = false;
+    g.m.begin();
+    const auto out = said(g.m.connected(acquire_step::create));
+    ASSERT_GE(out.size(), 2u);
+    EXPECT_EQ(out[0], "make_dir");
+    EXPECT_EQ(out[1], "read_dir_data");
 }
