@@ -1,8 +1,9 @@
 // zklock bench on an ensemble, the pure parts: which options go with
 // --ensemble and --busy, which servers of -c the clients run on (from their
-// srvr answers), the servers' zoo.cfg settings, the peers report's name, its
-// ratios and its Markdown.
+// srvr answers), the servers' zoo.cfg settings, what the servers did for a
+// row (mntr and srvr), the peers report's name, its ratios and its Markdown.
 #include "ensemble/plan.hpp"
+#include "ensemble/server_work.hpp"
 #include "report/peers.hpp"
 
 #include <nlohmann/json.hpp>
@@ -239,7 +240,13 @@ TEST(PeersMarkdown, SaysHowItWasRunAndGivesARowPerClientPerServer) {
                    {"ops", 2000},
                    {"warmup", 20000},
                    {"results", with_peer_ratios(sample_rows())}};
+    for (auto& r : report["results"])
+        if (r["backend"] == "curator" && r["server"] == "follower" && r["scenario"] == "uncontended")
+            r["server_work"] = {{"transactions", 4400}, {"requests_per_transaction", 2.5},
+                                {"transactions_per_fsync", 1.1}, {"leader_transactions_per_fsync", 2.0}};
     const auto md = peers_markdown(report);
+    EXPECT_NE(md.find("| 2.50 | 1.10 (2.00) |\n"), std::string::npos) << md;
+    EXPECT_NE(md.find("txns/fsync (leader)"), std::string::npos) << md;
     for (const char* part :
          {"3-node ZooKeeper ensemble", "`zklock bench all --ensemble 3 --curator --kazoo --report out`",
           "2024-05-01T12:00:00Z", "AMD EPYC", "ZooKeeper 3.8.0", "fsync on", "tickTime 200 ms", "first a follower",
@@ -257,4 +264,38 @@ TEST(PeersMarkdown, SaysHowItWasRunAndGivesARowPerClientPerServer) {
     const auto standalone = peers_markdown(report);
     for (const char* part : {"a standalone ZooKeeper server", "fsync off", "`forceSync=no`", "nothing else ran"})
         EXPECT_NE(standalone.find(part), std::string::npos) << part << "\n" << standalone;
+}
+
+// --- server_work --------------------------------------------------------------------
+
+TEST(ServerWork, CountersAreReadFromMntrAndSrvr) {
+    const std::string mntr = "zk_version\t3.8.0\nzk_packets_received\t1200\nzk_avg_fsynctime\t0.5\n"
+                             "zk_cnt_fsynctime\t300\nzk_cnt_fsynctime_x\t7\n";
+    const std::string srvr = "Zookeeper version: 3.8.0\nLatency min/avg/max: 0/0.4/9\nZxid: 0x20000012c\nMode: leader\n";
+    const auto c = parse_server_counters(mntr, srvr);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->requests, 1200);
+    EXPECT_EQ(c->fsyncs, 300);
+    EXPECT_EQ(c->zxid, 0x20000012cLL);
+    // A counter or the Zxid missing (an older server, another answer): nothing.
+    EXPECT_FALSE(parse_server_counters("zk_packets_received\t1\n", srvr));
+    EXPECT_FALSE(parse_server_counters(mntr, "Mode: leader\n"));
+    EXPECT_FALSE(parse_server_counters("zk_packets_received\tmany\nzk_cnt_fsynctime\t3\n", srvr));
+}
+
+TEST(ServerWork, IsPerTransactionAndNullWithoutOneOrAcrossALeadersEpoch) {
+    const server_counters before{1000, 100, (2LL << 32) + 10};
+    const server_counters after{1300, 150, (2LL << 32) + 210};
+    const auto w = work_between(before, after);
+    EXPECT_EQ(w["transactions"], 200);
+    EXPECT_DOUBLE_EQ(w["requests_per_transaction"].get<double>(), 1.5);
+    EXPECT_DOUBLE_EQ(w["transactions_per_fsync"].get<double>(), 4.0);
+    EXPECT_FALSE(w.contains("leader_transactions_per_fsync"));
+    // The leader's own fsyncs, when the clients were on a follower.
+    const auto on_follower = work_between(before, after, server_counters{0, 10, 0}, server_counters{0, 110, 0});
+    EXPECT_DOUBLE_EQ(on_follower["leader_transactions_per_fsync"].get<double>(), 2.0);
+    // No fsync counted: no ratio.
+    EXPECT_TRUE(work_between(before, server_counters{1300, 100, after.zxid})["transactions_per_fsync"].is_null());
+    EXPECT_TRUE(work_between(before, before).is_null());
+    EXPECT_TRUE(work_between(before, server_counters{1300, 150, (3LL << 32) + 5}).is_null());  // a new leader
 }

@@ -43,13 +43,13 @@ bool wait_for_fd(int fd, short events, srvr_clock::time_point deadline) {
     }
 }
 
-// srvr over one connected socket: the answer, or why there is none (in `why`).
-std::optional<std::string> srvr_exchange(int fd, srvr_clock::time_point deadline, std::string& why) {
+// A four-letter word over one connected socket: the answer, or why there is none (in `why`).
+std::optional<std::string> word_exchange(int fd, std::string_view word, srvr_clock::time_point deadline,
+                                         std::string& why) {
     const auto fail = [&why](std::string reason) {
         why = std::move(reason);
         return std::optional<std::string>();
     };
-    constexpr std::string_view word = "srvr";
     for (std::size_t sent = 0; sent < word.size();) {
         const ssize_t n = ::send(fd, word.data() + sent, word.size() - sent, MSG_NOSIGNAL);
         if (n > 0) {
@@ -84,8 +84,8 @@ std::string first_answer_line(const std::string& answer) {
 
 } // namespace
 
-server_answer ask_srvr(const std::string& server, std::chrono::milliseconds timeout, std::string* answer) {
-    server_answer out{server, std::nullopt, {}};
+std::optional<std::string> ask_word(const std::string& server, std::string_view word, std::chrono::milliseconds timeout,
+                                    std::string& why) {
     const auto deadline = srvr_clock::now() + timeout;
     const auto [host, port] = host_and_port(server);
     addrinfo hints{};
@@ -93,41 +93,46 @@ server_answer ask_srvr(const std::string& server, std::chrono::milliseconds time
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
     if (const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-        out.why = std::string("cannot resolve: ") + ::gai_strerror(rc);
-        return out;
+        why = std::string("cannot resolve: ") + ::gai_strerror(rc);
+        return std::nullopt;
     }
     const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, &::freeaddrinfo);
-    out.why = "no address";
+    why = "no address";
     for (auto* ai = found; ai; ai = ai->ai_next) {
         owned_fd sock{::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol)};
         if (sock.fd < 0) {
-            out.why = std::strerror(errno);
+            why = std::strerror(errno);
             continue;
         }
         if (::connect(sock.fd, ai->ai_addr, ai->ai_addrlen) != 0) {
             if (errno != EINPROGRESS) {
-                out.why = std::strerror(errno);
+                why = std::strerror(errno);
                 continue;
             }
             if (!wait_for_fd(sock.fd, POLLOUT, deadline)) {
-                out.why = "no answer in time";
+                why = "no answer in time";
                 continue;
             }
             int err = 0;
             socklen_t len = sizeof err;
             ::getsockopt(sock.fd, SOL_SOCKET, SO_ERROR, &err, &len);
             if (err != 0) {
-                out.why = std::strerror(err);
+                why = std::strerror(err);
                 continue;
             }
         }
-        const auto text = srvr_exchange(sock.fd, deadline, out.why);
-        if (!text) continue;
-        if (answer) *answer = *text;
-        out.mode = testing::server_mode(*text);
-        if (!out.mode) out.why = first_answer_line(*text);
-        return out;
+        if (auto text = word_exchange(sock.fd, word, deadline, why)) return text;
     }
+    return std::nullopt;
+}
+
+server_answer ask_srvr(const std::string& server, std::chrono::milliseconds timeout, std::string* answer) {
+    server_answer out{server, std::nullopt, {}};
+    const auto text = ask_word(server, "srvr", timeout, out.why);
+    if (!text) return out;
+    if (answer) *answer = *text;
+    out.mode = testing::server_mode(*text);
+    if (!out.mode) out.why = first_answer_line(*text);
     return out;
 }
 

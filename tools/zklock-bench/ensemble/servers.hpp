@@ -11,7 +11,9 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace zklock::cli {
@@ -51,6 +53,12 @@ private:
     std::vector<serving_node> nodes_;
     std::string version_;
 };
+
+/// Sends the four-letter word `word` to `server` (host:port; every address
+/// its host resolves to, in turn) through a close-on-exec socket, the whole
+/// exchange within `timeout`: the answer, or nothing and why (in `why`).
+std::optional<std::string> ask_word(const std::string& server, std::string_view word, std::chrono::milliseconds timeout,
+                                    std::string& why);
 
 /// Sends srvr to `server` (host:port; every address its host resolves to, in
 /// turn) through a close-on-exec socket, the whole exchange within `timeout`:

@@ -71,8 +71,8 @@ std::vector<json> servers_in(const json& results) {
 void write_table(std::ostringstream& md, const json& results, const std::string& scenario) {
     const bool contended = scenario == "contended";
     md << "| server | client | p50 (us) | p99 (us) | acquisitions/s |" << (contended ? " handoff p50 (us) |" : "")
-       << " vs Curator | vs kazoo | vs floor |\n|---|---|---:|---:|---:|" << (contended ? "---:|" : "")
-       << "---:|---:|---:|\n";
+       << " vs Curator | vs kazoo | vs floor | requests/txn | txns/fsync (leader) |\n|---|---|---:|---:|---:|"
+       << (contended ? "---:|" : "") << "---:|---:|---:|---:|---:|\n";
     for (const auto& server : servers_in(results))
         for (const auto& kind : peer_kinds) {
             const auto* r = row_of(results, kind.backend, json(scenario), server);
@@ -84,7 +84,14 @@ void write_table(std::ostringstream& md, const json& results, const std::string&
             if (contended) md << " " << number(field_of(r, "handoff_p50_us")) << " |";
             for (const char* ratio : {"ratio_to_curator", "ratio_to_kazoo", "ratio_to_floor"})
                 md << " " << (ours ? times(field_of(r, ratio)) : std::string()) << " |";
-            md << "\n";
+            // What the servers did (ensemble/server_work.hpp): on the leader too when it is another server.
+            const auto work = field_of(r, "server_work");
+            const auto of_work = [&](const char* key) { return work.is_object() ? field_of(&work, key) : json(); };
+            md << " " << number(of_work("requests_per_transaction"), 2) << " | "
+               << number(of_work("transactions_per_fsync"), 2);
+            if (of_work("leader_transactions_per_fsync").is_number())
+                md << " (" << number(of_work("leader_transactions_per_fsync"), 2) << ")";
+            md << " |\n";
         }
 }
 
@@ -157,7 +164,13 @@ std::string peers_markdown(const json& report) {
     md << "; " << (warmup > 0 ? std::to_string(warmup) + " unmeasured acquire/release cycles against each serving server "
                                                          "before its rows"
                               : std::string("no warm-up"))
-       << ". Compare rows of one table: they come from one run.\n";
+       << ". Compare rows of one table: they come from one run.\n\n"
+       << "What the servers did for each row (their mntr and srvr, read before and after it; warm-ups and "
+          "sessions included): requests/txn, the requests the serving server received per transaction committed "
+          "(a lock cycle is two transactions for every client: the create, and the delete or the release's "
+          "transaction); txns/fsync, the transactions per sync of the serving server's transaction log, and in "
+          "brackets the leader's when the clients were on a follower. With fsync on, a cycle waits for the syncs of "
+          "its two transactions: at one transaction per fsync, two syncs in a row, whatever the client.\n";
     if (has_scenario(results, "uncontended")) {
         md << "\n## Uncontended: one client, acquire + release\n\n"
            << "A sample is one acquire and one release as the caller sees them. vs Curator, vs kazoo: the peer's p50 "

@@ -9,6 +9,7 @@
 #include "bench.hpp"
 #include "common.hpp"
 #include "ensemble/plan.hpp"
+#include "ensemble/server_work.hpp"
 #include "ensemble/servers.hpp"
 #include "report/peers.hpp"
 #include "runs/busy.hpp"
@@ -179,15 +180,37 @@ int bench_mutex_scenarios(const bench_options& o) {
     if (o.scenario == "all") scenarios = {"uncontended", "contended"};
     else scenarios = {o.scenario};
     auto rows = nlohmann::json::array();
+    // The leader, whose fsyncs every write of an ensemble waits for too.
+    std::optional<std::string> leader;
+    for (const auto& node : servers.nodes())
+        if (node.role == "leader") leader = node.connect;
     for (const auto& node : servers.nodes()) {
         auto on = o;
         on.connect = node.connect;
+        // What the servers did for the row just run (ensemble/server_work.hpp).
+        struct reading {
+            std::optional<server_counters> served, leader;
+        };
+        const auto read = [&] {
+            reading r;
+            r.served = read_server_counters(node.connect, o.connect_timeout);
+            if (leader && *leader != node.connect) r.leader = read_server_counters(*leader, o.connect_timeout);
+            return r;
+        };
+        reading before;
+        const auto work_since_before = [&] {
+            const auto after = read();
+            if (!before.served || !after.served) return nlohmann::json();
+            return work_between(*before.served, *after.served, before.leader, after.leader);
+        };
         const auto emit = [&](nlohmann::json row) {
+            if (!row.contains("server_work")) row["server_work"] = work_since_before();
             row["server"] = node.role;
             row["ensemble"] = node.ensemble ? nlohmann::json(*node.ensemble) : nlohmann::json();
             row["busy"] = busy.size();
             print_result(row, o.json);
             rows.push_back(std::move(row));
+            before = read();  // the next row's run starts now
         };
         if (o.warmup > 0) {
             // A fresh server runs interpreted Java for its first thousands of requests:
@@ -202,10 +225,17 @@ int bench_mutex_scenarios(const bench_options& o) {
                       << o.warmup << " acquire/release cycles\n";
         }
         for (const auto& s : scenarios) {
+            before = read();
             auto r = s == "uncontended" ? run_mutex_uncontended(on) : run_mutex_contended(on);
-            // Right after zklock's run, on the same warm server; printed first.
+            // zklock's row is printed after the floor's, which runs right
+            // after it on the same warm server: what the servers did for it
+            // is read first.
+            const auto zklock_work = work_since_before();
+            before = read();
             if (o.floor && !o.naive) emit(run_floor_beside(on, r));
-            emit(to_json(r));
+            auto zklock_row = to_json(r);  // with the floor's ratios
+            zklock_row["server_work"] = zklock_work;
+            emit(std::move(zklock_row));
             for (const auto& [asked, peer] : {std::pair{o.curator, "curator"}, std::pair{o.kazoo, "kazoo"}})
                 if (asked)
                     if (auto row = run_peer(on, peer, s)) emit(std::move(*row));
