@@ -1,5 +1,6 @@
 // zklock bench's floors: the C client's leanest lock cycle and leanest handoff
-// run beside the mutex scenarios, and zklock's figures carry their ratio to them.
+// run beside the mutex scenarios, and zklock's figures carry their ratio to
+// them; every row says what the server did for it; --one-thread.
 #include "json_output.hpp"
 #include "test_cli_support.hpp"
 
@@ -28,6 +29,12 @@ TEST(CliBenchFloorTest, TheFloorsRunBesideTheMutexScenariosAndGiveZklocksRatioTo
     EXPECT_DOUBLE_EQ(zk["p50_vs_floor"].get<double>(), zk["p50_us"].get<double>() / floor["p50_us"].get<double>());
     EXPECT_DOUBLE_EQ(zk["ops_per_s_vs_floor"].get<double>(),
                      zk["ops_per_s"].get<double>() / floor["ops_per_s"].get<double>());
+    // What the server did for each row: at least the row's own cycles (two transactions each).
+    for (const auto* row : {&floor, &zk}) {
+        ASSERT_TRUE((*row)["server_work"].is_object()) << row->dump();
+        EXPECT_GE((*row)["server_work"]["transactions"].get<int>(), 40) << row->dump();
+        EXPECT_GT((*row)["server_work"]["requests_per_transaction"].get<double>(), 0) << row->dump();
+    }
     // Contended: the lean handoff of the same clients on one lock, then zklock's.
     const auto& hfloor = lines[2];
     const auto& hzk = lines[3];
@@ -45,13 +52,30 @@ TEST(CliBenchFloorTest, TheFloorsRunBesideTheMutexScenariosAndGiveZklocksRatioTo
                      hzk["ops_per_s"].get<double>() / hfloor["ops_per_s"].get<double>());
 }
 
-TEST(CliBenchFloorTest, NoFloorLeavesItOut) {
+// With --one-thread the contended clients share one thread; --no-floor leaves
+// the floors out of both scenarios.
+TEST(CliBenchFloorTest, NoFloorLeavesItOutAndOneThreadRunsTheContendedClientsOnOne) {
     Cli cli;
-    auto p = cli.start({"bench", "--scenario", "uncontended", "--ops", "20", "--warmup", "0", "--json", "--no-floor"},
+    auto p = cli.start({"bench", "--scenario", "all", "--clients", "3", "--ops", "20", "--warmup", "0", "--json",
+                        "--no-floor", "--one-thread"},
                        "bench");
     ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
     const auto lines = json_lines(cli.output("bench"));
-    ASSERT_EQ(lines.size(), 1u) << cli.output("bench");
-    EXPECT_EQ(lines[0]["backend"], "zookeeper");
-    EXPECT_FALSE(lines[0].contains("p50_vs_floor"));
+    ASSERT_EQ(lines.size(), 2u) << cli.output("bench");
+    for (const auto& line : lines) {
+        EXPECT_EQ(line["backend"], "zookeeper");
+        EXPECT_FALSE(line.contains("p50_vs_floor")) << line.dump();
+        EXPECT_FALSE(line.contains("handoff_p50_vs_floor")) << line.dump();
+    }
+    EXPECT_FALSE(lines[0].contains("one_thread")) << lines[0].dump();
+    EXPECT_EQ(lines[1]["scenario"], "contended");
+    EXPECT_TRUE(lines[1].value("one_thread", false)) << lines[1].dump();
+    EXPECT_EQ(lines[1]["ops"], 20);
+    EXPECT_EQ(lines[1]["clients"], 3);
+    EXPECT_GT(lines[1]["handoff_p50_us"].get<double>(), 0) << lines[1].dump();
+    // Only the contended mutex scenario runs on one thread.
+    auto refused = cli.start({"bench", "--scenario", "uncontended", "--one-thread"}, "refused");
+    EXPECT_EQ(exit_code(refused, 60s), 64) << cli.output("refused");
+    EXPECT_NE(cli.output("refused").find("--one-thread runs the contended mutex scenario"), std::string::npos)
+        << cli.output("refused");
 }

@@ -212,9 +212,9 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     o.backends = unique;
     // What the user asked for that runs the backend bench.
     const std::string via = b.report_alone ? "--report" : "--backend";
-    if (z.recipe != "mutex" || z.naive || z.curator || z.kazoo || z.confirm_unlock) {
-        std::cerr << "zklock bench: " << via << " compares plain locks: --recipe, --naive, --curator, --kazoo and "
-                     "--confirm-unlock apply to the ZooKeeper bench only\n";
+    if (z.recipe != "mutex" || z.naive || z.curator || z.kazoo || z.confirm_unlock || z.one_thread) {
+        std::cerr << "zklock bench: " << via << " compares plain locks: --recipe, --naive, --curator, --kazoo, "
+                     "--confirm-unlock and --one-thread apply to the ZooKeeper bench only\n";
         return exit_usage;
     }
     // The scenarios of ZooKeeper's recipes alone: --backend would measure nothing.
@@ -404,6 +404,11 @@ int run_bench(bench_cli& c, const CLI::App& cmd) {
     }
     if (o.scenario == "separate") {
         std::cerr << "zklock bench: --scenario separate needs --backend\n";
+        return exit_usage;
+    }
+    if (o.one_thread && (o.recipe != "mutex" || (o.scenario != "contended" && o.scenario != "all") || o.confirm_unlock)) {
+        std::cerr << "zklock bench: --one-thread runs the contended mutex scenario (contended or all), releasing "
+                     "with unlock(): not with --recipe, another scenario or --confirm-unlock\n";
         return exit_usage;
     }
     if (const auto why = mixed_refusal(o, cmd)) {

@@ -53,6 +53,13 @@ void add_confirm_unlock_option(CLI::App& cmd, bench_cli& c) {
                  "unlock waits for the delete to commit (as Curator's release does)");
 }
 
+void add_one_thread_option(CLI::App& cmd, bench_cli& c) {
+    cmd.add_flag("--one-thread", c.zookeeper.one_thread,
+                 "contended: every client's Session on one executor that one thread runs, each client taking the "
+                 "lock with async_lock and releasing it with unlock() in its handler (as the C client's floor drives "
+                 "its handles): the handoff without a thread between a release and the next grant");
+}
+
 void add_floor_option(CLI::App& cmd, bench_cli& c) {
     cmd.add_flag("!--no-floor", c.zookeeper.floor,
                  "skip the C client's floor loops that run beside the mutex scenarios and give zklock's ratio to "
@@ -107,6 +114,7 @@ const std::vector<option_group>& mutex_run_groups() {
     static const std::vector<option_group> groups = {
         {&scenario_takes::mutex, add_mutex_options},
         {&scenario_takes::confirm_unlock, add_confirm_unlock_option},
+        {&scenario_takes::one_thread, add_one_thread_option},
         {&scenario_takes::floor, add_floor_option},
         {&scenario_takes::curator, add_curator_option},
         {&scenario_takes::kazoo, add_kazoo_option},

@@ -23,8 +23,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
 #include <algorithm>
 #include <charconv>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -32,6 +36,7 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -76,7 +81,44 @@ bench_result run_mutex_uncontended(const bench_options& o) {
     return mark_options(r, o);
 }
 
+namespace {
+
+// Every client on one executor that one thread runs (--one-thread).
+bench_result run_mutex_contended_on_one_thread(const bench_options& o) {
+    const auto path = unique_path(o, "contended");
+    const int k = std::max(1, o.clients);
+    boost::asio::io_context io;
+    auto work = boost::asio::make_work_guard(io);
+    std::thread runner([&io] { io.run(); });
+    std::optional<bench_result> r;
+    std::exception_ptr failure;
+    {
+        std::vector<std::unique_ptr<Session>> sessions;
+        std::vector<std::unique_ptr<Mutex>> mutexes;
+        std::vector<Lock*> locks;
+        try {
+            for (int i = 0; i < k; ++i) {
+                sessions.push_back(std::make_unique<Session>(io.get_executor(), session_options(o)));
+                connect_or_throw(*sessions.back());
+                mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
+                locks.push_back(mutexes.back().get());
+            }
+            r = run_clients_on_one_thread(io.get_executor(), locks, mutex_run(o));
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        // The mutexes and sessions close on the executor: it runs until they are gone.
+    }
+    work.reset();
+    runner.join();
+    if (failure) std::rethrow_exception(failure);
+    return mark_options(*r, o);
+}
+
+} // namespace
+
 bench_result run_mutex_contended(const bench_options& o) {
+    if (o.one_thread) return run_mutex_contended_on_one_thread(o);
     const auto path = unique_path(o, "contended");
     const int k = std::max(1, o.clients);
     std::vector<std::unique_ptr<Session>> sessions;

@@ -4,11 +4,15 @@
 #include "runs/fairness.hpp"
 #include "common.hpp"
 
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <future>
 #include <limits>
+#include <system_error>
+#include <utility>
 
 namespace zklock::cli {
 namespace {
@@ -73,6 +77,41 @@ bench_result run_uncontended(Lock& lock, const scenario_options& o) {
     return r;
 }
 
+namespace {
+
+// The contended (or separate) scenario's figures from every client's grants.
+bench_result clients_result(std::vector<grant_record> all, bench_clock::time_point start,
+                            const std::vector<Lock*>& locks, const scenario_options& o, bool separate) {
+    const int k = static_cast<int>(locks.size());
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.granted < b.granted; });
+    std::vector<double> waits;
+    for (const auto& g : all) waits.push_back(micros(g.granted - g.requested));
+    const auto end = all.empty() ? bench_clock::now() : all.back().granted;
+    auto r = timed_result(separate ? "separate" : "contended", k, waits, std::chrono::duration<double>(end - start).count());
+    r.backend = o.backend;
+    r.counters = summed(locks);
+    r.wakeups_visible = wakeups_visible(*locks.front());
+    r.extra["longest_wait_us"] = waits.empty() ? std::nan("") : *std::max_element(waits.begin(), waits.end());
+    if (separate) {
+        r.extra["measures"] = "acquire on K separate locks (one per client)";
+        return r;
+    }
+    // Handoff: a holder's release call to the next grant (grants of one lock
+    // never overlap, so consecutive records are holder and successor).
+    std::vector<double> handoffs;
+    for (std::size_t i = 1; i < all.size(); ++i) handoffs.push_back(micros(all[i].granted - all[i - 1].released));
+    r.extra["handoff_p50_us"] = percentile(handoffs, 0.5);
+    r.extra["handoff_p99_us"] = percentile(handoffs, 0.99);
+    const int overtaken = out_of_order_grants(all);
+    r.extra["out_of_order_grants"] = overtaken;
+    r.extra["most_overtaken"] = most_overtaken(all);
+    r.extra["out_of_order_share"] = all.empty() ? 0.0 : static_cast<double>(overtaken) / static_cast<double>(all.size());
+    r.extra["measures"] = "acquire wait with K clients on one lock";
+    return r;
+}
+
+} // namespace
+
 bench_result run_clients(const std::vector<Lock*>& locks, const scenario_options& o, bool separate) {
     const int k = static_cast<int>(locks.size());
     std::atomic<int> remaining{o.ops};
@@ -100,30 +139,54 @@ bench_result run_clients(const std::vector<Lock*>& locks, const scenario_options
 
     std::vector<grant_record> all;
     for (const auto& v : records) all.insert(all.end(), v.begin(), v.end());
-    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.granted < b.granted; });
-    std::vector<double> waits;
-    for (const auto& g : all) waits.push_back(micros(g.granted - g.requested));
-    const auto end = all.empty() ? bench_clock::now() : all.back().granted;
-    auto r = timed_result(separate ? "separate" : "contended", k, waits, std::chrono::duration<double>(end - start).count());
-    r.backend = o.backend;
-    r.counters = summed(locks);
-    r.wakeups_visible = wakeups_visible(*locks.front());
-    r.extra["longest_wait_us"] = waits.empty() ? std::nan("") : *std::max_element(waits.begin(), waits.end());
-    if (separate) {
-        r.extra["measures"] = "acquire on K separate locks (one per client)";
-        return r;
-    }
-    // Handoff: a holder's release call to the next grant (grants of one lock
-    // never overlap, so consecutive records are holder and successor).
-    std::vector<double> handoffs;
-    for (std::size_t i = 1; i < all.size(); ++i) handoffs.push_back(micros(all[i].granted - all[i - 1].released));
-    r.extra["handoff_p50_us"] = percentile(handoffs, 0.5);
-    r.extra["handoff_p99_us"] = percentile(handoffs, 0.99);
-    const int overtaken = out_of_order_grants(all);
-    r.extra["out_of_order_grants"] = overtaken;
-    r.extra["most_overtaken"] = most_overtaken(all);
-    r.extra["out_of_order_share"] = all.empty() ? 0.0 : static_cast<double>(overtaken) / static_cast<double>(all.size());
-    r.extra["measures"] = "acquire wait with K clients on one lock";
+    return clients_result(std::move(all), start, locks, o, separate);
+}
+
+bench_result run_clients_on_one_thread(const boost::asio::any_io_executor& executor, const std::vector<Lock*>& locks,
+                                       const scenario_options& o) {
+    // Everything below runs on the executor's one thread: no atomics, no locks.
+    struct run_state {
+        const std::vector<Lock*>& locks;
+        int remaining;
+        int running;
+        std::vector<grant_record> all;
+        std::error_code failure;
+        std::promise<void> done;
+        void take(std::size_t i) {
+            const auto requested = bench_clock::now();
+            locks[i]->async_lock([this, i, requested](std::error_code ec) {
+                if (ec || failure) {
+                    if (ec && !failure) failure = ec;
+                    if (!ec) locks[i]->unlock();
+                    return finished();
+                }
+                grant_record g;
+                g.requested = requested;
+                g.granted = bench_clock::now();
+                const bool last = remaining-- <= 0;
+                g.released = bench_clock::now();
+                locks[i]->unlock();
+                if (last) return finished();
+                all.push_back(g);
+                take(i);
+            });
+        }
+        void finished() {
+            if (--running == 0) done.set_value();
+        }
+    };
+    run_state st{locks, o.ops, static_cast<int>(locks.size()), {}, {}, {}};
+    st.all.reserve(static_cast<std::size_t>(std::max(o.ops, 0)));
+    auto finished = st.done.get_future();
+    bench_clock::time_point start;
+    boost::asio::post(executor, [&] {
+        start = bench_clock::now();
+        for (std::size_t i = 0; i < locks.size(); ++i) st.take(i);
+    });
+    finished.wait();
+    throw_if(st.failure, "zklock bench: lock");
+    auto r = clients_result(std::move(st.all), start, locks, o, false);
+    r.extra["one_thread"] = true;
     return r;
 }
 

@@ -5,7 +5,8 @@
 //   contended    K clients on one lock, each acquiring again right after its
 //                release: acquisitions/s, the wait, the handoff (a holder's
 //                release call to the next grant), fairness (longest wait,
-//                grants that overtook an earlier request), wake-ups per grant
+//                grants that overtook an earlier request), wake-ups per grant;
+//                each client on its own thread, or all on one (--one-thread)
 //   separate     K clients on K different locks: what the server sustains
 //                when nobody waits
 #pragma once
@@ -13,6 +14,8 @@
 #include "runs/result.hpp"
 
 #include <zklock/lock.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
 
 #include <string>
 #include <vector>
@@ -39,5 +42,14 @@ bench_result run_uncontended(Lock& lock, const scenario_options& o);
 /// session or connection); `separate`: each lock a different lock, otherwise
 /// all the same lock (contended).
 bench_result run_clients(const std::vector<Lock*>& locks, const scenario_options& o, bool separate);
+
+/// The contended scenario with every client on one thread: `locks` are all
+/// on the same lock and their completions run on `executor`, which one
+/// thread runs (as the C client's floor drives its handles). Each client
+/// acquires with async_lock and, in its handler, releases with unlock() and
+/// acquires again: no thread hands a grant or a release to another. Called
+/// from another thread, which it blocks until the run is over.
+bench_result run_clients_on_one_thread(const boost::asio::any_io_executor& executor, const std::vector<Lock*>& locks,
+                                       const scenario_options& o);
 
 } // namespace zklock::cli

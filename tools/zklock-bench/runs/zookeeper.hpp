@@ -33,6 +33,7 @@ struct bench_options {
     int ops = 2000;
     bool naive = false;
     bool confirm_unlock = false;
+    bool one_thread = false;  ///< contended: every client on one thread (runs/run.hpp)
     bool json = false;
     bool curator = false;
     bool kazoo = false;

@@ -10,7 +10,7 @@ const scenario& contended_scenario() {
     static const scenario s{
         .name = "contended",
         .description = "K clients on one lock: acquisitions/s, wait, handoff and fairness (with --backend: on each)",
-        .takes = {.clients = true, .mutex = true, .confirm_unlock = true, .floor = true, .curator = true,
+        .takes = {.clients = true, .mutex = true, .confirm_unlock = true, .one_thread = true, .floor = true, .curator = true,
                   .kazoo = true, .scripts = true, .ensemble = true, .backends = true, .servers = true},
         .clients_text = "sessions contending on one lock",
     };

@@ -20,6 +20,7 @@ struct scenario_takes {
     bool clients = false;         ///< --clients
     bool mutex = false;           ///< --naive, --no-release-mark (MutexOptions)
     bool confirm_unlock = false;  ///< --confirm-unlock
+    bool one_thread = false;      ///< --one-thread
     bool floor = false;           ///< --no-floor
     bool curator = false;         ///< --curator
     bool kazoo = false;           ///< --kazoo
