@@ -35,7 +35,7 @@ struct option_group {
 };
 /// The groups of the ZooKeeper mutex runs, in the order they are registered:
 /// --naive and --no-release-mark (the MutexOptions of zklock's mutexes);
-/// --confirm-unlock; --no-floor; --curator; --kazoo; --curator-script and
+/// --confirm-unlock; --one-thread; --no-floor; --curator; --kazoo; --curator-script and
 /// --kazoo-script; --ensemble and --busy.
 const std::vector<option_group>& mutex_run_groups();
 /// --backend, described as `text`; returned for the options that need it.
