@@ -445,6 +445,9 @@ void session_impl::note_answer(std::chrono::steady_clock::time_point sent, int r
 }
 
 std::chrono::steady_clock::time_point session_impl::safe_until(std::uint64_t generation) const {
+    // A session known to be gone (expired: the generation moved on) is safe
+    // for no time, before anything of the next one has been heard.
+    if (generation != generation_.load()) return {};
     std::lock_guard lk(heard_m_);
     if (generation != heard_generation_) return {};
     return detail::safe_until(heard_, negotiated_timeout());

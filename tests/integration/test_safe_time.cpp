@@ -179,3 +179,22 @@ TEST_F(SafeTimeTest, RunStopsItsCommandWhenTheBudgetRunsOut) {
     EXPECT_TRUE(next.try_lock_for(30s));  // the server expired the session, or the release went through
     next.unlock();
 }
+
+// The moment the session is known to have expired, the hold's budget is zero:
+// not once the next session is first heard from. A callback told of the
+// expiry (before the lock hears of its loss) reads it.
+TEST_F(SafeTimeTest, TheBudgetIsZeroAsSoonAsTheSessionIsKnownToHaveExpired) {
+    auto s = connect(2000ms);
+    Mutex m(*s, lock_path());
+    m.lock();
+    ASSERT_GT(m.safe_for().value_or(0ms).count(), 0);
+    std::promise<std::chrono::milliseconds> at_expiry;
+    std::atomic<bool> told{false};
+    auto subscription = s->subscribe([&](session_event e, std::int64_t) {
+        if (e == session_event::expired && !told.exchange(true)) at_expiry.set_value(m.safe_for().value_or(0ms));
+    });
+    zt::expire_session(*s);
+    auto f = at_expiry.get_future();
+    ASSERT_EQ(f.wait_for(20s), std::future_status::ready) << "no expiry was told";
+    EXPECT_EQ(f.get(), 0ms) << "a positive budget for a session known to be gone";
+}
