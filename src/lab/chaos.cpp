@@ -502,6 +502,7 @@ ChaosClient::section ChaosClient::hold_section(std::int64_t token, const std::fu
     const auto reports = lost_reports_.load();
     section r;
     r.id = ledger_.enter(name_, token);
+    ledger_.held_on(r.id, session_->session_id());
     // The instant the budget says the hold is safe until: read first, then
     // the clock (never earlier than the budget's own now). A budget of zero
     // claims nothing (its end is already past, at an instant not known here).

@@ -2,6 +2,8 @@
 
 #include <zklock/fencing.hpp>
 
+#include <algorithm>
+
 namespace zklock::lab {
 
 std::string safety_summary::line() const {
@@ -76,6 +78,11 @@ void SafetyLedger::budget(section_id id, clock::time_point safe_until, std::int6
     if (!s.safe_until || safe_until > *s.safe_until) s.safe_until = safe_until;
 }
 
+void SafetyLedger::held_on(section_id id, std::int64_t session) {
+    std::lock_guard lk(mutex_);
+    sections_.at(id).session = session;
+}
+
 void SafetyLedger::forced_end(std::string_view client, std::int64_t session) {
     std::lock_guard lk(mutex_);
     for (auto& s : sections_)
@@ -101,7 +108,10 @@ safety_summary SafetyLedger::summary() const {
         std::size_t certain = 0;  // other open sections whose budget covered this one's start
         for (const auto o : s.overlapped)
             if (sections_[o].safe_until && *sections_[o].safe_until > s.entered) ++certain;
-        if (certain >= permits_) ++out.overlaps_inside_budget;
+        const bool on_forced = std::any_of(forced_.begin(), forced_.end(), [&](const auto& f) {
+            return f.first == s.client && f.second == s.session && s.session != 0;
+        });
+        if (certain >= permits_ && !on_forced) ++out.overlaps_inside_budget;
         if (s.overlapped.empty()) continue;
         // The lock allows `permits` real holders at once; the others must have
         // been told they lost it (the new one included: granted on a session

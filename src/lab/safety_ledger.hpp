@@ -121,6 +121,12 @@ public:
     /// overlaps_inside_budget (for a semaphore: when `permits` such sections
     /// were open).
     void budget(section_id section, clock::time_point safe_until, std::int64_t session);
+    /// The section's holder was granted on ZooKeeper session `session`. A
+    /// section granted on a session ended by force (forced_end(): its client
+    /// read a grant the server made to a session that was gone) is no grant of
+    /// the server's, and the budgets of the sections open then do not count
+    /// against it.
+    void held_on(section_id section, std::int64_t session);
     /// `client`'s session `session` is ended by force (a fault that closes it
     /// on the server at once, as an operator could): what the budgets of its
     /// sections on that session claim, before or after, is outside the
@@ -143,7 +149,7 @@ private:
         bool wrote = false;  // has an accepted write
         clock::time_point entered{};
         std::optional<clock::time_point> safe_until;  // budget(): the latest instant the holder saw as safe
-        std::int64_t session = 0;                     // budget(): the session it held on
+        std::int64_t session = 0;                     // held_on() or budget(): the session it held on
         std::vector<section_id> overlapped;  // other clients' sections open when this one started
     };
     mutable std::mutex mutex_;

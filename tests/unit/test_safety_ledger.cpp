@@ -165,4 +165,22 @@ TEST(SafetyLedger, AnOverlapInsideTheEarlierHoldersBudgetIsAViolation) {
         EXPECT_EQ(l.summary().overlaps_inside_budget, 0u);
         EXPECT_TRUE(l.summary().safe());
     }
+    {
+        // A client granted on its session ended by force (it read a grant made
+        // to a session already gone) while the real holders' budgets ran: no
+        // grant of the server's, no violation. The same client on a session
+        // of its own that ended by silence: a violation.
+        for (const bool forced : {true, false}) {
+            SafetyLedger l(2);
+            const auto a = l.enter("a", 10, t0);
+            l.budget(a, t0 + 2s, 7);
+            const auto b = l.enter("b", 11, t0);
+            l.budget(b, t0 + 2s, 8);
+            if (forced) l.forced_end("c", 9);
+            const auto c = l.enter("c", 12, t0 + 1s);
+            l.held_on(c, 9);
+            l.lost(c, t0 + 1500ms);
+            EXPECT_EQ(l.summary().overlaps_inside_budget, forced ? 0u : 1u) << (forced ? "forced" : "by silence");
+        }
+    }
 }
