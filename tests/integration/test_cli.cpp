@@ -172,10 +172,11 @@ TEST_F(CliTest, PausedPastTheSessionTimeoutWhileTheCommandFinishesExits76) {
                                      " no longer certainly held: nothing heard from ZooKeeper for the session "
                                      "timeout") != std::string::npos;
         EXPECT_TRUE(lost || budget) << out;
-        if (lost)
+        if (lost) {
             EXPECT_TRUE(out.find(": the ZooKeeper session expired") != std::string::npos ||
                         out.find(": the connection was lost for longer than the session timeout") != std::string::npos)
                 << out;
+        }
         EXPECT_EQ(out.find("deleted by another client"), std::string::npos) << out;
     }
 }
