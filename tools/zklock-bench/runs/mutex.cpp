@@ -83,31 +83,39 @@ bench_result run_mutex_uncontended(const bench_options& o) {
 
 namespace {
 
+// The contended scenario's clients on `path`: each its own Session (on
+// `executor` when given, else on its own thread) and Mutex.
+struct mutex_clients {
+    std::vector<std::unique_ptr<Session>> sessions;
+    std::vector<std::unique_ptr<Mutex>> mutexes;
+    std::vector<Lock*> locks;
+
+    mutex_clients(const bench_options& o, const std::string& path,
+                  const boost::asio::any_io_executor* executor = nullptr) {
+        for (int i = 0; i < std::max(1, o.clients); ++i) {
+            sessions.push_back(executor ? std::make_unique<Session>(*executor, session_options(o))
+                                        : std::make_unique<Session>(session_options(o)));
+            connect_or_throw(*sessions.back());
+            mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
+            locks.push_back(mutexes.back().get());
+        }
+    }
+};
+
 // Every client on one executor that one thread runs (--one-thread).
 bench_result run_mutex_contended_on_one_thread(const bench_options& o) {
-    const auto path = unique_path(o, "contended");
-    const int k = std::max(1, o.clients);
     boost::asio::io_context io;
     auto work = boost::asio::make_work_guard(io);
     std::thread runner([&io] { io.run(); });
     std::optional<bench_result> r;
     std::exception_ptr failure;
-    {
-        std::vector<std::unique_ptr<Session>> sessions;
-        std::vector<std::unique_ptr<Mutex>> mutexes;
-        std::vector<Lock*> locks;
-        try {
-            for (int i = 0; i < k; ++i) {
-                sessions.push_back(std::make_unique<Session>(io.get_executor(), session_options(o)));
-                connect_or_throw(*sessions.back());
-                mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
-                locks.push_back(mutexes.back().get());
-            }
-            r = run_clients_on_one_thread(io.get_executor(), locks, mutex_run(o));
-        } catch (...) {
-            failure = std::current_exception();
-        }
+    try {
+        const boost::asio::any_io_executor executor = io.get_executor();
+        const mutex_clients clients(o, unique_path(o, "contended"), &executor);
+        r = run_clients_on_one_thread(executor, clients.locks, mutex_run(o));
         // The mutexes and sessions close on the executor: it runs until they are gone.
+    } catch (...) {
+        failure = std::current_exception();
     }
     work.reset();
     runner.join();
@@ -119,18 +127,8 @@ bench_result run_mutex_contended_on_one_thread(const bench_options& o) {
 
 bench_result run_mutex_contended(const bench_options& o) {
     if (o.one_thread) return run_mutex_contended_on_one_thread(o);
-    const auto path = unique_path(o, "contended");
-    const int k = std::max(1, o.clients);
-    std::vector<std::unique_ptr<Session>> sessions;
-    std::vector<std::unique_ptr<Mutex>> mutexes;
-    std::vector<Lock*> locks;
-    for (int i = 0; i < k; ++i) {
-        sessions.push_back(std::make_unique<Session>(session_options(o)));
-        connect_or_throw(*sessions.back());
-        mutexes.push_back(std::make_unique<Mutex>(*sessions.back(), path, mutex_options(o)));
-        locks.push_back(mutexes.back().get());
-    }
-    auto r = run_clients(locks, mutex_run(o), false);
+    const mutex_clients clients(o, unique_path(o, "contended"));
+    auto r = run_clients(clients.locks, mutex_run(o), false);
     return mark_options(r, o);
 }
 
@@ -240,19 +238,22 @@ int bench_mutex_scenarios(const bench_options& o) {
             return r;
         };
         reading before;
-        const auto work_since_before = [&] {
+        // The work since `before`; the reading taken is the next row's `before`.
+        const auto take_work = [&] {
             const auto after = read();
-            if (!before.served || !after.served) return nlohmann::json();
-            return work_between(*before.served, *after.served, before.leader, after.leader);
+            auto work = before.served && after.served
+                            ? work_between(*before.served, *after.served, before.leader, after.leader)
+                            : nlohmann::json();
+            before = after;
+            return work;
         };
         const auto emit = [&](nlohmann::json row) {
-            if (!row.contains("server_work")) row["server_work"] = work_since_before();
+            if (!row.contains("server_work")) row["server_work"] = take_work();
             row["server"] = node.role;
             row["ensemble"] = node.ensemble ? nlohmann::json(*node.ensemble) : nlohmann::json();
             row["busy"] = busy.size();
             print_result(row, o.json);
             rows.push_back(std::move(row));
-            before = read();  // the next row's run starts now
         };
         if (o.warmup > 0) {
             // A fresh server runs interpreted Java for its first thousands of requests:
@@ -272,8 +273,7 @@ int bench_mutex_scenarios(const bench_options& o) {
             // zklock's row is printed after the floor's, which runs right
             // after it on the same warm server: what the servers did for it
             // is read first.
-            const auto zklock_work = work_since_before();
-            before = read();
+            const auto zklock_work = take_work();
             if (o.floor && !o.naive) emit(run_floor_beside(on, r));
             auto zklock_row = to_json(r);  // with the floor's ratios
             zklock_row["server_work"] = zklock_work;
