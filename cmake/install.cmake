@@ -119,9 +119,12 @@ endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/zklock"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" PATTERN "*.ipp" ${_zklock_header_excludes})
-unset(_zklock_header_excludes)
+# The same excludes: a build configured again without a backend still holds
+# the export header generated for it.
 install(DIRECTORY "${ZKLOCK_GENERATED_INCLUDE_DIR}/zklock"
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.hpp" ${_zklock_header_excludes})
+unset(_zklock_header_excludes)
 
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/zklockConfig.cmake.in"

@@ -1,5 +1,5 @@
-# Sourced by shared.sh and subproject.sh: each builds zklock again, in a build
-# kept between runs under WORK_DIR, with the compiler, compiler launcher,
+# Sourced by subproject.sh, which builds zklock again, in a build kept between
+# runs under WORK_DIR, with the compiler, compiler launcher,
 # generator and unity setting of the build that runs the test.
 #
 #   source kept_build.sh "$@"    (the caller's arguments: PARENT_BUILD_DIR WORK_DIR)

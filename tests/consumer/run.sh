@@ -17,15 +17,17 @@
 #   local     COMPONENTS local must fail to configure, saying why
 #   readme    the README's first program as installed beside the README
 #             (DOCDIR/examples/readme/first_lock), built with its own CMakeLists.txt
-#   pkgconfig the same program compiled with `pkg-config --cflags --libs M` and
-#             linked again with `pkg-config --static --libs M`, for every
-#             installed module M (zklock, zklock-testing, ...), each using its
-#             component
+#   pkgconfig every installed module (zklock, zklock-testing, ...) read by
+#             pkg-config, and the same program compiled with
+#             `pkg-config --cflags --libs M`, linked again with
+#             `pkg-config --static --libs M` and run, for M in CONSUMER_PC_MODULES
+#             (default: zklock, zklock-backends and zklock-testing-backends,
+#             whose Requires reach every other module), each using its component
 #
 #   tests/consumer/run.sh BUILD_DIR PREFIX [CONSUMER_BUILD_DIR]
 #
 # CONSUMER_CASES (environment; default: every case) names the cases to run,
-# e.g. "core all pkgconfig": shared.sh runs the ones a shared build can break.
+# e.g. "core all pkgconfig": subproject.sh runs the ones a shared build can break.
 #
 # PREFIX and CONSUMER_BUILD_DIR (default: PREFIX-build; one subdirectory per
 # case) are wiped first, but only if they are empty or were made by an earlier
@@ -286,18 +288,23 @@ fi
 
 shared_library=$(find "$libdir" -maxdepth 1 -name 'libzklock.so*' -print -quit)
 if wanted pkgconfig; then
-  # Every module installed, each with the component it names; the backends
+  # Every installed module is read whole by pkg-config (its Requires too);
+  # the program is compiled and linked through the modules whose link lines
+  # reach every other one's: zklock alone, zklock-backends (Requires every
+  # backend's module) and zklock-testing-backends (Requires zklock-testing),
+  # each with the component it names. No other module brings a backend's
+  # client library (hiredis, libpq, libmariadb, libmemcached) into those
+  # links, so each backend module's own line is what links it. The backends
   # module of a build without Redis and PostgreSQL offers flock alone.
-  # CONSUMER_PC_MODULES limits them (the shared build checks zklock and
-  # zklock-backends, whose Requires reach every backend's module; the static
-  # build checks each).
+  # CONSUMER_PC_MODULES names other modules to build with.
+  pc_modules=${CONSUMER_PC_MODULES:-zklock zklock-backends zklock-testing-backends}
   modules=()
   installed=()
   for pc in "$libdir"/pkgconfig/*.pc; do
     [[ -e $pc ]] || continue
     module=$(basename "$pc" .pc)
     installed+=("$module")
-    [[ -z ${CONSUMER_PC_MODULES:-} || " $CONSUMER_PC_MODULES " == *" $module "* ]] && modules+=("$module")
+    [[ " $pc_modules " == *" $module "* ]] && modules+=("$module")
   done
   if [[ " ${modules[*]} " != *" zklock "* ]]; then
     echo "install_consumer: [pkgconfig] no zklock.pc in $libdir/pkgconfig" >&2
@@ -309,6 +316,13 @@ if wanted pkgconfig; then
   pc() {
     PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} pkg-config "$@"
   }
+  for module in "${installed[@]}"; do
+    pc --exists --print-errors "$module" && pc --cflags --libs --static "$module" >/dev/null || {
+      echo "install_consumer: [pkgconfig] pkg-config cannot read $module" >&2
+      exit 1
+    }
+  done
+  echo "install_consumer: [pkgconfig] every module read: ${installed[*]}"
   for module in "${modules[@]}"; do
     component=${module#zklock}
     component=${component#-}
