@@ -34,7 +34,8 @@
 # The build uses the C++ compiler, compiler launcher, generator and unity
 # setting of PARENT_BUILD_DIR; a later run rebuilds only what changed. Set
 # CMAKE to use a cmake other than the one on PATH; CMAKE_BUILD_PARALLEL_LEVEL
-# for build jobs (default 1: ctest runs the other tests beside it).
+# for build jobs (default: one per core; the test runs at nice 19, beside the
+# others, and alone at the end of the run).
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/kept_build.sh" "$@"
@@ -71,7 +72,7 @@ configure() {
 }
 
 build_it() {
-  "$cmake_cmd" --build "$build" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-1}" >>"$build.log" 2>&1 || {
+  "$cmake_cmd" --build "$build" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" >>"$build.log" 2>&1 || {
     tail -n 100 "$build.log"
     fail "building the parent project failed"
   }
