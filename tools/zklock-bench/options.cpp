@@ -66,6 +66,11 @@ void add_floor_option(CLI::App& cmd, bench_cli& c) {
                  "them: uncontended, delete + create + getChildren pipelined; contended, the same clients on one "
                  "lock, each waiter holding on its predecessor's deletion; locks, the same burst of locks on one "
                  "handle and one lock's cycle");
+    cmd.add_flag("--floor-release-proof", c.zookeeper.floor_release_proof,
+                 "contended: the floor's holders release as a Mutex does (one transaction: create and delete the "
+                 "node's .released sibling, write the node's data, delete it) and its waiters watch the node and the "
+                 "sibling and hold on the sibling's creation: zklock's wire protocol on the C client's leanest loop, "
+                 "so the handoff ratio leaves out the release's proof");
 }
 
 void add_curator_option(CLI::App& cmd, bench_cli& c) {

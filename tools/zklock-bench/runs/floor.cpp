@@ -11,6 +11,9 @@
 // predecessor (exists) and takes the deletion as its grant, which holds only
 // because in this loop nobody leaves the queue but a holder; a holder releases
 // at once (delete, then create and getChildren for its next turn, pipelined).
+// With release_proof it releases as a Mutex does (the transaction that creates
+// and deletes the node's `.released` sibling, writes the node and deletes it)
+// and a waiter holds on the sibling's creation, as a Mutex's waiter does.
 //
 // The many-locks floor (run_locks_floor) is the burst of `zklock bench
 // --scenario locks` on one handle: every lock's requests in flight together,
@@ -207,11 +210,23 @@ struct floor_client {
     loop_state session;
     std::string node;  // our node in the queue (full path)
     clock_type::time_point enqueued;
+    bool waiting = false;  // queued and not yet granted (release_proof: two ways to the grant)
+};
+
+// One release transaction of release_proof: its ops' strings and results
+// live until its completion.
+struct proof_release {
+    struct handoff_run* run = nullptr;
+    std::string node, sibling;
+    char created[1] = {};
+    zoo_op_t ops[4] = {};
+    zoo_op_result_t results[4] = {};
 };
 
 struct handoff_run {
     std::string dir, prefix;
     ACL_vector* acl = nullptr;
+    bool release_proof = false;
     int grants = 0, total = 0, warmup = 0;
     int failure = ZOK;
     bool released = false;  // a holder has released since the first grant
@@ -239,18 +254,58 @@ void grant(floor_client* c) {
     ++r->grants;
     r->released = true;
     r->last_release = clock_type::now();
-    zoo_adelete(c->zh, c->node.c_str(), -1, [](int rc, const void* d) {
-        if (rc != ZOK) fail(static_cast<floor_client*>(const_cast<void*>(d))->run, rc);
-    }, c);
+    if (r->release_proof) {
+        auto* p = new proof_release;
+        p->run = r;
+        p->node = c->node;
+        p->sibling = c->node + ".released";
+        zoo_create_op_init(&p->ops[0], p->sibling.c_str(), nullptr, -1, r->acl, ZOO_EPHEMERAL, p->created,
+                           sizeof p->created);
+        zoo_delete_op_init(&p->ops[1], p->sibling.c_str(), -1);
+        zoo_set_op_init(&p->ops[2], p->node.c_str(), "", 0, -1, nullptr);
+        zoo_delete_op_init(&p->ops[3], p->node.c_str(), -1);
+        zoo_amulti(c->zh, 4, p->ops, p->results, [](int rc, const void* d) {
+            auto* p = static_cast<proof_release*>(const_cast<void*>(d));
+            if (rc != ZOK) fail(p->run, rc);
+            delete p;
+        }, p);
+    } else {
+        zoo_adelete(c->zh, c->node.c_str(), -1, [](int rc, const void* d) {
+            if (rc != ZOK) fail(static_cast<floor_client*>(const_cast<void*>(d))->run, rc);
+        }, c);
+    }
     if (r->grants < r->total) enqueue(c);
 }
 
+// The first of the ways to a turn's grant; a later one finds it granted.
+void grant_once(floor_client* c) {
+    if (!c->waiting) return;
+    c->waiting = false;
+    grant(c);
+}
+
 void predecessor_watch(zhandle_t*, int type, int, const char*, void* ctx) {
-    if (type == ZOO_DELETED_EVENT) grant(static_cast<floor_client*>(ctx));
+    if (type == ZOO_DELETED_EVENT) grant_once(static_cast<floor_client*>(ctx));
+}
+
+// release_proof: the predecessor's data change and deletion come in the
+// transaction whose sibling creation granted us already.
+void ignored_watch(zhandle_t*, int, int, const char*, void*) {}
+
+void sibling_watch(zhandle_t*, int type, int, const char*, void* ctx) {
+    if (type == ZOO_CREATED_EVENT) grant_once(static_cast<floor_client*>(ctx));
+}
+
+// The answer to the watch on the predecessor.
+void predecessor_gone(int rc, const void* d) {
+    auto* c = static_cast<floor_client*>(const_cast<void*>(d));
+    if (rc == ZNONODE) grant_once(c);  // gone already: it held and released (nobody else leaves)
+    else if (rc != ZOK) fail(c->run, rc);
 }
 
 void enqueue(floor_client* c) {
     c->enqueued = clock_type::now();
+    c->waiting = true;
     zoo_acreate2(c->zh, c->run->prefix.c_str(), "", 0, c->run->acl, ZOO_EPHEMERAL_SEQUENTIAL,
                  [](int rc, const char* name, const Stat*, const void* d) {
                      auto* c = static_cast<floor_client*>(const_cast<void*>(d));
@@ -266,13 +321,19 @@ void enqueue(floor_client* c) {
         std::sort(names.begin(), names.end());  // one prefix, zero-padded sequence numbers
         const auto own = c->node.substr(c->run->dir.size() + 1);
         const auto at = std::lower_bound(names.begin(), names.end(), own);
-        if (at == names.begin()) return grant(c);
+        if (at == names.begin()) return grant_once(c);
         const auto predecessor = c->run->dir + "/" + *(at - 1);
-        zoo_awexists(c->zh, predecessor.c_str(), predecessor_watch, c, [](int rc, const Stat*, const void* d) {
-            auto* c = static_cast<floor_client*>(const_cast<void*>(d));
-            if (rc == ZNONODE) grant(c);  // gone already: it held and released (nobody else leaves)
-            else if (rc != ZOK) fail(c->run, rc);
-        }, c);
+        if (!c->run->release_proof) {
+            zoo_awexists(c->zh, predecessor.c_str(), predecessor_watch, c,
+                         [](int rc, const Stat*, const void* d) { predecessor_gone(rc, d); }, c);
+            return;
+        }
+        // As a Mutex's waiter: the sibling's exists watch and the node's getData
+        // watch, sent together.
+        const auto sibling = predecessor + ".released";
+        zoo_awexists(c->zh, sibling.c_str(), sibling_watch, c, [](int, const Stat*, const void*) {}, c);
+        zoo_awget(c->zh, predecessor.c_str(), ignored_watch, c,
+                  [](int rc, const char*, int, const Stat*, const void* d) { predecessor_gone(rc, d); }, c);
     }, c);
 }
 
@@ -283,6 +344,7 @@ handoff_floor_result run_handoff_floor(const handoff_floor_options& o) {
     run.dir = o.dir;
     run.prefix = node_prefix(o.dir);
     run.acl = acl_for(o);
+    run.release_proof = o.release_proof;
     run.warmup = o.warmup;
     run.total = o.warmup + o.ops;
     const auto k = static_cast<std::size_t>(std::max(1, o.clients));

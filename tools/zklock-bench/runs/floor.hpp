@@ -29,6 +29,12 @@ floor_result run_floor(const floor_options& options);
 /// The same server, lock directory, credentials and counts, with the clients.
 struct handoff_floor_options : floor_options {
     int clients = 8;  ///< handles on the lock, all driven from one thread (ops: measured grants)
+    /// A holder releases as a Mutex does (create and delete its node's
+    /// `.released` sibling, write its data, delete it: one transaction), and a
+    /// waiter watches its predecessor (getData) and that sibling (exists) and
+    /// holds on the sibling's creation. false: the plain delete, an exists
+    /// watch, the hold on the deletion.
+    bool release_proof = false;
 };
 
 struct handoff_floor_result {

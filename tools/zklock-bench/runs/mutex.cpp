@@ -176,6 +176,7 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
     fo.ops = o.ops;
     fo.warmup = std::min(o.ops / 10, 200);
     fo.clients = r.clients;
+    fo.release_proof = contended && o.floor_release_proof;
     bench_result floor;
     std::string measures;
     if (contended) {
@@ -184,8 +185,15 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
         floor.extra["handoff_p50_us"] = percentile(f.handoff_us, 0.5);
         r.extra["handoff_p50_vs_floor"] =
             r.extra["handoff_p50_us"].get<double>() / floor.extra["handoff_p50_us"].get<double>();
-        measures = "each waiter watches its predecessor and holds on its deletion, no listing after it; release = "
-                   "delete + create + getChildren pipelined";
+        if (fo.release_proof) {
+            r.extra["floor_release"] = "proof";
+            measures = "each waiter watches its predecessor (getData) and its .released sibling (exists) and holds on "
+                       "the sibling's creation, no listing after it; release = one transaction (create and delete the "
+                       "sibling, setData, delete) + create + getChildren pipelined";
+        } else {
+            measures = "each waiter watches its predecessor and holds on its deletion, no listing after it; release = "
+                       "delete + create + getChildren pipelined";
+        }
     } else {
         const auto f = run_floor(fo);
         floor = timed_result(r.scenario, 1, f.samples_us, f.wall_s);

@@ -38,6 +38,7 @@ struct bench_options {
     bool curator = false;
     bool kazoo = false;
     bool floor = true;  ///< the C client's floor loop beside the uncontended mutex run
+    bool floor_release_proof = false;  ///< contended: the floor releases as a Mutex does (--floor-release-proof)
     std::string curator_script;
     std::string kazoo_script;
     std::string duration_text = "10s";  ///< --scenario mixed
