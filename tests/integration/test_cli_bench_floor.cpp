@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+
 using namespace zklock::test;
 using namespace zklock::test::cli;
 
@@ -50,6 +52,22 @@ TEST(CliBenchFloorTest, TheFloorsRunBesideTheMutexScenariosAndGiveZklocksRatioTo
                      hzk["handoff_p50_us"].get<double>() / hfloor["handoff_p50_us"].get<double>());
     EXPECT_DOUBLE_EQ(hzk["ops_per_s_vs_floor"].get<double>(),
                      hzk["ops_per_s"].get<double>() / hfloor["ops_per_s"].get<double>());
+    EXPECT_FALSE(hzk.contains("floor_release")) << hzk.dump();
+
+    // --floor-release-proof: the floor's waiters hold on their predecessor's
+    // `.released` sibling's creation alone (the node's own events are
+    // ignored), so the run ends only if each release proves itself.
+    auto proof = cli.start({"bench", "contended", "--clients", "3", "--ops", "20", "--warmup", "0", "--json",
+                            "--floor-release-proof"},
+                           "proof");
+    ASSERT_EQ(exit_code(proof, 300s), 0) << cli.output("proof");
+    const auto proof_lines = json_lines(cli.output("proof"));
+    ASSERT_EQ(proof_lines.size(), 2u) << cli.output("proof");
+    EXPECT_EQ(proof_lines[0]["backend"], "c-client floor");
+    EXPECT_NE(proof_lines[0]["measures"].get<std::string>().find(".released sibling"), std::string::npos)
+        << proof_lines[0].dump();
+    EXPECT_EQ(proof_lines[0]["ops"], 20);
+    EXPECT_EQ(proof_lines[1]["floor_release"], "proof") << proof_lines[1].dump();
 }
 
 // With --one-thread the contended clients share one thread; --no-floor leaves

@@ -277,9 +277,12 @@ void grant(floor_client* c) {
     if (r->grants < r->total) enqueue(c);
 }
 
-// The first of the ways to a turn's grant; a later one finds it granted.
+// The first of the ways to a turn's grant; a later one finds it granted. The
+// answer to a granted turn's getData can come after that grant queued us again
+// (the sibling's creation came first): our new node is not known yet then,
+// since the server answers a session's requests in order.
 void grant_once(floor_client* c) {
-    if (!c->waiting) return;
+    if (!c->waiting || c->node.empty()) return;
     c->waiting = false;
     grant(c);
 }
@@ -306,6 +309,7 @@ void predecessor_gone(int rc, const void* d) {
 void enqueue(floor_client* c) {
     c->enqueued = clock_type::now();
     c->waiting = true;
+    c->node.clear();  // until the create's answer
     zoo_acreate2(c->zh, c->run->prefix.c_str(), "", 0, c->run->acl, ZOO_EPHEMERAL_SEQUENTIAL,
                  [](int rc, const char* name, const Stat*, const void* d) {
                      auto* c = static_cast<floor_client*>(const_cast<void*>(d));
