@@ -306,7 +306,7 @@ if wanted pkgconfig; then
     installed+=("$module")
     [[ " $pc_modules " == *" $module "* ]] && modules+=("$module")
   done
-  if [[ " ${modules[*]} " != *" zklock "* ]]; then
+  if [[ " ${installed[*]} " != *" zklock "* ]]; then
     echo "install_consumer: [pkgconfig] no zklock.pc in $libdir/pkgconfig" >&2
     exit 1
   fi
