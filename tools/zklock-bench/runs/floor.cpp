@@ -21,6 +21,7 @@
 #include "runs/floor.hpp"
 
 #include "bench.hpp"
+#include "fsm/release_proof.hpp"
 
 #include <zklock/error.hpp>
 
@@ -208,9 +209,8 @@ struct floor_client {
     struct handoff_run* run = nullptr;
     zhandle_t* zh = nullptr;
     loop_state session;
-    std::string node;  // our node in the queue (full path)
+    std::string node;  // our node in the queue (full path); empty from our grant until the next create's answer
     clock_type::time_point enqueued;
-    bool waiting = false;  // queued and not yet granted (release_proof: two ways to the grant)
 };
 
 // One release transaction of release_proof: its ops' strings and results
@@ -258,7 +258,7 @@ void grant(floor_client* c) {
         auto* p = new proof_release;
         p->run = r;
         p->node = c->node;
-        p->sibling = c->node + ".released";
+        p->sibling = zklock::detail::release_proof_path(c->node);
         zoo_create_op_init(&p->ops[0], p->sibling.c_str(), nullptr, -1, r->acl, ZOO_EPHEMERAL, p->created,
                            sizeof p->created);
         zoo_delete_op_init(&p->ops[1], p->sibling.c_str(), -1);
@@ -274,16 +274,16 @@ void grant(floor_client* c) {
             if (rc != ZOK) fail(static_cast<floor_client*>(const_cast<void*>(d))->run, rc);
         }, c);
     }
+    c->node.clear();
     if (r->grants < r->total) enqueue(c);
 }
 
 // The first of the ways to a turn's grant; a later one finds it granted. The
-// answer to a granted turn's getData can come after that grant queued us again
-// (the sibling's creation came first): our new node is not known yet then,
-// since the server answers a session's requests in order.
+// answer to a granted turn's getData can come after that grant (the sibling's
+// creation came first), and after it queued us again: our node is not known
+// then, since the server answers a session's requests in order.
 void grant_once(floor_client* c) {
-    if (!c->waiting || c->node.empty()) return;
-    c->waiting = false;
+    if (c->node.empty()) return;
     grant(c);
 }
 
@@ -308,8 +308,6 @@ void predecessor_gone(int rc, const void* d) {
 
 void enqueue(floor_client* c) {
     c->enqueued = clock_type::now();
-    c->waiting = true;
-    c->node.clear();  // until the create's answer
     zoo_acreate2(c->zh, c->run->prefix.c_str(), "", 0, c->run->acl, ZOO_EPHEMERAL_SEQUENTIAL,
                  [](int rc, const char* name, const Stat*, const void* d) {
                      auto* c = static_cast<floor_client*>(const_cast<void*>(d));
@@ -334,7 +332,7 @@ void enqueue(floor_client* c) {
         }
         // As a Mutex's waiter: the sibling's exists watch and the node's getData
         // watch, sent together.
-        const auto sibling = predecessor + ".released";
+        const auto sibling = zklock::detail::release_proof_path(predecessor);
         zoo_awexists(c->zh, sibling.c_str(), sibling_watch, c, [](int, const Stat*, const void*) {}, c);
         zoo_awget(c->zh, predecessor.c_str(), ignored_watch, c,
                   [](int rc, const char*, int, const Stat*, const void* d) { predecessor_gone(rc, d); }, c);
