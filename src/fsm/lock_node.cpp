@@ -4,6 +4,9 @@
 #include <array>
 #include <charconv>
 #include <random>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace zklock::detail {
 
@@ -54,15 +57,34 @@ std::optional<std::int32_t> parse_sequence(std::string_view child, std::string_v
     return value;
 }
 
-std::vector<lock_node> sorted_contenders(const std::vector<std::string>& children) {
-    std::vector<lock_node> out;
+namespace {
+
+// A contender of a listing that names its child instead of copying it: a
+// decision reads a listing of N children once, and copying every name (a
+// 20,000-waiter queue's newcomer lists 20,000) is most of its work.
+struct node_view {
+    std::string_view name;
+    std::int32_t sequence = 0;
+    bool shared = false;
+    detail::dialect dialect = dialect::zklock;
+    bool lock_form = true;
+};
+
+// The contenders of a listing in queue order, as lock_node or node_view.
+template <class Node> std::vector<Node> sorted_as(const std::vector<std::string>& children) {
+    std::vector<Node> out;
     out.reserve(children.size());
     for (const auto& child : children)
         if (const auto n = recognise(child))
             out.push_back({child, n->sequence, n->kind == contender_kind::shared, n->dialect, n->lock_form});
-    std::sort(out.begin(), out.end(),
-              [](const lock_node& a, const lock_node& b) { return sequence_before(a.sequence, b.sequence); });
+    std::sort(out.begin(), out.end(), [](const Node& a, const Node& b) { return sequence_before(a.sequence, b.sequence); });
     return out;
+}
+
+} // namespace
+
+std::vector<lock_node> sorted_contenders(const std::vector<std::string>& children) {
+    return sorted_as<lock_node>(children);
 }
 
 std::optional<std::string> find_by_guid(const std::vector<std::string>& children, std::string_view guid) {
@@ -71,9 +93,12 @@ std::optional<std::string> find_by_guid(const std::vector<std::string>& children
     return std::nullopt;
 }
 
-queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_name, std::size_t permits) {
+namespace {
+
+// The rules over lock_node or node_view: the same code for both.
+template <class Node> queue_decision decide_permits(const std::vector<Node>& sorted, std::string_view my_name, std::size_t permits) {
     queue_decision d;
-    const auto me = std::find_if(sorted.begin(), sorted.end(), [&](const lock_node& n) { return n.name == my_name; });
+    const auto me = std::find_if(sorted.begin(), sorted.end(), [&](const Node& n) { return n.name == my_name; });
     if (me == sorted.end()) return d;
     d.found = true;
     d.position = static_cast<std::size_t>(me - sorted.begin());
@@ -81,7 +106,7 @@ queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_
     if (permits == 0) permits = 1;
     // With K > 1 only lock_form nodes share our K leases: any other contender
     // ahead (a peer's mutex, a writer, a reader) blocks us outright.
-    const auto not_lease = [](const lock_node& n) { return !n.lock_form; };
+    const auto not_lease = [](const Node& n) { return !n.lock_form; };
     auto blocker = sorted.rend();
     if (permits > 1) blocker = std::find_if(std::make_reverse_iterator(me), sorted.rend(), not_lease);
     const bool blocked = blocker != sorted.rend();
@@ -90,19 +115,19 @@ queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_
             d.acquired = true;
             return d;
         }
-        d.watch = {blocker->name};
+        d.watch = {std::string(blocker->name)};
         // Its deletion alone grants us a lease when no other blocker is ahead of it.
         d.watch_is_last_blocker = std::none_of(std::next(blocker), sorted.rend(), not_lease);
         return d;
     }
-    for (std::size_t i = d.position - permits; i < d.position; ++i) d.watch.push_back(sorted[i].name);
+    for (std::size_t i = d.position - permits; i < d.position; ++i) d.watch.emplace_back(sorted[i].name);
     d.watch_is_last_blocker = d.position == permits && !blocked;
     return d;
 }
 
-queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::string_view my_name) {
+template <class Node> queue_decision decide_rw(const std::vector<Node>& sorted, std::string_view my_name) {
     queue_decision d;
-    const auto me = std::find_if(sorted.begin(), sorted.end(), [&](const lock_node& n) { return n.name == my_name; });
+    const auto me = std::find_if(sorted.begin(), sorted.end(), [&](const Node& n) { return n.name == my_name; });
     if (me == sorted.end()) return d;
     d.found = true;
     d.position = static_cast<std::size_t>(me - sorted.begin());
@@ -112,26 +137,37 @@ queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::stri
             d.acquired = true;
             return d;
         }
-        d.watch = {sorted[d.position - 1].name};
+        d.watch = {std::string(sorted[d.position - 1].name)};
         d.watch_is_last_blocker = d.position == 1;
         return d;
     }
     const auto writer_ahead = std::find_if(std::make_reverse_iterator(me), sorted.rend(),
-                                           [](const lock_node& n) { return !n.shared; });
+                                           [](const Node& n) { return !n.shared; });
     if (writer_ahead == sorted.rend()) {
         d.acquired = true;
         return d;
     }
-    d.watch = {writer_ahead->name};
+    d.watch = {std::string(writer_ahead->name)};
     // Its deletion alone grants us the lock when no other writer is ahead of it.
     d.watch_is_last_blocker = std::none_of(std::next(writer_ahead), sorted.rend(),
-                                           [](const lock_node& n) { return !n.shared; });
+                                           [](const Node& n) { return !n.shared; });
     return d;
 }
 
+} // namespace
+
+queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_name, std::size_t permits) {
+    return decide_permits(sorted, my_name, permits);
+}
+
+queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::string_view my_name) {
+    return decide_rw(sorted, my_name);
+}
+
 queue_decision decide(const queue_rule& rule, const std::vector<std::string>& children, std::string_view my_name) {
-    const auto sorted = sorted_contenders(children);
-    return rule.read_write ? decide_read_write(sorted, my_name) : decide(sorted, my_name, rule.permits);
+    // Named, not copied: `children` outlives the decision.
+    const auto sorted = sorted_as<node_view>(children);
+    return rule.read_write ? decide_rw(sorted, my_name) : decide_permits(sorted, my_name, rule.permits);
 }
 
 } // namespace zklock::detail
