@@ -61,7 +61,7 @@ namespace {
 
 // A contender of a listing that names its child instead of copying it: a
 // decision reads a listing of N children once, and copying every name (a
-// 20,000-waiter queue's newcomer lists 20,000) is most of its work.
+// 20,000-waiter queue's newcomer lists 20,000) was an allocation per child.
 struct node_view {
     std::string_view name;
     std::int32_t sequence = 0;
@@ -77,7 +77,8 @@ template <class Node> std::vector<Node> sorted_as(const std::vector<std::string>
     for (const auto& child : children)
         if (const auto n = recognise(child))
             out.push_back({child, n->sequence, n->kind == contender_kind::shared, n->dialect, n->lock_form});
-    std::sort(out.begin(), out.end(), [](const Node& a, const Node& b) { return sequence_before(a.sequence, b.sequence); });
+    std::sort(out.begin(), out.end(),
+              [](const Node& a, const Node& b) { return sequence_before(a.sequence, b.sequence); });
     return out;
 }
 
@@ -96,7 +97,8 @@ std::optional<std::string> find_by_guid(const std::vector<std::string>& children
 namespace {
 
 // The rules over lock_node or node_view: the same code for both.
-template <class Node> queue_decision decide_permits(const std::vector<Node>& sorted, std::string_view my_name, std::size_t permits) {
+template <class Node>
+queue_decision decide_permits(const std::vector<Node>& sorted, std::string_view my_name, std::size_t permits) {
     queue_decision d;
     const auto me = std::find_if(sorted.begin(), sorted.end(), [&](const Node& n) { return n.name == my_name; });
     if (me == sorted.end()) return d;
