@@ -173,9 +173,14 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
             self->feed(a, [&](acquire_machine& m) { return m.dir_acl_read(rc, acl); });
         });
     case kind::make_dir:
+        // Known from now on: the session's requests run in order, so every
+        // create in the directory sent after this one finds it made (or, when
+        // it failed, fails as it would have, NONODE, and makes it then). A burst
+        // of acquires in a new directory sends it once, not once each.
+        session_->dirs().seen(setup_.dir);
         return session_->create(setup_.dir, setup_.rule.dir_data, ZOO_CONTAINER, *acl_,
                                 [self](int rc, std::string, const node_stat&) {
-                                    if (rc == ZOK || rc == ZNODEEXISTS) self->session_->dirs().seen(self->setup_.dir);
+                                    if (rc == ZNONODE) self->session_->dirs().gone(self->setup_.dir);
                                 });
     case kind::create:
         return session_->create(path_of(action.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
@@ -218,16 +223,20 @@ void contender_engine::watch_own_node_later(const std::shared_ptr<attempt>& a) {
 
 void contender_engine::send_list(const std::shared_ptr<attempt>& a, const acquire_action& action) {
     auto self = shared_from_this();
-    auto on_list = [self, a, which = action.which](int rc, std::vector<std::string> children) {
-        self->feed(a, [&](acquire_machine& m) { return m.listed(which, rc, children); });
-    };
-    if (!action.watch) return session_->get_children(setup_.dir, on_list);
+    const auto which = action.which;
+    // A listing without a watch may answer other contenders of this session too.
+    if (!action.watch)
+        return session_->list_shared(setup_.dir, [self, a, which](int rc, const children_listing& children) {
+            self->feed(a, [&](acquire_machine& m) { return m.listed(which, rc, children); });
+        });
     session_->get_children_watch(
         setup_.dir,
         [self, a, generation = action.number](int type) {
             self->feed(a, [&](acquire_machine& m) { return m.watch_fired({}, generation, type); });
         },
-        on_list);
+        [self, a, which](int rc, std::vector<std::string> children) {
+            self->feed(a, [&](acquire_machine& m) { return m.listed(which, rc, children); });
+        });
 }
 
 void contender_engine::send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action) {

@@ -174,9 +174,9 @@ void lock_set_engine::send(const std::shared_ptr<attempt>& a, const set_action& 
             self->feed(a, [&](set_acquire_machine& m) { return m.parents_ensured(i, rc, at); });
         });
     case kind::list:
-        return session_->get_children(setup_.dirs[i], [self, a, i, which = action.which](int rc,
-                                                                                  std::vector<std::string> children) {
-            self->feed(a, [&](set_acquire_machine& m) { return m.listed(i, which, rc, children); });
+        return session_->list_shared(setup_.dirs[i], [self, a, i, which = action.which](int rc,
+                                                                                 const children_listing& children) {
+            self->feed(a, [&](set_acquire_machine& m) { return m.listed(i, which, rc, children.children()); });
         });
     case kind::read_token:
         return session_->get_data(path_of(0, action.name), {}, [self, a](int rc, std::string, const node_stat& st) {

@@ -186,7 +186,7 @@ acquire_actions acquire_machine::list() {
     return actions_of(act(kind::count_attempt), std::move(l));
 }
 
-acquire_actions acquire_machine::listed(listing which, int rc, const std::vector<std::string>& children) {
+acquire_actions acquire_machine::listed(listing which, int rc, const children_listing& children) {
     if (stage_ != stage::waiting) return {};
     if (which == listing::pipelined && node_.empty()) return {};  // the create failed: its reply acts
     if (which != listing::recover) return evaluate(rc, children);
@@ -197,13 +197,13 @@ acquire_actions acquire_machine::listed(listing which, int rc, const std::vector
         return send_create();
     }
     if (rc != ZOK) return fail(from_zookeeper(rc));
-    const auto found = find_by_guid(children, guid_);
+    const auto found = find_by_guid(children.children(), guid_);
     create_uncertain_ = false;
     parent_retries_ = 0;
     if (!found) return send_create();
     node_ = *found;
     // Our node exists: read its Stat for the fencing token, then decide on this listing.
-    rare().recovered_listing = children;
+    rare().recovered_listing = children.children();
     return actions_of(act(kind::read_token, node_));
 }
 
@@ -223,7 +223,7 @@ acquire_actions acquire_machine::token_read(int rc, const node_stat& st) {
     return out;
 }
 
-acquire_actions acquire_machine::evaluate(int rc, const std::vector<std::string>& children) {
+acquire_actions acquire_machine::evaluate(int rc, const children_listing& children) {
     if (connection_trouble(rc)) return retry(acquire_step::list, rc);
     if (session_gone(rc)) return {};  // the session event restarts or fails the acquire
     if (rc == ZNONODE) return requeue();  // the lock dir (and our node with it) is gone
@@ -231,19 +231,19 @@ acquire_actions acquire_machine::evaluate(int rc, const std::vector<std::string>
     if (rc != ZOK) return fail(from_zookeeper(rc));
 
     if (claiming_) {
-        rare().deferred_listing = children;  // decided once the permit count is settled
+        rare().deferred_listing = children.children();  // decided once the permit count is settled
         return {};
     }
     if (const auto ec = dir_error()) return fail(ec, rare_->dir_error_detail);
     if (!setup_.rule.dir_data.empty())  // a semaphore
-        if (const auto peer = foreign_semaphore_children(children))
+        if (const auto peer = foreign_semaphore_children(children.children()))
             return fail(make_error_code(errc::foreign_recipe), foreign_semaphore(*peer));
     const auto d = decide(setup_.rule, children, node_);
     // Someone deleted our node before we were granted: queue again.
     if (!d.found) return requeue();
     auto out = actions_of(act(kind::position, {}, static_cast<std::int64_t>(d.position)));
     if (delay_) {
-        delay_->ahead_now = sequences_ahead(children, node_);
+        delay_->ahead_now = sequences_ahead(children.children(), node_);
         if (!d.acquired) delay_->ahead = delay_->ahead_now;
     }
     if (d.acquired) {

@@ -186,7 +186,10 @@ public:
     acquire_actions dir_data_reread(int rc, std::string_view data);
     acquire_actions dir_acl_read(int rc, const acl_list& acl);
     acquire_actions dir_before_read(int rc, std::string_view data, const node_stat& st);
-    acquire_actions listed(listing which, int rc, const std::vector<std::string>& children);
+    acquire_actions listed(listing which, int rc, const children_listing& children);
+    acquire_actions listed(listing which, int rc, const std::vector<std::string>& children) {
+        return listed(which, rc, children_listing(children));
+    }
     acquire_actions token_read(int rc, const node_stat& st);
     acquire_actions watch_set(std::string_view name, std::int64_t generation, int rc, const node_stat& st);
     acquire_actions watch_fired(std::string_view name, std::int64_t generation, int type);
@@ -232,7 +235,7 @@ private:
 
     acquire_actions send_create();
     acquire_actions list();
-    acquire_actions evaluate(int rc, const std::vector<std::string>& children);
+    acquire_actions evaluate(int rc, const children_listing& children);
     acquire_actions watch();
     acquire_actions wake(bool notified, std::string_view name, bool ahead_held = false);
     acquire_actions grant();

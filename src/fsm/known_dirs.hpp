@@ -1,6 +1,6 @@
-// The lock directories a session has seen exist.
+// The lock directories a session has seen exist, or has sent the create of.
 //
-// The first acquire in a directory the session has not seen sends the
+// The first acquire in a directory the session does not know sends the
 // directory's create (a container) ahead of its node's, in the same round trip:
 // a new lock costs one round trip, not a create the server refuses (NONODE),
 // the directory's, then the node's. A directory seen before gets no such

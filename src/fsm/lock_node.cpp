@@ -59,17 +59,6 @@ std::optional<std::int32_t> parse_sequence(std::string_view child, std::string_v
 
 namespace {
 
-// A contender of a listing that names its child instead of copying it: a
-// decision reads a listing of N children once, and copying every name (a
-// 20,000-waiter queue's newcomer lists 20,000) was an allocation per child.
-struct node_view {
-    std::string_view name;
-    std::int32_t sequence = 0;
-    bool shared = false;
-    detail::dialect dialect = dialect::zklock;
-    bool lock_form = true;
-};
-
 // The contenders of a listing in queue order, as lock_node or node_view.
 template <class Node> std::vector<Node> sorted_as(const std::vector<std::string>& children) {
     std::vector<Node> out;
@@ -88,6 +77,11 @@ std::vector<lock_node> sorted_contenders(const std::vector<std::string>& childre
     return sorted_as<lock_node>(children);
 }
 
+const std::vector<node_view>& children_listing::sorted() const {
+    if (!sorted_) sorted_ = sorted_as<node_view>(*children_);
+    return *sorted_;
+}
+
 std::optional<std::string> find_by_guid(const std::vector<std::string>& children, std::string_view guid) {
     for (const auto& child : children)
         if (child.find(guid) != std::string::npos) return child;
@@ -97,10 +91,11 @@ std::optional<std::string> find_by_guid(const std::vector<std::string>& children
 namespace {
 
 // The rules over lock_node or node_view: the same code for both.
+// `me`: our node in `sorted`, or its end when it is not there.
 template <class Node>
-queue_decision decide_permits(const std::vector<Node>& sorted, std::string_view my_name, std::size_t permits) {
+queue_decision decide_permits(const std::vector<Node>& sorted, typename std::vector<Node>::const_iterator me,
+                              std::size_t permits) {
     queue_decision d;
-    const auto me = std::find_if(sorted.begin(), sorted.end(), [&](const Node& n) { return n.name == my_name; });
     if (me == sorted.end()) return d;
     d.found = true;
     d.position = static_cast<std::size_t>(me - sorted.begin());
@@ -127,9 +122,9 @@ queue_decision decide_permits(const std::vector<Node>& sorted, std::string_view 
     return d;
 }
 
-template <class Node> queue_decision decide_rw(const std::vector<Node>& sorted, std::string_view my_name) {
+template <class Node>
+queue_decision decide_rw(const std::vector<Node>& sorted, typename std::vector<Node>::const_iterator me) {
     queue_decision d;
-    const auto me = std::find_if(sorted.begin(), sorted.end(), [&](const Node& n) { return n.name == my_name; });
     if (me == sorted.end()) return d;
     d.found = true;
     d.position = static_cast<std::size_t>(me - sorted.begin());
@@ -156,20 +151,39 @@ template <class Node> queue_decision decide_rw(const std::vector<Node>& sorted, 
     return d;
 }
 
+template <class Node>
+typename std::vector<Node>::const_iterator find_by_name(const std::vector<Node>& sorted, std::string_view my_name) {
+    return std::find_if(sorted.begin(), sorted.end(), [&](const Node& n) { return n.name == my_name; });
+}
+
+// Our node in a listing sorted once for many contenders: found by its
+// sequence (a binary search) instead of comparing every name ahead of it.
+std::vector<node_view>::const_iterator find_in(const std::vector<node_view>& sorted, std::string_view my_name) {
+    const auto mine = recognise(my_name);
+    if (!mine) return find_by_name(sorted, my_name);
+    auto at = std::partition_point(sorted.begin(), sorted.end(),
+                                   [&](const node_view& n) { return sequence_before(n.sequence, mine->sequence); });
+    // Every sequential child of one directory has its own sequence; a peer's
+    // node of a sequence the server did not make (hand-written) may share it.
+    for (; at != sorted.end() && at->sequence == mine->sequence; ++at)
+        if (at->name == my_name) return at;
+    return sorted.end();
+}
+
 } // namespace
 
 queue_decision decide(const std::vector<lock_node>& sorted, std::string_view my_name, std::size_t permits) {
-    return decide_permits(sorted, my_name, permits);
+    return decide_permits(sorted, find_by_name(sorted, my_name), permits);
 }
 
 queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::string_view my_name) {
-    return decide_rw(sorted, my_name);
+    return decide_rw(sorted, find_by_name(sorted, my_name));
 }
 
-queue_decision decide(const queue_rule& rule, const std::vector<std::string>& children, std::string_view my_name) {
-    // Named, not copied: `children` outlives the decision.
-    const auto sorted = sorted_as<node_view>(children);
-    return rule.read_write ? decide_rw(sorted, my_name) : decide_permits(sorted, my_name, rule.permits);
+queue_decision decide(const queue_rule& rule, const children_listing& children, std::string_view my_name) {
+    const auto& sorted = children.sorted();
+    const auto me = find_in(sorted, my_name);
+    return rule.read_write ? decide_rw(sorted, me) : decide_permits(sorted, me, rule.permits);
 }
 
 } // namespace zklock::detail

@@ -69,6 +69,35 @@ struct lock_node {
 /// recognises are left out: they are not in the queue.
 std::vector<lock_node> sorted_contenders(const std::vector<std::string>& children);
 
+/// A contender of a listing that names its child instead of copying it: a
+/// decision reads a listing of N children, and copying every name (a
+/// 20,000-waiter queue's newcomer lists 20,000) was an allocation per child.
+struct node_view {
+    std::string_view name;
+    std::int32_t sequence = 0;
+    bool shared = false;
+    detail::dialect dialect = dialect::zklock;
+    bool lock_form = true;
+};
+
+/// A getChildren listing as contenders decide on it. Its queue order is worked
+/// out on the first decision and kept for the next: a session's shared listing
+/// (fsm/listing_batches.hpp) answers every contender of the session that waited
+/// for it, hundreds at once in a long queue, and each would otherwise recognise
+/// and sort every child again. Names `children`, which must outlive it; one
+/// thread at a time.
+class children_listing {
+public:
+    children_listing(const std::vector<std::string>& children) noexcept : children_(&children) {}  // NOLINT: implicit
+    const std::vector<std::string>& children() const noexcept { return *children_; }
+    /// The contenders in queue order (sorted_contenders' order, as views).
+    const std::vector<node_view>& sorted() const;
+
+private:
+    const std::vector<std::string>* children_;
+    mutable std::optional<std::vector<node_view>> sorted_;
+};
+
 /// The child whose name carries `guid` (the node a protected create made),
 /// if the listing holds one.
 std::optional<std::string> find_by_guid(const std::vector<std::string>& children, std::string_view guid);
@@ -124,7 +153,10 @@ struct queue_rule {
     bool mark_releases = false;
 };
 
-/// Sorts a listing and applies the rule to our node `my_name`.
-queue_decision decide(const queue_rule& rule, const std::vector<std::string>& children, std::string_view my_name);
+/// Applies the rule to our node `my_name` in a listing (sorted once, see children_listing).
+queue_decision decide(const queue_rule& rule, const children_listing& children, std::string_view my_name);
+inline queue_decision decide(const queue_rule& rule, const std::vector<std::string>& children, std::string_view my_name) {
+    return decide(rule, children_listing(children), my_name);
+}
 
 } // namespace zklock::detail

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "fsm/known_dirs.hpp"
+#include "fsm/listing_batches.hpp"
 #include "fsm/node_stat.hpp"
 #include "fsm/policy_words.hpp"
 #include <zklock/session.hpp>
@@ -237,6 +238,11 @@ public:
     /// create2 (the reply carries the created node's Stat), with `acl`.
     void create(const std::string& path, const std::string& data, int flags, const c_acl& acl, string_stat_fn fn);
     void get_children(const std::string& path, children_fn fn);
+    /// getChildren shared by the calls that want a listing of `path` at the
+    /// same time (fsm/listing_batches.hpp): at most one is outstanding per path,
+    /// and each call is answered by one sent after it was made. For the
+    /// engines' decisions, whose callers may all read the same children.
+    void list_shared(const std::string& path, listing_batches::answer_fn fn);
     /// getChildren that leaves a child watch (the herd baseline, QueueWatch).
     void get_children_watch(const std::string& path, watch_fn on_watch, children_fn fn);
     /// getData; with on_watch set, leaves a data watch that fires once (deletion or change).
@@ -388,6 +394,7 @@ private:
         pump();
     }
     static void on_children(int rc, const String_vector* strings, const void* data);
+    void send_shared_listing(const std::string& path);
     static void on_void(int rc, const void* data);
     std::uint64_t register_watch(watch_fn fn);
 
@@ -449,6 +456,7 @@ private:
     std::unordered_map<std::uint64_t, watch_fn> watches_;
     std::deque<std::shared_ptr<janitor_entry>> janitor_;
     known_dirs dirs_;
+    listing_batches listings_;  // list_shared's
 };
 
 } // namespace zklock::detail

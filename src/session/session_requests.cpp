@@ -47,6 +47,16 @@ void session_impl::get_children(const std::string& path, children_fn fn) {
     });
 }
 
+void session_impl::list_shared(const std::string& path, listing_batches::answer_fn fn) {
+    if (listings_.ask(path, std::move(fn))) send_shared_listing(path);
+}
+
+void session_impl::send_shared_listing(const std::string& path) {
+    get_children(path, [this, path](int rc, std::vector<std::string> children) {
+        if (listings_.answer(path, rc, children)) send_shared_listing(path);
+    });
+}
+
 void session_impl::on_children(int rc, const String_vector* strings, const void* data) {
     auto r = request<children_fn>::take(data);
     r->fn(rc, rc == ZOK ? to_vector(strings) : std::vector<std::string>{});

@@ -4,14 +4,19 @@
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <numeric>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <unistd.h>
 
@@ -147,6 +152,85 @@ TEST_F(MutexTest, GrantsFollowArrivalOrder) {
     get_within(f, 15s);
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
     for (auto& m : mutexes) EXPECT_EQ(m->stats().wakeups, 1u) << "woken more than once";
+}
+
+// What the server received on `session`'s connection so far: the `recved`
+// count of its line in a `cons` answer (requests and pings), 0 when none.
+std::uint64_t requests_received(zklock::testing::ZooKeeperServer& server, const Session& session) {
+    std::ostringstream sid;
+    sid << "sid=0x" << std::hex << session.session_id();
+    const auto cons = server.four_letter_word("cons", 5s);
+    std::istringstream lines(cons);
+    for (std::string line; std::getline(lines, line);) {
+        const auto at = line.find("recved=");
+        if (line.find(sid.str() + ",") == std::string::npos || at == std::string::npos) continue;
+        return std::stoull(line.substr(at + 7));
+    }
+    return 0;
+}
+
+// Many contenders of one session on one lock, all arriving while the first's
+// listing is outstanding: they share the listings (fsm/listing_batches.hpp),
+// two in all instead of one each; each decides on a listing that holds its
+// own node (one attempt each, no node made twice), and grants keep arrival order.
+TEST_F(MutexTest, ContendersOfOneSessionShareTheirListingsAndKeepArrivalOrder) {
+    const auto path = lock_path();
+    auto holder_session = connect();
+    Mutex holder(*holder_session, path);
+    holder.lock();
+    // The session runs on this test's one thread: the handler below asks for
+    // every acquire before the session can read any answer.
+    boost::asio::io_context ioc;
+    auto work = boost::asio::make_work_guard(ioc);
+    std::thread runner([&] { ioc.run(); });
+    Session s(ioc.get_executor(), options());
+    constexpr std::size_t n = 40;
+    std::vector<std::unique_ptr<Mutex>> mutexes;
+    std::vector<std::size_t> order;  // the session's thread's
+    std::promise<void> all_granted;
+    {
+        auto connected = s.async_connect(boost::asio::use_future);
+        ASSERT_FALSE(get_within(connected));
+        for (std::size_t i = 0; i < n; ++i) mutexes.push_back(std::make_unique<Mutex>(s, path));
+        const auto before = requests_received(*server_, s);
+        ASSERT_GT(before, 0u);
+        boost::asio::post(ioc, [&] {
+            for (std::size_t i = 0; i < n; ++i)
+                mutexes[i]->async_lock([&, i](std::error_code ec) {
+                    EXPECT_FALSE(ec) << ec.message();
+                    order.push_back(i);
+                    mutexes[i]->async_unlock([](std::error_code) {});
+                    if (order.size() == n) all_granted.set_value();
+                });
+        });
+        ASSERT_TRUE(wait_until([&] {
+            return std::all_of(mutexes.begin(), mutexes.end(), [](const auto& m) { return m->queue_position().has_value(); });
+        }));
+        for (std::size_t i = 0; i < n; ++i) {
+            EXPECT_EQ(mutexes[i]->queue_position(), i + 1);
+            EXPECT_EQ(mutexes[i]->stats().attempts, 1u) << "waiter " << i << " decided on a listing without its node";
+        }
+        // Every waiter watches the node ahead of it: the session's requests
+        // before those watches have been answered too.
+        for (std::size_t i = 0; i < n; ++i) wait_for_watcher(s, i == 0 ? holder.node_path() : mutexes[i - 1]->node_path());
+        // Per waiter a create, a watch of the node ahead and one of its release
+        // mark; the directory's create, once; and the two listings (and a
+        // probe or two of the session's). A listing each would be n more.
+        constexpr std::uint64_t expected = 3 * n + 1 + 2;
+        const auto received = requests_received(*server_, s) - before;
+        EXPECT_GE(received, expected);
+        EXPECT_LT(received, expected + n / 2) << "the session sent more than two listings";
+        holder.unlock();
+        auto f = all_granted.get_future();
+        get_within(f, 20s);
+    }
+    std::vector<std::size_t> arrival(n);
+    std::iota(arrival.begin(), arrival.end(), std::size_t{0});
+    EXPECT_EQ(order, arrival);
+    mutexes.clear();
+    s.close();
+    work.reset();
+    runner.join();
 }
 
 // A holder, then `first` behind it, a waiter that is cancelled, and `last`:

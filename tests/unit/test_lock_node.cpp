@@ -158,3 +158,49 @@ TEST(QueueDecision, InOrderReleasesWakeOneWaiter) {
     EXPECT_EQ(watchers[sorted[0].name], 1);
     EXPECT_EQ(watchers[sorted[2].name], 3);
 }
+
+// A listing one session's contenders share (fsm/listing_batches.hpp) is sorted
+// once, and each finds its node in it by sequence: every decision must be the
+// one a listing of its own gives, whatever the rule, across the wrap, with
+// peers' readers and writers and children that are not contenders.
+TEST(QueueDecision, ADecisionOnASharedListingIsTheOneAListingOfItsOwnGives) {
+    std::vector<std::string> children{"leases", "lock-", zklock::test::seq(5)};
+    for (int i = 0; i < 40; ++i) {
+        const auto s = static_cast<std::int32_t>(2147483627u + static_cast<unsigned>(i));  // wraps past 2147483647
+        const auto tag = "t" + std::to_string(i);
+        children.push_back(i % 5 == 3 ? node_name_prefix(tag, read_marker) + zklock::test::seq(s)
+                           : i % 7 == 2 ? node_name_prefix(tag, write_marker) + zklock::test::seq(s)
+                                        : node(tag, s));
+    }
+    std::shuffle(children.begin(), children.end(), std::mt19937(11));
+    const auto sorted = sorted_contenders(children);
+    ASSERT_EQ(sorted.size(), 40u);
+
+    const children_listing shared(children);
+    queue_rule mutex, semaphore, read_write;
+    semaphore.permits = 3;
+    read_write.read_write = true;
+    for (const auto& n : sorted) {
+        for (const auto* rule : {&mutex, &semaphore}) {
+            const auto own = decide(sorted, n.name, rule->permits);
+            const auto d = decide(*rule, shared, n.name);
+            EXPECT_EQ(d.found, own.found) << n.name;
+            EXPECT_EQ(d.acquired, own.acquired) << n.name;
+            EXPECT_EQ(d.position, own.position) << n.name;
+            EXPECT_EQ(d.watch, own.watch) << n.name;
+            EXPECT_EQ(d.watch_is_last_blocker, own.watch_is_last_blocker) << n.name;
+            EXPECT_EQ(d.last, own.last) << n.name;
+        }
+        const auto own = decide_read_write(sorted, n.name);
+        const auto d = decide(read_write, shared, n.name);
+        EXPECT_EQ(d.acquired, own.acquired) << n.name;
+        EXPECT_EQ(d.position, own.position) << n.name;
+        EXPECT_EQ(d.watch, own.watch) << n.name;
+    }
+    // A node that is not in the listing, with a sequence that is.
+    EXPECT_FALSE(decide(mutex, shared, node("gone", 2147483630)).found);
+    EXPECT_FALSE(decide(mutex, shared, "not-a-contender").found);
+    // Sorted once: every decision read the same order.
+    EXPECT_EQ(&shared.sorted(), &shared.sorted());
+    EXPECT_EQ(sorted.front().name, shared.sorted().front().name);
+}
