@@ -3,6 +3,7 @@
 #include "fsm/acl_check.hpp"
 #include "fsm/dialect.hpp"
 #include "fsm/limits.hpp"
+#include "fsm/lock_node.hpp"
 #include "fsm/release_proof.hpp"
 
 #include <boost/asio/error.hpp>
@@ -176,11 +177,12 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
         // Known from now on: the session's requests run in order, so every
         // create in the directory sent after this one finds it made (or, when
         // it failed, fails as it would have, NONODE, and makes it then). A burst
-        // of acquires in a new directory sends it once, not once each.
+        // of acquires in a new directory sends it once, not once each. A create
+        // that failed (no parent, refused, cut off) leaves it unknown again.
         session_->dirs().seen(setup_.dir);
         return session_->create(setup_.dir, setup_.rule.dir_data, ZOO_CONTAINER, *acl_,
                                 [self](int rc, std::string, const node_stat&) {
-                                    if (rc == ZNONODE) self->session_->dirs().gone(self->setup_.dir);
+                                    if (rc != ZOK && rc != ZNODEEXISTS) self->session_->dirs().gone(self->setup_.dir);
                                 });
     case kind::create:
         return session_->create(path_of(action.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,

@@ -2,6 +2,8 @@
 // feeds the answers, watches and session events back.
 #include "engine/lock_set_engine.hpp"
 
+#include "fsm/lock_node.hpp"
+
 namespace zklock::detail {
 namespace asio = boost::asio;
 

@@ -115,7 +115,9 @@ acquire_actions acquire_machine::send_create() {
     out.push_back(act(kind::create, node_name_prefix(guid_, setup_.form)));
     if (setup_.rule.watch_parent) return out;  // the baseline lists with a watch after the create
     // Pipelined: the server runs one session's requests in order, so this listing
-    // already holds the node the create above makes. One round trip in all.
+    // already holds the node the create above makes. One round trip in all,
+    // unless another contender of the session is listing the directory: then
+    // this one shares the next listing (fsm/listing_batches.hpp).
     auto l = act(kind::list);
     l.which = listing::pipelined;
     out.push_back(act(kind::count_attempt));

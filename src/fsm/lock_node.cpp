@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstddef>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <string_view>
@@ -59,7 +61,17 @@ std::optional<std::int32_t> parse_sequence(std::string_view child, std::string_v
 
 namespace {
 
+constexpr std::uint32_t on_circle(std::int32_t sequence) noexcept { return static_cast<std::uint32_t>(sequence); }
+
 // The contenders of a listing in queue order, as lock_node or node_view.
+//
+// sequence_before is no order at all for sequences spread over more than 2^31
+// (a name anyone may write by hand, a holder from before the counter wrapped
+// far past it): a cycle, a < b < c < a, and std::sort given one may read past
+// the vector's end. So the order is a total one: the counter's unsigned order,
+// turned to start after the widest gap between neighbours on its circle.
+// Within 2^31 of each other that gap is the one outside them all, and the
+// order is sequence_before's, across the wrap too.
 template <class Node> std::vector<Node> sorted_as(const std::vector<std::string>& children) {
     std::vector<Node> out;
     out.reserve(children.size());
@@ -67,7 +79,16 @@ template <class Node> std::vector<Node> sorted_as(const std::vector<std::string>
         if (const auto n = recognise(child))
             out.push_back({child, n->sequence, n->kind == contender_kind::shared, n->dialect, n->lock_form});
     std::sort(out.begin(), out.end(),
-              [](const Node& a, const Node& b) { return sequence_before(a.sequence, b.sequence); });
+              [](const Node& a, const Node& b) { return on_circle(a.sequence) < on_circle(b.sequence); });
+    if (out.size() < 2) return out;
+    std::size_t first = 0;
+    std::uint32_t widest = on_circle(out.front().sequence) - on_circle(out.back().sequence);  // across the wrap
+    for (std::size_t i = 1; i < out.size(); ++i)
+        if (const std::uint32_t gap = on_circle(out[i].sequence) - on_circle(out[i - 1].sequence); gap > widest) {
+            widest = gap;
+            first = i;
+        }
+    std::rotate(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
     return out;
 }
 
@@ -157,12 +178,15 @@ typename std::vector<Node>::const_iterator find_by_name(const std::vector<Node>&
 }
 
 // Our node in a listing sorted once for many contenders: found by its
-// sequence (a binary search) instead of comparing every name ahead of it.
+// sequence (a binary search in sorted_as's order, the distance from the first
+// node along the counter's circle) instead of comparing every name ahead of it.
 std::vector<node_view>::const_iterator find_in(const std::vector<node_view>& sorted, std::string_view my_name) {
     const auto mine = recognise(my_name);
-    if (!mine) return find_by_name(sorted, my_name);
-    auto at = std::partition_point(sorted.begin(), sorted.end(),
-                                   [&](const node_view& n) { return sequence_before(n.sequence, mine->sequence); });
+    if (!mine || sorted.empty()) return sorted.end();  // not a contender: not in the queue
+    const auto from_first = [first = on_circle(sorted.front().sequence)](std::int32_t s) { return on_circle(s) - first; };
+    auto at = std::partition_point(sorted.begin(), sorted.end(), [&](const node_view& n) {
+        return from_first(n.sequence) < from_first(mine->sequence);
+    });
     // Every sequential child of one directory has its own sequence; a peer's
     // node of a sequence the server did not make (hand-written) may share it.
     for (; at != sorted.end() && at->sequence == mine->sequence; ++at)

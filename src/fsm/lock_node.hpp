@@ -65,8 +65,9 @@ struct lock_node {
 };
 
 /// Every contender of a getChildren listing, of every dialect zklock reads, in
-/// queue order (serial-number order of their sequences). Children no dialect
-/// recognises are left out: they are not in the queue.
+/// queue order (serial-number order of their sequences; a total order even for
+/// sequences spread over more than 2^31, which only hand-written names make).
+/// Children no dialect recognises are left out: they are not in the queue.
 std::vector<lock_node> sorted_contenders(const std::vector<std::string>& children);
 
 /// A contender of a listing that names its child instead of copying it: a
@@ -89,6 +90,7 @@ struct node_view {
 class children_listing {
 public:
     children_listing(const std::vector<std::string>& children) noexcept : children_(&children) {}  // NOLINT: implicit
+    children_listing(std::vector<std::string>&&) = delete;  // it would name a temporary
     const std::vector<std::string>& children() const noexcept { return *children_; }
     /// The contenders in queue order (sorted_contenders' order, as views).
     const std::vector<node_view>& sorted() const;

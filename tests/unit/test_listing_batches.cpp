@@ -3,11 +3,12 @@
 // call answered by a listing sent after it was made.
 #include "fsm/listing_batches.hpp"
 
-#include <zookeeper/zookeeper.h>
+#include <zookeeper.h>
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 using zklock::detail::listing_batches;

@@ -204,3 +204,14 @@ TEST(QueueDecision, ADecisionOnASharedListingIsTheOneAListingOfItsOwnGives) {
     EXPECT_EQ(&shared.sorted(), &shared.sorted());
     EXPECT_EQ(sorted.front().name, shared.sorted().front().name);
 }
+
+// Sequences spread over more than 2^31 have no consistent order (a
+// hand-written name, a holder from before the counter wrapped far past it):
+// each node of a shared listing is still found, as by a listing of its own.
+TEST(QueueDecision, ANodeOfAListingWithoutAConsistentOrderIsStillFound) {
+    std::vector<std::string> children;  // all around the counter's circle: each is before the next
+    for (std::uint32_t k = 0; k < 16; ++k) children.push_back(node("n" + std::to_string(k), static_cast<std::int32_t>(k << 28)));
+    const children_listing shared(children);
+    const queue_rule mutex;
+    for (const auto& name : children) EXPECT_TRUE(decide(mutex, shared, name).found) << name;
+}
