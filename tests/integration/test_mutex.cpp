@@ -1,5 +1,6 @@
 #include "support.hpp"
 
+#include <zklock/diagnostics.hpp>
 #include <zklock/testing/faults.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -231,6 +232,40 @@ TEST_F(MutexTest, ContendersOfOneSessionShareTheirListingsAndKeepArrivalOrder) {
     s.close();
     work.reset();
     runner.join();
+}
+
+// describe_internals: what a Session and each place in a queue are doing, in
+// words, read on the session's strand; a strand held too long, or a closed
+// session, is said instead of waited for.
+TEST_F(MutexTest, DescribeInternalsSaysWhatTheSessionAndEachPlaceInTheQueueAreDoing) {
+    const auto path = lock_path();
+    auto s = connect();
+    Mutex holder(*s, path), waiter(*s, path);
+    holder.lock();
+    auto granted = waiter.async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return waiter.queue_position() == 1u; }));
+    wait_for_watcher(*s, holder.node_path());
+
+    const auto session_text = describe_internals(*s);
+    EXPECT_NE(session_text.find("state=connected"), std::string::npos) << session_text;
+    EXPECT_NE(session_text.find("id=" + std::to_string(s->session_id())), std::string::npos) << session_text;
+    const auto holder_node = holder.node_path().substr(path.size() + 1);
+    const auto holder_text = describe_internals(holder);
+    EXPECT_NE(holder_text.find("phase=held"), std::string::npos) << holder_text;
+    EXPECT_NE(holder_text.find("node=" + holder_node), std::string::npos) << holder_text;
+    const auto waiter_text = describe_internals(waiter);
+    EXPECT_NE(waiter_text.find("phase=acquiring"), std::string::npos) << waiter_text;
+    EXPECT_NE(waiter_text.find("watching=[" + holder_node + "]"), std::string::npos) << waiter_text;
+    {
+        zklock::testing::SessionFreeze freeze(*s);
+        const auto busy = describe_internals(*s, 100ms);
+        EXPECT_NE(busy.find("strand is busy"), std::string::npos) << busy;
+    }
+    holder.unlock();
+    EXPECT_FALSE(get_within(granted));
+    waiter.unlock();
+    s->close();
+    EXPECT_EQ(describe_internals(*s), "session closed");
 }
 
 // A holder, then `first` behind it, a waiter that is cancelled, and `last`:
