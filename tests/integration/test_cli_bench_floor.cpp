@@ -36,6 +36,14 @@ TEST(CliBenchFloorTest, TheFloorsRunBesideTheMutexScenariosAndGiveZklocksRatioTo
         ASSERT_TRUE((*row)["server_work"].is_object()) << row->dump();
         EXPECT_GE((*row)["server_work"]["transactions"].get<int>(), 40) << row->dump();
         EXPECT_GT((*row)["server_work"]["requests_per_transaction"].get<double>(), 0) << row->dump();
+        // What the scheduler did for the loop's own threads, per cycle: they ran, each cycle woke them.
+        const auto per_cycle = [&](const char* key) { return row->value(key, nlohmann::json()); };
+        ASSERT_TRUE(per_cycle("client_cpu_us_per_cycle").is_number()) << row->dump();
+        EXPECT_GT(per_cycle("client_cpu_us_per_cycle").get<double>(), 0) << row->dump();
+        ASSERT_TRUE(per_cycle("client_wait_us_per_cycle").is_number()) << row->dump();
+        EXPECT_GE(per_cycle("client_wait_us_per_cycle").get<double>(), 0) << row->dump();
+        ASSERT_TRUE(per_cycle("client_runs_per_cycle").is_number()) << row->dump();
+        EXPECT_GE(per_cycle("client_runs_per_cycle").get<double>(), 1) << row->dump();
     }
     // Contended: the lean handoff of the same clients on one lock, then zklock's.
     const auto& hfloor = lines[2];

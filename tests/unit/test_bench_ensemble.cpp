@@ -240,12 +240,21 @@ TEST(PeersMarkdown, SaysHowItWasRunAndGivesARowPerClientPerServer) {
                    {"ops", 2000},
                    {"warmup", 20000},
                    {"results", with_peer_ratios(sample_rows())}};
-    for (auto& r : report["results"])
+    for (auto& r : report["results"]) {
         if (r["backend"] == "curator" && r["server"] == "follower" && r["scenario"] == "uncontended")
             r["server_work"] = {{"transactions", 4400}, {"requests_per_transaction", 2.5},
                                 {"transactions_per_fsync", 1.1}, {"leader_transactions_per_fsync", 2.0}};
+        if (r["backend"] == "zookeeper" && r["server"] == "leader") {
+            r["client_cpu_us_per_cycle"] = 66.8;
+            r["client_wait_us_per_cycle"] = 32.4;
+        }
+    }
     const auto md = peers_markdown(report);
     EXPECT_NE(md.find("| 2.50 | 1.10 (2.00) |\n"), std::string::npos) << md;
+    // The bench's own threads per cycle, uncontended only: its table has the column, the contended one not.
+    EXPECT_NE(md.find("| leader | zklock | 400 | 800 | 2400 | 2.50x | - | - | 67, 32 | - | - |\n"), std::string::npos) << md;
+    EXPECT_NE(md.find("| follower | Curator | 1500 | 3000 | 650 |  |  |  |  | 2.50 |"), std::string::npos) << md;
+    EXPECT_EQ(md.find("| 5000 | 10000 | 1800 | 330 | 3.00x | - | 1.10x |  |"), std::string::npos) << md;
     EXPECT_NE(md.find("txns/fsync (leader)"), std::string::npos) << md;
     for (const char* part :
          {"3-node ZooKeeper ensemble", "`zklock bench all --ensemble 3 --curator --kazoo --report out`",

@@ -71,8 +71,9 @@ std::vector<json> servers_in(const json& results) {
 void write_table(std::ostringstream& md, const json& results, const std::string& scenario) {
     const bool contended = scenario == "contended";
     md << "| server | client | p50 (us) | p99 (us) | acquisitions/s |" << (contended ? " handoff p50 (us) |" : "")
-       << " vs Curator | vs kazoo | vs floor | requests/txn | txns/fsync (leader) |\n|---|---|---:|---:|---:|"
-       << (contended ? "---:|" : "") << "---:|---:|---:|---:|---:|\n";
+       << " vs Curator | vs kazoo | vs floor |" << (contended ? "" : " client CPU, wait (us) |")
+       << " requests/txn | txns/fsync (leader) |\n|---|---|---:|---:|---:|" << (contended ? "---:|" : "")
+       << "---:|---:|---:|" << (contended ? "" : "---:|") << "---:|---:|\n";
     for (const auto& server : servers_in(results))
         for (const auto& kind : peer_kinds) {
             const auto* r = row_of(results, kind.backend, json(scenario), server);
@@ -84,6 +85,12 @@ void write_table(std::ostringstream& md, const json& results, const std::string&
             if (contended) md << " " << number(field_of(r, "handoff_p50_us")) << " |";
             for (const char* ratio : {"ratio_to_curator", "ratio_to_kazoo", "ratio_to_floor"})
                 md << " " << (ours ? times(field_of(r, ratio)) : std::string()) << " |";
+            // The bench's own threads (runs/client_schedule.hpp): zklock's and the floor's, not the peers' processes.
+            if (!contended) {
+                const auto cpu = field_of(r, "client_cpu_us_per_cycle");
+                const auto wait = field_of(r, "client_wait_us_per_cycle");
+                md << " " << (cpu.is_number() && wait.is_number() ? number(cpu) + ", " + number(wait) : std::string()) << " |";
+            }
             // What the servers did (ensemble/server_work.hpp): on the leader too when it is another server.
             const auto work = field_of(r, "server_work");
             const auto of_work = [&](const char* key) { return work.is_object() ? field_of(&work, key) : json(); };
@@ -175,7 +182,10 @@ std::string peers_markdown(const json& report) {
         md << "\n## Uncontended: one client, acquire + release\n\n"
            << "A sample is one acquire and one release as the caller sees them. vs Curator, vs kazoo: the peer's p50 "
               "/ zklock's (above 1: zklock is faster). vs floor: zklock's p50 / the C client floor's (delete, create "
-              "and getChildren in one round trip; 1: at the floor).\n\n";
+              "and getChildren in one round trip; 1: at the floor). client CPU, wait: per cycle, the time the bench's "
+              "own threads (zklock's caller and Session thread; the floor's one thread) spent on a CPU and runnable "
+              "but waiting for one, from the kernel's schedstat; a busy host shows in the wait (Curator's and "
+              "kazoo's are processes of their own, not read).\n\n";
         write_table(md, results, "uncontended");
     }
     if (has_scenario(results, "contended")) {

@@ -21,6 +21,7 @@
 #include "runs/floor.hpp"
 
 #include "bench.hpp"
+#include "runs/client_schedule.hpp"
 #include "fsm/release_proof.hpp"
 
 #include <zklock/error.hpp>
@@ -31,6 +32,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -176,6 +178,7 @@ floor_result run_floor(const floor_options& o) {
         note(static_cast<loop_state*>(const_cast<void*>(d)), rc == ZNONODE ? ZOK : rc);
     };
     auto measured_from = clock_type::now();
+    auto schedule_from = read_process_schedule();
     for (int i = 0; i < o.warmup + o.ops; ++i) {
         const auto t0 = clock_type::now();
         st.pending = 0;
@@ -190,9 +193,13 @@ floor_result run_floor(const floor_options& o) {
             throw error(ec, "bench floor: cycle failed");
         previous = st.created;
         if (i >= o.warmup) r.samples_us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
-        if (i + 1 == o.warmup) measured_from = clock_type::now();
+        if (i + 1 == o.warmup) {
+            measured_from = clock_type::now();
+            schedule_from = read_process_schedule();
+        }
     }
     r.wall_s = std::chrono::duration<double>(clock_type::now() - measured_from).count();
+    r.client_schedule = schedule_per_cycle(schedule_from, read_process_schedule(), static_cast<std::uint64_t>(o.ops));
     if (!previous.empty()) {
         st.pending = 1;
         zoo_adelete(h.zh, previous.c_str(), -1, deleted, &st);

@@ -5,6 +5,8 @@
 
 #include <zklock/acl.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@ struct floor_options {
 struct floor_result {
     std::vector<double> samples_us;  ///< one cycle each: delete previous + create + getChildren, pipelined
     double wall_s = 0;               ///< the measured cycles' wall time
+    nlohmann::json client_schedule;  ///< the loop's thread per cycle (runs/client_schedule.hpp), or null
 };
 
 /// Runs the loop; throws zklock::error when the server cannot be reached or a request fails.

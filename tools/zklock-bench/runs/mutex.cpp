@@ -197,6 +197,7 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
     } else {
         const auto f = run_floor(fo);
         floor = timed_result(r.scenario, 1, f.samples_us, f.wall_s);
+        if (f.client_schedule.is_object()) floor.extra.update(f.client_schedule);
         measures = "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
     }
     floor.backend = "c-client floor";

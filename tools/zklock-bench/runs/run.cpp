@@ -1,6 +1,7 @@
 #include "runs/run.hpp"
 
 #include "bench.hpp"
+#include "runs/client_schedule.hpp"
 #include "runs/fairness.hpp"
 #include "common.hpp"
 
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <future>
 #include <limits>
 #include <system_error>
@@ -51,6 +53,7 @@ bench_result run_uncontended(Lock& lock, const scenario_options& o) {
     const auto before = lock.stats();
     std::vector<double> samples;
     samples.reserve(static_cast<std::size_t>(std::max(o.ops, 0)));
+    const auto schedule_from = read_process_schedule();
     const auto start = bench_clock::now();
     for (int i = 0; i < o.ops; ++i) {
         const auto t0 = bench_clock::now();
@@ -60,6 +63,7 @@ bench_result run_uncontended(Lock& lock, const scenario_options& o) {
         samples.push_back(micros(bench_clock::now() - t0));
     }
     const auto wall = std::chrono::duration<double>(bench_clock::now() - start).count();
+    const auto schedule = schedule_per_cycle(schedule_from, read_process_schedule(), static_cast<std::uint64_t>(std::max(o.ops, 0)));
     const auto after = lock.stats();
     // The last delete may still be in flight: one confirmed cycle, not counted.
     if (!o.confirm_unlock) warm_up(lock, 1);
@@ -72,6 +76,7 @@ bench_result run_uncontended(Lock& lock, const scenario_options& o) {
     measured.timer_retries = after.timer_retries - before.timer_retries;
     r.counters = measured;
     r.wakeups_visible = wakeups_visible(lock);
+    if (schedule.is_object()) r.extra.update(schedule);
     r.extra["measures"] = o.confirm_unlock ? "acquire + release, each waiting for the server"
                                            : "acquire + release; the release returns once sent";
     return r;
