@@ -61,6 +61,10 @@ TEST(CliBenchFloorTest, TheFloorsRunBesideTheMutexScenariosAndGiveZklocksRatioTo
     EXPECT_DOUBLE_EQ(hzk["ops_per_s_vs_floor"].get<double>(),
                      hzk["ops_per_s"].get<double>() / hfloor["ops_per_s"].get<double>());
     EXPECT_FALSE(hzk.contains("floor_release")) << hzk.dump();
+    // The floor's one thread, per grant; zklock's clients (a thread each, begun and ended within the run) not.
+    EXPECT_GT(hfloor.value("client_cpu_us_per_cycle", 0.0), 0) << hfloor.dump();
+    EXPECT_GE(hfloor.value("client_runs_per_cycle", 0.0), 1) << hfloor.dump();
+    EXPECT_FALSE(hzk.contains("client_cpu_us_per_cycle")) << hzk.dump();
 
     // --floor-release-proof: the floor's waiters hold on their predecessor's
     // `.released` sibling's creation alone (the node's own events are
@@ -99,6 +103,9 @@ TEST(CliBenchFloorTest, NoFloorLeavesItOutAndOneThreadRunsTheContendedClientsOnO
     EXPECT_EQ(lines[1]["ops"], 20);
     EXPECT_EQ(lines[1]["clients"], 3);
     EXPECT_GT(lines[1]["handoff_p50_us"].get<double>(), 0) << lines[1].dump();
+    // Its threads (the executor's, the caller's) live through the run: what the scheduler did for them, per grant.
+    EXPECT_GT(lines[1].value("client_cpu_us_per_cycle", 0.0), 0) << lines[1].dump();
+    EXPECT_GE(lines[1].value("client_runs_per_cycle", 0.0), 1) << lines[1].dump();
     // Only the contended mutex scenario runs on one thread.
     auto refused = cli.start({"bench", "--scenario", "uncontended", "--one-thread"}, "refused");
     EXPECT_EQ(exit_code(refused, 60s), 64) << cli.output("refused");

@@ -251,6 +251,7 @@ struct handoff_run {
     int failure = ZOK;
     bool released = false;  // a holder has released since the first grant
     clock_type::time_point last_release, measured_from;
+    process_schedule schedule_from;  // the thread's, read as the measured grants begin
     std::vector<double> acquire_us, handoff_us;
 };
 
@@ -266,7 +267,10 @@ void grant(floor_client* c) {
     auto* r = c->run;
     const auto now = clock_type::now();
     if (r->grants >= r->total) return;
-    if (r->grants == r->warmup) r->measured_from = now;
+    if (r->grants == r->warmup) {
+        r->schedule_from = read_process_schedule();
+        r->measured_from = clock_type::now();  // after the reading, which is not the grants' time
+    }
     if (r->grants >= r->warmup) {
         r->acquire_us.push_back(std::chrono::duration<double, std::micro>(now - c->enqueued).count());
         if (r->released) r->handoff_us.push_back(std::chrono::duration<double, std::micro>(now - r->last_release).count());
@@ -389,6 +393,7 @@ handoff_floor_result run_handoff_floor(const handoff_floor_options& o) {
         throw error(from_zookeeper(run.failure == ZOK ? ZOPERATIONTIMEOUT : run.failure), "bench floor: handoff failed");
     handoff_floor_result r;
     r.wall_s = std::chrono::duration<double>(clock_type::now() - run.measured_from).count();
+    r.client_schedule = schedule_per_cycle(run.schedule_from, read_process_schedule(), static_cast<std::uint64_t>(o.ops));
     r.acquire_us = std::move(run.acquire_us);
     r.handoff_us = std::move(run.handoff_us);
     return r;  // closing the handles deletes the waiters' nodes

@@ -44,6 +44,7 @@ struct handoff_floor_result {
     std::vector<double> acquire_us;  ///< per grant: from queueing (create sent) to the grant
     std::vector<double> handoff_us;  ///< per grant after a release: from the holder's delete sent to this grant
     double wall_s = 0;               ///< the measured grants' wall time
+    nlohmann::json client_schedule;  ///< the loop's thread per grant (runs/client_schedule.hpp), or null
 };
 
 /// The lean contended loop: each waiter watches its predecessor and takes its

@@ -182,6 +182,7 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
     if (contended) {
         const auto f = run_handoff_floor(fo);
         floor = timed_result(r.scenario, r.clients, f.acquire_us, f.wall_s);
+        if (f.client_schedule.is_object()) floor.extra.update(f.client_schedule);
         floor.extra["handoff_p50_us"] = percentile(f.handoff_us, 0.5);
         r.extra["handoff_p50_vs_floor"] =
             r.extra["handoff_p50_us"].get<double>() / floor.extra["handoff_p50_us"].get<double>();

@@ -184,14 +184,19 @@ bench_result run_clients_on_one_thread(const boost::asio::any_io_executor& execu
     st.all.reserve(static_cast<std::size_t>(std::max(o.ops, 0)));
     auto finished = st.done.get_future();
     bench_clock::time_point start;
+    // Every thread of the run (this one, the executor's) lives through it: what
+    // the scheduler did for them is the run's, per grant.
+    const auto schedule_from = read_process_schedule();
     boost::asio::post(executor, [&] {
         start = bench_clock::now();
         for (std::size_t i = 0; i < locks.size(); ++i) st.take(i);
     });
     finished.wait();
+    const auto schedule = schedule_per_cycle(schedule_from, read_process_schedule(), static_cast<std::uint64_t>(std::max(o.ops, 0)));
     throw_if(st.failure, "zklock bench: lock");
     auto r = clients_result(std::move(st.all), start, locks, o, false);
     r.extra["one_thread"] = true;
+    if (schedule.is_object()) r.extra.update(schedule);
     return r;
 }
 
