@@ -177,20 +177,25 @@ floor_result run_floor(const floor_options& o) {
     const auto deleted = [](int rc, const void* d) {
         note(static_cast<loop_state*>(const_cast<void*>(d)), rc == ZNONODE ? ZOK : rc);
     };
+    // The node's create and the listing behind it, sent together.
+    const auto create_and_list = [&] {
+        st.pending += 2;
+        st.created.clear();
+        zoo_acreate2(h.zh, prefix.c_str(), "", 0, acl, ZOO_EPHEMERAL_SEQUENTIAL, created, &st);
+        zoo_aget_children(h.zh, o.dir.c_str(), 0, on_listed, &st);
+    };
     auto schedule_from = read_process_schedule();  // read outside the measured wall time
     auto measured_from = clock_type::now();
     for (int i = 0; i < o.warmup + o.ops; ++i) {
         const auto t0 = clock_type::now();
+        const auto deadline = t0 + std::chrono::seconds(30);
         st.pending = 0;
         if (!previous.empty()) {
             ++st.pending;
             zoo_adelete(h.zh, previous.c_str(), -1, deleted, &st);
         }
-        st.pending += 2;
-        st.created.clear();
-        zoo_acreate2(h.zh, prefix.c_str(), "", 0, acl, ZOO_EPHEMERAL_SEQUENTIAL, created, &st);
-        zoo_aget_children(h.zh, o.dir.c_str(), 0, on_listed, &st);
-        auto ec = replies_failed(h.zh, st, t0 + std::chrono::seconds(30));
+        create_and_list();
+        auto ec = replies_failed(h.zh, st, deadline);
         if (st.pending == 0 && st.failure == ZNONODE && st.created.empty()) {
             // The directory is a container: the server may reap it in the moment
             // between the delete and the create, which then finds no parent. As a
@@ -198,10 +203,8 @@ floor_result run_floor(const floor_options& o) {
             // counts the round trips that took.
             st.failure = ZOK;
             create_dir(h.zh, st, o.dir, acl);
-            st.pending = 2;
-            zoo_acreate2(h.zh, prefix.c_str(), "", 0, acl, ZOO_EPHEMERAL_SEQUENTIAL, created, &st);
-            zoo_aget_children(h.zh, o.dir.c_str(), 0, on_listed, &st);
-            ec = replies_failed(h.zh, st, t0 + std::chrono::seconds(30));
+            create_and_list();
+            ec = replies_failed(h.zh, st, deadline);
         }
         if (ec) throw error(ec, "bench floor: cycle failed");
         previous = st.created;
