@@ -61,6 +61,7 @@ TEST(CliBenchFloorTest, TheFloorsRunBesideTheMutexScenariosAndGiveZklocksRatioTo
     EXPECT_DOUBLE_EQ(hzk["ops_per_s_vs_floor"].get<double>(),
                      hzk["ops_per_s"].get<double>() / hfloor["ops_per_s"].get<double>());
     EXPECT_FALSE(hzk.contains("floor_release")) << hzk.dump();
+    EXPECT_FALSE(hzk.contains("floor_requeue")) << hzk.dump();
     // The floor's one thread, per grant; zklock's clients (a thread each, begun and ended within the run) not.
     EXPECT_GT(hfloor.value("client_cpu_us_per_cycle", 0.0), 0) << hfloor.dump();
     EXPECT_GE(hfloor.value("client_runs_per_cycle", 0.0), 1) << hfloor.dump();
@@ -69,17 +70,29 @@ TEST(CliBenchFloorTest, TheFloorsRunBesideTheMutexScenariosAndGiveZklocksRatioTo
     // --floor-release-proof: the floor's waiters hold on their predecessor's
     // `.released` sibling's creation alone (the node's own events are
     // ignored), so the run ends only if each release proves itself.
-    auto proof = cli.start({"bench", "contended", "--clients", "3", "--ops", "20", "--warmup", "0", "--json",
-                            "--floor-release-proof"},
+    // --floor-requeue: both floors put each release and the next create in
+    // one transaction, so the server commits fewer than two per cycle.
+    auto proof = cli.start({"bench", "--scenario", "all", "--clients", "3", "--ops", "20", "--warmup", "0", "--json",
+                            "--floor-release-proof", "--floor-requeue"},
                            "proof");
     ASSERT_EQ(exit_code(proof, 300s), 0) << cli.output("proof");
     const auto proof_lines = json_lines(cli.output("proof"));
-    ASSERT_EQ(proof_lines.size(), 2u) << cli.output("proof");
-    EXPECT_EQ(proof_lines[0]["backend"], "c-client floor");
-    EXPECT_NE(proof_lines[0]["measures"].get<std::string>().find(".released sibling"), std::string::npos)
-        << proof_lines[0].dump();
-    EXPECT_EQ(proof_lines[0]["ops"], 20);
-    EXPECT_EQ(proof_lines[1]["floor_release"], "proof") << proof_lines[1].dump();
+    ASSERT_EQ(proof_lines.size(), 4u) << cli.output("proof");
+    for (const auto* row : {&proof_lines[0], &proof_lines[2]}) {
+        EXPECT_EQ((*row)["backend"], "c-client floor");
+        EXPECT_EQ((*row)["ops"], 20);
+        EXPECT_NE((*row)["measures"].get<std::string>().find("the next create"), std::string::npos) << row->dump();
+        ASSERT_TRUE((*row)["server_work"].is_object()) << row->dump();
+        EXPECT_GE((*row)["server_work"]["transactions"].get<int>(), 20) << row->dump();
+        EXPECT_LT((*row)["server_work"]["transactions"].get<int>(), 40) << row->dump();
+    }
+    EXPECT_EQ(proof_lines[2]["scenario"], "contended");
+    EXPECT_NE(proof_lines[2]["measures"].get<std::string>().find(".released sibling"), std::string::npos)
+        << proof_lines[2].dump();
+    EXPECT_EQ(proof_lines[3]["floor_release"], "proof") << proof_lines[3].dump();
+    for (const auto* row : {&proof_lines[1], &proof_lines[3]})
+        EXPECT_TRUE(row->value("floor_requeue", false)) << row->dump();
+    EXPECT_FALSE(proof_lines[1].contains("floor_release")) << proof_lines[1].dump();
 }
 
 // With --one-thread the contended clients share one thread; --no-floor leaves

@@ -15,6 +15,9 @@
 // and deletes the node's `.released` sibling, writes the node and deletes it)
 // and a waiter holds on the sibling's creation, as a Mutex's waiter does.
 //
+// With requeue both floors put a release and the next create in one multi
+// (floor_options::requeue): one transaction per cycle instead of two.
+//
 // The many-locks floor (run_locks_floor) is the burst of `zklock bench
 // --scenario locks` on one handle: every lock's requests in flight together,
 // so it gives the most that pipelining on this server can gain over one cycle.
@@ -160,8 +163,24 @@ std::string node_prefix(const std::string& dir) { return dir + "/_c_00000000-000
 
 }  // namespace
 
+namespace {
+
+// A cycle's release and next create in one transaction (floor_options::requeue):
+// its ops, results and the created name's buffer outlive the handle, which
+// may still answer it as it closes.
+struct requeue_txn {
+    zoo_op_t ops[2] = {};
+    zoo_op_result_t results[2] = {};
+    char created[512] = {};
+    loop_state* st = nullptr;
+};
+
+}  // namespace
+
 floor_result run_floor(const floor_options& o) {
     loop_state st;
+    requeue_txn txn;
+    txn.st = &st;
     handle h;
     ACL_vector* acl = open_with_dir(h, st, o);
 
@@ -184,17 +203,35 @@ floor_result run_floor(const floor_options& o) {
         zoo_acreate2(h.zh, prefix.c_str(), "", 0, acl, ZOO_EPHEMERAL_SEQUENTIAL, created, &st);
         zoo_aget_children(h.zh, o.dir.c_str(), 0, on_listed, &st);
     };
+    // requeue: the delete and the create in one multi, the listing behind it.
+    const auto requeue_and_list = [&] {
+        st.pending += 2;
+        st.created.clear();
+        zoo_delete_op_init(&txn.ops[0], previous.c_str(), -1);
+        zoo_create_op_init(&txn.ops[1], prefix.c_str(), "", 0, acl, ZOO_EPHEMERAL_SEQUENTIAL, txn.created,
+                           sizeof txn.created);
+        zoo_amulti(h.zh, 2, txn.ops, txn.results, [](int rc, const void* d) {
+            auto* t = static_cast<requeue_txn*>(const_cast<void*>(d));
+            if (rc == ZOK) t->st->created = t->created;
+            note(t->st, rc);
+        }, &txn);
+        zoo_aget_children(h.zh, o.dir.c_str(), 0, on_listed, &st);
+    };
     auto schedule_from = read_process_schedule();  // read outside the measured wall time
     auto measured_from = clock_type::now();
     for (int i = 0; i < o.warmup + o.ops; ++i) {
         const auto t0 = clock_type::now();
         const auto deadline = t0 + std::chrono::seconds(30);
         st.pending = 0;
-        if (!previous.empty()) {
-            ++st.pending;
-            zoo_adelete(h.zh, previous.c_str(), -1, deleted, &st);
+        if (o.requeue && !previous.empty()) {
+            requeue_and_list();
+        } else {
+            if (!previous.empty()) {
+                ++st.pending;
+                zoo_adelete(h.zh, previous.c_str(), -1, deleted, &st);
+            }
+            create_and_list();
         }
-        create_and_list();
         auto ec = replies_failed(h.zh, st, deadline);
         if (st.pending == 0 && st.failure == ZNONODE && st.created.empty()) {
             // The directory is a container: the server may reap it in the moment
@@ -236,20 +273,23 @@ struct floor_client {
     clock_type::time_point enqueued;
 };
 
-// One release transaction of release_proof: its ops' strings and results
-// live until its completion.
-struct proof_release {
-    struct handoff_run* run = nullptr;
+// One release transaction (release_proof, requeue): its ops' strings, results
+// and the next node's name live until its completion.
+struct release_txn {
+    floor_client* client = nullptr;
+    bool requeue = false;  // the last op creates the client's next node
     std::string node, sibling;
-    char created[1] = {};
-    zoo_op_t ops[4] = {};
-    zoo_op_result_t results[4] = {};
+    char sibling_created[1] = {};
+    char created[512] = {};
+    zoo_op_t ops[5] = {};
+    zoo_op_result_t results[5] = {};
 };
 
 struct handoff_run {
     std::string dir, prefix;
     ACL_vector* acl = nullptr;
     bool release_proof = false;
+    bool requeue = false;
     int grants = 0, total = 0, warmup = 0;
     int failure = ZOK;
     bool released = false;  // a holder has released since the first grant
@@ -263,9 +303,11 @@ void fail(handoff_run* r, int rc) {
 }
 
 void enqueue(floor_client* c);
+void send_listing(floor_client* c);
 
 // Our turn: count it, release at once and queue again (one write: delete,
-// create, getChildren), unless the run is over.
+// create, getChildren; requeue: the delete and the create in one multi),
+// unless the run is over.
 void grant(floor_client* c) {
     auto* r = c->run;
     const auto now = clock_type::now();
@@ -281,28 +323,42 @@ void grant(floor_client* c) {
     ++r->grants;
     r->released = true;
     r->last_release = clock_type::now();
-    if (r->release_proof) {
-        auto* p = new proof_release;
-        p->run = r;
-        p->node = c->node;
-        p->sibling = zklock::detail::release_proof_path(c->node);
-        zoo_create_op_init(&p->ops[0], p->sibling.c_str(), nullptr, -1, r->acl, ZOO_EPHEMERAL, p->created,
-                           sizeof p->created);
-        zoo_delete_op_init(&p->ops[1], p->sibling.c_str(), -1);
-        zoo_set_op_init(&p->ops[2], p->node.c_str(), "", 0, -1, nullptr);
-        zoo_delete_op_init(&p->ops[3], p->node.c_str(), -1);
-        zoo_amulti(c->zh, 4, p->ops, p->results, [](int rc, const void* d) {
-            auto* p = static_cast<proof_release*>(const_cast<void*>(d));
-            if (rc != ZOK) fail(p->run, rc);
-            delete p;
-        }, p);
+    const bool requeue = r->requeue && r->grants < r->total;
+    if (r->release_proof || requeue) {
+        auto* t = new release_txn;
+        t->client = c;
+        t->requeue = requeue;
+        t->node = c->node;
+        int n = 0;
+        if (r->release_proof) {
+            t->sibling = zklock::detail::release_proof_path(c->node);
+            zoo_create_op_init(&t->ops[n++], t->sibling.c_str(), nullptr, -1, r->acl, ZOO_EPHEMERAL, t->sibling_created,
+                               sizeof t->sibling_created);
+            zoo_delete_op_init(&t->ops[n++], t->sibling.c_str(), -1);
+            zoo_set_op_init(&t->ops[n++], t->node.c_str(), "", 0, -1, nullptr);
+        }
+        zoo_delete_op_init(&t->ops[n++], t->node.c_str(), -1);
+        if (requeue)
+            zoo_create_op_init(&t->ops[n++], r->prefix.c_str(), "", 0, r->acl, ZOO_EPHEMERAL_SEQUENTIAL, t->created,
+                               sizeof t->created);
+        zoo_amulti(c->zh, n, t->ops, t->results, [](int rc, const void* d) {
+            auto* t = static_cast<release_txn*>(const_cast<void*>(d));
+            if (rc != ZOK) fail(t->client->run, rc);
+            else if (t->requeue) t->client->node = t->created;
+            delete t;
+        }, t);
     } else {
         zoo_adelete(c->zh, c->node.c_str(), -1, [](int rc, const void* d) {
             if (rc != ZOK) fail(static_cast<floor_client*>(const_cast<void*>(d))->run, rc);
         }, c);
     }
     c->node.clear();
-    if (r->grants < r->total) enqueue(c);
+    if (requeue) {
+        c->enqueued = clock_type::now();
+        send_listing(c);  // answered after the multi, which names our node
+    } else if (r->grants < r->total) {
+        enqueue(c);
+    }
 }
 
 // The first of the ways to a turn's grant; a later one finds it granted. The
@@ -342,7 +398,11 @@ void enqueue(floor_client* c) {
                      else fail(c->run, rc);
                  },
                  c);
-    // Sent with the create, answered after it: the listing shows our node.
+    send_listing(c);
+}
+
+// Sent with the create, answered after it: the listing shows our node.
+void send_listing(floor_client* c) {
     zoo_aget_children(c->zh, c->run->dir.c_str(), 0, [](int rc, const String_vector* children, const void* d) {
         auto* c = static_cast<floor_client*>(const_cast<void*>(d));
         if (rc != ZOK || c->node.empty()) return fail(c->run, rc == ZOK ? ZNONODE : rc);
@@ -374,6 +434,7 @@ handoff_floor_result run_handoff_floor(const handoff_floor_options& o) {
     run.prefix = node_prefix(o.dir);
     run.acl = acl_for(o);
     run.release_proof = o.release_proof;
+    run.requeue = o.requeue;
     run.warmup = o.warmup;
     run.total = o.warmup + o.ops;
     const auto k = static_cast<std::size_t>(std::max(1, o.clients));

@@ -18,10 +18,16 @@ struct floor_options {
     std::vector<auth_entry> auth;   ///< added to the handle; nodes then get creator-all ACLs
     int ops = 2000;                 ///< measured cycles
     int warmup = 200;               ///< unmeasured cycles first
+    /// A holder hands the lock back and queues again in one transaction: the
+    /// release's ops and the next node's create in one multi, the listing
+    /// behind it. What a release-and-requeue call would save a client of this
+    /// recipe (zklock has none): a transaction, and the log sync it waits for,
+    /// per cycle. false: the release and the create are transactions of their own.
+    bool requeue = false;
 };
 
 struct floor_result {
-    std::vector<double> samples_us;  ///< one cycle each: delete previous + create + getChildren, pipelined
+    std::vector<double> samples_us;  ///< one cycle each: delete previous + create (or, requeue, both in one multi) + getChildren, pipelined
     double wall_s = 0;               ///< the measured cycles' wall time
     nlohmann::json client_schedule;  ///< the loop's thread per cycle (runs/client_schedule.hpp), or null
 };

@@ -177,6 +177,8 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
     fo.warmup = std::min(o.ops / 10, 200);
     fo.clients = r.clients;
     fo.release_proof = contended && o.floor_release_proof;
+    fo.requeue = o.floor_requeue;
+    if (fo.requeue) r.extra["floor_requeue"] = true;
     bench_result floor;
     std::string measures;
     if (contended) {
@@ -186,20 +188,25 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
         floor.extra["handoff_p50_us"] = percentile(f.handoff_us, 0.5);
         r.extra["handoff_p50_vs_floor"] =
             r.extra["handoff_p50_us"].get<double>() / floor.extra["handoff_p50_us"].get<double>();
+        // The release's ops; with requeue, the next node's create joins them in the transaction.
+        const std::string release = fo.release_proof ? "create and delete the sibling, setData, delete" : "delete";
+        const std::string sent = fo.requeue ? "one transaction (" + release + ", the next create) + getChildren"
+                                 : fo.release_proof ? "one transaction (" + release + ") + create + getChildren"
+                                                    : "delete + create + getChildren";
         if (fo.release_proof) {
             r.extra["floor_release"] = "proof";
             measures = "each waiter watches its predecessor (getData) and its .released sibling (exists) and holds on "
-                       "the sibling's creation, no listing after it; release = one transaction (create and delete the "
-                       "sibling, setData, delete) + create + getChildren pipelined";
+                       "the sibling's creation, no listing after it; release = " + sent + " pipelined";
         } else {
-            measures = "each waiter watches its predecessor and holds on its deletion, no listing after it; release = "
-                       "delete + create + getChildren pipelined";
+            measures = "each waiter watches its predecessor and holds on its deletion, no listing after it; release = " +
+                       sent + " pipelined";
         }
     } else {
         const auto f = run_floor(fo);
         floor = timed_result(r.scenario, 1, f.samples_us, f.wall_s);
         if (f.client_schedule.is_object()) floor.extra.update(f.client_schedule);
-        measures = "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
+        measures = fo.requeue ? "one transaction (delete, the next create) + getChildren pipelined, one round trip"
+                              : "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
     }
     floor.backend = "c-client floor";
     // By construction: one listing per cycle or turn, behind its create; in

@@ -39,6 +39,7 @@ struct bench_options {
     bool kazoo = false;
     bool floor = true;  ///< the C client's floor loop beside the uncontended mutex run
     bool floor_release_proof = false;  ///< contended: the floor releases as a Mutex does (--floor-release-proof)
+    bool floor_requeue = false;  ///< the floors release and queue again in one transaction (--floor-requeue)
     std::string curator_script;
     std::string kazoo_script;
     std::string duration_text = "10s";  ///< --scenario mixed
