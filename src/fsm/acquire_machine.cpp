@@ -245,7 +245,7 @@ acquire_actions acquire_machine::evaluate(int rc, const children_listing& childr
     if (!d.found) return requeue();
     auto out = actions_of(act(kind::position, {}, static_cast<std::int64_t>(d.position)));
     if (delay_) {
-        delay_->ahead_now = sequences_ahead(children.children(), node_);
+        delay_->ahead_now = sequences_ahead(children, node_);
         if (!d.acquired) delay_->ahead = delay_->ahead_now;
     }
     if (d.acquired) {

@@ -47,13 +47,14 @@ bool clean_handover(const handover& h) {
     return gone.back() == *h.now.released;
 }
 
-std::vector<std::int32_t> sequences_ahead(const std::vector<std::string>& children, std::string_view my_name) {
+std::vector<std::int32_t> sequences_ahead(const children_listing& children, std::string_view my_name) {
+    const auto& sorted = children.sorted();
+    const auto mine = std::find_if(sorted.begin(), sorted.end(), [&](const node_view& n) { return n.name == my_name; });
+    if (mine == sorted.end()) return {};
     std::vector<std::int32_t> out;
-    for (const auto& n : sorted_contenders(children)) {
-        if (n.name == my_name) return out;
-        out.push_back(n.sequence);
-    }
-    return {};
+    out.reserve(static_cast<std::size_t>(mine - sorted.begin()));
+    for (auto n = sorted.begin(); n != mine; ++n) out.push_back(n->sequence);
+    return out;
 }
 
 std::vector<std::int32_t> without(std::vector<std::int32_t> ahead, std::string_view gone) {

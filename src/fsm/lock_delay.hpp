@@ -11,6 +11,7 @@
 // cut off and still acts has that long to notice its loss.
 #pragma once
 
+#include "fsm/lock_node.hpp"
 #include "fsm/node_stat.hpp"
 
 #include <cstddef>
@@ -84,9 +85,9 @@ bool clean_handover(const handover& h);
 
 /// The sequences of the contenders ahead of `my_name` in a listing, in queue
 /// order (every contender, as the mutex rule counts them); empty when it is
-/// not there.
-std::vector<std::int32_t> sequences_ahead(const std::vector<std::string>& children,
-                                                         std::string_view my_name);
+/// not there. Reads the listing's queue order, worked out once for every
+/// contender the listing answers (children_listing).
+std::vector<std::int32_t> sequences_ahead(const children_listing& children, std::string_view my_name);
 
 /// `ahead` without the contender named `gone` (granted by one deletion,
 /// without a listing: the others are still ahead).

@@ -161,10 +161,6 @@ ACL_vector* open_with_dir(handle& h, loop_state& st, const floor_options& o) {
 // A name as long as zklock's (`_c_<uuid>-lock-`).
 std::string node_prefix(const std::string& dir) { return dir + "/_c_00000000-0000-4000-8000-000000000000-lock-"; }
 
-}  // namespace
-
-namespace {
-
 // A cycle's release and next create in one transaction (floor_options::requeue):
 // its ops, results and the created name's buffer outlive the handle, which
 // may still answer it as it closes.
