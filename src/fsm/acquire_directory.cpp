@@ -97,8 +97,8 @@ acquire_actions acquire_machine::handover_read(int rc, std::string_view data) {
     if (stage_ != stage::waiting || !delay_ || delay_->handover != handover_check::reading) return {};
     if (session_gone(rc)) return {};  // the session event decides
     handover h;
-    h.ahead_before = delay_->ahead;
-    h.ahead_now = delay_->ahead_now;
+    if (delay_->ahead) h.ahead_before = delay_->ahead->to_vector();
+    h.ahead_now = delay_->ahead_now.to_vector();
     if (rc == ZOK) h.now = split_release_marker(data);
     h.before = delay_->before;
     h.exclusive = !setup_.rule.read_write && setup_.rule.permits <= 1;

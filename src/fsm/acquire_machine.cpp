@@ -357,8 +357,7 @@ acquire_actions acquire_machine::wake(bool notified, std::string_view name, bool
         return out;
     }
     if (delay_)
-        delay_->ahead_now = last_blocker_ ? without(delay_->ahead.value_or(std::vector<std::int32_t>{}), name)
-                                          : std::vector<std::int32_t>{};
+        delay_->ahead_now = last_blocker_ ? without(delay_->ahead.value_or(queue_ahead{}), name) : queue_ahead{};
     append(out, grant());
     return out;
 }

@@ -288,8 +288,8 @@ private:
     // stands. Made only with lock-delay on: most attempts never need it.
     struct delay_state {
         std::optional<directory_before> before;
-        std::optional<std::vector<std::int32_t>> ahead;
-        std::vector<std::int32_t> ahead_now;
+        std::optional<queue_ahead> ahead;
+        queue_ahead ahead_now;
         handover_check handover = handover_check::unchecked;
     };
     std::unique_ptr<delay_state> delay_;

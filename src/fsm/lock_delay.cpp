@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstddef>
+#include <memory>
+#include <vector>
 
 namespace zklock::detail {
 
@@ -47,18 +50,44 @@ bool clean_handover(const handover& h) {
     return gone.back() == *h.now.released;
 }
 
-std::vector<std::int32_t> sequences_ahead(const children_listing& children, std::string_view my_name) {
-    const auto& sorted = children.sorted();
-    const auto mine = std::find_if(sorted.begin(), sorted.end(), [&](const node_view& n) { return n.name == my_name; });
-    if (mine == sorted.end()) return {};
+queue_ahead::queue_ahead(std::shared_ptr<const std::vector<std::int32_t>> listing, std::size_t count)
+    : listing_(std::move(listing)), count_(listing_ ? std::min(count, listing_->size()) : 0) {}
+
+std::vector<std::int32_t> queue_ahead::to_vector() const {
     std::vector<std::int32_t> out;
-    out.reserve(static_cast<std::size_t>(mine - sorted.begin()));
-    for (auto n = sorted.begin(); n != mine; ++n) out.push_back(n->sequence);
+    out.reserve(size());
+    for (std::size_t i = 0; i < count_; ++i) {
+        const auto s = (*listing_)[i];
+        if (std::find(gone_.begin(), gone_.end(), s) == gone_.end()) out.push_back(s);
+    }
     return out;
 }
 
-std::vector<std::int32_t> without(std::vector<std::int32_t> ahead, std::string_view gone) {
-    if (const auto n = recognise(gone)) std::erase(ahead, n->sequence);
+queue_ahead sequences_ahead(const children_listing& children, std::string_view my_name) {
+    const auto& sorted = children.sorted();
+    const auto mine = std::find_if(sorted.begin(), sorted.end(), [&](const node_view& n) { return n.name == my_name; });
+    if (mine == sorted.end()) return {};
+    const auto count = static_cast<std::size_t>(mine - sorted.begin());
+    // A short queue ahead is copied: it would otherwise keep the whole
+    // listing (everyone behind us too) alive for a few sequences.
+    if (count < queue_ahead::shared_from) {
+        auto own = std::make_shared<std::vector<std::int32_t>>();
+        own->reserve(count);
+        for (auto n = sorted.begin(); n != mine; ++n) own->push_back(n->sequence);
+        return queue_ahead(std::move(own), count);
+    }
+    return queue_ahead(children.sequences(), count);
+}
+
+queue_ahead without(queue_ahead ahead, std::string_view gone) {
+    const auto n = recognise(gone);
+    if (!n || !ahead.listing_) return ahead;
+    const auto front = ahead.listing_->begin();
+    const auto end = front + static_cast<std::ptrdiff_t>(ahead.count_);
+    // Once only: the sequences of a listing are distinct.
+    if (std::find(front, end, n->sequence) != end &&
+        std::find(ahead.gone_.begin(), ahead.gone_.end(), n->sequence) == ahead.gone_.end())
+        ahead.gone_.push_back(n->sequence);
     return ahead;
 }
 

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -83,15 +84,43 @@ enum class handover_check { unchecked, reading, delaying, done };
 ///   exactly one left and it recorded one.
 bool clean_handover(const handover& h);
 
+/// The sequences of the contenders ahead of ours, in queue order, as a
+/// contender keeps them from one listing to its grant: the front of the
+/// listing's sequences, which every contender that listing answers shares
+/// (copies would cost a queue of N waiters N*N/2 sequences: 200 MB at
+/// 10,000), less the contenders known gone since (without()).
+class queue_ahead {
+public:
+    /// Fewer contenders ahead than this are copied from the listing rather
+    /// than shared (sequences_ahead): a few sequences should not keep a long
+    /// listing alive.
+    static constexpr std::size_t shared_from = 64;
+
+    queue_ahead() = default;
+    /// The first `count` of `listing`'s sequences.
+    queue_ahead(std::shared_ptr<const std::vector<std::int32_t>> listing, std::size_t count);
+    std::size_t size() const noexcept { return count_ - gone_.size(); }
+    /// The sequences, in queue order (handover's, at the check before a grant).
+    std::vector<std::int32_t> to_vector() const;
+    /// The listing the sequences are the front of (shared, not copied).
+    const std::vector<std::int32_t>* listing() const noexcept { return listing_.get(); }
+
+private:
+    friend queue_ahead without(queue_ahead ahead, std::string_view gone);
+    std::shared_ptr<const std::vector<std::int32_t>> listing_;
+    std::size_t count_ = 0;
+    std::vector<std::int32_t> gone_;  // of the first count_, those known gone
+};
+
 /// The sequences of the contenders ahead of `my_name` in a listing, in queue
 /// order (every contender, as the mutex rule counts them); empty when it is
 /// not there. Reads the listing's queue order, worked out once for every
 /// contender the listing answers (children_listing).
-std::vector<std::int32_t> sequences_ahead(const children_listing& children, std::string_view my_name);
+queue_ahead sequences_ahead(const children_listing& children, std::string_view my_name);
 
 /// `ahead` without the contender named `gone` (granted by one deletion,
 /// without a listing: the others are still ahead).
-std::vector<std::int32_t> without(std::vector<std::int32_t> ahead, std::string_view gone);
+queue_ahead without(queue_ahead ahead, std::string_view gone);
 
 /// Lock-delay: the lock directory as read before a create (nullopt when the
 /// read failed).

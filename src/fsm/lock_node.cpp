@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <string_view>
@@ -101,6 +102,17 @@ std::vector<lock_node> sorted_contenders(const std::vector<std::string>& childre
 const std::vector<node_view>& children_listing::sorted() const {
     if (!sorted_) sorted_ = sorted_as<node_view>(*children_);
     return *sorted_;
+}
+
+const std::shared_ptr<const std::vector<std::int32_t>>& children_listing::sequences() const {
+    if (!sequences_) {
+        const auto& nodes = sorted();
+        auto seqs = std::make_shared<std::vector<std::int32_t>>();
+        seqs->reserve(nodes.size());
+        for (const auto& n : nodes) seqs->push_back(n.sequence);
+        sequences_ = std::move(seqs);
+    }
+    return sequences_;
 }
 
 std::optional<std::string> find_by_guid(const std::vector<std::string>& children, std::string_view guid) {

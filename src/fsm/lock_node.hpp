@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -94,10 +95,14 @@ public:
     const std::vector<std::string>& children() const noexcept { return *children_; }
     /// The contenders in queue order (sorted_contenders' order, as views).
     const std::vector<node_view>& sorted() const;
+    /// Their sequences in the same order, made once and shared by whoever
+    /// keeps them past the listing (lock-delay's queue_ahead).
+    const std::shared_ptr<const std::vector<std::int32_t>>& sequences() const;
 
 private:
     const std::vector<std::string>* children_;
     mutable std::optional<std::vector<node_view>> sorted_;
+    mutable std::shared_ptr<const std::vector<std::int32_t>> sequences_;
 };
 
 /// The child whose name carries `guid` (the node a protected create made),

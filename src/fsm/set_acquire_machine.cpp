@@ -383,7 +383,7 @@ set_actions set_acquire_machine::wake(std::size_t queue, bool notified, std::str
     // grow, so we are first there for as long as our node lives.
     first_[queue] = true;
     watching_[queue].clear();
-    ahead_now_[queue] = without(ahead_[queue].value_or(std::vector<std::int32_t>{}), name);
+    ahead_now_[queue] = without(ahead_[queue].value_or(queue_ahead{}), name);
     positions_[queue] = 0;
     out.push_back(act(set_kind::positions));
     if (first_everywhere()) append(out, grant());
@@ -414,7 +414,9 @@ set_actions set_acquire_machine::grant() {
 set_actions set_acquire_machine::handover_read(std::size_t queue, int rc, std::string_view data) {
     if (stage_ != stage::waiting || handover_ != handover_check::reading || gathering_ != gathering::handover)
         return {};
-    const handover h{ahead_[queue], ahead_now_[queue], split_release_marker(data), before_[queue], true};
+    const auto& before = ahead_[queue];
+    const handover h{before ? std::optional(before->to_vector()) : std::nullopt, ahead_now_[queue].to_vector(),
+                     split_release_marker(data), before_[queue], true};
     handover_clean_ = handover_clean_ && rc == ZOK && clean_handover(h);
     if (!gathered(gathering::handover)) return {};
     handover_ = handover_clean_ ? handover_check::done : handover_check::delaying;

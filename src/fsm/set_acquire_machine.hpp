@@ -254,8 +254,8 @@ private:
     // Lock-delay, per queue: the directory before the transaction, the
     // sequences ahead of us at the previous and at the granting decision.
     std::vector<std::optional<directory_before>> before_;
-    std::vector<std::optional<std::vector<std::int32_t>>> ahead_;
-    std::vector<std::vector<std::int32_t>> ahead_now_;
+    std::vector<std::optional<queue_ahead>> ahead_;
+    std::vector<queue_ahead> ahead_now_;
     handover_check handover_ = handover_check::unchecked;
 };
 

@@ -99,6 +99,19 @@ TEST_F(CliBenchScaleTest, WaitersAreQueuedThenGrantedInFifoOrder) {
     EXPECT_GE(j.at("attempts_per_grant").get<double>(), 1.0);
 }
 
+// --lock-delay gives the waiters MutexOptions::lock_delay: each grant checks
+// its handover, each clean release records itself, and the queue still
+// drains in arrival order.
+TEST_F(CliBenchScaleTest, WaitersUnderLockDelayDrainInFifoOrder) {
+    const auto j = bench_json(
+        {"--scenario", "waiters", "--waiters", "30", "--sessions", "2", "--warmup", "0", "--lock-delay", "1000"});
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j.value("lock_delay_ms", 0), 1000) << j.dump();
+    EXPECT_EQ(j.at("waiters"), 30);
+    EXPECT_EQ(j.at("errors"), 0);
+    EXPECT_EQ(j.at("grants_out_of_fifo_order"), 0);
+}
+
 // Beside the burst: one lock's cycle through the same Session, and the C
 // client's floors of both, with what pipelining gained in each.
 TEST_F(CliBenchScaleTest, OneSessionHoldsManyLocksAtOnce) {

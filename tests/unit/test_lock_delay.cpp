@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
 using namespace zklock::detail;
 
 TEST(LockDelay, TheRecordKeepsWhatTheDirectoryHeld) {
@@ -66,4 +72,52 @@ TEST(LockDelay, AFirstListingIsJudgedByTheDirectoryReadBeforeTheCreate) {
     EXPECT_FALSE(clean_handover(h)) << "a node there before our create is gone now";
     h.ahead_now = {9};
     EXPECT_TRUE(clean_handover(h)) << "it is still ahead of us (a semaphore's other holder)";
+}
+
+namespace {
+// A zklock node of sequence `seq` (a guid of its own, as every contender's).
+std::string node_of(int seq) {
+    char name[80];
+    std::snprintf(name, sizeof name, "_c_00000000-0000-4000-8000-%012d-lock-%010d", seq, seq);
+    return name;
+}
+} // namespace
+
+TEST(LockDelay, AContenderKeepsTheSequencesAheadOfItInQueueOrder) {
+    // Listed out of order, as the server lists them; a stranger is not in the queue.
+    const std::vector<std::string> children{node_of(7), "stranger", node_of(3), node_of(5), node_of(9)};
+    const children_listing listing(children);
+    EXPECT_EQ(sequences_ahead(listing, node_of(9)).to_vector(), (std::vector<std::int32_t>{3, 5, 7}));
+    EXPECT_EQ(sequences_ahead(listing, node_of(3)).to_vector(), std::vector<std::int32_t>{});
+    EXPECT_EQ(sequences_ahead(listing, node_of(4)).size(), 0u) << "not in the listing";
+    // Granted by one deletion: that contender is gone, the others are still ahead.
+    const auto ahead = sequences_ahead(listing, node_of(9));
+    const auto now = without(ahead, node_of(5));
+    EXPECT_EQ(now.to_vector(), (std::vector<std::int32_t>{3, 7}));
+    EXPECT_EQ(now.size(), 2u);
+    EXPECT_EQ(without(now, node_of(5)).size(), 2u) << "gone once";
+    EXPECT_EQ(without(now, node_of(11)).to_vector(), (std::vector<std::int32_t>{3, 7})) << "never ahead of us";
+    EXPECT_EQ(ahead.to_vector(), (std::vector<std::int32_t>{3, 5, 7})) << "the list it was taken from stays";
+}
+
+TEST(LockDelay, TheContendersOfOneListingShareItsSequencesInsteadOfCopyingThem) {
+    // A long queue answered by one listing (a session's shared listing answers
+    // every newcomer that waited for it): each waiter far enough back keeps
+    // the front of the listing's one list of sequences, not a copy of its own.
+    std::vector<std::string> children;
+    for (int seq = 0; seq < 300; ++seq) children.push_back(node_of(seq));
+    const children_listing listing(children);
+    const auto far = sequences_ahead(listing, node_of(250));
+    const auto farther = sequences_ahead(listing, node_of(299));
+    ASSERT_NE(far.listing(), nullptr);
+    EXPECT_EQ(far.listing(), listing.sequences().get());
+    EXPECT_EQ(farther.listing(), listing.sequences().get());
+    EXPECT_EQ(far.size(), 250u);
+    const auto seqs = far.to_vector();
+    ASSERT_EQ(seqs.size(), 250u);
+    for (std::size_t i = 0; i < seqs.size(); ++i) ASSERT_EQ(seqs[i], static_cast<std::int32_t>(i));
+    // Near the front, a few sequences are copied: they do not keep the whole listing alive.
+    const auto near = sequences_ahead(listing, node_of(2));
+    EXPECT_NE(near.listing(), listing.sequences().get());
+    EXPECT_EQ(near.to_vector(), (std::vector<std::int32_t>{0, 1}));
 }

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -61,6 +62,7 @@ MutexOptions mutex_options(const bench_options& o) {
     MutexOptions m;
     m.watch_all_children = o.naive;
     m.mark_release = o.mark_release;
+    m.lock_delay = std::chrono::milliseconds(o.lock_delay_ms);
     return m;
 }
 

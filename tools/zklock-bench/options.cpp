@@ -46,6 +46,10 @@ void add_mutex_options(CLI::App& cmd, bench_cli& c) {
     cmd.add_flag("!--no-release-mark", c.zookeeper.mark_release,
                  "MutexOptions::mark_release off for zklock's mutexes: a release deletes the node without marking it, "
                  "so the woken successor lists the queue before it holds (the handoff before the mark)");
+    cmd.add_option("--lock-delay", c.zookeeper.lock_delay_ms,
+                   "MutexOptions::lock_delay for zklock's mutexes, in milliseconds (default 0: off): each grant "
+                   "checks its handover first, and a release records itself in the lock directory")
+        ->check(CLI::Range(0, 3600000));
 }
 
 void add_confirm_unlock_option(CLI::App& cmd, bench_cli& c) {

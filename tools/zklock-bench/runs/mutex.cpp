@@ -294,6 +294,7 @@ int bench_mutex_scenarios(const bench_options& o) {
             if (o.floor && !o.naive) emit(run_floor_beside(on, r));
             auto zklock_row = to_json(r);  // with the floor's ratios
             zklock_row["server_work"] = zklock_work;
+            if (o.lock_delay_ms > 0) zklock_row["lock_delay_ms"] = o.lock_delay_ms;
             emit(std::move(zklock_row));
             for (const auto& [asked, peer] : {std::pair{o.curator, "curator"}, std::pair{o.kazoo, "kazoo"}})
                 if (asked)

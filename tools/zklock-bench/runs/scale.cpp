@@ -252,6 +252,7 @@ int bench_waiters(const scale_bench_options& o) {
     for (std::size_t i = 1; i < grant_order.size(); ++i) out_of_order += grant_order[i] < grant_order[i - 1];
 
     auto j = zookeeper_line("waiters");
+    if (o.mutex.lock_delay.count() > 0) j["lock_delay_ms"] = o.mutex.lock_delay.count();
     j["waiters"] = n;
     j["sessions"] = s;
     j["enqueue_s"] = enqueue_s;
@@ -316,6 +317,7 @@ int bench_locks(const scale_bench_options& o) {
     const double release_s = seconds_since(release_start);
 
     auto j = zookeeper_line("locks");
+    if (o.mutex.lock_delay.count() > 0) j["lock_delay_ms"] = o.mutex.lock_delay.count();
     j["locks"] = n;
     j["sessions"] = 1;
     // Where the locks were made and taken: the glibc arena their allocations

@@ -55,6 +55,7 @@ struct bench_options {
     std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
     bool connect_timeout_given = false;
     bool mark_release = true;  ///< MutexOptions::mark_release (--no-release-mark: off)
+    int lock_delay_ms = 0;     ///< MutexOptions::lock_delay (--lock-delay)
     int lock_paths = 5;             ///< scenario multi: M
     int acquire_timeout_ms = 2000;  ///< scenario multi: an acquisition waiting longer gives up
     int ensemble = 0;               ///< --ensemble N: the bench's own servers (0: not given, a standalone server)
