@@ -108,6 +108,17 @@ bool has_scenario(const json& results, const std::string& scenario) {
     return false;
 }
 
+// What the C client's floor of a scenario did, as its row tells it (the floor
+// options change it: --floor-release-proof, --floor-requeue); `otherwise`
+// when no floor row tells.
+std::string floor_measures(const json& results, const std::string& scenario, const std::string& otherwise) {
+    for (const auto& r : results)
+        if (r.value("backend", "") == "c-client floor" && r.value("scenario", "") == scenario &&
+            r.contains("measures") && r["measures"].is_string())
+            return r["measures"].get<std::string>();
+    return otherwise;
+}
+
 } // namespace
 
 json with_peer_ratios(json rows) {
@@ -181,8 +192,9 @@ std::string peers_markdown(const json& report) {
     if (has_scenario(results, "uncontended")) {
         md << "\n## Uncontended: one client, acquire + release\n\n"
            << "A sample is one acquire and one release as the caller sees them. vs Curator, vs kazoo: the peer's p50 "
-              "/ zklock's (above 1: zklock is faster). vs floor: zklock's p50 / the C client floor's (delete, create "
-              "and getChildren in one round trip; 1: at the floor). client CPU, wait: per cycle, the time the bench's "
+              "/ zklock's (above 1: zklock is faster). vs floor: zklock's p50 / the C client floor's ("
+           << floor_measures(results, "uncontended", "delete, create and getChildren in one round trip")
+           << "; 1: at the floor). client CPU, wait: per cycle, the time the bench's "
               "own threads (zklock's caller and Session thread; the floor's one thread) spent on a CPU and runnable "
               "but waiting for one, from the kernel's schedstat; a busy host shows in the wait (Curator's and "
               "kazoo's are processes of their own, not read).\n\n";
@@ -193,7 +205,9 @@ std::string peers_markdown(const json& report) {
            << "Each client acquires again as soon as it has released. p50 and p99: the wait, from lock() to the "
               "grant; handoff: from the holder's unlock() to the next grant. vs Curator, vs kazoo: zklock's "
               "acquisitions/s / the peer's (above 1: zklock is ahead). vs floor: zklock's handoff p50 / the C client "
-              "floor's (each waiter holding on its predecessor's deletion; 1: at the floor).\n\n";
+              "floor's ("
+           << floor_measures(results, "contended", "each waiter holding on its predecessor's deletion")
+           << "; 1: at the floor).\n\n";
         write_table(md, results, "contended");
     }
     return md.str();
