@@ -55,7 +55,7 @@ queue_ahead::queue_ahead(std::shared_ptr<const std::vector<std::int32_t>> listin
 
 std::vector<std::int32_t> queue_ahead::to_vector() const {
     std::vector<std::int32_t> out;
-    out.reserve(size());
+    out.reserve(count_);
     for (std::size_t i = 0; i < count_; ++i) {
         const auto s = (*listing_)[i];
         if (std::find(gone_.begin(), gone_.end(), s) == gone_.end()) out.push_back(s);
@@ -84,7 +84,8 @@ queue_ahead without(queue_ahead ahead, std::string_view gone) {
     if (!n || !ahead.listing_) return ahead;
     const auto front = ahead.listing_->begin();
     const auto end = front + static_cast<std::ptrdiff_t>(ahead.count_);
-    // Once only: the sequences of a listing are distinct.
+    // Recorded once; to_vector() leaves out every contender of that sequence,
+    // as erasing it from a copy did.
     if (std::find(front, end, n->sequence) != end &&
         std::find(ahead.gone_.begin(), ahead.gone_.end(), n->sequence) == ahead.gone_.end())
         ahead.gone_.push_back(n->sequence);

@@ -99,7 +99,6 @@ public:
     queue_ahead() = default;
     /// The first `count` of `listing`'s sequences.
     queue_ahead(std::shared_ptr<const std::vector<std::int32_t>> listing, std::size_t count);
-    std::size_t size() const noexcept { return count_ - gone_.size(); }
     /// The sequences, in queue order (handover's, at the check before a grant).
     std::vector<std::int32_t> to_vector() const;
     /// The listing the sequences are the front of (shared, not copied).

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 using namespace zklock::test;
 using namespace zklock::test::cli;
@@ -70,29 +71,47 @@ TEST(CliBenchFloorTest, TheFloorsRunBesideTheMutexScenariosAndGiveZklocksRatioTo
     // --floor-release-proof: the floor's waiters hold on their predecessor's
     // `.released` sibling's creation alone (the node's own events are
     // ignored), so the run ends only if each release proves itself.
-    // --floor-requeue: both floors put each release and the next create in
-    // one transaction, so the server commits fewer than two per cycle.
-    auto proof = cli.start({"bench", "--scenario", "all", "--clients", "3", "--ops", "20", "--warmup", "0", "--json",
-                            "--floor-release-proof", "--floor-requeue"},
+    auto proof = cli.start({"bench", "contended", "--clients", "3", "--ops", "20", "--warmup", "0", "--json",
+                            "--floor-release-proof"},
                            "proof");
     ASSERT_EQ(exit_code(proof, 300s), 0) << cli.output("proof");
     const auto proof_lines = json_lines(cli.output("proof"));
-    ASSERT_EQ(proof_lines.size(), 4u) << cli.output("proof");
-    for (const auto* row : {&proof_lines[0], &proof_lines[2]}) {
-        EXPECT_EQ((*row)["backend"], "c-client floor");
-        EXPECT_EQ((*row)["ops"], 20);
-        EXPECT_NE((*row)["measures"].get<std::string>().find("the next create"), std::string::npos) << row->dump();
-        ASSERT_TRUE((*row)["server_work"].is_object()) << row->dump();
-        EXPECT_GE((*row)["server_work"]["transactions"].get<int>(), 20) << row->dump();
-        EXPECT_LT((*row)["server_work"]["transactions"].get<int>(), 40) << row->dump();
+    ASSERT_EQ(proof_lines.size(), 2u) << cli.output("proof");
+    EXPECT_EQ(proof_lines[0]["backend"], "c-client floor");
+    EXPECT_NE(proof_lines[0]["measures"].get<std::string>().find(".released sibling"), std::string::npos)
+        << proof_lines[0].dump();
+    EXPECT_EQ(proof_lines[0]["ops"], 20);
+    EXPECT_EQ(proof_lines[1]["floor_release"], "proof") << proof_lines[1].dump();
+    EXPECT_FALSE(proof_lines[1].contains("floor_requeue")) << proof_lines[1].dump();
+
+    // --floor-requeue: the floors put each release and the next create in one
+    // transaction, so the server commits fewer than two per cycle; with and
+    // without the release's proof (the contended floor's two kinds of release).
+    for (const bool with_proof : {false, true}) {
+        std::vector<std::string> args{"bench", "--scenario", "all", "--clients", "3", "--ops", "20",
+                                      "--warmup", "0", "--json", "--floor-requeue"};
+        if (with_proof) args.emplace_back("--floor-release-proof");
+        const std::string name = with_proof ? "requeue-proof" : "requeue";
+        auto requeue = cli.start(args, name);
+        ASSERT_EQ(exit_code(requeue, 300s), 0) << cli.output(name);
+        const auto lines = json_lines(cli.output(name));
+        ASSERT_EQ(lines.size(), 4u) << cli.output(name);
+        for (const auto* row : {&lines[0], &lines[2]}) {
+            EXPECT_EQ((*row)["backend"], "c-client floor");
+            EXPECT_EQ((*row)["ops"], 20);
+            EXPECT_NE((*row)["measures"].get<std::string>().find("the next create"), std::string::npos)
+                << row->dump();
+            ASSERT_TRUE((*row)["server_work"].is_object()) << row->dump();
+            EXPECT_GE((*row)["server_work"]["transactions"].get<int>(), 20) << row->dump();
+            EXPECT_LT((*row)["server_work"]["transactions"].get<int>(), 40) << row->dump();
+        }
+        EXPECT_EQ(lines[2]["scenario"], "contended");
+        EXPECT_EQ(lines[2]["measures"].get<std::string>().find(".released sibling") != std::string::npos, with_proof)
+            << lines[2].dump();
+        EXPECT_EQ(lines[3].contains("floor_release"), with_proof) << lines[3].dump();
+        for (const auto* row : {&lines[1], &lines[3]})
+            EXPECT_TRUE(row->value("floor_requeue", false)) << row->dump();
     }
-    EXPECT_EQ(proof_lines[2]["scenario"], "contended");
-    EXPECT_NE(proof_lines[2]["measures"].get<std::string>().find(".released sibling"), std::string::npos)
-        << proof_lines[2].dump();
-    EXPECT_EQ(proof_lines[3]["floor_release"], "proof") << proof_lines[3].dump();
-    for (const auto* row : {&proof_lines[1], &proof_lines[3]})
-        EXPECT_TRUE(row->value("floor_requeue", false)) << row->dump();
-    EXPECT_FALSE(proof_lines[1].contains("floor_release")) << proof_lines[1].dump();
 }
 
 // With --one-thread the contended clients share one thread; --no-floor leaves

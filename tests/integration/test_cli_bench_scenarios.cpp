@@ -99,14 +99,15 @@ TEST_F(CliBenchScaleTest, WaitersAreQueuedThenGrantedInFifoOrder) {
     EXPECT_GE(j.at("attempts_per_grant").get<double>(), 1.0);
 }
 
-// --lock-delay gives the waiters MutexOptions::lock_delay: each grant checks
-// its handover, each clean release records itself, and the queue still
-// drains in arrival order.
-TEST_F(CliBenchScaleTest, WaitersUnderLockDelayDrainInFifoOrder) {
+// --lock-delay gives the waiters MutexOptions::lock_delay. Each grant checks
+// its handover, and each release is clean and records itself: were one
+// judged a loss, its successor would wait the delay, an hour here, and the
+// run would not end within the test's deadline.
+TEST_F(CliBenchScaleTest, WaitersUnderLockDelayDrainInFifoOrderWithCleanHandovers) {
     const auto j = bench_json(
-        {"--scenario", "waiters", "--waiters", "30", "--sessions", "2", "--warmup", "0", "--lock-delay", "1000"});
+        {"--scenario", "waiters", "--waiters", "30", "--sessions", "2", "--warmup", "0", "--lock-delay", "1h"});
     ASSERT_TRUE(j.is_object());
-    EXPECT_EQ(j.value("lock_delay_ms", 0), 1000) << j.dump();
+    EXPECT_EQ(j.value("lock_delay_ms", 0), 3600000) << j.dump();
     EXPECT_EQ(j.at("waiters"), 30);
     EXPECT_EQ(j.at("errors"), 0);
     EXPECT_EQ(j.at("grants_out_of_fifo_order"), 0);

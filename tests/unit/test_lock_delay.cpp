@@ -89,13 +89,12 @@ TEST(LockDelay, AContenderKeepsTheSequencesAheadOfItInQueueOrder) {
     const children_listing listing(children);
     EXPECT_EQ(sequences_ahead(listing, node_of(9)).to_vector(), (std::vector<std::int32_t>{3, 5, 7}));
     EXPECT_EQ(sequences_ahead(listing, node_of(3)).to_vector(), std::vector<std::int32_t>{});
-    EXPECT_EQ(sequences_ahead(listing, node_of(4)).size(), 0u) << "not in the listing";
+    EXPECT_EQ(sequences_ahead(listing, node_of(4)).to_vector(), std::vector<std::int32_t>{}) << "not in the listing";
     // Granted by one deletion: that contender is gone, the others are still ahead.
     const auto ahead = sequences_ahead(listing, node_of(9));
     const auto now = without(ahead, node_of(5));
     EXPECT_EQ(now.to_vector(), (std::vector<std::int32_t>{3, 7}));
-    EXPECT_EQ(now.size(), 2u);
-    EXPECT_EQ(without(now, node_of(5)).size(), 2u) << "gone once";
+    EXPECT_EQ(without(now, node_of(5)).to_vector(), (std::vector<std::int32_t>{3, 7})) << "gone once";
     EXPECT_EQ(without(now, node_of(11)).to_vector(), (std::vector<std::int32_t>{3, 7})) << "never ahead of us";
     EXPECT_EQ(ahead.to_vector(), (std::vector<std::int32_t>{3, 5, 7})) << "the list it was taken from stays";
 }
@@ -112,12 +111,36 @@ TEST(LockDelay, TheContendersOfOneListingShareItsSequencesInsteadOfCopyingThem) 
     ASSERT_NE(far.listing(), nullptr);
     EXPECT_EQ(far.listing(), listing.sequences().get());
     EXPECT_EQ(farther.listing(), listing.sequences().get());
-    EXPECT_EQ(far.size(), 250u);
     const auto seqs = far.to_vector();
     ASSERT_EQ(seqs.size(), 250u);
     for (std::size_t i = 0; i < seqs.size(); ++i) ASSERT_EQ(seqs[i], static_cast<std::int32_t>(i));
+    // Granted by one deletion, a waiter drops that one and still shares the rest.
+    const auto granted = without(farther, node_of(298));
+    EXPECT_EQ(granted.listing(), listing.sequences().get());
+    const auto left = granted.to_vector();
+    ASSERT_EQ(left.size(), 298u);
+    EXPECT_EQ(left.back(), 297);
     // Near the front, a few sequences are copied: they do not keep the whole listing alive.
     const auto near = sequences_ahead(listing, node_of(2));
     EXPECT_NE(near.listing(), listing.sequences().get());
     EXPECT_EQ(near.to_vector(), (std::vector<std::int32_t>{0, 1}));
+}
+
+TEST(LockDelay, TheSequencesAheadOutliveTheListingTheyCameFrom) {
+    // A shared listing's answer lives only while it is delivered
+    // (listing_batches::answer); a waiter keeps its sequences until its grant.
+    queue_ahead far;
+    queue_ahead near;
+    {
+        std::vector<std::string> children;
+        for (int seq = 0; seq < 100; ++seq) children.push_back(node_of(seq));
+        const children_listing listing(children);
+        far = sequences_ahead(listing, node_of(90));
+        near = sequences_ahead(listing, node_of(3));
+    }
+    const auto seqs = far.to_vector();
+    ASSERT_EQ(seqs.size(), 90u);
+    EXPECT_EQ(seqs.front(), 0);
+    EXPECT_EQ(seqs.back(), 89);
+    EXPECT_EQ(without(near, node_of(1)).to_vector(), (std::vector<std::int32_t>{0, 2}));
 }

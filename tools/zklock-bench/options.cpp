@@ -46,10 +46,10 @@ void add_mutex_options(CLI::App& cmd, bench_cli& c) {
     cmd.add_flag("!--no-release-mark", c.zookeeper.mark_release,
                  "MutexOptions::mark_release off for zklock's mutexes: a release deletes the node without marking it, "
                  "so the woken successor lists the queue before it holds (the handoff before the mark)");
-    cmd.add_option("--lock-delay", c.zookeeper.lock_delay_ms,
-                   "MutexOptions::lock_delay for zklock's mutexes, in milliseconds (default 0: off): each grant "
-                   "checks its handover first, and a release records itself in the lock directory")
-        ->check(CLI::Range(0, 3600000));
+    add_duration_option(cmd, "--lock-delay", c.zookeeper.lock_delay_ms,
+                        "MutexOptions::lock_delay for zklock's mutexes (default 0: off): each grant checks its "
+                        "handover first, and a release records itself in the lock directory",
+                        {std::chrono::milliseconds(0), std::chrono::milliseconds(3600000)}, false);
 }
 
 void add_confirm_unlock_option(CLI::App& cmd, bench_cli& c) {
@@ -76,7 +76,7 @@ void add_floor_option(CLI::App& cmd, bench_cli& c) {
                  "sibling and hold on the sibling's creation: zklock's wire protocol on the C client's leanest loop, "
                  "so the handoff ratio leaves out the release's proof");
     cmd.add_flag("--floor-requeue", c.zookeeper.floor_requeue,
-                 "the floors hand the lock back and queue again in one transaction (a multi of the release's ops "
+                 "uncontended and contended: the floors hand the lock back and queue again in one transaction (a multi of the release's ops "
                  "and the next node's create, the listing behind it) where zklock sends the release and the create "
                  "apart: what a release-and-requeue call, which zklock does not have, would gain");
 }

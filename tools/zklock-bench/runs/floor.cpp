@@ -320,6 +320,7 @@ void grant(floor_client* c) {
     r->released = true;
     r->last_release = clock_type::now();
     const bool requeue = r->requeue && r->grants < r->total;
+    if (requeue) c->enqueued = clock_type::now();  // queued by the multi sent next, as enqueue() times its create
     if (r->release_proof || requeue) {
         auto* t = new release_txn;
         t->client = c;
@@ -350,7 +351,6 @@ void grant(floor_client* c) {
     }
     c->node.clear();
     if (requeue) {
-        c->enqueued = clock_type::now();
         send_listing(c);  // answered after the multi, which names our node
     } else if (r->grants < r->total) {
         enqueue(c);

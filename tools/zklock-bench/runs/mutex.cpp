@@ -179,7 +179,6 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
     fo.clients = r.clients;
     fo.release_proof = contended && o.floor_release_proof;
     fo.requeue = o.floor_requeue;
-    if (fo.requeue) r.extra["floor_requeue"] = true;
     bench_result floor;
     std::string measures;
     if (contended) {
@@ -209,6 +208,7 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
         measures = fo.requeue ? "one transaction (delete, the next create) + getChildren pipelined, one round trip"
                               : "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
     }
+    if (fo.requeue) r.extra["floor_requeue"] = true;
     floor.backend = "c-client floor";
     // By construction: one listing per cycle or turn, behind its create; in
     // turns, each waiter woken once, by its predecessor's deletion.
@@ -300,6 +300,11 @@ int bench_mutex_scenarios(const bench_options& o) {
                 try {
                     emit(run_floor_beside(on, r));
                 } catch (const zklock::error& e) {
+                    // Only the ways a connection ends: a refusal or a bug still ends the run.
+                    const auto ec = e.code();
+                    if (ec != errc::connection_loss && ec != errc::session_expired && ec != errc::operation_timeout &&
+                        ec != errc::timeout)
+                        throw;
                     std::cerr << "zklock bench: the C client's floor stopped (" << e.what()
                               << "); its row is left out\n";
                     r.extra["floor_failed"] = e.what();
