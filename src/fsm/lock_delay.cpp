@@ -65,7 +65,7 @@ std::vector<std::int32_t> queue_ahead::to_vector() const {
 
 queue_ahead sequences_ahead(const children_listing& children, std::string_view my_name) {
     const auto& sorted = children.sorted();
-    const auto mine = std::find_if(sorted.begin(), sorted.end(), [&](const node_view& n) { return n.name == my_name; });
+    const auto mine = children.find(my_name);
     if (mine == sorted.end()) return {};
     const auto count = static_cast<std::size_t>(mine - sorted.begin());
     // A short queue ahead is copied: it would otherwise keep the whole

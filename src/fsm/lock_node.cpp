@@ -216,9 +216,13 @@ queue_decision decide_read_write(const std::vector<lock_node>& sorted, std::stri
     return decide_rw(sorted, find_by_name(sorted, my_name));
 }
 
+std::vector<node_view>::const_iterator children_listing::find(std::string_view my_name) const {
+    return find_in(sorted(), my_name);
+}
+
 queue_decision decide(const queue_rule& rule, const children_listing& children, std::string_view my_name) {
     const auto& sorted = children.sorted();
-    const auto me = find_in(sorted, my_name);
+    const auto me = children.find(my_name);
     return rule.read_write ? decide_rw(sorted, me) : decide_permits(sorted, me, rule.permits);
 }
 

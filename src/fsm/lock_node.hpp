@@ -95,6 +95,9 @@ public:
     const std::vector<std::string>& children() const noexcept { return *children_; }
     /// The contenders in queue order (sorted_contenders' order, as views).
     const std::vector<node_view>& sorted() const;
+    /// Our node `my_name` in sorted(), found by its sequence (a binary
+    /// search), or sorted().end() when it is not there.
+    std::vector<node_view>::const_iterator find(std::string_view my_name) const;
     /// Their sequences in the same order, made once and shared by whoever
     /// keeps them past the listing (lock-delay's queue_ahead).
     const std::shared_ptr<const std::vector<std::int32_t>>& sequences() const;
