@@ -76,9 +76,10 @@ void add_floor_option(CLI::App& cmd, bench_cli& c) {
                  "sibling and hold on the sibling's creation: zklock's wire protocol on the C client's leanest loop, "
                  "so the handoff ratio leaves out the release's proof");
     cmd.add_flag("--floor-requeue", c.zookeeper.floor_requeue,
-                 "uncontended and contended: the floors hand the lock back and queue again in one transaction (a multi of the release's ops "
-                 "and the next node's create, the listing behind it) where zklock sends the release and the create "
-                 "apart: what a release-and-requeue call, which zklock does not have, would gain");
+                 "uncontended and contended: the floors hand the lock back and queue again in one transaction (a "
+                 "multi of the release's ops and the next node's create, the listing behind it) where zklock sends "
+                 "the release and the create apart: what a release-and-requeue call, which zklock does not have, "
+                 "would gain");
 }
 
 void add_curator_option(CLI::App& cmd, bench_cli& c) {
