@@ -6,11 +6,15 @@
 //   example_readme_zookeeper [--first-lock PROGRAM] [HOSTS]
 //
 // --first-lock also runs the README's first program (first_lock/, a whole
-// program of its own) against the same server, with ZKLOCK_CONNECT set.
+// program of its own) against the same server, with ZKLOCK_CONNECT set, and
+// against a closed loopback port, where it must say why and exit 1 (not die
+// in std::terminate).
 #include <zklock/zklock.hpp>
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/zookeeper_server.hpp>
+
+#include <sys/wait.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -220,6 +224,28 @@ bool first_lock(const std::string& program, const std::string& hosts) {
     return true;
 }
 
+// Runs the README's first program with ZKLOCK_CONNECT on a closed port; true
+// when it exited 1 with its "first_lock: " message and no std::terminate text.
+bool first_lock_without_server(const std::string& program) {
+    zklock::testing::TempDir dir("zklock-readme-");
+    const auto output = dir.path() / "output";
+    zklock::testing::ChildProcessOptions child_options;
+    child_options.env = {{"ZKLOCK_CONNECT", "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port())}};
+    child_options.output_path = output;
+    zklock::testing::ChildProcess child({program}, child_options);
+    const auto status = child.wait_exit(std::chrono::seconds(60));
+    std::ifstream in(output);
+    const std::string shown{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const bool exited_1 = status && WIFEXITED(*status) && WEXITSTATUS(*status) == 1;
+    if (!exited_1 || shown.rfind("first_lock: ", 0) != 0 || shown.find("terminate") != std::string::npos) {
+        std::cerr << "readme snippets: " << program << " without a server "
+                  << (status ? zklock::testing::describe_wait_status(*status) : "did not exit within 60 s")
+                  << " (expected exit 1 and a first_lock: message), printed:\n" << shown;
+        return false;
+    }
+    return true;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -254,6 +280,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     if (!first_lock_program.empty() && !first_lock(first_lock_program, hosts)) return 1;
+    if (!first_lock_program.empty() && !first_lock_without_server(first_lock_program)) return 1;
     std::cout << "readme snippets: every ZooKeeper snippet ran\n";
     return 0;
 }
