@@ -5,21 +5,22 @@ Two checks, both cheap (a few dpkg queries, no compiling, no server):
 
 1. What the configure step finds is installed by `scripts/setup --build`.
    zklock is configured with the default options in a temporary directory
-   (only configured: a few seconds), and every absolute path in its
-   CMakeCache.txt (the libraries, headers,
-   CMake packages and programs that find_package, pkg_check_modules,
-   find_program and the compiler checks found), and every path given with
-   --path (files the configure step tests with if(EXISTS) and does not cache,
-   such as the Curator jars), is mapped to the Debian package that owns it
-   with `dpkg-query -S`. Each such package must be in the list, or be pulled in
-   by a package in the list (Depends and Pre-Depends, followed through the
-   installed packages), or be essential. The default options build the tests
-   too, so every lookup behind a default-ON option is measured, the test
-   build's included; what an optional lookup found is measured too (the list
-   installs it, for the tests that use it). A fresh directory, not the
-   build's own cache: a cache keeps the entries of a lookup that was removed. A path no package
-   owns (a program installed by hand, say a Python of pyenv's) is named but
-   does not fail: a clean Debian machine finds the packaged one instead.
+   (configured only: seconds), and every absolute path in its CMakeCache.txt
+   (the libraries, headers, CMake packages and programs that find_package,
+   pkg_check_modules, find_program and the compiler checks found), and every
+   path given with --path (files the configure step tests with if(EXISTS)
+   and does not cache, such as the Curator jars), is mapped to the Debian
+   package that owns it with `dpkg-query -S`. Each such package must be in
+   the list, or be pulled in by a package in the list (Depends and
+   Pre-Depends, followed through the installed packages), or be essential.
+   The default options build the tests too, so every lookup behind a
+   default-ON option is measured, the test build's included; what an
+   optional lookup found (doxygen, go, javac) is measured too, since the list
+   installs it for the tests that use it, and what it did not find is not.
+   A fresh directory rather than the build's own cache, which keeps the
+   entries of a lookup that was removed. A path no package owns (a program
+   installed by hand, say a Python of pyenv's) is named but does not fail:
+   a clean Debian machine finds the packaged one instead.
 
 2. debian/control's Build-Depends are `scripts/setup --package`'s list, less
    the packaging tools (PACKAGING_ONLY).
@@ -41,7 +42,7 @@ import tempfile
 # which Build-Depends leave out by Debian policy (build-essential is assumed),
 # and the tools that build and check the packages (debhelper is named by
 # debhelper-compat in Build-Depends).
-PACKAGING_ONLY = {"build-essential", "debhelper", "dpkg-dev", "fakeroot", "lintian"}
+PACKAGING_ONLY = {"build-essential", "debhelper", "dpkg-dev", "lintian"}
 # In Build-Depends and not a package of the list: debhelper's compatibility
 # level, the build system's own dependency.
 CONTROL_ONLY = {"debhelper-compat"}
@@ -179,8 +180,8 @@ def check_found(args, findings):
     for path in paths:
         if path not in owned:
             target = os.path.realpath(path)
-            if target in paths and re.match(r"^/usr/(s?bin|lib)/", target) and target == path:
-                target = target[len("/usr"):]
+            if target == path and re.match(r"^/usr/(s?bin|lib)/", path):
+                target = path[len("/usr"):]
             targets[path] = target
     owned_targets = owners(sorted(set(targets.values())))
     for path, target in targets.items():
@@ -200,10 +201,11 @@ def check_found(args, findings):
         if not owned[path] & have:
             for name in sorted(owned[path]):
                 needed.setdefault(name, []).append(f"{key} = {path}")
-    # A needed package that another needed one pulls in is named only through that one.
-    for name in list(needed):
-        if any(name in closure([other], packages, provides) for other in needed if other != name):
-            del needed[name]
+    # A needed package that another needed one pulls in (and that does not
+    # pull that one in turn) is named only through that one.
+    pulls = {name: closure([name], packages, provides) for name in needed}
+    for name in [n for n in needed if any(n in pulls[o] and o not in pulls[n] for o in needed if o != n)]:
+        del needed[name]
     for name, uses in sorted(needed.items()):
         findings.append(f"{name} is needed by the configure step ({'; '.join(uses)}) but scripts/setup --build "
                         f"neither lists it nor installs it with a package it lists: add {name} to scripts/setup")
