@@ -1,5 +1,6 @@
 // zklock::open_lock_service: every backend opened by name against the real
 // servers it needs, the options it refuses, and Lock::stats() of a waiter.
+#include "proof_support.hpp"
 #include "silent_listener.hpp"
 #include "support.hpp"
 
@@ -321,18 +322,22 @@ TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
     Lock waiter = waiter_service->make_lock(lock_name);
     holder.lock();
 
-    std::promise<std::error_code> granted;
-    waiter.async_lock([&granted](std::error_code ec) { granted.set_value(ec); });
-    auto grant = granted.get_future();
+    // The grant as the waiter records it, after the release the test notes
+    // before it makes it: one noted earlier came while the lock was held.
+    GrantLog log;
+    log.holds("holder");
+    auto grant = log.lock(waiter, "waiter");
     std::string how;
     ASSERT_TRUE(wait_until_waiting(waiter, lock_name, how)) << "never seen waiting: " << how;
     EXPECT_EQ(grant.wait_for(0s), std::future_status::timeout) << "granted while the lock was held";
     EXPECT_FALSE(waiter.is_held());
 
+    log.releasing("holder");
     auto released = holder.async_unlock(boost::asio::use_future);
     EXPECT_FALSE(get_within(released));
     EXPECT_FALSE(get_within(grant));
     EXPECT_TRUE(waiter.is_held());
+    EXPECT_EQ(log.entries(), (std::vector<std::string>{"-holder", "+waiter"})) << "granted while the lock was held";
     auto released_again = waiter.async_unlock(boost::asio::use_future);
     EXPECT_FALSE(get_within(released_again));
 

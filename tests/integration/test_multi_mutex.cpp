@@ -3,6 +3,7 @@
 // Mutexes, cancellation and timeouts that leave nothing, loss of the whole set.
 // The tests share one server (each on its own paths).
 #include "fault_support.hpp"
+#include "proof_support.hpp"
 #include "support.hpp"
 
 #include "fsm/lock_set.hpp"
@@ -18,6 +19,7 @@
 #include <atomic>
 #include <map>
 #include <random>
+#include <set>
 
 using namespace zklock;
 using namespace zklock::test;
@@ -61,16 +63,24 @@ TEST_F(MultiMutexTest, ASetHoldsEveryPathWithOneTokenAndOthersWaitOnlyWhereItHol
     EXPECT_TRUE(c.try_lock()) << "c is not in the held set";
     c.unlock();
 
-    auto waiting = bc.async_lock(boost::asio::use_future);
+    GrantLog log;
+    log.holds("ab");
+    auto waiting = log.lock(bc, "bc");
     wait_for_contenders(*observer, p[1], 2, 10s);
-    EXPECT_EQ(waiting.wait_for(0s), std::future_status::timeout);
     // bc's node is on the server; its position follows once bc has read the queue.
     EXPECT_TRUE(wait_until([&] { return bc.queue_positions()[0] == std::optional<std::size_t>(1); }))
         << "position on " << p[1] << ": " << bc.queue_positions()[0].value_or(0);
+    // It watches ab's node on b and nothing else (c it holds): that node is
+    // still there, so bc has been told nothing since it decided to wait.
+    std::set<std::string> seen;
+    EXPECT_TRUE(watches_exactly(*server_, *s2, {ab.node_paths()[1]}, seen)) << "bc watches " << listed(seen);
+    EXPECT_EQ(waiting.wait_for(0s), std::future_status::timeout);
+    log.releasing("ab");
     auto released = ab.async_unlock(boost::asio::use_future);
     EXPECT_FALSE(get_within(released));
     EXPECT_FALSE(get_within(waiting));
     EXPECT_TRUE(bc.is_held());
+    EXPECT_EQ(log.entries(), (std::vector<std::string>{"-ab", "+bc"})) << "bc was granted while ab held b";
     EXPECT_GT(bc.fencing_token(), 0);
     bc.unlock();
 }

@@ -1,3 +1,4 @@
+#include "proof_support.hpp"
 #include "support.hpp"
 
 #include <zklock/diagnostics.hpp>
@@ -352,15 +353,22 @@ TEST_F(MutexTest, AReleasedSiblingSomebodyLeftNeitherGrantsTheWaiterNorBlocksThe
     EXPECT_FALSE(get_within(held));
     const auto sibling = holder.node_path() + ".released";
     zklock::testing::create_node(*a, sibling);
-    auto granted = waiter.async_lock(boost::asio::use_future);
+    GrantLog log;
+    log.holds("holder");
+    auto granted = log.lock(waiter, "waiter");
     wait_for_contenders(*a, path, 2, 20s);
-    wait_for_watcher(*b, sibling);  // its exists() found the sibling there
-    wait_for_watcher(*b, holder.node_path());
+    // Its exists() found the sibling there and it watches the holder's node:
+    // it looked at both and decided to wait. Both are still there, so it has
+    // been told nothing since that could grant it before the release.
+    std::set<std::string> seen;
+    EXPECT_TRUE(watches_exactly(*server_, *b, {sibling, holder.node_path()}, seen)) << "the waiter watches " << listed(seen);
     EXPECT_EQ(granted.wait_for(0s), std::future_status::timeout) << "granted while the holder holds";
+    log.releasing("holder");
     auto released = holder.async_unlock(boost::asio::use_future);
     EXPECT_FALSE(get_within(released)) << "the release failed";
     EXPECT_FALSE(get_within(granted));
     EXPECT_TRUE(waiter.is_held());
+    EXPECT_EQ(log.entries(), (std::vector<std::string>{"-holder", "+waiter"})) << "granted while the holder holds";
     waiter.unlock();
     zklock::testing::delete_node(*a, sibling);
 }

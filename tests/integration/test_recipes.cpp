@@ -1,3 +1,4 @@
+#include "proof_support.hpp"
 #include "support.hpp"
 
 #include <zklock/leader_election.hpp>
@@ -87,6 +88,9 @@ TEST_F(RecipeTest, SemaphoreGrantsInArrivalOrderAndReportsPositions) {
     auto second = holders.permit();
     first.lock();
     second.lock();
+    GrantLog log(2);
+    log.holds("first");
+    log.holds("second");
     constexpr int waiters = 4;
     std::vector<std::unique_ptr<Session>> sessions;
     std::vector<QueueLock> permits;
@@ -101,7 +105,7 @@ TEST_F(RecipeTest, SemaphoreGrantsInArrivalOrderAndReportsPositions) {
             std::lock_guard lk(m);
             positions[static_cast<std::size_t>(i)].push_back(p);
         });
-        grants.push_back(locking(permits.back()));
+        grants.push_back(log.lock(permits.back(), "p" + std::to_string(i)));
         ASSERT_TRUE(wait_until([&] {
             std::lock_guard lk(m);
             return !positions[static_cast<std::size_t>(i)].empty();
@@ -109,20 +113,40 @@ TEST_F(RecipeTest, SemaphoreGrantsInArrivalOrderAndReportsPositions) {
         std::lock_guard lk(m);
         EXPECT_EQ(positions[static_cast<std::size_t>(i)].front(), static_cast<std::size_t>(i + 2));
     }
+    // A waiter watches the two nodes just ahead of it. One whose watches all
+    // stand on nodes that are still there has been told of no change since it
+    // decided to wait, so it cannot be granted before the test releases one
+    // of them: then a grant still pending is not pending by luck.
+    const auto watching = [&](std::size_t waiter, const std::set<std::string>& nodes) {
+        std::set<std::string> seen;
+        EXPECT_TRUE(watches_exactly(*server_, *sessions[waiter], nodes, seen))
+            << "waiter " << waiter << " watches " << listed(seen) << ", not " << listed(nodes);
+    };
+    watching(1, {second.node_path(), permits[0].node_path()});
+    log.releasing("first");
     first.unlock();
     EXPECT_FALSE(get_within(grants[0]));
     EXPECT_TRUE(permits[0].is_held());
+    watching(1, {second.node_path(), permits[0].node_path()});  // both still held: not woken
     EXPECT_EQ(grants[1].wait_for(0ms), std::future_status::timeout) << "granted out of order";
+    log.releasing("second");
     second.unlock();
     EXPECT_FALSE(get_within(grants[1]));
     EXPECT_TRUE(permits[1].is_held());
+    watching(3, {permits[1].node_path(), permits[2].node_path()});
+    log.releasing("p0");
     permits[0].unlock();
     EXPECT_FALSE(get_within(grants[2]));
     EXPECT_TRUE(permits[2].is_held());
+    watching(3, {permits[1].node_path(), permits[2].node_path()});  // both still held: not woken
     EXPECT_EQ(grants[3].wait_for(0ms), std::future_status::timeout);
+    log.releasing("p1");
     permits[1].unlock();
     EXPECT_FALSE(get_within(grants[3]));
     EXPECT_TRUE(permits[3].is_held());
+    // Each grant came after the release that made room for it, never beside two holders.
+    EXPECT_EQ(log.entries(), (std::vector<std::string>{"-first", "+p0", "-second", "+p1", "-p0", "+p2", "-p1", "+p3"}));
+    EXPECT_TRUE(log.crowded().empty()) << log.crowded().front();
     std::lock_guard lk(m);
     EXPECT_EQ(positions[3].front(), 5u);
     EXPECT_LT(positions[3].back(), 2u) << "the last waiter was not told it reached a slot";
@@ -216,13 +240,25 @@ TEST_F(RecipeTest, PermitsOfEverySemaphoreObjectOnAPathShareOneCount) {
     Lock second = sem.permit();
     EXPECT_FALSE(second.try_lock_for(100ms));
     EXPECT_EQ(queue_length(path), 2u) << "a try that found no permit left its node";
-    std::promise<std::error_code> granted;
-    second.async_lock([&](std::error_code ec) { granted.set_value(ec); });
-    wait_for_contenders(*a, path, 3, 20s);
+    GrantLog log(2);
+    log.holds("held");
+    log.holds("first");
+    auto f = log.lock(second, "second");
+    const auto queue = wait_for_contenders(*a, path, 3, 20s);
+    // It watches the two holders' nodes (and its session nothing else): both
+    // are still there, so it has been told nothing since it decided to wait,
+    // and only the release below can grant it.
+    ASSERT_EQ(queue.size(), 3u);
+    std::set<std::string> seen;
+    EXPECT_TRUE(watches_exactly(*server_, *a, {path + "/" + queue[0].node, path + "/" + queue[1].node}, seen))
+        << "the third permit's session watches " << listed(seen);
+    EXPECT_FALSE(second.is_held()) << "a third permit was granted beside two holders";
+    log.releasing("first");
     first.unlock();
-    auto f = granted.get_future();
     EXPECT_FALSE(get_within(f)) << "the permit given back did not go to the waiting permit";
     EXPECT_TRUE(second.is_held());
+    EXPECT_EQ(log.entries(), (std::vector<std::string>{"-first", "+second"}));
+    EXPECT_TRUE(log.crowded().empty()) << log.crowded().front();
     // A count the directory disagrees with fails the Lock too, and says why.
     Lock wrong = Semaphore(*b, path, 3).permit();
     std::error_code ec;
@@ -327,18 +363,32 @@ TEST_F(RecipeTest, ReadersOverlapAndWritersExcludeEveryone) {
     auto b = connect();
     auto c = connect();
     SharedMutex ra(*a, path), rb(*b, path), wc(*c, path);
+    // Each refused try is proven by its own record: it queued (it listed and
+    // found its place behind the holders) and left without a grant.
+    const auto wc_events = EventRecord::on(wc.writer());
+    const auto ra_events = EventRecord::on(ra.reader());
+    const auto rb_events = EventRecord::on(rb.writer());
+    const auto queued_then_left = [](EventRecord& r, std::size_t position, const char* who) {
+        const auto last = r.wait_for_last({lock_event_kind::queued, lock_event_kind::left});
+        ASSERT_TRUE(last) << who << " did not queue and leave: " << r.kinds();
+        EXPECT_EQ(last->at(0).position, position) << who;
+        EXPECT_EQ(last->at(1).reason, errc::timeout) << who;
+    };
     {
         std::shared_lock r1(ra);
         std::shared_lock r2(rb);  // does not wait for r1
         EXPECT_TRUE(ra.reader().is_held());
         EXPECT_TRUE(rb.reader().is_held());
         EXPECT_FALSE(wc.try_lock_for(200ms));
+        queued_then_left(*wc_events, 2, "the writer beside two readers");
     }
     std::unique_lock w(wc);
     EXPECT_TRUE(wc.writer().is_held());
     EXPECT_GT(wc.writer().fencing_token(), 0);
     EXPECT_FALSE(ra.try_lock_shared_for(200ms));
+    queued_then_left(*ra_events, 1, "a reader beside the writer");
     EXPECT_FALSE(rb.try_lock_for(200ms));
+    queued_then_left(*rb_events, 1, "a second writer");
     const auto queue = wc.contenders();
     ASSERT_EQ(queue.size(), 1u);
     EXPECT_FALSE(queue[0].shared);
@@ -424,15 +474,23 @@ TEST_F(RecipeTest, ObserversSeeEveryLeaderChange) {
     auto o = connect();
     LeaderElection member(*s, path, "worker-1");
     LeaderElection observer(*o, path, "observer");
+    // The wait has looked and found nobody leading once it watches for the
+    // election to appear (an exists watch on its path): from then on only a
+    // change there can complete it, and the test makes none before checking.
+    std::set<std::string> seen;
     auto first = observer.async_wait_leader_change(std::nullopt, boost::asio::use_future);
-    EXPECT_EQ(first.wait_for(200ms), std::future_status::timeout) << "reported a leader while nobody leads";
+    EXPECT_TRUE(watches_exactly(*server_, *o, {path}, seen)) << "the observer watches " << listed(seen);
+    EXPECT_EQ(first.wait_for(0ms), std::future_status::timeout) << "reported a leader while nobody leads";
     member.campaign();
     auto [ec, info] = get_within(first);
     EXPECT_FALSE(ec);
     ASSERT_TRUE(info.has_value());
     EXPECT_EQ(info->participant_id, "worker-1");
+    // It has read the leader and found the known one once it watches the
+    // leader's node (and only that: an observer watches nothing else).
     auto next = observer.async_wait_leader_change(info, boost::asio::use_future);
-    EXPECT_EQ(next.wait_for(200ms), std::future_status::timeout) << "reported a change that did not happen";
+    EXPECT_TRUE(watches_exactly(*server_, *o, {path + "/" + info->node}, seen)) << "the observer watches " << listed(seen);
+    EXPECT_EQ(next.wait_for(0ms), std::future_status::timeout) << "reported a change that did not happen";
     member.resign();
     auto [ec2, info2] = get_within(next);
     EXPECT_FALSE(ec2);
@@ -496,7 +554,19 @@ TEST_F(RecipeTest, ReconnectWithinTheSessionTimeoutKeepsTheLeader) {
     std::atomic<int> losses{0};
     leader.on_lost([&](std::error_code) { ++losses; });
     const auto term = leader.campaign();
-    auto second = follower.async_campaign(boost::asio::use_future);
+    // The follower's term as it records it: its grant notes whether the
+    // leader had begun to resign (which the test notes before it does).
+    struct record {
+        std::atomic<bool> resigning{false};
+        std::atomic<bool> granted_before_the_resign{false};
+        std::promise<std::pair<std::error_code, Leadership>> granted;
+    };
+    auto r = std::make_shared<record>();  // the completion may run after the test gave up
+    follower.async_campaign([r](std::error_code ec, Leadership t) {
+        if (!r->resigning) r->granted_before_the_resign = true;
+        r->granted.set_value({ec, std::move(t)});
+    });
+    auto second = r->granted.get_future();
     ASSERT_TRUE(wait_until([&] { return follower.queue_position() == 1u; }));
     server_->stop();
     ASSERT_TRUE(log.wait_for(session_event::suspended));
@@ -505,13 +575,23 @@ TEST_F(RecipeTest, ReconnectWithinTheSessionTimeoutKeepsTheLeader) {
     ASSERT_TRUE(follower_log.wait_for(session_event::reconnected));  // its leader() below needs the session back
     EXPECT_TRUE(leader.is_leader());
     EXPECT_EQ(losses, 0);
-    EXPECT_EQ(second.wait_for(300ms), std::future_status::timeout) << "a second leader after a reconnect";
+    // The restarted server holds the follower's watches on the leader's node
+    // and on its release mark (re-armed by its client, or set anew after a
+    // listing that found the leader ahead): the node is still there and the
+    // mark absent, so nothing the follower was told since it last decided to
+    // wait can have made it the leader.
+    std::set<std::string> seen;
+    EXPECT_TRUE(watches_exactly(*server_, *b, {leader.node_path(), leader.node_path() + ".released"}, seen))
+        << "the follower watches " << listed(seen);
+    EXPECT_EQ(second.wait_for(0ms), std::future_status::timeout) << "a second leader after a reconnect";
     const auto now = follower.leader();
     ASSERT_TRUE(now.has_value());
     EXPECT_EQ(now->epoch, term.epoch);
+    r->resigning = true;
     leader.resign();
     auto [ec, t2] = get_within(second);
     EXPECT_FALSE(ec);
+    EXPECT_FALSE(r->granted_before_the_resign) << "a second leader after a reconnect";
     EXPECT_GT(t2.epoch, term.epoch);
     follower.resign();
 }

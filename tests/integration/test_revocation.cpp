@@ -5,6 +5,7 @@
 // of the node it watches) for a release mark; every recipe where revocation
 // means something: a semaphore's permits, a read-write lock's readers, a lock
 // set, an election's leader; bad requests get a clear error.
+#include "proof_support.hpp"
 #include "support.hpp"
 
 #include <zklock/acl.hpp>
@@ -127,9 +128,9 @@ TEST_F(RevocationTest, AMutexThatIsNotRevocableKeepsTheLockAndItsWaiterDoesNotTa
     holder.lock();
     const auto node = holder.node_path();
     Mutex waiter(*s2, path);  // marks its releases and trusts its predecessor's marks
-    const auto granted = std::make_shared<std::promise<std::error_code>>();
-    auto grant = granted->get_future();
-    waiter.async_lock([granted](std::error_code ec) { granted->set_value(ec); });
+    GrantLog log;
+    log.holds("holder");
+    auto grant = log.lock(waiter, "waiter");
     ASSERT_EQ(wait_for_contenders(*s2, path, 2, 10s).size(), 2u);
     ASSERT_TRUE(wait_until([&] { return waiter.queue_position() == 1u; }));
 
@@ -140,17 +141,23 @@ TEST_F(RevocationTest, AMutexThatIsNotRevocableKeepsTheLockAndItsWaiterDoesNotTa
     EXPECT_FALSE(asked->reason) << asked->reason.message();
     EXPECT_TRUE(holder.is_held());
     // The waiter was told of a data change of the node it watches (as by a
-    // release mark); once it has looked (its read, then this listing on its
-    // session, answered in order), it still waits.
+    // release mark), which spent its watch there. Once it has looked and
+    // decided to wait it watches the node again: the server shows that watch,
+    // and a waiter that had taken the request for a release would not set it.
     ASSERT_TRUE(wait_until([&] { return waiter.stats().wakeups >= 1; }));
+    EXPECT_TRUE(wait_until([&] { return watches(server_->four_letter_word("wchp"), node, s2->session_id()); }))
+        << "the waiter does not watch the holder's node again";
     EXPECT_EQ(data_of(*s2, path, node), "__REVOKE__");
     EXPECT_EQ(grant.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
         << "the waiter took the revocation request for its predecessor's release: it holds beside the holder";
     EXPECT_TRUE(holder.is_held());
     EXPECT_EQ(events->kinds(), (std::vector<lock_event_kind>{lock_event_kind::queued, lock_event_kind::granted,
                                                              lock_event_kind::revocation_requested}));
+    log.releasing("holder");
     holder.unlock();
     EXPECT_FALSE(get_within(grant));
+    EXPECT_EQ(log.entries(), (std::vector<std::string>{"-holder", "+waiter"}))
+        << "the waiter took the revocation request for its predecessor's release: it held beside the holder";
     waiter.unlock();
 }
 

@@ -36,6 +36,15 @@ public:
     /// What the backend keeps on its servers for lock `name` (nodes, keys, rows
     /// held): 0 when nothing is held or queued.
     virtual std::size_t leftovers(const std::string& name) = 0;
+    /// Waits (deadline 20 s) until the backend shows `waiter`, a lock of
+    /// `client`'s on `name`, waiting behind the holder, with `waiters` waiting
+    /// in all where the servers tell; false when it does not. `how` says what
+    /// was checked. A waiter seen so can only be granted by what the holder
+    /// does next. The default, for backends whose waiters leave no trace on the
+    /// servers (they ask again): `waiter` has asked twice and holds nothing, so
+    /// it was refused at least once after the holder's grant.
+    virtual bool waits(LockService& client, Lock& waiter, const std::string& name, std::size_t waiters,
+                       std::string& how);
 };
 
 /// A client whose connections run through FaultyLinks (one per server), so

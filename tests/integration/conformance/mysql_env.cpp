@@ -122,6 +122,20 @@ public:
         return 0;
     }
 
+    bool waits(LockService& client, Lock& waiter, const std::string& name, std::size_t waiters,
+               std::string& how) override {
+        if (kind_ != my_kind::advisory && kind_ != my_kind::row) return BackendEnv::waits(client, waiter, name, waiters, how);
+        how = std::to_string(waiters) + " statement(s) of the lock wait in the server's PROCESSLIST";
+        const auto pattern = kind_ == my_kind::advisory ? "%GET_LOCK(''zklock:" + name + "''%"
+                                                        : "%FROM zklock_rows WHERE name = ''" + name + "'' FOR UPDATE%";
+        return zklock::test::wait_until(
+            [&] {
+                return count(server_.query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE "
+                                           "ID <> CONNECTION_ID() AND INFO LIKE " + sql_quoted(pattern))) == waiters;
+            },
+            20s);
+    }
+
 private:
     std::unique_ptr<LockService> open(const std::string& address) const {
         MysqlOptions o;

@@ -85,6 +85,21 @@ public:
         return static_cast<std::size_t>(std::stoul(server_.psql(sql)));
     }
 
+    bool waits(LockService& client, Lock& waiter, const std::string& name, std::size_t waiters,
+               std::string& how) override {
+        if (kind_ != pg_kind::advisory && kind_ != pg_kind::row) return BackendEnv::waits(client, waiter, name, waiters, how);
+        const std::string method = kind_ == pg_kind::advisory ? "advisory" : "row";
+        how = std::to_string(waiters) + " connection(s) of the lock wait on a lock in pg_stat_activity";
+        return zklock::test::wait_until(
+            [&] {
+                return server_.psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = " +
+                                    quoted(("zklock-" + method + ":" + name).substr(0, 63)) +
+                                    " AND state = 'active' AND wait_event_type = 'Lock'") ==
+                       std::to_string(waiters) + "\n";
+            },
+            20s);
+    }
+
 private:
     std::unique_ptr<LockService> open(const std::string& conninfo) const {
         PostgresOptions o;

@@ -3,6 +3,7 @@
 // its capabilities(), never silently.
 #include "backend_env.hpp"
 
+#include "../proof_support.hpp"
 #include "../support.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -14,9 +15,16 @@
 
 namespace zklock::conformance {
 
+using namespace std::chrono_literals;
+
 std::map<std::string, EnvFactory>& registry() {
     static std::map<std::string, EnvFactory> backends;
     return backends;
+}
+
+bool BackendEnv::waits(LockService&, Lock& waiter, const std::string&, std::size_t, std::string& how) {
+    how = "the waiter asked twice while the lock was held and holds nothing";
+    return zklock::test::wait_until([&] { return waiter.stats().attempts >= 2 && !waiter.is_held(); }, 20s);
 }
 
 namespace {
@@ -124,7 +132,11 @@ TEST_P(Conformance, CancelledAcquireLeavesNothing) {
     std::promise<std::error_code> result;
     waiter.async_lock(boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec) { result.set_value(ec); }));
     auto f = result.get_future();
-    EXPECT_EQ(f.wait_for(300ms), std::future_status::timeout) << "acquired a held lock";
+    // Seen waiting behind the holder, the waiter can be granted only by the
+    // holder's release, which does not come before the cancel.
+    std::string how;
+    ASSERT_TRUE(env_->waits(*b, waiter, lock_name, 1, how)) << "never seen waiting: " << how;
+    EXPECT_EQ(f.wait_for(0ms), std::future_status::timeout) << "acquired a held lock (seen waiting: " << how << ")";
     cancel.emit(boost::asio::cancellation_type::terminal);
     EXPECT_EQ(get_within(f), std::errc::operation_canceled);
     EXPECT_FALSE(waiter.is_held());
@@ -267,22 +279,37 @@ TEST_P(Conformance, GrantsFollowArrivalOrderWhenFair) {
     Lock holder = a->make_lock(lock_name);
     if (!holder.capabilities().fair_fifo) GTEST_SKIP() << "not FIFO by design: " << holder.capabilities().limits;
     holder.lock();
+    // The grants as the waiters record them, between the releases the test
+    // notes before it makes them: a waiter that overtook another is noted
+    // granted before it, one granted beside a holder is crowded.
+    zklock::test::GrantLog log;
+    log.holds("holder");
     std::vector<std::unique_ptr<LockService>> services;
     std::vector<Lock> waiters;
     std::vector<std::future<std::error_code>> grants;
+    std::vector<std::string> expected{"-holder"};
     for (int i = 0; i < 4; ++i) {
         services.push_back(env_->client());
         waiters.push_back(services.back()->make_lock(lock_name));
-        grants.push_back(waiters.back().async_lock(boost::asio::use_future));
+        grants.push_back(log.lock(waiters.back(), "w" + std::to_string(i)));
         ASSERT_TRUE(wait_until([&] { return env_->leftovers(lock_name) == static_cast<std::size_t>(i + 2); }));
+        std::string how;
+        ASSERT_TRUE(env_->waits(*services.back(), waiters.back(), lock_name, static_cast<std::size_t>(i + 1), how))
+            << "waiter " << i << " never seen waiting: " << how;
+        expected.push_back("+w" + std::to_string(i));
+        expected.push_back("-w" + std::to_string(i));
     }
+    log.releasing("holder");
     holder.unlock();
     for (std::size_t i = 0; i < waiters.size(); ++i) {
         EXPECT_FALSE(get_within(grants[i]));
         for (std::size_t j = i + 1; j < waiters.size(); ++j)
             EXPECT_EQ(grants[j].wait_for(0ms), std::future_status::timeout) << j << " overtook " << i;
+        log.releasing("w" + std::to_string(i));
         waiters[i].unlock();
     }
+    EXPECT_EQ(log.entries(), expected) << "granted out of arrival order";
+    EXPECT_TRUE(log.crowded().empty()) << log.crowded().front();
 }
 
 std::vector<std::string> backends() {

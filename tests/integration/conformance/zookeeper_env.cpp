@@ -1,9 +1,16 @@
 #include "backend_env.hpp"
 
+#include "../support.hpp"
+
 #include <zklock/mutex.hpp>
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/backend_servers.hpp>
 #include <zklock/zookeeper_lock_service.hpp>
+
+#include <chrono>
+#include <string>
+#include <system_error>
+#include <vector>
 
 namespace zklock::conformance {
 namespace {
@@ -48,10 +55,31 @@ public:
         return list_contenders(static_cast<ZooKeeperService&>(*admin).session(), path(name)).size();
     }
 
+    bool waits(LockService& client, Lock&, const std::string& name, std::size_t waiters, std::string& how) override {
+        how = "the queue holds the holder and " + std::to_string(waiters) +
+              " waiter(s), and the waiter's session watches the node just ahead of its own (wchp)";
+        const auto id = static_cast<ZooKeeperService&>(client).session().session_id();
+        auto admin = this->client();
+        auto& observer = static_cast<ZooKeeperService&>(*admin).session();
+        return test::wait_until(
+            [&] {
+                std::error_code ec;
+                const auto queue = list_contenders(observer, path(name), ec);
+                if (ec || queue.size() != waiters + 1) return false;
+                for (std::size_t i = 1; i < queue.size(); ++i)
+                    if (queue[i].owner_session == id)
+                        return test::watches(server_.four_letter_word("wchp"), path(name) + "/" + queue[i - 1].node, id);
+                return false;
+            },
+            std::chrono::seconds(20));
+    }
+
 private:
     static testing::BackendServersOptions options() {
         testing::BackendServersOptions o;
         o.zookeeper.tick_time_ms = 100;
+        // wchp shows which sessions watch which node (waits()).
+        o.zookeeper.extra_config = {"4lw.commands.whitelist=ruok,srvr,mntr,stat,cons,wchp"};
         return o;
     }
     static std::string path(const std::string& name) { return std::string(root) + "/" + name; }
