@@ -147,7 +147,10 @@ TEST_F(RevocationTest, AMutexThatIsNotRevocableKeepsTheLockAndItsWaiterDoesNotTa
     ASSERT_TRUE(wait_until([&] { return waiter.stats().wakeups >= 1; }));
     EXPECT_TRUE(wait_until([&] { return watches(server_->four_letter_word("wchp"), node, s2->session_id()); }))
         << "the waiter does not watch the holder's node again";
+    // That read's reply comes to the waiter before this listing's on its
+    // session, and the waiter decides on it: by now it has decided.
     EXPECT_EQ(data_of(*s2, path, node), "__REVOKE__");
+    EXPECT_FALSE(waiter.is_held()) << "the waiter took the revocation request for its predecessor's release";
     EXPECT_EQ(grant.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
         << "the waiter took the revocation request for its predecessor's release: it holds beside the holder";
     EXPECT_TRUE(holder.is_held());
