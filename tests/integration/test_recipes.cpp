@@ -474,9 +474,10 @@ TEST_F(RecipeTest, ObserversSeeEveryLeaderChange) {
     auto o = connect();
     LeaderElection member(*s, path, "worker-1");
     LeaderElection observer(*o, path, "observer");
-    // The wait has looked and found nobody leading once it watches for the
-    // election to appear (an exists watch on its path): from then on only a
-    // change there can complete it, and the test makes none before checking.
+    // The wait has looked once it watches for the election to appear (an
+    // exists watch on its path), before anybody campaigns: a wait that
+    // completed on that look would report nobody, which the check of its
+    // result after the campaign refuses.
     std::set<std::string> seen;
     auto first = observer.async_wait_leader_change(std::nullopt, boost::asio::use_future);
     EXPECT_TRUE(watches_exactly(*server_, *o, {path}, seen)) << "the observer watches " << listed(seen);
@@ -486,8 +487,10 @@ TEST_F(RecipeTest, ObserversSeeEveryLeaderChange) {
     EXPECT_FALSE(ec);
     ASSERT_TRUE(info.has_value());
     EXPECT_EQ(info->participant_id, "worker-1");
-    // It has read the leader and found the known one once it watches the
-    // leader's node (and only that: an observer watches nothing else).
+    // It has read the leader once it watches the leader's node (and only
+    // that: an observer watches nothing else), before the resign: a wait that
+    // completed on that read would report the same leader, which the check of
+    // its result after the resign refuses.
     auto next = observer.async_wait_leader_change(info, boost::asio::use_future);
     EXPECT_TRUE(watches_exactly(*server_, *o, {path + "/" + info->node}, seen)) << "the observer watches " << listed(seen);
     EXPECT_EQ(next.wait_for(0ms), std::future_status::timeout) << "reported a change that did not happen";
