@@ -46,8 +46,9 @@ inline std::set<std::string> watched_by(const std::string& wchp, std::int64_t se
 /// Waits (deadline `timeout`) until `server` lists `session` as watching
 /// exactly `nodes` (wchp, which the server must whitelist); returns whether it
 /// did, and the last set seen in `seen`.
-inline bool watches_exactly(testing::ZooKeeperServer& server, const Session& session, const std::set<std::string>& nodes,
-                            std::set<std::string>& seen, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+inline bool watches_exactly(testing::ZooKeeperServer& server, const Session& session,
+                            const std::set<std::string>& nodes, std::set<std::string>& seen,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         seen = watched_by(server.four_letter_word("wchp", std::chrono::seconds(5)), session.session_id());
@@ -153,16 +154,17 @@ public:
 
     /// Waits (deadline `timeout`) until the last events are of `kinds`;
     /// returns them, or none when they do not come.
-    std::optional<std::vector<lock_event>> wait_for_last(const std::vector<lock_event_kind>& kinds,
-                                                          std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    std::optional<std::vector<lock_event>> wait_for_last(
+        const std::vector<lock_event_kind>& kinds, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         for (;;) {
             {
                 std::lock_guard lk(m_);
+                const auto n = static_cast<std::ptrdiff_t>(kinds.size());
                 if (seen_.size() >= kinds.size() &&
-                    std::equal(kinds.begin(), kinds.end(), seen_.end() - static_cast<std::ptrdiff_t>(kinds.size()),
+                    std::equal(kinds.begin(), kinds.end(), seen_.end() - n,
                                [](lock_event_kind k, const lock_event& e) { return e.kind == k; }))
-                    return std::vector<lock_event>(seen_.end() - static_cast<std::ptrdiff_t>(kinds.size()), seen_.end());
+                    return std::vector<lock_event>(seen_.end() - n, seen_.end());
             }
             if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
             std::this_thread::sleep_for(std::chrono::milliseconds(5));  // allowed: polling interval of a deadline wait

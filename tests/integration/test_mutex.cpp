@@ -361,7 +361,8 @@ TEST_F(MutexTest, AReleasedSiblingSomebodyLeftNeitherGrantsTheWaiterNorBlocksThe
     // it looked at both and decided to wait. Both are still there, so it has
     // been told nothing since that could grant it before the release.
     std::set<std::string> seen;
-    EXPECT_TRUE(watches_exactly(*server_, *b, {sibling, holder.node_path()}, seen)) << "the waiter watches " << listed(seen);
+    EXPECT_TRUE(watches_exactly(*server_, *b, {sibling, holder.node_path()}, seen))
+        << "the waiter watches " << listed(seen);
     EXPECT_EQ(granted.wait_for(0s), std::future_status::timeout) << "granted while the holder holds";
     log.releasing("holder");
     auto released = holder.async_unlock(boost::asio::use_future);

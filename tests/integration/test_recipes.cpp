@@ -492,7 +492,8 @@ TEST_F(RecipeTest, ObserversSeeEveryLeaderChange) {
     // completed on that read would report the same leader, which the check of
     // its result after the resign refuses.
     auto next = observer.async_wait_leader_change(info, boost::asio::use_future);
-    EXPECT_TRUE(watches_exactly(*server_, *o, {path + "/" + info->node}, seen)) << "the observer watches " << listed(seen);
+    EXPECT_TRUE(watches_exactly(*server_, *o, {path + "/" + info->node}, seen))
+        << "the observer watches " << listed(seen);
     EXPECT_EQ(next.wait_for(0ms), std::future_status::timeout) << "reported a change that did not happen";
     member.resign();
     auto [ec2, info2] = get_within(next);

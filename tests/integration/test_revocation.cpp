@@ -141,14 +141,13 @@ TEST_F(RevocationTest, AMutexThatIsNotRevocableKeepsTheLockAndItsWaiterDoesNotTa
     EXPECT_FALSE(asked->reason) << asked->reason.message();
     EXPECT_TRUE(holder.is_held());
     // The waiter was told of a data change of the node it watches (as by a
-    // release mark), which spent its watch there. Once it has looked and
-    // decided to wait it watches the node again: the server shows that watch,
-    // and a waiter that had taken the request for a release would not set it.
+    // release mark), which spent its watch there. Its read of the node then
+    // sets the watch again (the server shows it), and it decides on that
+    // read's reply, which comes before this listing's on its session: by the
+    // listing's end it has decided.
     ASSERT_TRUE(wait_until([&] { return waiter.stats().wakeups >= 1; }));
     EXPECT_TRUE(wait_until([&] { return watches(server_->four_letter_word("wchp"), node, s2->session_id()); }))
-        << "the waiter does not watch the holder's node again";
-    // That read's reply comes to the waiter before this listing's on its
-    // session, and the waiter decides on it: by now it has decided.
+        << "the waiter does not read the holder's node again";
     EXPECT_EQ(data_of(*s2, path, node), "__REVOKE__");
     EXPECT_FALSE(waiter.is_held()) << "the waiter took the revocation request for its predecessor's release";
     EXPECT_EQ(grant.wait_for(std::chrono::seconds(0)), std::future_status::timeout)

@@ -124,7 +124,8 @@ public:
 
     bool waits(LockService& client, Lock& waiter, const std::string& name, std::size_t waiters,
                std::string& how) override {
-        if (kind_ != my_kind::advisory && kind_ != my_kind::row) return BackendEnv::waits(client, waiter, name, waiters, how);
+        if (kind_ != my_kind::advisory && kind_ != my_kind::row)
+            return BackendEnv::waits(client, waiter, name, waiters, how);
         how = std::to_string(waiters) + " statement(s) of the lock wait in the server's PROCESSLIST";
         const auto pattern = kind_ == my_kind::advisory ? "%GET_LOCK(''zklock:" + name + "''%"
                                                         : "%FROM zklock_rows WHERE name = ''" + name + "'' FOR UPDATE%";

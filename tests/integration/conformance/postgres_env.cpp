@@ -87,7 +87,8 @@ public:
 
     bool waits(LockService& client, Lock& waiter, const std::string& name, std::size_t waiters,
                std::string& how) override {
-        if (kind_ != pg_kind::advisory && kind_ != pg_kind::row) return BackendEnv::waits(client, waiter, name, waiters, how);
+        if (kind_ != pg_kind::advisory && kind_ != pg_kind::row)
+            return BackendEnv::waits(client, waiter, name, waiters, how);
         const std::string method = kind_ == pg_kind::advisory ? "advisory" : "row";
         how = std::to_string(waiters) + " connection(s) of the lock wait on a lock in pg_stat_activity";
         return zklock::test::wait_until(

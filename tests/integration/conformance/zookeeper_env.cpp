@@ -67,8 +67,10 @@ public:
                 const auto queue = list_contenders(observer, path(name), ec);
                 if (ec || queue.size() != waiters + 1) return false;
                 for (std::size_t i = 1; i < queue.size(); ++i)
-                    if (queue[i].owner_session == id)
-                        return test::watches(server_.four_letter_word("wchp"), path(name) + "/" + queue[i - 1].node, id);
+                    if (queue[i].owner_session == id) {
+                        const auto ahead = path(name) + "/" + queue[i - 1].node;
+                        return test::watches(server_.four_letter_word("wchp"), ahead, id);
+                    }
                 return false;
             },
             std::chrono::seconds(20));
