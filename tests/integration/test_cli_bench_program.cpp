@@ -43,6 +43,39 @@ TEST(CliBenchProgramTest, HelpListsTheScenariosAsSubcommandsEachWithItsOwnOption
     EXPECT_TRUE(contains(cli.output("before"), "--ops given before the scenario waiters")) << cli.output("before");
 }
 
+// `zklock bench --help` is one screen: the scenarios, not the flag form's
+// options (which still parse, for scripts); the developer knobs are in the
+// help of the scenarios they apply to, under their own heading.
+TEST(CliBenchProgramTest, HelpIsOneScreenAndTheKnobsAreInTheirScenariosHelp) {
+    Cli cli;
+    const auto help = [&cli](const std::vector<std::string>& args, const std::string& name) {
+        auto p = cli.start(args, name);
+        EXPECT_EQ(exit_code(p), 0) << cli.output(name);
+        return cli.output(name);
+    };
+    const auto bench = help({"bench", "--help"}, "bench");
+    std::size_t lines = 0;
+    for (const char c : bench) lines += c == '\n';
+    EXPECT_LE(lines, 50u) << bench;
+    for (const char* option : {"--scenario", "--recipe", "--safety", "--connect", "--floor-requeue",
+                               "--floor-release-proof", "--no-release-mark", "--one-thread", "--curator"})
+        EXPECT_FALSE(contains(bench, option)) << option << "\n" << bench;
+    EXPECT_TRUE(contains(bench, "bench contended --help")) << bench;
+
+    const auto contended = help({"bench", "contended", "--help"}, "contended");
+    EXPECT_TRUE(contains(contended, "Developer knobs:")) << contended;
+    for (const char* option : {"--floor-release-proof", "--floor-requeue", "--no-release-mark", "--one-thread"})
+        EXPECT_TRUE(contains(contended.substr(contended.find("Developer knobs:")), option)) << option << "\n"
+                                                                                              << contended;
+    const auto uncontended = help({"bench", "uncontended", "--help"}, "uncontended");
+    EXPECT_TRUE(contains(uncontended, "--floor-requeue")) << uncontended;
+    EXPECT_FALSE(contains(uncontended, "--floor-release-proof")) << uncontended;
+    const auto locks = help({"bench", "locks", "--help"}, "locks");
+    EXPECT_TRUE(contains(locks, "--no-floor")) << locks;
+    EXPECT_FALSE(contains(locks, "--floor-requeue")) << locks;
+    EXPECT_FALSE(contains(locks, "--floor-release-proof")) << locks;
+}
+
 TEST(CliBenchProgramTest, AZklockWithoutZklockBenchBesideItSaysWhereItLookedAndExits69) {
     Cli cli;
     const auto alone = cli.file("alone");
@@ -71,8 +104,11 @@ TEST_F(CliBenchScenarioTest, EachScenarioRunsAsASubcommandAndInTheFlagForm) {
         {"bench", "uncontended", "-c", connect, "--ops", "5", "--warmup", "0", "--no-floor", "--json"},
         {"bench", "waiters", "-c", connect, "--waiters", "3", "--sessions", "1", "--warmup", "0", "--json"},
         {"bench", "election", "-c", connect, "--clients", "2", "--ops", "3", "--warmup", "0", "--json"},
+        // The flag form, out of the help, still runs (scripts use it).
+        {"bench", "-c", connect, "--scenario", "waiters", "--waiters", "3", "--sessions", "1", "--warmup", "0",
+         "--json"},
     };
-    const std::vector<std::string> scenarios = {"uncontended", "waiters", "election"};
+    const std::vector<std::string> scenarios = {"uncontended", "waiters", "election", "waiters"};
     for (std::size_t i = 0; i < runs.size(); ++i) {
         Cli cli;
         auto p = cli.start(runs[i], scenarios[i]);

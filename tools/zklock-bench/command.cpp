@@ -1,6 +1,7 @@
 // `bench`: a subcommand per scenario (scenarios/), and the flag form that
 // `zklock bench` always took (--scenario, --recipe, --safety with every
-// scenario's options). Both fill one bench_cli, and bench.cpp runs it.
+// scenario's options), kept for scripts and out of the help. Both fill one
+// bench_cli, and bench.cpp runs it.
 #include "command.hpp"
 
 #include "common.hpp"
@@ -33,6 +34,9 @@ std::vector<std::string> names_of(flag_form form) {
         if (s->form == form) names.emplace_back(s->name);
     return names;
 }
+
+// The flag form's options, as no help shows them.
+constexpr const char* flag_form_group = "Flag form";
 
 // The flag form: every option once, each scenario's own ones included.
 void add_flag_form(CLI::App& bench, bench_cli& c) {
@@ -67,7 +71,21 @@ void add_flag_form(CLI::App& bench, bench_cli& c) {
         "copies of the resource");
     for (const auto* s : every_scenario())
         if (s->add_own_options) s->add_own_options(bench, c, s->form == flag_form::safety ? safety : nullptr);
+    // Out of `bench --help`: each scenario's help lists the options it takes
+    // (the flag form stays for the scripts that use it).
+    for (auto* option : bench.get_options())
+        if (option != bench.get_help_ptr()) option->group(flag_form_group);
 }
+
+// Leaves the flag form's options out of `bench --help`. (CLI11's group("")
+// hides an option too, but blanks its name in the errors that quote it.)
+class flag_form_hiding_formatter : public CLI::Formatter {
+public:
+    std::string make_group(std::string group, bool is_positional, std::vector<const CLI::Option*> opts) const override {
+        if (group == flag_form_group) return {};
+        return CLI::Formatter::make_group(std::move(group), is_positional, std::move(opts));
+    }
+};
 
 // A scenario's subcommand: the shared groups it takes, then its own options.
 CLI::App* add_scenario(CLI::App& bench, bench_cli& c, const scenario& s) {
@@ -125,15 +143,16 @@ void add_bench(CLI::App& app, int& exit_code) {
     add_flag_form(*bench, *c);
     auto scenarios = std::make_shared<std::vector<std::pair<CLI::App*, const scenario*>>>();
     for (const auto* s : every_scenario()) scenarios->emplace_back(add_scenario(*bench, *c, *s), s);
-    bench->footer("A scenario's subcommand takes its options after its name: " + app.get_name() +
-                  " bench waiters --waiters 60; --scenario names one too: " + app.get_name() +
-                  " bench --scenario waiters --waiters 60.");
+    bench->formatter(std::make_shared<flag_form_hiding_formatter>());
+    const auto name = app.get_name();
+    bench->footer("Without a scenario: " + name + " bench uncontended. A scenario takes its options after its name,\n"
+                  "and its help lists them: " + name + " bench contended --help.");
     bench->callback([bench, c, scenarios, &exit_code] {
         for (const auto& [cmd, s] : *scenarios) {
             if (!cmd->parsed()) continue;
             if (const auto before = given_before(*bench); !before.empty()) {
                 notice("bench: " + before + " given before the scenario " + s->name +
-                       ": give the options after its name, or the scenario with --scenario (--recipe, --safety)");
+                       ": give the options after its name");
                 exit_code = exit_usage;
                 return;
             }

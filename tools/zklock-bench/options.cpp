@@ -45,7 +45,8 @@ void add_mutex_options(CLI::App& cmd, bench_cli& c) {
     cmd.add_flag("--naive", c.zookeeper.naive, "herd baseline: every waiter watches the whole child list");
     cmd.add_flag("!--no-release-mark", c.zookeeper.mark_release,
                  "MutexOptions::mark_release off for zklock's mutexes: a release deletes the node without marking it, "
-                 "so the woken successor lists the queue before it holds (the handoff before the mark)");
+                 "so the woken successor lists the queue before it holds (the handoff before the mark)")
+        ->group(developer_group);
     add_duration_option(cmd, "--lock-delay", c.zookeeper.lock_delay_ms,
                         "MutexOptions::lock_delay for zklock's mutexes (default 0: off): each grant checks its "
                         "handover first, and a release records itself in the lock directory",
@@ -61,7 +62,8 @@ void add_one_thread_option(CLI::App& cmd, bench_cli& c) {
     cmd.add_flag("--one-thread", c.zookeeper.one_thread,
                  "contended: every client's Session on one executor that one thread runs, each client taking the "
                  "lock with async_lock and releasing it with unlock() in its handler (as the C client's floor drives "
-                 "its handles): the handoff without a thread between a release and the next grant");
+                 "its handles): the handoff without a thread between a release and the next grant")
+        ->group(developer_group);
 }
 
 void add_floor_option(CLI::App& cmd, bench_cli& c) {
@@ -70,16 +72,24 @@ void add_floor_option(CLI::App& cmd, bench_cli& c) {
                  "them: uncontended, delete + create + getChildren pipelined; contended, the same clients on one "
                  "lock, each waiter holding on its predecessor's deletion; locks, the same burst of locks on one "
                  "handle and one lock's cycle");
+}
+
+void add_floor_release_proof_option(CLI::App& cmd, bench_cli& c) {
     cmd.add_flag("--floor-release-proof", c.zookeeper.floor_release_proof,
                  "contended: the floor's holders release as a Mutex does (one transaction: create and delete the "
                  "node's .released sibling, write the node's data, delete it) and its waiters watch the node and the "
                  "sibling and hold on the sibling's creation: zklock's wire protocol on the C client's leanest loop, "
-                 "so the handoff ratio leaves out the release's proof");
+                 "so the handoff ratio leaves out the release's proof")
+        ->group(developer_group);
+}
+
+void add_floor_requeue_option(CLI::App& cmd, bench_cli& c) {
     cmd.add_flag("--floor-requeue", c.zookeeper.floor_requeue,
                  "uncontended and contended: the floors hand the lock back and queue again in one transaction (a "
                  "multi of the release's ops and the next node's create, the listing behind it) where zklock sends "
                  "the release and the create apart: what a release-and-requeue call, which zklock does not have, "
-                 "would gain");
+                 "would gain")
+        ->group(developer_group);
 }
 
 void add_curator_option(CLI::App& cmd, bench_cli& c) {
@@ -102,7 +112,7 @@ void add_script_options(CLI::App& cmd, bench_cli& c) {
         ->type_name("FILE");
     if (o.kazoo_script.empty()) o.kazoo_script = default_bench_script("bench/kazoo/kazoo_bench.py");
     cmd.add_option("--kazoo-script", o.kazoo_script,
-                   "the kazoo client of --kazoo and --scenario mixed (default: bench/kazoo/kazoo_bench.py in "
+                   "the kazoo client of --kazoo and of mixed (default: bench/kazoo/kazoo_bench.py in "
                    "share/zklock of the installation; in a build tree, the source tree's)")
         ->type_name("FILE");
 }
@@ -130,6 +140,8 @@ const std::vector<option_group>& mutex_run_groups() {
         {&scenario_takes::confirm_unlock, add_confirm_unlock_option},
         {&scenario_takes::one_thread, add_one_thread_option},
         {&scenario_takes::floor, add_floor_option},
+        {&scenario_takes::floor_release_proof, add_floor_release_proof_option},
+        {&scenario_takes::floor_requeue, add_floor_requeue_option},
         {&scenario_takes::curator, add_curator_option},
         {&scenario_takes::kazoo, add_kazoo_option},
         {&scenario_takes::scripts, add_script_options},

@@ -27,6 +27,9 @@ void add_clients_option(CLI::App& cmd, bench_cli& c, const char* text, bool show
 /// The general description of --clients.
 inline constexpr const char* clients_text =
     "sessions contending on one lock (contended; election participants; semaphore and rwlock clients)";
+/// The heading in a scenario's help of the options that vary zklock's
+/// protocol or the floor's, for those who measure one change against another.
+inline constexpr const char* developer_group = "Developer knobs";
 /// A group of options registered by one function, and the scenario_takes
 /// flag that gives it to a scenario's subcommand.
 struct option_group {
@@ -34,9 +37,10 @@ struct option_group {
     void (*add)(CLI::App& cmd, bench_cli& c);
 };
 /// The groups of the ZooKeeper mutex runs, in the order they are registered:
-/// --naive and --no-release-mark (the MutexOptions of zklock's mutexes);
-/// --confirm-unlock; --one-thread; --no-floor; --curator; --kazoo; --curator-script and
-/// --kazoo-script; --ensemble and --busy.
+/// --naive, --no-release-mark and --lock-delay (the MutexOptions of zklock's
+/// mutexes); --confirm-unlock; --one-thread; --no-floor; --floor-release-proof;
+/// --floor-requeue; --curator; --kazoo; --curator-script and --kazoo-script;
+/// --ensemble and --busy.
 const std::vector<option_group>& mutex_run_groups();
 /// --backend, described as `text`; returned for the options that need it.
 CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text);

@@ -7,8 +7,9 @@ const scenario& all_scenario() {
     static const scenario s{
         .name = "all",
         .description = "uncontended, then contended (with --backend: separate too, on each backend)",
-        .takes = {.clients = true, .mutex = true, .confirm_unlock = true, .one_thread = true, .floor = true, .curator = true,
-                  .kazoo = true, .scripts = true, .ensemble = true, .backends = true, .servers = true},
+        .takes = {.clients = true, .mutex = true, .confirm_unlock = true, .one_thread = true, .floor = true,
+                  .floor_release_proof = true, .floor_requeue = true, .curator = true, .kazoo = true, .scripts = true,
+                  .ensemble = true, .backends = true, .servers = true},
         .clients_text = "sessions contending on one lock (contended; with --backend also separate)",
     };
     return s;

@@ -10,8 +10,9 @@ const scenario& contended_scenario() {
     static const scenario s{
         .name = "contended",
         .description = "K clients on one lock: acquisitions/s, wait, handoff and fairness (with --backend: on each)",
-        .takes = {.clients = true, .mutex = true, .confirm_unlock = true, .one_thread = true, .floor = true, .curator = true,
-                  .kazoo = true, .scripts = true, .ensemble = true, .backends = true, .servers = true},
+        .takes = {.clients = true, .mutex = true, .confirm_unlock = true, .one_thread = true, .floor = true,
+                  .floor_release_proof = true, .floor_requeue = true, .curator = true, .kazoo = true, .scripts = true,
+                  .ensemble = true, .backends = true, .servers = true},
         .clients_text = "sessions contending on one lock",
     };
     return s;

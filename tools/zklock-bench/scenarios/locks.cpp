@@ -9,11 +9,11 @@ namespace {
 
 void add_locks_options(CLI::App& cmd, bench_cli& c, CLI::Option*) {
     auto& o = c.zookeeper;
-    cmd.add_option("--locks", o.locks, "--scenario locks: locks held at once through one Session")
+    cmd.add_option("--locks", o.locks, "locks held at once through one Session")
         ->check(CLI::Range(1, 10000000))
         ->capture_default_str();
     cmd.add_flag("--on-session", o.on_session,
-                 "--scenario locks: make, take and release the locks in a handler on the Session's executor (as an "
+                 "make, take and release the locks in a handler on the Session's executor (as an "
                  "Asio program running there would) instead of from the bench's own thread");
 }
 

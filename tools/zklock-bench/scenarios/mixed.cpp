@@ -11,12 +11,12 @@ namespace {
 void add_mixed_options(CLI::App& cmd, bench_cli& c, CLI::Option*) {
     auto& o = c.zookeeper;
     cmd.add_option("--duration", o.duration_text,
-                   std::string("--scenario mixed: how long the clients contend") + duration_forms)
+                   std::string("how long the clients contend") + duration_forms)
         ->type_name("TIME")
         ->capture_default_str()
         ->check(duration_check(false));
     cmd.add_option("--hold", o.hold_text,
-                   "--scenario mixed: how long every client holds the lock each time (0, 1ms, ...: a sleep, so that "
+                   "how long every client holds the lock each time (0, 1ms, ...: a sleep, so that "
                    "holds of clients that do not wait for each other are seen to overlap)")
         ->type_name("TIME")
         ->capture_default_str()

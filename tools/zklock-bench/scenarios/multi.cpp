@@ -10,11 +10,11 @@ namespace {
 
 void add_multi_options(CLI::App& cmd, bench_cli& c, CLI::Option*) {
     auto& o = c.zookeeper;
-    cmd.add_option("--lock-paths", o.lock_paths, "lock paths the clients of --scenario multi take subsets of")
+    cmd.add_option("--lock-paths", o.lock_paths, "lock paths the clients take subsets of")
         ->check(CLI::Range(2, 1000))
         ->capture_default_str();
     add_duration_option(cmd, "--acquire-timeout", o.acquire_timeout_ms,
-                        "--scenario multi: an acquisition not granted within TIME gives up (counted as a timeout: "
+                        "an acquisition not granted within TIME gives up (counted as a timeout: "
                         "a deadlock, or a wait that long)",
                         {std::chrono::milliseconds(1), std::chrono::milliseconds(3600000)});
 }

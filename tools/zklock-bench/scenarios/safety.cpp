@@ -12,18 +12,18 @@ namespace {
 void add_safety_options(CLI::App& cmd, bench_cli& c, CLI::Option* safety_flag) {
     auto& b = c.backends;
     auto* fault = cmd.add_option("--fault", b.faults,
-                                 "with --safety: paused-holder, killed-holder, killed-server, "
+                                 "the faults: paused-holder, killed-holder, killed-server, "
                                  "restart-without-persistence, partitioned-client or all (repeatable, or "
                                  "comma-separated; default all)")
                       ->delimiter(',')
                       ->check(CLI::IsMember({"all", "paused-holder", "killed-holder", "killed-server",
                                              "restart-without-persistence", "partitioned-client"}));
     auto* duration = add_duration_option(cmd, "--fault-duration", b.fault_ms,
-                                         "with --safety: how long a pause, an outage or a partition lasts "
+                                         "how long a pause, an outage or a partition lasts "
                                          "(default 3 x --ttl)",
                                          {std::chrono::milliseconds(1), std::chrono::milliseconds(300000)}, false);
     auto* interval = add_duration_option(cmd, "--write-interval", b.write_interval_ms,
-                                         "with --safety: time between two writes of a critical section",
+                                         "time between two writes of a critical section",
                                          {std::chrono::milliseconds(1), std::chrono::milliseconds(60000)});
     if (safety_flag)
         for (auto* option : {fault, duration, interval}) option->needs(safety_flag);

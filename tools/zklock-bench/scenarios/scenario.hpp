@@ -18,10 +18,12 @@ struct scenario_takes {
     bool zookeeper = true;        ///< -c, --connect-timeout, --auth-file, --acl, --path, --warmup, --server-config
     bool ops = true;              ///< --ops
     bool clients = false;         ///< --clients
-    bool mutex = false;           ///< --naive, --no-release-mark (MutexOptions)
+    bool mutex = false;           ///< --naive, --no-release-mark, --lock-delay (MutexOptions)
     bool confirm_unlock = false;  ///< --confirm-unlock
     bool one_thread = false;      ///< --one-thread
     bool floor = false;           ///< --no-floor
+    bool floor_release_proof = false;  ///< --floor-release-proof (the contended floor)
+    bool floor_requeue = false;   ///< --floor-requeue (the mutex scenarios' floors)
     bool curator = false;         ///< --curator
     bool kazoo = false;           ///< --kazoo
     bool scripts = false;         ///< --curator-script, --kazoo-script

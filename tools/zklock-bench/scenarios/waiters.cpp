@@ -9,10 +9,10 @@ namespace {
 
 void add_waiters_options(CLI::App& cmd, bench_cli& c, CLI::Option*) {
     auto& o = c.zookeeper;
-    cmd.add_option("--waiters", o.waiters, "--scenario waiters: waiters queued on one lock")
+    cmd.add_option("--waiters", o.waiters, "waiters queued on one lock")
         ->check(CLI::Range(2, 1000000))
         ->capture_default_str();
-    cmd.add_option("--sessions", o.sessions, "--scenario waiters: sessions the waiters are spread over")
+    cmd.add_option("--sessions", o.sessions, "sessions the waiters are spread over")
         ->check(CLI::Range(1, 10000))
         ->capture_default_str();
 }
