@@ -133,4 +133,27 @@ TEST_F(CliBenchScenarioTest, EachScenarioRunsAsASubcommandAndInTheFlagForm) {
     }
 }
 
+// A peer asked for that cannot run fails the bench (exit 69): a harness that
+// is not there before anything runs; a harness that fails (Curator's jars not
+// in JAVA_DIR) after zklock's rows, which are printed.
+TEST_F(CliBenchScenarioTest, APeerAskedForThatCannotRunFailsTheBench) {
+    Cli cli;
+    const std::vector<std::string> run{"bench", "uncontended", "-c", server_->connect_string(), "--ops", "5",
+                                       "--warmup", "0", "--no-floor", "--json", "--curator"};
+    auto missing = cli.start(plus(run, {"--curator-script", cli.file("nowhere/run.sh").string()}), "missing");
+    EXPECT_EQ(exit_code(missing, 120s), 69) << cli.output("missing");
+    EXPECT_TRUE(contains(cli.output("missing"), "--curator: the Curator harness is not at")) << cli.output("missing");
+    EXPECT_TRUE(zklock::test::json_lines(cli.output("missing")).empty()) << cli.output("missing");
+
+    const auto no_jars = cli.file("no-jars");
+    std::filesystem::create_directories(no_jars);
+    auto failing = cli.start(run, "failing", {{"JAVA_DIR", no_jars.string()}});
+    EXPECT_EQ(exit_code(failing, 120s), 69) << cli.output("failing");
+    EXPECT_TRUE(contains(cli.output("failing"), "curator asked for but could not run")) << cli.output("failing");
+    // Qualified: another test's json_lines() (a file's) would be picked in a unity build.
+    const auto rows = zklock::test::json_lines(cli.output("failing"));
+    ASSERT_EQ(rows.size(), 1u) << cli.output("failing");
+    EXPECT_EQ(rows[0].at("backend"), "zookeeper") << rows[0].dump();
+}
+
 }  // namespace

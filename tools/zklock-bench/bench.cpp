@@ -40,6 +40,8 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <set>
+#include <string>
 #include <future>
 #include <fstream>
 #include <sstream>
@@ -85,17 +87,31 @@ int bench_multi_scenario(const bench_options& o) {
         print_result(run_multi(m, method), o.json);
     }
     if (o.kazoo) std::cerr << "zklock bench: kazoo has no lock over several paths; --kazoo ignored\n";
+    std::set<std::string> failed;
     if (o.curator)
-        for (const char* order : {"sorted", "unsorted"})
-            if (auto c = run_peer(o, "curator", "multi", {"--lock-paths", std::to_string(o.lock_paths), "--order", order,
-                                                  "--timeout-ms", std::to_string(o.acquire_timeout_ms)}))
-                print_result(*c, o.json);
-    return 0;
+        for (const char* order : {"sorted", "unsorted"}) {
+            auto c = run_peer(o, "curator", "multi", {"--lock-paths", std::to_string(o.lock_paths), "--order", order,
+                                                      "--timeout-ms", std::to_string(o.acquire_timeout_ms)});
+            if (!c) {
+                failed.insert("curator");
+                break;
+            }
+            print_result(*c, o.json);
+        }
+    return missing_peers(failed);
 }
 
 int bench(bench_options o) {
     if (o.recipe == "mutex" && (o.scenario == "uncontended" || o.scenario == "contended" || o.scenario == "all"))
         return bench_mutex_scenarios(o);
+    if (o.recipe == "mutex" && o.scenario == "multi" && o.curator) {
+        auto curator = o;
+        curator.kazoo = false;  // ignored by multi
+        if (const auto why = peer_unavailable(curator)) {
+            std::cerr << "zklock bench: " << *why << "\n";
+            return exit_unavailable;
+        }
+    }
     std::unique_ptr<testing::ZooKeeperServer> server;
     if (!o.connect_given) {
         testing::ZooKeeperServerOptions so;

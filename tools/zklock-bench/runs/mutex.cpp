@@ -34,6 +34,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -224,7 +225,31 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
     return fj;
 }
 
+std::optional<std::string> peer_unavailable(const bench_options& o) {
+    if (o.curator && (o.curator_script.empty() || !std::filesystem::exists(o.curator_script)))
+        return "--curator: the Curator harness is not at '" + o.curator_script + "' (pass --curator-script)";
+    if (o.kazoo)
+        if (const auto why = kazoo_unavailable(o.kazoo_script); !why.empty()) return "--kazoo: " + why;
+    return std::nullopt;
+}
+
+int missing_peers(const std::set<std::string>& failed) {
+    if (failed.empty()) return 0;
+    std::string names;
+    for (const auto& peer : failed) names += (names.empty() ? "" : " and ") + peer;
+    std::cerr << "zklock bench: " << names << " asked for but could not run (said above): "
+              << (failed.size() == 1 ? "its" : "their") << " rows are missing\n";
+    return exit_unavailable;
+}
+
 int bench_mutex_scenarios(const bench_options& o) {
+    // A peer asked for that cannot run here is an error, said before any server starts.
+    if (const auto why = peer_unavailable(o)) {
+        std::cerr << "zklock bench: " << *why << "\n";
+        return exit_unavailable;
+    }
+    // The peers that did not run once (a JVM without Curator's jars, ...): not tried again.
+    std::set<std::string> failed;
     bench_servers_options so;
     so.connect = o.connect;
     so.connect_given = o.connect_given;
@@ -315,12 +340,14 @@ int bench_mutex_scenarios(const bench_options& o) {
             zklock_row["server_work"] = zklock_work;
             if (o.lock_delay_ms > 0) zklock_row["lock_delay_ms"] = o.lock_delay_ms;
             emit(std::move(zklock_row));
-            for (const auto& [asked, peer] : {std::pair{o.curator, "curator"}, std::pair{o.kazoo, "kazoo"}})
-                if (asked)
-                    if (auto row = run_peer(on, peer, s)) emit(std::move(*row));
+            for (const auto& [asked, peer] : {std::pair{o.curator, "curator"}, std::pair{o.kazoo, "kazoo"}}) {
+                if (!asked || failed.contains(peer)) continue;
+                if (auto row = run_peer(on, peer, s)) emit(std::move(*row));
+                else failed.insert(peer);
+            }
         }
     }
-    if (o.report_dir.empty()) return 0;
+    if (o.report_dir.empty()) return missing_peers(failed);
     nlohmann::json served = nlohmann::json::array();
     for (const auto& node : servers.nodes()) served.push_back(node.role);
     const nlohmann::json report = {
@@ -340,7 +367,8 @@ int bench_mutex_scenarios(const bench_options& o) {
         {"ops", o.ops},
         {"warmup", o.warmup},
         {"results", rows}};
-    return write_peers_report(o.report_dir, peers_report_stem(so.ensemble, o.busy), report) ? 0 : 1;
+    if (!write_peers_report(o.report_dir, peers_report_stem(so.ensemble, o.busy), report)) return 1;
+    return missing_peers(failed);
 }
 
 } // namespace zklock::cli::zkbench

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,15 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r);
 /// nullopt after saying why.
 std::optional<nlohmann::json> run_peer(const bench_options& o, const std::string& peer, const std::string& scenario,
                                        const std::vector<std::string>& extra = {});
+
+/// Why a peer that `o` asks for (--curator, --kazoo) cannot run here, told
+/// before anything starts (a harness that is not there, python3-kazoo
+/// missing), or nullopt. A peer that fails when it runs (Curator's jars
+/// missing) is found then.
+std::optional<std::string> peer_unavailable(const bench_options& o);
+/// The exit status of a run whose peers in `failed`, asked for, did not run:
+/// 0 when none, else exit_unavailable after saying so.
+int missing_peers(const std::set<std::string>& failed);
 
 /// --scenario uncontended, contended or all (runs/mutex.cpp): once per
 /// serving server (ensemble/servers.hpp), each row tagged with the server's
