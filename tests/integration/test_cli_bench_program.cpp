@@ -133,6 +133,31 @@ TEST_F(CliBenchScenarioTest, EachScenarioRunsAsASubcommandAndInTheFlagForm) {
     }
 }
 
+// Without --json the rows are one table: a line each, under 120 columns, no
+// JSON in them, zklock's rate over the floor's on its row.
+TEST_F(CliBenchScenarioTest, ThePlainOutputIsATableWithTheRatioToTheFloor) {
+    Cli cli;
+    auto p = cli.start({"bench", "uncontended", "-c", server_->connect_string(), "--ops", "20", "--warmup", "0"},
+                       "plain");
+    ASSERT_EQ(exit_code(p, 120s), 0) << cli.output("plain");
+    std::istringstream out(cli.output("plain"));
+    std::vector<std::string> table;
+    for (std::string line; std::getline(out, line);) {
+        EXPECT_LE(line.size(), 120u) << line;
+        EXPECT_FALSE(contains(line, "{")) << line;
+        if (!line.starts_with("zklock bench:")) table.push_back(line);  // the notes on stderr
+    }
+    // A header of two lines, the floor, zklock, the ratio's footnote.
+    ASSERT_EQ(table.size(), 5u) << cli.output("plain");
+    EXPECT_TRUE(table[0].ends_with("vs")) << table[0];
+    EXPECT_TRUE(table[1].starts_with("scenario")) << table[1];
+    EXPECT_TRUE(table[1].ends_with("floor")) << table[1];
+    EXPECT_TRUE(table[2].starts_with("uncontended  c-client floor")) << table[2];
+    EXPECT_TRUE(table[3].starts_with("uncontended  zookeeper")) << table[3];
+    EXPECT_TRUE(table[3].ends_with("x")) << table[3];
+    EXPECT_TRUE(table[4].starts_with("vs floor: zklock's ops/s over theirs")) << table[4];
+}
+
 // A peer asked for that cannot run fails the bench (exit 69): a harness that
 // is not there before anything runs; a harness that fails (Curator's jars not
 // in JAVA_DIR) after zklock's rows, which are printed.

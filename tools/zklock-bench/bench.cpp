@@ -98,6 +98,7 @@ int bench_multi_scenario(const bench_options& o) {
             }
             print_result(*c, o.json);
         }
+    print_table();
     return missing_peers(failed);
 }
 

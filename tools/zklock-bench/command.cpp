@@ -6,6 +6,7 @@
 
 #include "common.hpp"
 #include "options.hpp"
+#include "runs/result.hpp"
 #include "safety/safety.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -146,8 +147,21 @@ void add_bench(CLI::App& app, int& exit_code) {
     bench->formatter(std::make_shared<flag_form_hiding_formatter>());
     const auto name = app.get_name();
     bench->footer("Without a scenario: " + name + " bench uncontended. A scenario takes its options after its name,\n"
-                  "and its help lists them: " + name + " bench contended --help.");
-    bench->callback([bench, c, scenarios, &exit_code] {
+                  "and its help lists them: " + name + " bench contended --help. Without --json the rows are\n"
+                  "one table, with zklock's rate over the floor's and each peer's.");
+    // Runs `cmd`'s bench, then prints the rows it left for the table (runs/result.hpp).
+    const auto run = [c](const CLI::App& cmd) {
+        int status = 0;
+        try {
+            status = run_bench(*c, cmd);
+        } catch (...) {
+            print_table();
+            throw;
+        }
+        print_table();
+        return status;
+    };
+    bench->callback([bench, c, scenarios, run, &exit_code] {
         for (const auto& [cmd, s] : *scenarios) {
             if (!cmd->parsed()) continue;
             if (const auto before = given_before(*bench); !before.empty()) {
@@ -157,11 +171,11 @@ void add_bench(CLI::App& app, int& exit_code) {
                 return;
             }
             choose(*c, *s);
-            exit_code = run_bench(*c, *cmd);
+            exit_code = run(*cmd);
             return;
         }
         c->zookeeper.scenario_given = given(*bench, "--scenario");
-        exit_code = run_bench(*c, *bench);
+        exit_code = run(*bench);
     });
 }
 

@@ -26,7 +26,8 @@ void add_zookeeper_options(CLI::App& cmd, bench_cli& c) {
 }
 
 void add_json_option(CLI::App& cmd, bench_cli& c) {
-    cmd.add_flag("--json", c.zookeeper.json, "one JSON object per line");
+    cmd.add_flag("--json", c.zookeeper.json,
+                 "every figure of each row, one JSON object per line (without it: a table of the main ones)");
 }
 
 void add_ops_option(CLI::App& cmd, bench_cli& c, const char* text, bool show_default) {

@@ -408,6 +408,7 @@ int bench_backends(const backend_bench_options& o) {
         std::vector<std::unique_ptr<LockService>> services;
         for (int i = 0; i < clients_needed; ++i) services.push_back(open_service(backend, options));
         const auto caps = services.front()->capabilities();
+        if (caps.fair_fifo) note_fifo_backend(backend);
         capabilities[backend] = {{"fair_fifo", caps.fair_fifo},
                                  {"dead_holder", to_string(caps.dead_holder)},
                                  {"fencing_monotonic_across_failover", caps.fencing_monotonic_across_failover},
@@ -452,13 +453,15 @@ int bench_backends(const backend_bench_options& o) {
         if (o.baselines && backend == "postgres-advisory")
             if (auto b = postgres_baseline(where.postgres_conninfo(), std::max(o.ops, 10000), baselines_not_run))
                 baselines.push_back(*b);
+        print_table();  // this backend's rows, without --json
     }
     for (const auto& b : baselines) {
         if (o.json) std::cout << b.dump() << std::endl;
-        else std::cout << "baseline " << b["tool"].get<std::string>() << " (" << b["measures"].get<std::string>() << "): "
-                       << std::fixed << std::setprecision(0)
-                       << (b.contains("pair_p50_us") ? b["pair_p50_us"] : b["pair_mean_us"]).get<double>() << " us"
-                       << std::endl;
+        else  // what it measures is in the JSON's "measures"
+            std::cout << "baseline " << b["tool"].get<std::string>() << " beside " << b["backend"].get<std::string>()
+                      << ": " << std::fixed << std::setprecision(0)
+                      << (b.contains("pair_p50_us") ? b["pair_p50_us"] : b["pair_mean_us"]).get<double>()
+                      << " us a lock and unlock (--json: how it is measured)" << std::endl;
     }
     if (o.report_dir.empty()) return 0;
     const nlohmann::json report = {{"command", o.command_line},

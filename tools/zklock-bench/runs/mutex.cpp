@@ -345,6 +345,7 @@ int bench_mutex_scenarios(const bench_options& o) {
                 if (auto row = run_peer(on, peer, s)) emit(std::move(*row));
                 else failed.insert(peer);
             }
+            print_table();  // this scenario's rows, without --json
         }
     }
     if (o.report_dir.empty()) return missing_peers(failed);

@@ -1,14 +1,16 @@
 #include "runs/result.hpp"
 
 #include "bench.hpp"
+#include "runs/table.hpp"
 
 #include <cmath>
-#include <iomanip>
 #include <iostream>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <set>
-#include <sstream>
+#include <string>
+#include <vector>
 
 namespace zklock::cli {
 
@@ -61,19 +63,18 @@ nlohmann::json to_json(const bench_result& r) {
 
 namespace {
 
-// A field's value as printed: "-" when null, a duration in whole microseconds,
-// a ratio with two decimals.
-std::string shown(const std::string& key, const nlohmann::json& v) {
-    if (v.is_null()) return "-";
-    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
-    if (v.is_string()) return v.get<std::string>();
-    if (!v.is_number()) return v.dump();
-    if (v.is_number_integer()) return v.dump();
-    const double d = v.get<double>();
-    std::ostringstream out;
-    const bool micros = key.ends_with("_us");
-    out << std::fixed << std::setprecision(micros || std::abs(d) >= 100 ? 0 : 2) << d << (micros ? " us" : "");
-    return out.str();
+// The rows printed without --json since the last print_table(), and the
+// backends that grant in FIFO order (the ZooKeeper recipes, and those
+// note_fifo_backend() names).
+struct pending_table {
+    std::mutex mutex;
+    std::vector<nlohmann::json> rows;
+    std::set<std::string> fifo = {"zookeeper", "c-client floor", "curator", "kazoo"};
+};
+
+pending_table& pending() {
+    static pending_table table;
+    return table;
 }
 
 } // namespace
@@ -83,37 +84,23 @@ void print_result(const nlohmann::json& row, bool json) {
         std::cout << row.dump() << std::endl;
         return;
     }
-    std::string label = row.value("backend", std::string());
-    if (row.value("naive", false)) label += " (naive: watch all children)";
-    if (row.value("confirm_unlock", false)) label += " (unlock waits for the delete)";
-    const std::string recipe = row.value("recipe", std::string("mutex"));
-    const char* rate_unit = recipe == "election" ? "handoffs/s" : recipe == "rwlock" ? "ops/s" : "acq/s";
-    std::ostringstream line;
-    line << std::left;
-    if (!label.empty()) line << std::setw(18) << label << (label.size() >= 18 ? " " : "");
-    line << std::setw(12) << row.value("scenario", std::string());
-    // Which server served the run (runs/mutex.cpp), before its figures.
-    bool served = false;
-    for (const char* key : {"server", "ensemble", "busy"})
-        if (row.contains(key)) {
-            line << "  " << key << " " << shown(key, row[key]);
-            served = true;
-        }
-    if (served) line << " ";
-    if (row.contains("clients")) line << " clients " << std::setw(3) << shown("clients", row["clients"]);
-    if (row.contains("ops")) line << " ops " << std::setw(6) << shown("ops", row["ops"]);
-    if (row.contains("p50_us")) line << " p50 " << std::setw(7) << format_field(row, "p50_us") << " us";
-    if (row.contains("p99_us")) line << "  p99 " << std::setw(7) << format_field(row, "p99_us") << " us";
-    if (row.contains("ops_per_s")) line << "  " << std::setw(8) << format_field(row, "ops_per_s") << " " << rate_unit;
-    // Everything else, by name (the JSON has the same names).
-    static const std::set<std::string> said = {"backend", "scenario", "clients",  "ops",     "p50_us",
-                                               "p99_us",  "ops_per_s", "mean_us", "wall_s",  "measures",
-                                               "recipe",  "naive",     "confirm_unlock", "server",  "ensemble",
-                                               "busy"};
-    for (const auto& [key, value] : row.items())
-        if (!said.contains(key)) line << "  " << key << " " << shown(key, value);
-    if (row.contains("measures")) line << "  (" << shown("measures", row["measures"]) << ")";
-    std::cout << line.str() << std::endl;
+    auto& table = pending();
+    const std::lock_guard lock(table.mutex);
+    table.rows.push_back(row);
+}
+
+void note_fifo_backend(const std::string& backend) {
+    auto& table = pending();
+    const std::lock_guard lock(table.mutex);
+    table.fifo.insert(backend);
+}
+
+void print_table() {
+    auto& table = pending();
+    const std::lock_guard lock(table.mutex);
+    if (table.rows.empty()) return;
+    std::cout << format_table(table.rows, table.fifo) << std::flush;
+    table.rows.clear();
 }
 
 } // namespace zklock::cli

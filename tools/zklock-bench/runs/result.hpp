@@ -46,8 +46,16 @@ double ratio(std::uint64_t a, std::uint64_t b);
 /// that could not be measured (NaN) is null, not a misleading number.
 nlohmann::json to_json(const bench_result& r);
 
-/// Prints a result line (ours, a floor's, a peer's, a scale scenario's): the
-/// JSON itself with `json`, otherwise one line of text.
+/// Prints a result (ours, a floor's, a peer's, a scale scenario's): with
+/// `json` its JSON line now; otherwise it joins the table that the next
+/// print_table() prints (runs/table.hpp), which compares it with the rows
+/// beside it.
 void print_result(const nlohmann::json& row, bool json);
+/// Prints the rows given to print_result() without `json` since the last
+/// call as one table, and forgets them; nothing when there are none.
+void print_table();
+/// Says that `backend` grants in FIFO order: the table explains out-of-order
+/// grants on its rows (the ZooKeeper recipes' rows are known to be FIFO).
+void note_fifo_backend(const std::string& backend);
 
 } // namespace zklock::cli
