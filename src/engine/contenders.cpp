@@ -26,6 +26,7 @@ struct queue_read : std::enable_shared_from_this<queue_read> {
     std::vector<std::string> foreign;
     std::vector<contender> out;
     std::size_t pending = 0;
+    bool path_exists = true;
     bool done = false;
     std::optional<boost::asio::steady_timer> timer;
     std::uint64_t waiter = 0;
@@ -39,7 +40,7 @@ struct queue_read : std::enable_shared_from_this<queue_read> {
         for (auto& c : out)
             if (!c.node.empty()) found.push_back(std::move(c));
         for (std::size_t i = 0; i < found.size(); ++i) found[i].position = i;
-        done_fn(ec, queue_listing{std::move(found), std::move(foreign)});
+        done_fn(ec, queue_listing{std::move(found), std::move(foreign), path_exists});
     }
 
     void start() {
@@ -70,6 +71,7 @@ struct queue_read : std::enable_shared_from_this<queue_read> {
     // absent too: then every path is, and the chroot is the error. A watching
     // listing leaves an exists watch on the path (its creation is a change).
     void absent() {
+        path_exists = false;
         auto self = shared_from_this();
         auto chroot = [self] {
             if (detail::chroot_of(self->session->options().connect).empty()) return self->finish({});

@@ -374,8 +374,48 @@ TEST_F(CliTest, RevokeEndsARevocableRunWith79AndAHolderThatIsNotRevocableKeepsTh
 
 // --- status ------------------------------------------------------------------------
 
+// A mistyped path is not an idle lock: status says that it does not exist
+// and exits 66 (--json: "exists": false); an existing lock nobody contends
+// for has no contenders and exits 0; of several paths each is shown.
+TEST_F(CliTest, StatusOfAMissingPathSaysSoWithItsOwnExitStatus) {
+    const auto connect_string = server_->connect_string();
+    const auto path = lock_path("idle");
+    const auto missing = path + "-mistyped";
+    auto text = cli_.start({"status", "-c", connect_string, missing}, "missing");
+    EXPECT_EQ(exit_code(text), 66) << cli_.output("missing");
+    EXPECT_EQ(cli_.output("missing"), missing + ": the lock path does not exist: nobody holds or waits for a lock "
+                                                "there (mistyped? the server also removes the empty node of an "
+                                                "idle lock)\n");
+    auto json = cli_.start({"status", "-c", connect_string, "--json", missing}, "missing-json");
+    EXPECT_EQ(exit_code(json), 66) << cli_.output("missing-json");
+    const auto j = nlohmann::json::parse(cli_.output("missing-json"));
+    EXPECT_EQ(j.at("exists"), false) << j;
+    EXPECT_TRUE(j.at("contenders").empty()) << j;
+
+    {
+        auto s = connect();
+        create_parents(*s, path);
+        zklock::testing::create_node(*s, path);  // the lock's node, nobody in its queue
+    }
+    auto idle = cli_.start({"status", "-c", connect_string, path}, "idle");
+    EXPECT_EQ(exit_code(idle), 0) << cli_.output("idle");
+    EXPECT_EQ(cli_.output("idle"), path + ": no contenders\n");
+    auto idle_json = cli_.start({"status", "-c", connect_string, "--json", path}, "idle-json");
+    EXPECT_EQ(exit_code(idle_json), 0) << cli_.output("idle-json");
+    EXPECT_EQ(nlohmann::json::parse(cli_.output("idle-json")).at("exists"), true) << cli_.output("idle-json");
+    auto both = cli_.start({"status", "-c", connect_string, path, missing}, "both");
+    EXPECT_EQ(exit_code(both), 66) << cli_.output("both");
+    EXPECT_TRUE(contains(cli_.output("both"), path + ": no contenders\n")) << cli_.output("both");
+    EXPECT_TRUE(contains(cli_.output("both"), missing + ": the lock path does not exist")) << cli_.output("both");
+}
+
 TEST_F(CliTest, StatusListsContendersInQueueOrder) {
     const auto path = lock_path();
+    {
+        auto s = connect();
+        create_parents(*s, path);
+        zklock::testing::create_node(*s, path);  // an idle lock: its node, nobody in its queue
+    }
     auto empty = cli_.start({"status", "-c", server_->connect_string(), path}, "empty");
     EXPECT_EQ(exit_code(empty), 0);
     EXPECT_NE(cli_.output("empty").find("no contenders"), std::string::npos) << cli_.output("empty");

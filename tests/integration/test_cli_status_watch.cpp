@@ -72,7 +72,9 @@ TEST_F(StatusWatchTest, PrintsATimedBlockPerChangeAsTextAndExitsZeroOnSigterm) {
     const auto path = lock_path();
     auto p = cli_.start({"status", "-c", server_->connect_string(), "-w", "-o", "wide", path}, "text");
     const auto text = [&] { return cli_.output("text"); };
-    ASSERT_TRUE(wait_until([&] { return text().find(": no contenders\n") != std::string::npos; }, 20s)) << text();
+    // Nobody has made the lock's node yet: the path does not exist.
+    ASSERT_TRUE(wait_until([&] { return text().find(": the lock path does not exist") != std::string::npos; }, 20s))
+        << text();
     const std::string note = "zklock: status -w is the old short name of --watch: write -W or --watch";
     EXPECT_EQ(text().rfind(note, 0), 0u) << text();
     EXPECT_EQ(text().find("\n@ ") + 1, text().find('\n') + 1) << text();  // then the block, which starts with its time

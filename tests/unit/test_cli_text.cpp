@@ -459,6 +459,21 @@ TEST(StatusTable, FitsAHundredColumnsUnlessWide) {
     EXPECT_NE(status_text("/locks/nightly", listing, 1, "127.0.0.1:2181", now).find("KIND"), std::string::npos);
 }
 
+// A path that does not exist is not an idle lock: said in the text and in the JSON.
+TEST(StatusTable, AMissingPathSaysSoAndAnIdleOneHasNoContenders) {
+    zklock::queue_listing idle;
+    const auto now = 1'700'000'004'000;
+    EXPECT_EQ(status_text("/locks/x", idle, 1, "127.0.0.1:2181", now), "/locks/x: no contenders\n");
+    EXPECT_EQ(status_json("/locks/x", idle, 1, now)["exists"], true);
+    zklock::queue_listing missing;
+    missing.path_exists = false;
+    EXPECT_EQ(status_text("/locks/x", missing, 1, "127.0.0.1:2181", now),
+              "/locks/x: " + std::string(missing_path_text) + "\n");
+    EXPECT_NE(std::string(missing_path_text).find("does not exist"), std::string::npos);
+    EXPECT_EQ(status_json("/locks/x", missing, 1, now)["exists"], false);
+    EXPECT_TRUE(same_queue(idle, missing));  // a lock's node made, nobody in its queue yet: --watch waits on
+}
+
 TEST(StatusTable, APendingRevocationRequestShowsInPlaceOfTheOwnerWithANote) {
     zklock::queue_listing listing;
     listing.contenders = {node(0, "__REVOKE__"), node(1, "host-7:42"), node(2, "__REVOKE__")};

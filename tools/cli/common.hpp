@@ -22,6 +22,7 @@ namespace zklock::cli {
 inline constexpr int exit_not_acquired = 75;  ///< EX_TEMPFAIL: lock not acquired, command not run
 inline constexpr int exit_lock_lost = 76;     ///< the lock was lost while the command ran
 inline constexpr int exit_usage = 64;         ///< EX_USAGE: bad arguments or lock path
+inline constexpr int exit_no_lock_path = 66;  ///< EX_NOINPUT: zklock status: a lock path does not exist
 inline constexpr int exit_unavailable = 69;   ///< EX_UNAVAILABLE: no server reachable (or no zklock-bench)
 inline constexpr int exit_noperm = 77;        ///< EX_NOPERM: not authorized, authentication refused, insecure ACL
 inline constexpr int exit_config = 78;        ///< EX_CONFIG: the connect string's chroot does not exist

@@ -67,6 +67,13 @@ struct shown_queue {
     std::size_t permits = 1;
 };
 
+// exit_no_lock_path when a path of `shown` does not exist (all are shown first).
+int status_of(const std::vector<shown_queue>& shown) {
+    for (const auto& q : shown)
+        if (!q.listing.path_exists) return exit_no_lock_path;
+    return 0;
+}
+
 // ctime is the server's clock: ages are off by the clock difference, if any.
 int status_once(const status_options& o, Session& session) {
     std::vector<shown_queue> shown;
@@ -86,13 +93,13 @@ int status_once(const status_options& o, Session& session) {
         std::cout << dumped(all.size() == 1 ? all[0] : all, 2) << std::endl;
         for (const auto& q : shown)
             for (const auto& note : persistent_notes(q.path, q.listing, o.connect)) notice(note);
-        return 0;
+        return status_of(shown);
     }
     for (std::size_t i = 0; i < shown.size(); ++i)
         std::cout << (i ? "\n" : "") << status_text(shown[i].path, shown[i].listing, shown[i].permits, o.connect, now,
                                                         o.output == "wide");
     std::cout << std::flush;
-    return 0;
+    return status_of(shown);
 }
 
 // --watch: one QueueWatch per path on this thread's io_context. On a terminal
@@ -254,18 +261,21 @@ void add_status(CLI::App& app, int& exit_code) {
         "it prints one block per change, for the lock that changed, after a line \"@ <UTC time>\" (with --json,\n"
         "one object per line, with \"at_ms\"). It keeps waiting while no server is reachable. -w, its old short\n"
         "name, still works and says so on stderr: -w is a wait TIME in zklock run and lock, as in flock.\n"
-        "Exit status: 0 (also when nobody holds the lock); 64 bad arguments (a malformed connect string too),\n"
-        "lock path or auth file; 69 no server reachable (the message says what each server gave: connection\n"
-        "refused, unreachable, no answer), or no host of the connect string resolves; 78 the chroot of\n"
-        "the connect string does not exist;\n"
+        "A lock path that does not exist on the server says so (--json: \"exists\": false) and makes the exit status\n"
+        "66: a mistyped path, or an idle lock whose empty node the server removed (zklock makes a lock's node as a\n"
+        "container, which the server deletes once it is empty). --watch shows it so, then the queue as it changes.\n"
+        "Exit status: 0 (also when nobody holds the lock); 66 a lock path does not exist (the others are shown\n"
+        "too); 64 bad arguments (a malformed connect string too), lock path or auth file; 69 no server reachable\n"
+        "(the message says what each server gave: connection refused, unreachable, no answer), or no host of the\n"
+        "connect string resolves; 78 the chroot of the connect string does not exist;\n"
         "77 not authorized to read the lock (its ACL does not grant the auth file's identity r), or authentication\n"
         "refused.");
     add_connect_option(*cmd, o->connect);
     add_auth_options(*cmd, o->auth, false);
     add_connect_timeout_option(*cmd, o->connect_timeout);
     auto* json = cmd->add_flag("--json", o->json,
-                  "Print one JSON object per lock: {path, contenders: [{position, node, dialect, kind, owner, ...}], "
-                  "dialects, mixed_dialects, foreign} (several locks: an array of them)");
+                  "Print one JSON object per lock: {path, exists, contenders: [{position, node, dialect, kind, "
+                  "owner, ...}], dialects, mixed_dialects, foreign} (several locks: an array of them)");
     cmd->add_flag("-W,--watch", o->watch, "Show the queues again after every change, until a stop signal");
     // -w was --watch's short name before run's -w (a wait, as flock's) made it
     // one letter with two meanings: still taken, not listed, with a note.

@@ -233,6 +233,7 @@ nlohmann::ordered_json status_json(const std::string& path, const queue_listing&
     const auto holds = holders(listing, permits);
     nlohmann::ordered_json out;
     out["path"] = path;
+    out["exists"] = listing.path_exists;
     if (permits > 1) out["permits"] = permits;  // a semaphore's: its first `permits` nodes hold
     out["contenders"] = nlohmann::ordered_json::array();
     out["dialects"] = dialects;
@@ -271,6 +272,10 @@ std::string status_text(const std::string& path, const queue_listing& listing, s
         for (const auto& f : listing.foreign) shown.push_back(escape_control(f));
         out << "foreign children (no dialect recognises them; not in the queue): " << joined(shown) << "\n";
     };
+    if (!listing.path_exists) {
+        out << escape_control(path) << ": " << missing_path_text << "\n";
+        return out.str();
+    }
     if (queue.empty()) {
         out << escape_control(path) << ": no contenders\n";
         print_foreign();

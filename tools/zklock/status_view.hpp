@@ -40,16 +40,26 @@ inline constexpr std::size_t table_width = 100;
 inline constexpr std::size_t node_column_width = 24;
 inline constexpr std::size_t owner_column_min = 16;
 
+/// What status says of a lock path that does not exist on the server, after
+/// "PATH: ": a mistyped path, or an idle lock whose node the server removed
+/// (zklock creates a lock's node as a CONTAINER, which the server deletes
+/// once it is empty).
+inline constexpr const char* missing_path_text =
+    "the lock path does not exist: nobody holds or waits for a lock there (mistyped? the server also removes "
+    "the empty node of an idle lock)";
+
 /// The queue of `path` as a table, holder first, ages counted to `now_ms`
 /// (the server's ctime against this clock); node names and data escaped
 /// (escape_control()) and, unless `wide`, shortened() so that a line fits
 /// table_width; `wide` (-o wide) adds DIALECT and KIND and cuts nothing. The
 /// line above it says which positions hold (holders()). `connect` goes into
-/// the hint that says how to remove a persistent node.
+/// the hint that says how to remove a persistent node. A listing whose path
+/// does not exist (queue_listing::path_exists) is the line "PATH: " and
+/// missing_path_text.
 std::string status_text(const std::string& path, const queue_listing& listing, std::size_t permits,
                         const std::string& connect, std::int64_t now_ms, bool wide = false);
 
-/// The same as one JSON object: {path, permits (a semaphore's), contenders:
+/// The same as one JSON object: {path, exists, permits (a semaphore's), contenders:
 /// [{..., holds, revocation_requested}], dialects, mixed_dialects, foreign}.
 nlohmann::ordered_json status_json(const std::string& path, const queue_listing& listing, std::size_t permits,
                                    std::int64_t now_ms);
@@ -63,7 +73,8 @@ std::vector<std::string> persistent_notes(const std::string& path, const queue_l
 std::vector<std::string> revocation_notes(const std::string& path, const queue_listing& listing, std::size_t permits);
 
 /// True when two listings show the same queue (nodes, their data and owners,
-/// the foreign children): a watch that fired for nothing visible.
+/// the foreign children; not whether the path exists: a lock's node made or
+/// removed while nobody contends is no change of its queue): a watch that fired for nothing visible.
 bool same_queue(const queue_listing& a, const queue_listing& b);
 
 /// The wall clock in milliseconds since the epoch, as ctime counts.
