@@ -465,6 +465,21 @@ TEST_F(CliTest, StatusListsContendersInQueueOrder) {
 
 // --- server ------------------------------------------------------------------------
 
+// A --port another program listens on is named before anything starts: no
+// connect string on stdout, no Java left, and the unavailable status.
+TEST(CliServerTest, APortTakenByAnotherProgramIsNamed) {
+    Cli cli;
+    SilentListener taken;  // holds 127.0.0.1:PORT
+    const auto port = taken.address().substr(taken.address().rfind(':') + 1);
+    TempDir tmp("zklock-cli-server-");
+    auto p = cli.start({"server", "--port", port}, "server", {{"TMPDIR", tmp.path().string()}});
+    EXPECT_EQ(exit_code(p, 60s), 69) << cli.output("server");
+    EXPECT_EQ(cli.output("server"), "zklock: could not start ZooKeeper: port " + port +
+                                        " of 127.0.0.1 is taken: another program listens there (a ZooKeeper server "
+                                        "already running?); stop it, or give another --port (none: a free one)\n");
+    EXPECT_FALSE(quorum_peer_running_with(tmp.path().string()));
+}
+
 TEST(CliServerTest, ServesUntilSigtermAndLeavesNoJavaBehind) {
     Cli cli;
     TempDir tmp("zklock-cli-server-");

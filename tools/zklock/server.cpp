@@ -5,12 +5,18 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace zklock::cli {
 namespace {
@@ -22,7 +28,39 @@ struct server_options {
     int tick_ms = 200;
 };
 
+// Why the server could not listen on 127.0.0.1:`port`, or empty when it can:
+// a bind of our own, as the server's (SO_REUSEADDR: a port left in TIME_WAIT
+// is free). A port taken by another ZooKeeper server would answer the
+// fixture's ruok in its stead, so the start would seem to succeed.
+std::string port_problem(int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return std::string("socket: ") + std::strerror(errno);
+    const int on = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int rc = ::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+    const int err = errno;
+    ::close(fd);
+    if (rc == 0) return {};
+    const std::string where = "port " + std::to_string(port) + " of 127.0.0.1";
+    if (err == EADDRINUSE)
+        return where + " is taken: another program listens there (a ZooKeeper server already running?); stop it, "
+                       "or give another --port (none: a free one)";
+    return where + ": " + std::strerror(err);
+}
+
 int server_command(const server_options& o) {
+    // Before anything starts: a taken port would otherwise show only as the
+    // new server exiting on its own, after the connect string was printed.
+    if (o.port != 0)
+        if (const auto problem = port_problem(o.port); !problem.empty()) {
+            std::cerr << "zklock: could not start ZooKeeper: " << problem << "\n";
+            return exit_unavailable;
+        }
+
     // Blocked before the fixture starts any thread or process, then taken with
     // sigtimedwait: a signal during the (seconds long) start stops the server
     // right after it is up. The fixture's children start with an empty mask.
@@ -103,7 +141,9 @@ void add_server(CLI::App& app, int& exit_code) {
     cmd->footer(
         "Prints the connect string as the first line of stdout. tickTime defaults to 200 ms (a production\n"
         "server uses 2000): sessions then get 0.4-4 s timeouts, so lock loss and expiry show quickly.\n"
-        "Needs Java and the ZooKeeper server jar (Debian package `zookeeper`).");
+        "Needs Java and the ZooKeeper server jar (Debian package `zookeeper`).\n"
+        "Exit status: 0 stopped by SIGINT, SIGTERM or SIGHUP; 69 could not start (--port taken by another program,\n"
+        "no Java or no server jar); 1 a server exited on its own; 64 bad arguments.");
     auto* port = cmd->add_option("--port", o->port, "Client port on 127.0.0.1 (default: a free one)")
                      ->check(CLI::Range(0, 65535));
     auto* dir = cmd->add_option("--dir", o->dir, "Data directory, kept on exit (default: a temp dir, removed)");
