@@ -194,6 +194,30 @@ TEST(CliHabitsTest, APlainWaitBelowASecondGetsAFlockUsersNote) {
     EXPECT_FALSE(contains(cli.output("unit"), " waits ")) << cli.output("unit");
 }
 
+// An option no command takes is named, with the nearest one it has, as a
+// mistyped command is; nothing runs.
+TEST(CliUsageTest, AnUnknownOptionGetsTheNearestOneOfItsCommand) {
+    Cli cli;
+    const auto marker = cli.file("ran");
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+        {{"status", "--jsn", "/x"},
+         "zklock: unknown option '--jsn'; did you mean '--json'? (zklock status --help lists the options)\n"},
+        {{"run", "--nonblok", "/x", "--", "touch", marker.string()},
+         "zklock: unknown option '--nonblok'; did you mean '--nonblock'? (zklock run --help lists the options)\n"},
+        {{"fence", "check", "--tokn=5", "/tmp/r"},
+         "zklock: unknown option '--tokn'; did you mean '--token'? (zklock fence check --help lists the options)\n"},
+        {{"status", "--frobnicate", "/x"},
+         "zklock: unknown option '--frobnicate' (zklock status --help lists the options)\n"},
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto name = "unknown" + std::to_string(i);
+        auto p = cli.start(cases[i].first, name);
+        EXPECT_EQ(exit_code(p), 64) << cli.output(name);
+        EXPECT_EQ(cli.output(name), cases[i].second);
+    }
+    EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
 // flock's -x and -o are taken (what zklock does anyway); its -c CMD, which is
 // zklock's connect string, gets a pointer to -- sh -c CMD, before or after the
 // lock path, and nothing runs.

@@ -317,6 +317,30 @@ TEST(ClosestName, SuggestsTheNearestCommandWhenItIsNear) {
               "no command 'frobnicate' (zklock help lists the commands)");
 }
 
+TEST(UnknownOption, SuggestsTheNearestLongOptionOfTheCommand) {
+    const std::vector<std::string> options{"--help", "-h", "--connect", "-c", "--json", "--watch", "-W"};
+    EXPECT_EQ(unknown_option_text("zklock status", "--jsn", options),
+              "unknown option '--jsn'; did you mean '--json'? (zklock status --help lists the options)");
+    EXPECT_EQ(unknown_option_text("zklock status", "--conect=127.0.0.1:2181", options),
+              "unknown option '--conect'; did you mean '--connect'? (zklock status --help lists the options)");
+    EXPECT_EQ(unknown_option_text("zklock status", "--frobnicate", options),
+              "unknown option '--frobnicate' (zklock status --help lists the options)");
+    // One letter is one edit from any other: no guess.
+    EXPECT_EQ(unknown_option_text("zklock status", "-j", options),
+              "unknown option '-j' (zklock status --help lists the options)");
+}
+
+// The names the suggestion is chosen from: what the help lists, no more.
+TEST(UnknownOption, OptionNamesAreTheListedOnes) {
+    CLI::App app;
+    bool json = false, old = false;
+    std::string path;
+    app.add_flag("-j,--json", json, "JSON");
+    app.add_flag("-w", old, "hidden")->group("");
+    app.add_option("LOCK_PATH", path, "path");
+    EXPECT_EQ(option_names(app), (std::vector<std::string>{"--help", "-h", "--json", "-j"}));
+}
+
 // --- connect strings ---------------------------------------------------------------
 
 TEST(ConnectString, WellFormedOnesHaveNoProblem) {

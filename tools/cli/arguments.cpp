@@ -94,6 +94,21 @@ std::string wait_unit_hint(std::string_view option, std::string_view text) {
            n + "s";
 }
 
+std::string unknown_option_text(std::string_view usage, std::string_view word, const std::vector<std::string>& options) {
+    const auto name = word.substr(0, word.find('='));
+    std::string closest;
+    if (name.starts_with("--")) {
+        std::vector<std::string> long_names;
+        for (const auto& o : options)
+            if (o.starts_with("--")) long_names.push_back(o.substr(2));
+        closest = closest_name(name.substr(2), long_names);
+        if (!closest.empty()) closest = "--" + closest;
+    }
+    return "unknown option '" + shortened(name) + "'" +
+           (closest.empty() ? "" : "; did you mean '" + closest + "'?") + " (" + std::string(usage) +
+           " --help lists the options)";
+}
+
 namespace {
 
 // The optimal string alignment distance: Levenshtein's, plus a swap of two

@@ -49,6 +49,14 @@ std::string duration_text(std::chrono::milliseconds d);
 /// seconds write -w 5s". Empty otherwise (0, a unit, 1000 and more).
 std::string wait_unit_hint(std::string_view option, std::string_view text);
 
+/// What an option no command takes gets: "unknown option '--jsn'; did you
+/// mean '--json'? (zklock status --help lists the options)". `word` as
+/// written ("--conect=h:1" is compared as "--conect"), `usage` the command
+/// ("zklock status"), `options` its option names ("--json", "-c", ...). A
+/// long option is compared with the long names by closest_name(), without
+/// their dashes; a short one gets no guess (one letter from any other).
+std::string unknown_option_text(std::string_view usage, std::string_view word, const std::vector<std::string>& options);
+
 /// The one of `names` nearest to `word` by edit distance (insertions,
 /// deletions, substitutions and swaps of neighbours each count 1: "rnu" is 1
 /// from "run"), when it is near enough to be what was meant: at most 2 edits,
