@@ -218,6 +218,29 @@ TEST(CliUsageTest, AnUnknownOptionGetsTheNearestOneOfItsCommand) {
     EXPECT_FALSE(std::filesystem::exists(marker));
 }
 
+// run and elect both refuse a command without its "--", and say how to write
+// it: a word after the lock path could be CMD or one more lock path.
+TEST(CliUsageTest, RunAndElectRefuseACommandWithoutItsSeparator) {
+    Cli cli;
+    const auto refused = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
+    const auto marker = cli.file("ran");
+    auto run = cli.start({"run", "-c", refused, "/locks/x", "touch", marker.string()}, "run");
+    EXPECT_EQ(exit_code(run), 64) << cli.output("run");
+    EXPECT_TRUE(contains(cli.output("run"), "zklock: run: CMD goes after --: zklock run /locks/x -- touch " +
+                                                marker.string()))
+        << cli.output("run");
+    auto two = cli.start({"run", "-c", refused, "/locks/a", "/locks/b", "touch", marker.string()}, "two");
+    EXPECT_EQ(exit_code(two), 64) << cli.output("two");
+    EXPECT_TRUE(contains(cli.output("two"), "zklock run /locks/a -- /locks/b touch")) << cli.output("two");
+    auto elect = cli.start({"elect", "-c", refused, "/e", "touch", marker.string()}, "elect");
+    EXPECT_EQ(exit_code(elect), 64) << cli.output("elect");
+    EXPECT_TRUE(contains(cli.output("elect"), "elect: CMD goes after --")) << cli.output("elect");
+    EXPECT_FALSE(std::filesystem::exists(marker));
+    // With it, run runs the command (the server refuses: 69 says it got that far).
+    auto with = cli.start({"run", "-c", refused, "--connect-timeout", "300ms", "/locks/x", "--", "true"}, "with");
+    EXPECT_EQ(exit_code(with), 69) << cli.output("with");
+}
+
 // flock's -x and -o are taken (what zklock does anyway); its -c CMD, which is
 // zklock's connect string, gets a pointer to -- sh -c CMD, before or after the
 // lock path, and nothing runs.

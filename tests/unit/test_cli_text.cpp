@@ -154,7 +154,8 @@ TEST(TrailingWords, EverythingAfterTheSeparatorIsTheCommand) {
     EXPECT_EQ(t.command, (std::vector<std::string>{"--", "true"}));
 }
 
-TEST(TrailingWords, ACommandWithoutSeparatorStillRuns) {
+// Without a "--" the words are the command (run then refuses it: MissingSeparator).
+TEST(TrailingWords, ACommandWithoutSeparatorIsTheCommand) {
     auto t = split_trailing({"true", "-n"});
     EXPECT_EQ(t.command, (std::vector<std::string>{"true", "-n"}));
     EXPECT_TRUE(t.misplaced.empty());
@@ -339,6 +340,12 @@ TEST(UnknownOption, OptionNamesAreTheListedOnes) {
     app.add_flag("-w", old, "hidden")->group("");
     app.add_option("LOCK_PATH", path, "path");
     EXPECT_EQ(option_names(app), (std::vector<std::string>{"--help", "-h", "--json", "-j"}));
+}
+
+TEST(MissingSeparator, ShowsTheCommandLineWithItsSeparator) {
+    EXPECT_EQ(missing_separator_hint("zklock run", {"/locks/x"}, {"echo", "hi there"}),
+              "CMD goes after --: zklock run /locks/x -- echo 'hi there' (without it, a word after LOCK_PATH could "
+              "be CMD or one more lock path)");
 }
 
 // --- connect strings ---------------------------------------------------------------

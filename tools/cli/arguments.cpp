@@ -176,6 +176,15 @@ trailing_words split_trailing(std::vector<std::string> words) {
     return out;
 }
 
+std::string missing_separator_hint(std::string_view usage, const std::vector<std::string>& paths,
+                                   const std::vector<std::string>& command) {
+    std::string hint = "CMD goes after --: " + std::string(usage);
+    for (const auto& p : paths) hint += " " + shell_word(p);
+    hint += " --";
+    for (const auto& w : command) hint += " " + shell_word(w);
+    return hint + " (without it, a word after LOCK_PATH could be CMD or one more lock path)";
+}
+
 std::string misplaced_option_hint(std::string_view usage, std::string_view path_name,
                                   const std::vector<std::string>& positionals, const trailing_words& words) {
     std::string hint = "options go before " + std::string(path_name) + ": " + std::string(usage);

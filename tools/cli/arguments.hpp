@@ -84,13 +84,21 @@ trailing_words split_trailing(std::vector<std::string> words);
 /// `zklock run PATH [PATH...] -- CMD`: the words after the first lock path up
 /// to a "--" are more lock paths when there is a "--" and every word before it
 /// starts with '/'. `rest` is what follows them (the "--" included), for
-/// split_trailing; without such paths it is every word, so that one path
-/// keeps its optional "--" ("/x true" runs true).
+/// split_trailing; without such paths it is every word ("/x -- true" leaves
+/// "--", "true"; "/x true" leaves "true", which run refuses for want of its
+/// "--": missing_separator_hint()).
 struct lock_path_words {
     std::vector<std::string> more_paths;
     std::vector<std::string> rest;
 };
 lock_path_words split_lock_paths(std::vector<std::string> words);
+
+/// What `zklock run` says of a command written without its "--", as zklock
+/// elect refuses one: "CMD goes after --: zklock run /x -- echo hi (without
+/// it, a word after LOCK_PATH could be CMD or one more lock path)". `usage`
+/// is "zklock run", `paths` the lock paths, `command` the words after them.
+std::string missing_separator_hint(std::string_view usage, const std::vector<std::string>& paths,
+                                   const std::vector<std::string>& command);
 
 /// The hint for misplaced options: "options go before LOCK_PATH: zklock run -n /x -- true"
 /// (without a "--" after them: the generic form, naming the first misplaced word).

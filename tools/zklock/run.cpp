@@ -314,6 +314,7 @@ int run_command(run_options o) {
     auto more = o.hold_only ? lock_path_words{{}, std::move(o.words)} : split_lock_paths(std::move(o.words));
     o.paths = {o.path};
     o.paths.insert(o.paths.end(), more.more_paths.begin(), more.more_paths.end());
+    const bool separated = !more.rest.empty() && more.rest.front() == "--";
     auto words = split_trailing(std::move(more.rest));
     // flock's order, `flock FILE -c CMD`: a -c after the lock path whose value
     // is no connect string is flock's command.
@@ -324,6 +325,12 @@ int run_command(run_options o) {
     }
     if (!words.misplaced.empty()) {
         notice(misplaced_option_hint(o.hold_only ? "zklock lock" : "zklock run", "LOCK_PATH", o.paths, words));
+        return exit_usage;
+    }
+    // CMD without its "--" is refused, as zklock elect refuses it: a word
+    // after the lock path could be CMD or one more lock path ("/a /b make").
+    if (!separated && !words.command.empty()) {
+        notice("run: " + missing_separator_hint("zklock run", o.paths, words.command));
         return exit_usage;
     }
     o.command = std::move(words.command);
@@ -455,8 +462,10 @@ void add_run(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<run_options>();
     auto* cmd = add_hold_command(
         app, exit_code, o, "run", "Hold LOCK_PATH while CMD runs; exit with CMD's status",
-        "Options go before LOCK_PATH; everything after -- is CMD. CMD gets ZKLOCK_LOCK_NODE and ZKLOCK_FENCING_TOKEN\n"
-        "in its environment (and not ZKLOCK_AUTH_FILE), descriptors 0-2 and those zklock inherited, nothing else.\n"
+        "Options go before LOCK_PATH; everything after -- is CMD, and the -- is required (as in zklock elect: a word\n"
+        "after LOCK_PATH could be CMD or one more lock path; zklock run /x echo hi is refused, with the fix).\n"
+        "CMD gets ZKLOCK_LOCK_NODE and ZKLOCK_FENCING_TOKEN in its environment (and not ZKLOCK_AUTH_FILE),\n"
+        "descriptors 0-2 and those zklock inherited, nothing else.\n"
         "CMD can fence its writes with the token: zklock fence write RESOURCE < data (see zklock fence --help).\n"
         "With --permits K, LOCK_PATH is a semaphore: up to K holders at once (every participant must use the same K).\n"
         "Several lock paths (zklock run /a /b -- CMD; the -- is then required) are taken at once as one lock set,\n"
