@@ -194,6 +194,31 @@ TEST(CliHabitsTest, APlainWaitBelowASecondGetsAFlockUsersNote) {
     EXPECT_FALSE(contains(cli.output("unit"), " waits ")) << cli.output("unit");
 }
 
+// Every other duration option follows -w's rule: a plain number under a
+// second is milliseconds, and says so; with a unit, no note.
+TEST(CliHabitsTest, APlainNumberBelowASecondGetsANoteOnEveryDurationOption) {
+    Cli cli;
+    const auto refused = "127.0.0.1:" + std::to_string(zklock::testing::free_loopback_port());
+    const std::vector<std::pair<std::vector<std::string>, std::string>> noted{
+        {{"status", "-c", refused, "--connect-timeout", "300", "/x"},
+         "zklock: --connect-timeout 300 is 300 ms; for 300 seconds write --connect-timeout 300s\n"},
+        {{"run", "-c", refused, "--connect-timeout", "300ms", "--grace", "5", "/x", "--", "true"},
+         "zklock: --grace 5 is 5 ms; for 5 seconds write --grace 5s\n"},
+        {{"elect", "-c", refused, "--connect-timeout", "300ms", "--rejoin-delay", "20", "/e", "--", "true"},
+         "zklock: --rejoin-delay 20 is 20 ms; for 20 seconds write --rejoin-delay 20s\n"},
+    };
+    for (std::size_t i = 0; i < noted.size(); ++i) {
+        const auto name = "noted" + std::to_string(i);
+        auto p = cli.start(noted[i].first, name);
+        EXPECT_EQ(exit_code(p), 69) << cli.output(name);  // taken: the value is used, as milliseconds
+        EXPECT_TRUE(contains(cli.output(name), noted[i].second)) << cli.output(name);
+    }
+    EXPECT_TRUE(contains(cli.output("noted0"), "within 300 ms")) << cli.output("noted0");
+    auto unit = cli.start({"status", "-c", refused, "--connect-timeout", "300ms", "/x"}, "unit");
+    EXPECT_EQ(exit_code(unit), 69) << cli.output("unit");
+    EXPECT_FALSE(contains(cli.output("unit"), " is 300 ms")) << cli.output("unit");
+}
+
 // An option no command takes is named, with the nearest one it has, as a
 // mistyped command is; nothing runs.
 TEST(CliUsageTest, AnUnknownOptionGetsTheNearestOneOfItsCommand) {

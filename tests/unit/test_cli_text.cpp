@@ -299,6 +299,39 @@ TEST(WaitUnitHint, NotesAPlainNumberAFlockUserWouldReadAsSeconds) {
         EXPECT_EQ(wait_unit_hint("-w", quiet), "") << quiet;
 }
 
+// Every other duration option: the same rule as -w's, unless N seconds is out of its range.
+TEST(DurationUnitHint, NotesAPlainNumberUnderASecondThatSecondsWouldFit) {
+    const duration_range any{milliseconds(1), max_wait};
+    EXPECT_EQ(duration_unit_hint("--connect-timeout", "5", any),
+              "--connect-timeout 5 is 5 ms; for 5 seconds write --connect-timeout 5s");
+    EXPECT_EQ(duration_unit_hint("--grace", "1", any), "--grace 1 is 1 ms; for 1 second write --grace 1s");
+    for (const char* quiet : {"0", "1000", "5s", "500ms", "1.5s", "05", ""})
+        EXPECT_EQ(duration_unit_hint("--grace", quiet, any), "") << quiet;
+    const duration_range tick{milliseconds(1), milliseconds(60000)};  // zklock server --tick
+    EXPECT_EQ(duration_unit_hint("--tick", "60", tick), "--tick 60 is 60 ms; for 60 seconds write --tick 60s");
+    EXPECT_EQ(duration_unit_hint("--tick", "200", tick), "");  // 200 s is no tick: surely ms
+}
+
+// The note comes from the option itself, on stderr, whichever command has it.
+TEST(DurationOption, APlainNumberUnderASecondGetsANoteOnStderr) {
+    CLI::App app;
+    std::chrono::milliseconds timeout{0};
+    add_connect_timeout_option(app, timeout);
+    ::testing::internal::CaptureStderr();
+    app.parse("--connect-timeout 5", false);
+    const auto noted = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(timeout, milliseconds(5));
+    EXPECT_EQ(noted, "zklock: --connect-timeout 5 is 5 ms; for 5 seconds write --connect-timeout 5s\n");
+    ::testing::internal::CaptureStderr();
+    app.parse("--connect-timeout 5s", false);
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+    EXPECT_EQ(timeout, milliseconds(5000));
+    std::ostringstream help;
+    help << app.help();
+    EXPECT_NE(help.str().find("the library's SessionOptions::connect_timeout defaults to 15s"), std::string::npos)
+        << help.str();
+}
+
 // --- commands ---------------------------------------------------------------------
 
 TEST(ClosestName, SuggestsTheNearestCommandWhenItIsNear) {

@@ -94,6 +94,15 @@ std::string wait_unit_hint(std::string_view option, std::string_view text) {
            n + "s";
 }
 
+std::string duration_unit_hint(std::string_view option, std::string_view text, duration_range range) {
+    const auto plain = wait_unit_hint(option, text);  // a plain 1-999, or nothing
+    if (plain.empty()) return {};
+    const std::string o(option), n(text);
+    if (std::chrono::seconds(std::stoi(n)) > range.max) return {};
+    return o + " " + n + " is " + n + " ms; for " + n + (n == "1" ? " second" : " seconds") + " write " + o + " " +
+           n + "s";
+}
+
 std::string unknown_option_text(std::string_view usage, std::string_view word, const std::vector<std::string>& options) {
     const auto name = word.substr(0, word.find('='));
     std::string closest;

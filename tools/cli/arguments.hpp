@@ -49,6 +49,13 @@ std::string duration_text(std::chrono::milliseconds d);
 /// seconds write -w 5s". Empty otherwise (0, a unit, 1000 and more).
 std::string wait_unit_hint(std::string_view option, std::string_view text);
 
+/// The note every other duration option (`option`: "--connect-timeout") gets
+/// by the same rule as -w's, for a plain integer from 1 to 999 whose reading
+/// in seconds `range` would take: "--connect-timeout 5 is 5 ms; for 5 seconds
+/// write --connect-timeout 5s". Empty otherwise (0, a unit, 1000 and more,
+/// or N seconds past `range`: --tick 200, at most 1m, is surely 200 ms).
+std::string duration_unit_hint(std::string_view option, std::string_view text, duration_range range);
+
 /// What an option no command takes gets: "unknown option '--jsn'; did you
 /// mean '--json'? (zklock status --help lists the options)". `word` as
 /// written ("--conect=h:1" is compared as "--conect"), `usage` the command

@@ -52,8 +52,14 @@ namespace {
 template <class Store>
 CLI::Option* add_duration(CLI::App& cmd, const std::string& names, std::chrono::milliseconds now, Store store,
                           const std::string& description, duration_range range, bool show_default) {
+    // The name a note calls it by: the long one ("-w,--timeout": "--timeout").
+    const auto name = names.substr(names.rfind(',') + 1);
     auto* option = cmd.add_option_function<std::string>(
-                          names, [store](const std::string& text) { store(parse_wait_duration(text).value); },
+                          names,
+                          [store, name, range](const std::string& text) {
+                              store(parse_wait_duration(text).value);
+                              if (const auto hint = duration_unit_hint(name, text, range); !hint.empty()) notice(hint);
+                          },
                           description + duration_forms)
                        ->type_name("TIME")
                        ->check(duration_check(range));
@@ -78,7 +84,9 @@ CLI::Option* add_duration_option(CLI::App& cmd, const std::string& names, std::c
 
 void add_connect_timeout_option(CLI::App& cmd, std::chrono::milliseconds& timeout) {
     timeout = default_connect_timeout;
-    add_duration_option(cmd, "--connect-timeout", timeout, "Give up when no server gives a session within TIME",
+    add_duration_option(cmd, "--connect-timeout", timeout,
+                        "Give up when no server gives a session within TIME (2s here, as etcdctl's --dial-timeout: a "
+                        "command fails fast; the library's SessionOptions::connect_timeout defaults to 15s)",
                         {std::chrono::milliseconds(1), max_wait});
 }
 

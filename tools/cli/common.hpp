@@ -54,13 +54,16 @@ CLI::Validator duration_check(duration_range range);
 CLI::Validator duration_check(bool allow_zero);
 
 /// What the help of every duration option ends with: how its value is written.
-inline constexpr const char* duration_forms = "; TIME is milliseconds, or a number with a unit: 500ms, 1.5s, 2m, 1h";
+inline constexpr const char* duration_forms =
+    "; TIME is milliseconds, or a number with a unit: 500ms, 1.5s, 2m, 1h (a plain 1-999 gets a note)";
 
 /// Adds a duration option `names` ("--grace") to `cmd`, stored in `ms` as
 /// milliseconds: a plain integer is milliseconds, or a number with a unit
 /// (parse_wait_duration()), within `range` (parse_duration_in()'s message
-/// otherwise). The help shows TIME, `description` and, with `show_default`,
-/// the value `ms` holds now as duration_text() writes it. One of these for
+/// otherwise). A plain integer from 1 to 999 gets duration_unit_hint()'s note
+/// on stderr, as run's -w gets one: --connect-timeout 5 is 5 ms, and says so.
+/// The help shows TIME, `description` and, with `show_default`, the value
+/// `ms` holds now as duration_text() writes it. One of these for
 /// every duration option of every command, so that all take the same forms.
 ///@{
 CLI::Option* add_duration_option(CLI::App& cmd, const std::string& names, int& ms, const std::string& description,

@@ -362,7 +362,8 @@ void add_elect(CLI::App& app, int& exit_code) {
     cmd->footer(
         "Options go before ELECTION_PATH; CMD comes after -- (always: without it, CMD's first word would be taken\n"
         "for the ID, so that is refused). ID defaults to HOSTNAME:PID. Every TIME is milliseconds (500) or a\n"
-        "number with a unit (500ms, 1.5s, 2m, 1h). The leader's CMD\n"
+        "number with a unit (500ms, 1.5s, 2m, 1h); a plain number from 1 to 999 gets a note on stderr that says\n"
+        "it is milliseconds. The leader's CMD\n"
         "gets ZKLOCK_LEADER_EPOCH (= ZKLOCK_FENCING_TOKEN: grows with every new leader) and ZKLOCK_LOCK_NODE (not\n"
         "ZKLOCK_AUTH_FILE), descriptors 0-2 and those zklock inherited. When leadership is lost, CMD is stopped\n"
         "(SIGTERM, then SIGKILL after --grace) and zklock campaigns again; when CMD exits, zklock resigns and\n"
