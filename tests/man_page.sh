@@ -28,6 +28,12 @@ for command in $(listed); do
       { echo "man_page: no usage of zklock $command $subcommand" >&2; status=1; }
   done
 done
+# EXAMPLES (man-examples.roff): the section, and the commands of the first hour in it.
+examples=$(awk '/^EXAMPLES$/ { on = 1; next } on && /^[A-Z]/ { exit } on' <<<"$text")
+[[ -n $examples ]] || { echo "man_page: no EXAMPLES section" >&2; status=1; }
+for example in "zklock demo" "zklock server" "zklock run /locks/nightly-report -- ./report.sh" "zklock status"; do
+  grep -qF -- "$example" <<<"$examples" || { echo "man_page: EXAMPLES has no $example" >&2; status=1; }
+done
 for option in --conflict-exit-code --connect-timeout --shared --name; do
   grep -q -- "$option" <<<"$text" || { echo "man_page: $option is not described" >&2; status=1; }
 done

@@ -4,7 +4,8 @@
 # for every command it lists (and `zklock help CMD SUB` for each subcommand of
 # one, as fence's, or bench's scenarios), so the page says what the binary
 # does. bench and chaos describe themselves through zklock-bench, which must
-# be beside zklock; a build without it leaves their sections out.
+# be beside zklock; a build without it leaves their sections out. The
+# EXAMPLES section is man-examples.roff beside this script.
 #
 #   tools/zklock/man.sh ZKLOCK_BINARY OUTPUT
 set -euo pipefail
@@ -40,6 +41,8 @@ commands=$(listed)
     section "$command"
     for subcommand in $(listed "$command"); do section "$command" "$subcommand"; done
   done
+  echo "[EXAMPLES]"
+  cat "$(dirname "${BASH_SOURCE[0]}")/man-examples.roff"
   echo "[SEE ALSO]"
   echo "flock(1). The README and docs/ of zklock: the library, the lock recipe, fencing tokens."
 } > "$include"
