@@ -1,6 +1,7 @@
 // QueueWatch: the queue of a lock listed again after each change, on a real server.
 #include "support.hpp"
 
+#include <zklock/queue_lock.hpp>
 #include <zklock/queue_watch.hpp>
 #include <zklock/testing/faults.hpp>
 
@@ -54,13 +55,18 @@ TEST_F(QueueWatchTest, EachNextListsTheQueueOnceItChangedAndOnlyThen) {
     auto s2 = connect();
     QueueWatch watch(*s, path);
     EXPECT_EQ(watch.path(), path);
-    EXPECT_TRUE(watch.next().contenders.empty());  // the first lists at once, the path absent
+    const auto absent = watch.next();  // the first lists at once, the path absent
+    EXPECT_TRUE(absent.contenders.empty());
+    EXPECT_FALSE(absent.path_exists);
+    EXPECT_FALSE(list_queue(*s, path).path_exists);
 
     Mutex holder(*s1, path), waiter(*s2, path);
     holder.lock();
     const auto first = until_nodes(watch, {name_of(holder)});
     EXPECT_EQ(first.contenders.at(0).fencing_token, holder.fencing_token());
     EXPECT_EQ(first.contenders.at(0).owner_session, s1->session_id());
+    EXPECT_TRUE(first.path_exists);
+    EXPECT_TRUE(list_queue(*s, path).path_exists);
 
     // Nothing changes: the next waits. A next that listed without waiting for
     // a change would have been answered before this listing on the same
