@@ -159,9 +159,10 @@ ZKLOCK_EXPORT std::vector<contender> list_contenders(Session& session, const std
 struct queue_listing {
     std::vector<contender> contenders;  ///< the queue, holder first (as list_contenders)
     std::vector<std::string> foreign;   ///< children no dialect recognises (not in the queue), sorted by name
-    /// False when the lock path does not exist on the server (an empty queue
-    /// that nobody has created, as a mistyped path gives); true for an existing
-    /// one, whether or not anybody contends for it.
+    /// False when the lock path does not exist on the server: nobody has made
+    /// it (a mistyped path), or the server removed the lock's node once it was
+    /// empty (zklock makes it a container). True for an existing one, whether
+    /// or not anybody contends for it. The queue is empty when it is false.
     bool path_exists = true;
 };
 

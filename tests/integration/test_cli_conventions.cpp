@@ -261,7 +261,7 @@ TEST(CliUsageTest, RunAndElectRefuseACommandWithoutItsSeparator) {
     EXPECT_EQ(exit_code(elect), 64) << cli.output("elect");
     EXPECT_TRUE(contains(cli.output("elect"), "elect: CMD goes after --")) << cli.output("elect");
     EXPECT_FALSE(std::filesystem::exists(marker));
-    // With it, run runs the command (the server refuses: 69 says it got that far).
+    // With it, run gets past its arguments to the connect (69: nothing listens there).
     auto with = cli.start({"run", "-c", refused, "--connect-timeout", "300ms", "/locks/x", "--", "true"}, "with");
     EXPECT_EQ(exit_code(with), 69) << cli.output("with");
 }

@@ -59,8 +59,9 @@ inline constexpr const char* missing_path_text =
 std::string status_text(const std::string& path, const queue_listing& listing, std::size_t permits,
                         const std::string& connect, std::int64_t now_ms, bool wide = false);
 
-/// The same as one JSON object: {path, exists, permits (a semaphore's), contenders:
-/// [{..., holds, revocation_requested}], dialects, mixed_dialects, foreign}.
+/// The same as one JSON object: {path, exists, permits (a semaphore's),
+/// contenders: [{..., holds, revocation_requested}], dialects, mixed_dialects,
+/// foreign}.
 nlohmann::ordered_json status_json(const std::string& path, const queue_listing& listing, std::size_t permits,
                                    std::int64_t now_ms);
 
@@ -74,7 +75,8 @@ std::vector<std::string> revocation_notes(const std::string& path, const queue_l
 
 /// True when two listings show the same queue (nodes, their data and owners,
 /// the foreign children; not whether the path exists: a lock's node made or
-/// removed while nobody contends is no change of its queue): a watch that fired for nothing visible.
+/// removed while nobody contends is no change of its queue): a watch that
+/// fired for nothing visible.
 bool same_queue(const queue_listing& a, const queue_listing& b);
 
 /// The wall clock in milliseconds since the epoch, as ctime counts.
