@@ -69,7 +69,7 @@ std::string contender_engine::describe() const {
 template <class Event>
 void contender_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
     a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed,
-                      session_->dirs().contains(setup_.dir)};
+                      session_->dirs().contains(setup_.dir), attempt_budget()};
     // An action that ends the attempt (fail, requeue, give up) comes last.
     for (const auto& action : event(a->fsm)) perform(a, action);
 }
@@ -129,7 +129,8 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
         return;
     case kind::wait_connected:
         if (action.ec) {
-            static constexpr const char* steps[] = {"create", "recovery", "listing", "watch of its own node"};
+            static constexpr const char* steps[] = {"create", "recovery", "listing", "watch of its own node",
+                                                    "sync before the grant"};
             session_->log(log_level::warn, "lock " + event_path() + ": its " + steps[static_cast<int>(action.step)] +
                                                " was interrupted (" + action.ec.message() + "); retried once connected");
         }
@@ -200,6 +201,9 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
         return session_->get_data(path_of(action.name), {}, [self, a](int rc, std::string, const node_stat& st) {
             self->feed(a, [&](acquire_machine& m) { return m.token_read(rc, st); });
         });
+    case kind::confirm_session:
+        // Answered, it is the hold's budget basis (noted before this callback runs).
+        return session_->sync(setup_.dir, [self, a](int rc) { self->feed(a, [&](acquire_machine& m) { return m.synced(rc); }); });
     case kind::list: return send_list(a, action);
     case kind::watch_node:
     case kind::watch_own_node: return send_watch(a, action);

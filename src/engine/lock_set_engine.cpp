@@ -81,7 +81,8 @@ std::string lock_set_engine::describe() const {
 
 template <class Event>
 void lock_set_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
-    a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed};
+    a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed,
+                      attempt_budget()};
     // An action that ends the attempt (fail, requeue, give up) comes last.
     bool granted = false;
     for (const auto& action : event(a->fsm)) granted = perform(a, action) || granted;
@@ -171,6 +172,11 @@ void lock_set_engine::send(const std::shared_ptr<attempt>& a, const set_action& 
             self->feed(a, [&](set_acquire_machine& m) { return m.handover_read(i, rc, data); });
         });
     case kind::create: return send_create(a, action);
+    case kind::confirm_session:
+        // Answered, it is the hold's budget basis (noted before this callback runs).
+        return session_->sync(setup_.dirs[0], [self, a](int rc) {
+            self->feed(a, [&](set_acquire_machine& m) { return m.synced(rc); });
+        });
     case kind::ensure_parents:
         return session_->ensure_parents(setup_.dirs[i], {}, acl_, [self, a, i](int rc, const std::string& at) {
             self->feed(a, [&](set_acquire_machine& m) { return m.parents_ensured(i, rc, at); });

@@ -170,6 +170,12 @@ protected:
     /// session now: a grant of that attempt is safe only while that session
     /// is (safe_until()). Strand.
     void note_attempt_start() noexcept { attempt_generation_ = session_->generation(); }
+    /// The session the current attempt began on has a safe-time budget left
+    /// now: what the machines' grant needs (session_now::budget), or a sync
+    /// first. Strand.
+    bool attempt_budget() const {
+        return session_->safe_until(attempt_generation_.load()) > clock::now();
+    }
     /// A listing placed the acquire `position` contenders from the front: the
     /// "queued" event the first time in an acquire, "moved" when it changed.
     void report_position(std::size_t position);

@@ -5,6 +5,7 @@
 #include "fsm/limits.hpp"
 #include "fsm/path.hpp"
 #include "fsm/reply_kind.hpp"
+#include "fsm/safe_time.hpp"
 #include "fsm/session_states.hpp"
 #include <zklock/error.hpp>
 
@@ -74,6 +75,7 @@ acquire_actions acquire_machine::connected(acquire_step step) {
     case acquire_step::list: return list();
     case acquire_step::recover: break;
     case acquire_step::watch_own_node: return {};
+    case acquire_step::confirm: return grant();
     }
     // A lost create reply: find our node by its guid before creating again.
     if (owner_ != session.id) {
@@ -375,8 +377,24 @@ acquire_actions acquire_machine::grant() {
         delay_->handover = handover_check::reading;
         return actions_of(act(kind::read_handover));
     }
+    if (!session.budget) {
+        // Nothing the leader answered tells when the server last heard this
+        // session (a lost create reply's node found by the guid: only reads
+        // were answered since): a sync's answer does, then the grant.
+        if (confirming_) return {};  // the sync under way grants
+        confirming_ = true;
+        return actions_of(act(kind::confirm_session));
+    }
     stage_ = stage::held;
     return actions_of(act(kind::grant, node_, token_));
+}
+
+acquire_actions acquire_machine::synced(int rc) {
+    if (!std::exchange(confirming_, false) || stage_ != stage::waiting) return {};
+    if (connection_trouble(rc)) return retry(acquire_step::confirm, rc);
+    if (session_gone(rc)) return {};  // the session event requeues or fails the acquire
+    if (!server_answered(rc)) return fail(from_zookeeper(rc));
+    return grant();  // the answer is the budget's basis (a sync slower than the timeout: another one)
 }
 
 acquire_actions acquire_machine::delay_elapsed() {
@@ -435,6 +453,7 @@ std::string acquire_machine::describe() const {
     if (create_uncertain_) out += " create_uncertain";
     if (cleanup_after_create_) out += " cleanup_after_create";
     if (claiming_) out += " claiming";
+    if (confirming_) out += " confirming";
     if (node_gone_) out += " node_gone";
     if (last_blocker_) out += " last_blocker";
     if (verifying_mark_) out += " verifying_mark";
@@ -451,8 +470,8 @@ std::string to_string(const acquire_action& a) {
         "start_delay",    "grant",          "watch_own_node", "node_gone",     "lose",         "requeue",
         "fail",           "give_up",        "delete_node",  "delete_by_guid",  "cleaned_up",   "position",
         "forget_position", "node_known",    "count_attempt", "count_wakeup", "revocation_request", "revoke",
-        "watch_release",  "make_dir"};
-    static constexpr const char* steps[] = {"create", "recover", "list", "watch_own_node"};
+        "watch_release",  "make_dir",       "confirm_session"};
+    static constexpr const char* steps[] = {"create", "recover", "list", "watch_own_node", "confirm"};
     static constexpr const char* listings[] = {"pipelined", "fresh", "recover"};
     std::string out = names[static_cast<int>(a.what)];
     if (a.what == kind::wait_connected) out += std::string(" ") + steps[static_cast<int>(a.step)];

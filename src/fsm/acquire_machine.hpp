@@ -22,6 +22,10 @@
 //   create, the queue ahead of us, the handover check before a grant;
 // - the session (detail/session_states.hpp decides): expiry queues again on
 //   the new session, a close fails the acquire, a reconnect re-checks;
+// - a grant with no basis for its safe-time budget (session_now::budget: no
+//   write or sync of the attempt's session answered within its timeout, as
+//   after a lost create reply whose node the guid found): a sync first, the
+//   grant on its answer;
 // - cancellation at any point: what to delete (our node, or whatever carries
 //   our guid when a create's outcome is unknown), waiting for a create reply
 //   that is on its way.
@@ -87,10 +91,15 @@ struct session_now {
     bool closed = false;  ///< the Session was closed
     /// The session has seen the lock directory exist (fsm/known_dirs.hpp).
     bool dir_known = true;
+    /// The session the attempt began on has a safe-time budget left: a write
+    /// or sync of it that the leader answered, within the session timeout
+    /// (session_impl::safe_until). Without one a grant waits for a sync's
+    /// answer: a hold must not begin with nothing to base its budget on.
+    bool budget = true;
 };
 
 /// What a `wait_connected` action resumes with.
-enum class acquire_step { create, recover, list, watch_own_node };
+enum class acquire_step { create, recover, list, watch_own_node, confirm };
 
 /// Which request a listing answers.
 enum class listing { pipelined, fresh, recover };
@@ -131,6 +140,7 @@ struct acquire_action {
         revoke,            ///< held, revocable: a revocation request came; report it, then the handler (default: let go)
         watch_release,     ///< exists(dir/name + ".released") with a watch (generation = number) -> release_seen (fsm/release_proof.hpp)
         make_dir,          ///< create(dir, CONTAINER, rule.dir_data), ahead of the create: its answer is not fed back (the create's decides)
+        confirm_session,   ///< sync(dir) -> synced: before a grant, a basis for the hold's budget (session_now::budget)
     };
     kind what{};
     std::string name;
@@ -198,6 +208,8 @@ public:
     acquire_actions release_seen(std::string_view name, std::int64_t generation, int type);
     acquire_actions handover_read(int rc, std::string_view data);
     acquire_actions delay_elapsed();
+    /// The answer to confirm_session's sync.
+    acquire_actions synced(int rc);
     /// The hold has lasted a moment (session_impl::settle_delay): time to watch
     /// our own node, so that a deletion by someone else is reported.
     acquire_actions hold_settled();
@@ -268,6 +280,7 @@ private:
     revocation_watch revocation_;    // the requests written into our node while held
     std::int64_t generation_ = 0;    // of the watches and listings that may still answer
     bool claiming_ = false;          // setting the directory's data (a semaphore's permit count)
+    bool confirming_ = false;        // a grant waits for confirm_session's sync
     bool node_gone_ = false;
     // Someone may be queued after us, having listed while a node was still
     // ahead of us: not known unless a listing granted us (release()).

@@ -175,6 +175,7 @@ std::string set_acquire_machine::describe() const {
     if (create_uncertain_) out += " create_uncertain";
     if (cleanup_after_create_) out += " cleanup_after_create";
     if (node_gone_) out += " node_gone";
+    if (confirming_) out += " confirming";
     for (std::size_t i = 0; i < setup_.dirs.size(); ++i) {
         out += " [" + setup_.dirs[i] + ": " + (nodes_.empty() ? std::string("-") : nodes_[i]);
         if (first_[i]) out += " first";
@@ -190,8 +191,8 @@ std::string to_string(const set_action& a) {
         "watch_node",     "read_handover",   "start_delay", "grant",       "watch_own_node", "node_gone",
         "lose",           "requeue",         "fail",     "give_up",        "delete_set",     "delete_by_guid",
         "cleaned_up",     "positions",       "forget_positions", "nodes_known", "count_attempt", "count_wakeup",
-        "revocation_request", "revoke"};
-    static constexpr const char* steps[] = {"create", "recover", "read_token", "list", "watch_own_node"};
+        "revocation_request", "revoke", "confirm_session"};
+    static constexpr const char* steps[] = {"create", "recover", "read_token", "list", "watch_own_node", "confirm"};
     static constexpr const char* listings[] = {"pipelined", "fresh", "recover"};
     std::string out = names[static_cast<int>(a.what)];
     if (a.what == set_kind::wait_connected) out += std::string(" ") + steps[static_cast<int>(a.step)];

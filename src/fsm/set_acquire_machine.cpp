@@ -7,6 +7,7 @@
 #include "fsm/lock_node.hpp"
 #include "fsm/path.hpp"
 #include "fsm/reply_kind.hpp"
+#include "fsm/safe_time.hpp"
 #include <zklock/error.hpp>
 
 #include <zookeeper.h>
@@ -125,6 +126,7 @@ set_actions set_acquire_machine::connected(set_step step, std::size_t queue) {
     case set_step::list: return list(queue);
     case set_step::recover: break;
     case set_step::watch_own_node: return {};
+    case set_step::confirm: return grant();
     }
     // A lost transaction reply: look for our guid in every directory first.
     if (owner_ != session.id) {
@@ -407,6 +409,14 @@ set_actions set_acquire_machine::grant() {
         for (std::size_t i = 0; i < setup_.dirs.size(); ++i) out.push_back(act(set_kind::read_handover, i));
         return out;
     }
+    if (!session.budget) {
+        // Nothing the leader answered tells when the server last heard this
+        // session (a lost transaction reply's nodes found by the guid: only
+        // reads were answered since): a sync's answer does, then the grant.
+        if (confirming_) return {};  // the sync under way grants
+        confirming_ = true;
+        return {act(set_kind::confirm_session)};
+    }
     stage_ = stage::held;
     return {act(set_kind::grant, 0, {}, token_)};  // the own-node watches follow once the hold settles
 }
@@ -422,6 +432,14 @@ set_actions set_acquire_machine::handover_read(std::size_t queue, int rc, std::s
     handover_ = handover_clean_ ? handover_check::done : handover_check::delaying;
     if (handover_clean_) return grant();
     return {act(set_kind::start_delay)};
+}
+
+set_actions set_acquire_machine::synced(int rc) {
+    if (!std::exchange(confirming_, false) || stage_ != stage::waiting) return {};
+    if (connection_trouble(rc)) return retry(set_step::confirm);
+    if (session_gone(rc)) return {};  // the session event requeues or fails the acquire
+    if (!server_answered(rc)) return fail(from_zookeeper(rc));
+    return grant();  // the answer is the budget's basis (a sync slower than the timeout: another one)
 }
 
 set_actions set_acquire_machine::delay_elapsed() {

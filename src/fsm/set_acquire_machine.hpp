@@ -25,6 +25,9 @@
 // - the session (detail/session_states.hpp decides): expiry queues again on
 //   the new session, a close fails the acquire, a reconnect re-checks the
 //   queues we wait in;
+// - a grant with no basis for its safe-time budget (session.budget; after a
+//   lost transaction reply whose nodes the guid found): a sync first, the
+//   grant on its answer;
 // - cancellation at any point: the nodes go with one multi, or, when the
 //   transaction's outcome is unknown, whatever carries our guid in each
 //   directory; a transaction whose reply is on its way is waited for.
@@ -64,7 +67,7 @@ struct set_setup {
 };
 
 /// What a set's `wait_connected` action resumes with (`queue` for list and watch_own_node).
-enum class set_step { create, recover, read_token, list, watch_own_node };
+enum class set_step { create, recover, read_token, list, watch_own_node, confirm };
 
 /// Which request a set's listing answers.
 enum class set_listing { pipelined, fresh, recover };
@@ -102,6 +105,7 @@ struct set_action {
         count_wakeup,     ///< a watch woke us (lock_stats::wakeups)
         revocation_request,  ///< held, not revocable: a request came to node `name` of `queue`; report it
         revoke,           ///< held, revocable: a request came to node `name` of `queue`; report it, then the handler
+        confirm_session,  ///< sync(setup.dirs[0]) -> synced: before a grant, a basis for the hold's budget (session.budget)
     };
     kind what{};
     std::size_t queue = 0;
@@ -133,6 +137,10 @@ public:
         std::int64_t id = 0;
         bool connected = true;
         bool closed = false;  ///< the Session was closed
+        /// The session the attempt began on has a safe-time budget left (as
+        /// acquire_machine's session_now::budget): without one a grant waits
+        /// for a sync's answer.
+        bool budget = true;
     } session;
 
     /// The attempt starts: once connected, the transaction.
@@ -151,6 +159,8 @@ public:
     set_actions watch_fired(std::size_t queue, std::string_view name, std::int64_t generation, int type);
     set_actions handover_read(std::size_t queue, int rc, std::string_view data);
     set_actions delay_elapsed();
+    /// The answer to confirm_session's sync.
+    set_actions synced(int rc);
     /// The hold has lasted a moment (session_impl::settle_delay): time to
     /// watch our own nodes, so that a deletion by someone else is reported.
     set_actions hold_settled();
@@ -225,6 +235,7 @@ private:
     bool create_uncertain_ = false;   // a transaction's reply was lost: it may have committed
     bool cleanup_after_create_ = false;
     bool node_gone_ = false;
+    bool confirming_ = false;         // a grant waits for confirm_session's sync
     // Replies gathered from every queue before a decision: the parents of
     // every directory, the recovering listings, the handover reads. One
     // gathering at a time; a reply of another is not counted.

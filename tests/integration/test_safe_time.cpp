@@ -7,15 +7,20 @@
 #include "support.hpp"
 #include "test_cli_support.hpp"
 
+#include <zklock/multi_mutex.hpp>
 #include <zklock/mutex.hpp>
+#include <zklock/testing/faults.hpp>
 #include <zklock/testing/faulty_link.hpp>
 
 #include <boost/asio/use_future.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <future>
+#include <string>
 #include <thread>
+#include <vector>
 
 using namespace zklock;
 using namespace zklock::test;
@@ -197,4 +202,91 @@ TEST_F(SafeTimeTest, TheBudgetIsZeroAsSoonAsTheSessionIsKnownToHaveExpired) {
     auto f = at_expiry.get_future();
     ASSERT_EQ(f.wait_for(20s), std::future_status::ready) << "no expiry was told";
     EXPECT_EQ(f.get(), 0ms) << "a positive budget for a session known to be gone";
+}
+
+// A hold adopted after a lost create reply (the guid found the node) on a
+// session of which no write was answered has a budget from its first moment:
+// its grant waited for a sync's answer. The Session's first session made the
+// lock's directory known and expired, so the lock node's create is the first
+// write of the new one, and its reply is lost.
+TEST_F(SafeTimeTest, AHoldAdoptedAfterALostCreateReplyHasABudgetFromItsGrant) {
+    const auto path = lock_path();
+    auto observer = connect();
+    create_parents(*observer, path);
+    zt::create_node(*observer, path);  // persistent: no container for the server to reap meanwhile
+    zt::FaultyLink link(server_->port());
+    auto o = options(4000ms);
+    o.connect = link.connect_string();
+    Session s(o);
+    s.connect();
+    EventLog events(s);
+    {
+        Mutex first(s, path);  // the session knows the directory from now on
+        first.lock();
+        first.unlock();
+    }
+    zt::expire_session(s);
+    ASSERT_TRUE(events.wait_for(session_event::expired));
+    ASSERT_TRUE(events.wait_for(session_event::connected));
+    link.drop_next_reply(path + "/_c_");
+    Mutex m(s, path);
+    ASSERT_TRUE(m.try_lock_for(20s));
+    EXPECT_EQ(link.replies_dropped(), 1u);
+    EXPECT_GT(m.safe_for().value_or(0ms).count(), 0) << "held with nothing to base its budget on";
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + "/" + queue[0].node, m.node_path()) << "not the adopted node";
+    auto released = m.async_unlock(boost::asio::use_future);
+    EXPECT_FALSE(get_within(released));
+    zt::delete_node(*observer, path);
+}
+
+// The same for a lock set: its transaction is the first write of a new
+// session (a set makes no directory ahead of it), and its reply is lost.
+TEST_F(SafeTimeTest, ALockSetAdoptedAfterALostTransactionReplyHasABudgetFromItsGrant) {
+    const std::vector<std::string> p{lock_path("a"), lock_path("b")};
+    auto observer = connect();
+    for (const auto& path : p) {
+        create_parents(*observer, path);
+        zt::create_node(*observer, path);
+    }
+    {
+        zt::FaultyLink link(server_->port());
+        auto o = options(4000ms);
+        o.connect = link.connect_string();
+        Session s(o);
+        s.connect();
+        link.drop_next_reply(p[0] + "/_c_");
+        MultiMutex set(s, p);
+        ASSERT_TRUE(set.try_lock_for(20s));
+        EXPECT_EQ(link.replies_dropped(), 1u);
+        EXPECT_GT(set.safe_for().value_or(0ms).count(), 0) << "held with nothing to base its budget on";
+        EXPECT_EQ(list_contenders(*observer, p[0]).size(), 1u);
+        auto released = set.async_unlock(boost::asio::use_future);
+        EXPECT_FALSE(get_within(released));
+    }
+    for (const auto& path : p) zt::delete_node(*observer, path);
+}
+
+// `zklock run` as a user runs it: its lock node's create reaches the server,
+// the reply is lost, the client finds its node by the guid and holds it; the
+// command runs to its end (it waits for `go`, written only once it runs) and
+// zklock exits with its status.
+TEST_F(SafeTimeTest, RunKeepsAHoldAdoptedAfterALostCreateReplyAndItsCommandRunsToTheEnd) {
+    const auto path = lock_path();
+    zt::FaultyLink link(server_->port());
+    link.drop_next_reply(path + "/_c_");
+    cli::Cli cli;
+    const auto pid_file = cli.file("pid");
+    const auto go = cli.file("go");
+    auto p = cli.start({"run", "-c", link.connect_string(), "--session-timeout", "4000", path, "--", "sh", "-c",
+                        "echo $$ > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.05; done; echo finished",
+                        pid_file.string(), go.string()});
+    const pid_t command = std::stoi(cli::wait_for_line(pid_file));
+    EXPECT_EQ(link.replies_dropped(), 1u) << cli.output();
+    std::ofstream(go.string()) << "go\n";
+    EXPECT_EQ(cli::exit_code(p), 0) << cli.output();
+    EXPECT_NE(cli.output().find("finished"), std::string::npos) << cli.output();
+    EXPECT_EQ(cli.output().find("no longer certainly held"), std::string::npos) << cli.output();
+    EXPECT_TRUE(cli::process_gone(command));
 }

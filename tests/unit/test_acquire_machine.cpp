@@ -262,6 +262,109 @@ TEST(AcquireMachine, ALostCreateReplyOnANewSessionCreatesAgainWithoutLooking) {
               (words{"delete_node " + ours + " #512 wait"}));
 }
 
+// ---- a basis for the hold's safe-time budget ------------------------------------------
+
+namespace {
+
+/// A lost create reply, then its node found by the guid, first in its queue,
+/// on a session with no write or sync answered: no budget.
+void adopt_first_in_line(fixture& f) {
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.created(ZCONNECTIONLOSS, {}, {});
+    f.m.session.budget = false;  // the create's reply was the only answer the leader would have given
+    f.m.connected(acquire_step::recover);
+    EXPECT_EQ(said(f.m.listed(listing::recover, ZOK, {ours})), (words{"read_token " + ours}));
+}
+
+} // namespace
+
+TEST(AcquireMachine, AdoptedAfterALostCreateReplyItSyncsBeforeTheGrantWhenNothingWasAnswered) {
+    fixture f;
+    adopt_first_in_line(f);
+    // Held now, its budget would have no basis (zero: `zklock run` would stop its command at once).
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))), (words{"node_known " + ours, "position", "confirm_session"}));
+    EXPECT_TRUE(f.m.waiting());
+    f.m.session.budget = true;  // the sync's answer, noted by the session
+    EXPECT_EQ(said(f.m.synced(ZOK)), (words{"grant " + ours + " #50"}));
+    EXPECT_TRUE(f.m.held());
+}
+
+TEST(AcquireMachine, ANodeFoundByItsGuidIsGrantedAtOnceWhenTheSessionHasABudget) {
+    fixture f;
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.created(ZCONNECTIONLOSS, {}, {});
+    f.m.connected(acquire_step::recover);
+    f.m.listed(listing::recover, ZOK, {ours});
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))), (words{"node_known " + ours, "position", "grant " + ours + " #50"}));
+}
+
+TEST(AcquireMachine, AWaiterWokenWithoutABudgetSyncsBeforeTheGrant) {
+    fixture f;
+    f.wait_behind_one();
+    f.m.session.budget = false;  // e.g. a reconnect after most of the session timeout
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "confirm_session"}));
+    // A second way to the grant while the sync is out sends no second sync.
+    EXPECT_EQ(said(f.m.session_changed(session_event::reconnected)), (words{"count_attempt", "list fresh"}));
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {ours})), (words{"position"}));
+    f.m.session.budget = true;
+    EXPECT_EQ(said(f.m.synced(ZOK)), (words{"grant " + ours + " #50"}));
+    EXPECT_EQ(said(f.m.synced(ZOK)), words{});  // no second grant
+}
+
+TEST(AcquireMachine, AnInterruptedSyncIsSentAgainOnceConnected) {
+    fixture f;
+    adopt_first_in_line(f);
+    f.m.token_read(ZOK, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.synced(ZCONNECTIONLOSS)),
+              (words{"wait_connected confirm " + from_zookeeper(ZCONNECTIONLOSS).message()}));
+    EXPECT_EQ(said(f.m.connected(acquire_step::confirm)), (words{"confirm_session"}));
+    f.m.session.budget = true;
+    EXPECT_EQ(said(f.m.synced(ZOK)), (words{"grant " + ours + " #50"}));
+}
+
+TEST(AcquireMachine, ASyncAnsweredTooLateForABudgetIsSentAgain) {
+    fixture f;
+    adopt_first_in_line(f);
+    f.m.token_read(ZOK, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.synced(ZOK)), (words{"confirm_session"}));  // still no budget: no grant on it
+    EXPECT_TRUE(f.m.waiting());
+}
+
+TEST(AcquireMachine, CancelledOrExpiredWhileTheSyncIsOutItNeverGrants) {
+    {
+        fixture f;
+        adopt_first_in_line(f);
+        f.m.token_read(ZOK, stat_of(50, session_a));
+        EXPECT_EQ(said(f.m.cancel()), (words{"delete_node " + ours + " #256 wait"}));
+        f.m.session.budget = true;
+        EXPECT_EQ(said(f.m.synced(ZOK)), words{});
+    }
+    {
+        fixture f;
+        adopt_first_in_line(f);
+        f.m.token_read(ZOK, stat_of(50, session_a));
+        EXPECT_EQ(said(f.m.synced(ZSESSIONEXPIRED)), words{});  // the session event decides
+        EXPECT_EQ(said(f.m.session_changed(session_event::expired)), (words{"requeue"}));
+    }
+}
+
+TEST(AcquireMachine, WithLockDelayTheSyncComesAfterTheHandoverCheck) {
+    auto s = mutex_setup();
+    s.rule.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.dir_before_read(ZNONODE, {}, {});  // a new lock: nobody held it
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    f.m.session.budget = false;
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "read_handover"}));
+    EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"confirm_session"}));
+    f.m.session.budget = true;
+    EXPECT_EQ(said(f.m.synced(ZOK)), (words{"grant " + ours + " #50"}));
+}
+
 // ---- the session ------------------------------------------------------------------------
 
 TEST(AcquireMachine, ExpiryWhileWaitingQueuesAgainAndTheOldAttemptGoesQuiet) {

@@ -268,6 +268,37 @@ TEST(SetAcquireMachine, AReplyOfAnEarlierGatheringIsNotCountedInTheRecovery) {
     EXPECT_EQ(said(f.m.listed(1, set_listing::recover, ZOK, {ours_b})), (words{"nodes_known", "read_token " + ours_a}));
 }
 
+// ---- a basis for the hold's safe-time budget ------------------------------------------
+
+TEST(SetAcquireMachine, AdoptedAfterALostTransactionReplyItSyncsBeforeTheGrantWhenNothingWasAnswered) {
+    fixture f;
+    f.send();
+    f.m.created(ZCONNECTIONLOSS, {}, {});
+    f.m.session.budget = false;  // the transaction's reply was the only answer the leader would have given
+    f.m.connected(set_step::recover);
+    f.m.listed(0, set_listing::recover, ZOK, {ours_a});
+    EXPECT_EQ(said(f.m.listed(1, set_listing::recover, ZOK, {ours_b})), (words{"nodes_known", "read_token " + ours_a}));
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))), (words{"positions", "confirm_session"}));
+    EXPECT_TRUE(f.m.waiting());
+    EXPECT_EQ(said(f.m.synced(ZCONNECTIONLOSS)), (words{"wait_connected confirm"}));
+    EXPECT_EQ(said(f.m.connected(set_step::confirm)), (words{"confirm_session"}));
+    f.m.session.budget = true;  // the sync's answer, noted by the session
+    EXPECT_EQ(said(f.m.synced(ZOK)), (words{"grant #50"}));
+    EXPECT_TRUE(f.m.held());
+    EXPECT_EQ(said(f.m.synced(ZOK)), words{});
+}
+
+TEST(SetAcquireMachine, AWaiterWokenWithoutABudgetSyncsAndACancelMeanwhileNeverGrants) {
+    fixture f;
+    f.wait_in_a();
+    f.m.session.budget = false;
+    EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)),
+              (words{"count_wakeup", "positions", "confirm_session"}));
+    EXPECT_EQ(said(f.m.cancel()), (words{"delete_set " + path_a + " " + path_b + " #256 wait"}));
+    f.m.session.budget = true;
+    EXPECT_EQ(said(f.m.synced(ZOK)), words{});
+}
+
 // ---- cancellation ---------------------------------------------------------------------
 
 TEST(SetAcquireMachine, ACancelWithTheTransactionInFlightWaitsForItsReplyThenDeletesWhatItMade) {
