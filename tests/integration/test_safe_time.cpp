@@ -18,6 +18,7 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -269,11 +270,15 @@ TEST_F(SafeTimeTest, ALockSetAdoptedAfterALostTransactionReplyHasABudgetFromItsG
 }
 
 // `zklock run` as a user runs it: its lock node's create reaches the server,
-// the reply is lost, the client finds its node by the guid and holds it; the
-// command runs to its end (it waits for `go`, written only once it runs) and
-// zklock exits with its status.
+// the replies to it and to the directory's create sent just ahead of it are
+// lost, the client finds its node by the guid and holds it; the command runs
+// to its end (it waits for `go`, written only once it runs) and zklock exits
+// with its status.
 TEST_F(SafeTimeTest, RunKeepsAHoldAdoptedAfterALostCreateReplyAndItsCommandRunsToTheEnd) {
     const auto path = lock_path();
+    auto observer = connect();
+    create_parents(*observer, path);  // without them the create fails, and there is nothing to adopt
+    zt::create_node(*observer, path);
     zt::FaultyLink link(server_->port());
     link.drop_next_reply(path + "/_c_");
     cli::Cli cli;
@@ -282,11 +287,17 @@ TEST_F(SafeTimeTest, RunKeepsAHoldAdoptedAfterALostCreateReplyAndItsCommandRunsT
     auto p = cli.start({"run", "-c", link.connect_string(), "--session-timeout", "4000", path, "--", "sh", "-c",
                         "echo $$ > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.05; done; echo finished",
                         pid_file.string(), go.string()});
-    const pid_t command = std::stoi(cli::wait_for_line(pid_file));
+    // The command writes its pid once it runs; a hold given up at once kills it
+    // before that, and zklock exits.
+    std::optional<std::string> line;
+    ASSERT_TRUE(wait_until([&] { return (line = cli::first_line(pid_file)).has_value() || !p.running(); }, 30s));
+    ASSERT_TRUE(line.has_value()) << "zklock ended before its command ran: " << cli.output();
+    const pid_t command = std::stoi(*line);
     EXPECT_EQ(link.replies_dropped(), 1u) << cli.output();
     std::ofstream(go.string()) << "go\n";
     EXPECT_EQ(cli::exit_code(p), 0) << cli.output();
     EXPECT_NE(cli.output().find("finished"), std::string::npos) << cli.output();
     EXPECT_EQ(cli.output().find("no longer certainly held"), std::string::npos) << cli.output();
     EXPECT_TRUE(cli::process_gone(command));
+    zt::delete_node(*observer, path);
 }
