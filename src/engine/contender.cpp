@@ -203,7 +203,9 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
         });
     case kind::confirm_session:
         // Answered, it is the hold's budget basis (noted before this callback runs).
-        return session_->sync(setup_.dir, [self, a](int rc) { self->feed(a, [&](acquire_machine& m) { return m.synced(rc); }); });
+        return session_->sync(setup_.dir, [self, a](int rc) {
+            self->feed(a, [&](acquire_machine& m) { return m.synced(rc); });
+        });
     case kind::list: return send_list(a, action);
     case kind::watch_node:
     case kind::watch_own_node: return send_watch(a, action);

@@ -283,7 +283,8 @@ TEST(AcquireMachine, AdoptedAfterALostCreateReplyItSyncsBeforeTheGrantWhenNothin
     fixture f;
     adopt_first_in_line(f);
     // Held now, its budget would have no basis (zero: `zklock run` would stop its command at once).
-    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))), (words{"node_known " + ours, "position", "confirm_session"}));
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
+              (words{"node_known " + ours, "position", "confirm_session"}));
     EXPECT_TRUE(f.m.waiting());
     f.m.session.budget = true;  // the sync's answer, noted by the session
     EXPECT_EQ(said(f.m.synced(ZOK)), (words{"grant " + ours + " #50"}));
@@ -297,7 +298,8 @@ TEST(AcquireMachine, ANodeFoundByItsGuidIsGrantedAtOnceWhenTheSessionHasABudget)
     f.m.created(ZCONNECTIONLOSS, {}, {});
     f.m.connected(acquire_step::recover);
     f.m.listed(listing::recover, ZOK, {ours});
-    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))), (words{"node_known " + ours, "position", "grant " + ours + " #50"}));
+    EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
+              (words{"node_known " + ours, "position", "grant " + ours + " #50"}));
 }
 
 TEST(AcquireMachine, AWaiterWokenWithoutABudgetSyncsBeforeTheGrant) {
