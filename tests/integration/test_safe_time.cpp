@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include <signal.h>
+
 using namespace zklock;
 using namespace zklock::test;
 namespace zt = zklock::testing;
@@ -300,4 +302,38 @@ TEST_F(SafeTimeTest, RunKeepsAHoldAdoptedAfterALostCreateReplyAndItsCommandRunsT
     EXPECT_EQ(cli.output().find("no longer certainly held"), std::string::npos) << cli.output();
     EXPECT_TRUE(cli::process_gone(command));
     zt::delete_node(*observer, path);
+}
+
+// `zklock run` paused past its session timeout (the server expires the
+// session), its command ending meanwhile, and cut off from the server when it
+// resumes: the command's end and the budget's timer are both due at once, and
+// whichever zklock sees first, the command did not end certainly holding the
+// lock. It exits 76, never with the command's status because a release that
+// nobody confirms ran out of time ("deadline passed").
+TEST_F(SafeTimeTest, RunWhoseCommandEndedAfterItsBudgetRanOutExits76EvenWhenTheReleaseIsNotConfirmed) {
+    ZKLOCK_REQUIRE_IPTABLES();
+    const auto path = lock_path();
+    auto observer = connect();
+    zt::FaultyLink link(server_->port());
+    cli::Cli cli;
+    const auto pid_file = cli.file("pid");
+    const auto go = cli.file("go");
+    auto p = cli.start({"run", "-c", link.connect_string(), "--session-timeout", "1000", path, "--", "sh", "-c",
+                        "echo $$ > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.05; done", pid_file.string(),
+                        go.string()});
+    const pid_t command = std::stoi(cli::wait_for_line(pid_file));
+    ASSERT_EQ(::kill(p.pid(), SIGSTOP), 0);
+    EXPECT_TRUE(wait_until([&] { return list_contenders(*observer, path).empty(); }, 20s))
+        << "the server never expired the paused zklock's session";
+    link.blackhole();
+    std::ofstream(go.string()) << "go\n";
+    EXPECT_TRUE(wait_until([&] { return cli::process_gone(command); }, 10s));
+    ASSERT_EQ(::kill(p.pid(), SIGCONT), 0);
+    EXPECT_EQ(cli::exit_code(p), 76) << cli.output();
+    const auto out = cli.output();
+    EXPECT_TRUE(out.find("lock no longer certainly held") != std::string::npos ||
+                out.find("lock lost") != std::string::npos)
+        << out;
+    EXPECT_EQ(out.find("deadline passed"), std::string::npos) << out;
+    link.heal();
 }
