@@ -56,6 +56,7 @@ public:
     std::string node_path() const override { return nodes_(); }
     std::int64_t fencing_token() const override { return lock_.fencing_token(); }
     std::optional<std::chrono::milliseconds> safe_for() const override { return lock_.safe_for(); }
+    bool is_held() const override { return lock_.is_held(); }
     void wait_lost(done_handler done) override { lock_.async_wait_lost(asio::bind_executor(io_, std::move(done))); }
     void release(done_handler done) override { lock_.async_unlock(asio::bind_executor(io_, std::move(done))); }
     std::string busy_message() const override { return busy_; }

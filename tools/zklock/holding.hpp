@@ -37,6 +37,8 @@ public:
     virtual std::int64_t fencing_token() const = 0;
     /// As Lock::safe_for(): how much longer the hold is certainly safe.
     virtual std::optional<std::chrono::milliseconds> safe_for() const = 0;
+    /// As Lock::is_held(): false once the hold is over, also before its loss's reason is known.
+    virtual bool is_held() const = 0;
     /// As Mutex::async_wait_lost.
     virtual void wait_lost(done_handler done) = 0;
     /// Releases; errc::not_held when it was lost first.

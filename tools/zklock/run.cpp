@@ -189,18 +189,14 @@ private:
         child_.stop(SIGTERM);
     }
 
-    // The hold's budget has run out (a backend without a bound has none): the
-    // lock is no longer certainly held, a loss. Said so, with `stopping` when
-    // the command still runs.
-    bool budget_spent(bool stopping) {
-        const auto left = hold_->safe_for();
-        if (!left || left->count() > 0) return false;
+    // The hold's budget has run out: the lock is no longer certainly held, a
+    // loss. Said so, with `stopping` when the command still runs.
+    void budget_spent(bool stopping) {
         lost_ = true;
         lost_reason_ = make_error_code(errc::connection_suspended);
         notice(std::string(o_.permits ? "permit" : "lock") +
                " no longer certainly held: nothing heard from ZooKeeper for the session timeout (less 1%)" +
                (stopping ? "; stopping the command" : " before the command ended"));
-        return true;
     }
 
     // Why -n did not get it, naming the holders as zklock status does (a lock
@@ -261,11 +257,17 @@ private:
     void on_child_exit(int status) {
         if (o_.verbose) notice("command " + describe_status(status));
         if (lost_) return finish(lost_status());
-        // The budget ran out before the command's end was seen (zklock was paused,
-        // or the budget's timer is due behind this): the command did not end
-        // certainly holding the lock, whatever the release then says (a release
-        // nobody confirms must not turn it into the command's own status).
-        if (phase_ == phase::running && budget_spent(false)) return finish(exit_lock_lost);
+        // Still held, but its budget ran out before the command's end was seen
+        // (zklock was paused, or the budget's timer is due behind this): the
+        // command did not end certainly holding the lock, whatever the release
+        // then says (one nobody confirms must not turn it into the command's own
+        // status). A hold already over is a loss whose reason is on its way: the
+        // release says not_held and waits for it.
+        if (const auto left = hold_->safe_for();
+            phase_ == phase::running && hold_->is_held() && left && left->count() <= 0) {
+            budget_spent(false);
+            return finish(exit_lock_lost);
+        }
         release(stop_signal_ ? 128 + stop_signal_ : shell_status(status));
     }
 
