@@ -57,6 +57,9 @@ std::optional<std::int32_t> parse_sequence(std::string_view child, std::string_v
     std::int32_t value = 0;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+    // Only what "%010d" writes: no "-000000000", and eleven characters only
+    // for a negative number of ten digits ("-0000000005" is "-000000005").
+    if (negative && (value == 0 || (digits.size() == 11 && digits[1] == '0'))) return std::nullopt;
     return value;
 }
 

@@ -49,6 +49,16 @@ TEST(LockNode, RefusesForeignNames) {
     EXPECT_FALSE(parse_sequence("_c_x-lock-9999999999"));  // out of int32 range
 }
 
+TEST(LockNode, RefusesSequencesTheServerCannotWrite) {
+    // "%010d" of -5 is "-000000005" and of 0 "0000000000": a longer or a
+    // negative zero is a name written by hand (found by tests/fuzz/fuzz_node_names).
+    EXPECT_FALSE(parse_sequence("_c_x-lock--0000000005"));
+    EXPECT_FALSE(parse_sequence("_c_x-lock--000000000"));
+    EXPECT_FALSE(parse_sequence("_c_x-lock--0000000000"));
+    EXPECT_EQ(parse_sequence("_c_x-lock--1000000000"), -1000000000);
+    EXPECT_EQ(parse_sequence("_c_x-lock--999999999"), -999999999);
+}
+
 TEST(LockNode, SerialOrderSurvivesTheWrap) {
     EXPECT_TRUE(sequence_before(1, 2));
     EXPECT_FALSE(sequence_before(2, 1));
