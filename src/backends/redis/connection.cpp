@@ -30,22 +30,6 @@ struct connection::request {
 
 namespace {
 
-reply convert(const redisReply* r) {
-    reply out;
-    switch (r->type) {
-    case REDIS_REPLY_STRING: out.type = reply::kind::string; break;
-    case REDIS_REPLY_ARRAY: out.type = reply::kind::array; break;
-    case REDIS_REPLY_INTEGER: out.type = reply::kind::integer; break;
-    case REDIS_REPLY_STATUS: out.type = reply::kind::status; break;
-    case REDIS_REPLY_ERROR: out.type = reply::kind::error; break;
-    default: out.type = reply::kind::nil; break;
-    }
-    out.integer = r->integer;
-    if (r->str) out.str.assign(r->str, r->len);
-    for (std::size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
-    return out;
-}
-
 /// The connect was refused: nothing listens there (the context's I/O error says so).
 bool connect_refused(const redisAsyncContext* ac) {
     return ac->err == REDIS_ERR_IO && std::strstr(ac->errstr, std::strerror(ECONNREFUSED));
@@ -236,17 +220,12 @@ void connection::on_reply(redisAsyncContext* ac, void* r, void* privdata) {
 void connection::on_push(redisAsyncContext*, void* r, void* privdata) {
     auto* self = static_cast<connection*>(privdata);
     if (!r) return;  // the connection is going away: the disconnect handler tells
-    const auto* rr = static_cast<const redisReply*>(r);
-    if (rr->type != REDIS_REPLY_ARRAY || rr->elements < 2 || !rr->element[0]->str || !rr->element[1]->str) return;
-    std::string kind(rr->element[0]->str, rr->element[0]->len);
-    std::string channel(rr->element[1]->str, rr->element[1]->len);
-    std::string payload;
-    if (kind == "message" && rr->elements >= 3 && rr->element[2]->str)
-        payload.assign(rr->element[2]->str, rr->element[2]->len);
+    auto push = push_of(static_cast<const redisReply*>(r));
+    if (!push) return;
     auto me = self->weak_from_this().lock();
     if (!me) return;
-    asio::post(self->strand_, [me, kind = std::move(kind), channel = std::move(channel), payload = std::move(payload)] {
-        if (me->push_) me->push_(kind, channel, payload);
+    asio::post(self->strand_, [me, push = std::move(*push)] {
+        if (me->push_) me->push_(push.kind, push.channel, push.payload);
     });
 }
 

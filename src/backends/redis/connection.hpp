@@ -14,6 +14,7 @@
 #pragma once
 
 #include "backends/redis/redis_address.hpp"
+#include "backends/redis/reply.hpp"
 #include <zklock/log.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -44,14 +45,6 @@ namespace zklock::detail::redis {
 /// with write(2), and a server that closed the connection must give EPIPE, not
 /// kill the process.
 std::shared_ptr<own_context> own_thread_unless(const boost::asio::any_io_executor& ex);
-
-/// A copy of the parts of a hiredis reply the lock scripts need.
-struct reply {
-    enum class kind { string, array, integer, nil, status, error } type = kind::nil;
-    long long integer = 0;
-    std::string str;
-    std::vector<reply> elements;
-};
 
 using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
 
