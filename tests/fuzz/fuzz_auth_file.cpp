@@ -1,0 +1,180 @@
+// Fuzz target: an auth file (--auth-file, $ZKLOCK_AUTH_FILE), read as zklock's
+// commands read it: zklock::read_auth_file(), then the CLI's split of its
+// redis: and mysql: lines (cli::load_credentials()). Properties: every line but
+// blanks and comments is one entry, as parse_auth() reads it; neither the
+// reason of a refusal, nor what the CLI prints, nor an identity quotes a
+// password (the text after the user of a digest, redis or mysql line, every
+// credential of another scheme) unless the same text is there with the
+// passwords replaced.
+#include "fuzz_check.hpp"
+
+#include "common.hpp"
+
+#include <zklock/acl.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace {
+
+using namespace zklock;
+using fuzz::check;
+
+std::string trimmed(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t\r");
+    if (b == std::string_view::npos) return {};
+    return std::string(s.substr(b, s.find_last_not_of(" \t\r") - b + 1));
+}
+
+/// The private directory the file is written in, made at the first input and
+/// removed with what is in it at exit.
+struct private_dir {
+    std::string path;
+    private_dir() {
+        const char* tmp = std::getenv("TMPDIR");
+        path = std::string(tmp && *tmp ? tmp : "/tmp") + "/zklock-fuzz-auth-XXXXXX";
+        if (!::mkdtemp(path.data())) std::abort();
+    }
+    ~private_dir() {
+        ::unlink((path + "/auth").c_str());
+        ::unlink((path + "/stderr").c_str());
+        ::rmdir(path.c_str());
+    }
+    private_dir(const private_dir&) = delete;
+    private_dir& operator=(const private_dir&) = delete;
+};
+
+const std::string& work_dir() {
+    static const private_dir dir;
+    return dir.path;
+}
+
+void write_private(const std::string& path, std::string_view content) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) std::abort();
+    ::fchmod(fd, 0600);
+    for (std::size_t done = 0; done < content.size();) {
+        const auto n = ::write(fd, content.data() + done, content.size() - done);
+        if (n <= 0) std::abort();
+        done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+}
+
+struct outcome {
+    std::vector<auth_entry> entries;
+    std::string reason;
+    bool refused = false;
+    std::string printed;  ///< what load_credentials() wrote to stderr
+    std::string identity;
+};
+
+/// Reads `content` as an auth file, both ways.
+outcome read_both_ways(std::string_view content) {
+    const auto path = work_dir() + "/auth";
+    write_private(path, content);
+    outcome out;
+    std::error_code ec;
+    out.entries = read_auth_file(path, ec, &out.reason);
+    out.refused = static_cast<bool>(ec);
+    out.identity = identity(out.entries);
+
+    // stderr into a file while the CLI reads it.
+    const auto err_path = work_dir() + "/stderr";
+    std::fflush(stderr);
+    const int saved = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (saved < 0 || err < 0) std::abort();
+    ::dup2(err, 2);
+    ::close(err);
+    cli::auth_options options;
+    options.file = path;
+    const auto credentials = cli::load_credentials(options);
+    std::fflush(stderr);
+    ::dup2(saved, 2);
+    ::close(saved);
+    std::ifstream printed(err_path, std::ios::binary);
+    out.printed.assign(std::istreambuf_iterator<char>(printed), std::istreambuf_iterator<char>());
+    if (!out.refused && credentials) {
+        check(credentials->zookeeper.size() <= out.entries.size(), "the CLI keeps the ZooKeeper entries");
+    }
+    return out;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size > 4096) return 0;
+    const auto content = fuzz::text_of(data, size);
+
+    // The file's lines as the reader sees them, each split into what may be
+    // shown (scheme, user) and its secret.
+    std::vector<std::string> secrets;
+    std::string masked;  // the file with every secret replaced
+    std::string shown;   // every part that is no secret
+    std::vector<std::string> entries;
+    for (const auto& raw : fuzz::split(content, '\n')) {
+        const auto line = trimmed(raw);
+        if (line.empty() || line.front() == '#') {
+            masked += raw + "\n";
+            continue;
+        }
+        entries.push_back(line);
+        const auto colon = line.find(':');
+        const auto scheme = line.substr(0, colon);
+        std::string kept = scheme;
+        std::string secret;
+        if (colon != std::string::npos) {
+            const auto credentials = line.substr(colon + 1);
+            const auto user_end = credentials.find(':');
+            if ((scheme == "digest" || scheme == "redis" || scheme == "mysql") && user_end != std::string::npos) {
+                kept += ":" + credentials.substr(0, user_end + 1);
+                secret = credentials.substr(user_end + 1);
+            } else if (scheme != "digest" && scheme != "redis" && scheme != "mysql") {
+                kept += ":";
+                secret = credentials;
+            } else {
+                kept += ":" + credentials;  // a user without password: nothing secret
+            }
+        }
+        shown += kept + "\n";
+        masked += kept + (secret.empty() ? "" : "x") + "\n";
+        if (!secret.empty()) secrets.push_back(secret);
+    }
+
+    const auto real = read_both_ways(content);
+    const auto without = read_both_ways(masked);
+    const std::string public_text = without.reason + without.printed + without.identity + shown + work_dir();
+    for (const auto& secret : secrets) {
+        if (secret.size() < 4 || fuzz::contains(public_text, secret)) continue;
+        check(!fuzz::contains(real.reason, secret), "a refusal never quotes a password", real.reason);
+        check(!fuzz::contains(real.printed, secret), "the CLI never prints a password", real.printed);
+        check(!fuzz::contains(real.identity, secret), "an identity never holds a password", real.identity);
+    }
+    check(!fuzz::has_control(real.printed.substr(0, real.printed.empty() ? 0 : real.printed.size() - 1)),
+          "the CLI's notice has control characters escaped", real.printed);
+    if (real.refused) {
+        check(real.entries.empty() && !real.reason.empty(), "a refused file gives no entry and a reason");
+        return 0;
+    }
+    check(real.entries.size() == entries.size(), "one entry per line but blanks and comments");
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        std::error_code ec;
+        const auto e = parse_auth(entries[i], ec);
+        check(!ec && e == real.entries[i], "an entry is its line as parse_auth() reads it", entries[i]);
+    }
+    check(!validate_auth(real.entries), "the entries of a file read are valid");
+    return 0;
+}

@@ -1,0 +1,79 @@
+// Fuzz target: a MySQL address (mysql://[user[:password]@]host[:port][/db],
+// mariadb://..., host[:port], or key=value pairs). Properties: an accepted
+// address has a host or a socket and a port from 1; what logs name
+// (endpoint()) never holds its password; a refusal never quotes a word of the
+// password (a URL's text after the user's ':', a pair's value of password=,
+// up to the next known key) that the same text with another password does
+// not show.
+#include "fuzz_check.hpp"
+
+#include "backends/mysql/mysql_address.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+namespace {
+
+using namespace zklock;
+using fuzz::check;
+
+/// Where the password of `text` is, by the forms' rules and a blank's
+/// meaning to a user (a password of several words), or npos.
+std::pair<std::size_t, std::size_t> password_span(std::string_view text) {
+    const auto key = text.find("password=");
+    if (key != std::string_view::npos && text.find("://") == std::string_view::npos) {
+        const auto start = key + 9;
+        std::size_t end = text.size();
+        for (const std::string_view next : {" host=", " port=", " user=", " database=", " dbname=", " socket="})
+            if (const auto at = text.find(next, start); at != std::string_view::npos) end = std::min(end, at);
+        return {start, end};
+    }
+    const auto scheme = text.find("://");
+    const auto start = scheme == std::string_view::npos ? 0 : scheme + 3;
+    const auto slash = text.find('/', start);
+    const auto authority = text.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    const auto at = authority.rfind('@');
+    if (at == std::string_view::npos) return {std::string_view::npos, 0};
+    const auto colon = authority.substr(0, at).find(':');
+    if (colon == std::string_view::npos) return {std::string_view::npos, 0};
+    return {start + colon + 1, start + at};
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const auto text = fuzz::text_of(data, size);
+    std::error_code ec;
+    std::string reason;
+    const auto a = detail::mysql::parse_mysql_address(text, ec, &reason);
+    const auto [start, end] = password_span(text);
+
+    if (!ec) {
+        check(!a.host.empty() || !a.socket.empty(), "an address has a host or a socket");
+        check(a.port >= 1, "a port from 1");
+        const auto endpoint = a.endpoint();
+        if (a.password.size() >= 4 && !fuzz::contains(a.host, a.password) && !fuzz::contains(a.socket, a.password))
+            check(!fuzz::contains(endpoint, a.password), "the endpoint never holds the password", endpoint);
+        const auto resolved = detail::mysql::resolve_mysql_address(text, "u", "p", ec);
+        check(!ec && resolved.password == (a.password.empty() ? "p" : a.password), "the options' password applies");
+        return 0;
+    }
+    check(!reason.empty(), "a refusal has a reason");
+    if (start == std::string_view::npos || end <= start) return 0;
+    std::string masked(text.substr(0, start));
+    masked += "x";
+    masked += text.substr(end);
+    std::string masked_reason;
+    std::error_code masked_ec;
+    (void)detail::mysql::parse_mysql_address(masked, masked_ec, &masked_reason);
+    const auto password = text.substr(start, end - start);
+    for (const auto& word : fuzz::split(password, ' '))
+        if (word.size() >= 4 && !fuzz::contains(masked_reason, word) && !fuzz::contains(masked, word))
+            check(!fuzz::contains(reason, word), "a refusal never quotes a word of the password", reason);
+    return 0;
+}
