@@ -23,6 +23,7 @@ TEST(SafeTime, TheSessionLivesATimeoutAfterTheSendOfTheNewestAnsweredRequestLess
     EXPECT_EQ(safe_until(heard, 2000ms), heard + 2000ms - 20ms);
     EXPECT_EQ(safe_until(heard, 40000ms), heard + 40000ms - 400ms);
     EXPECT_EQ(safe_margin(50ms), 1ms) << "at least a millisecond";
+    EXPECT_EQ(safe_margin(102ms), 1020us) << "1% exactly, not in whole milliseconds";
     EXPECT_EQ(safe_until({}, 2000ms), std::chrono::steady_clock::time_point{}) << "nothing heard: nothing safe";
     EXPECT_EQ(safe_until(heard, 0ms), std::chrono::steady_clock::time_point{}) << "no timeout negotiated yet";
 }
