@@ -96,6 +96,14 @@ TEST(WaitDuration, AFractionOfAMillisecondRoundsUpSoOnlyZeroMeansDoNotWait) {
     EXPECT_EQ(parse_wait_duration("0.000s").value, milliseconds(0));
 }
 
+TEST(WaitDuration, EveryDigitOfAFractionCounts) {
+    // 0.91111111111111111199 h is 3280000.000000000003164 ms: up to the next
+    // millisecond, though its first nine digits make 3279999.9996.
+    EXPECT_EQ(parse_wait_duration("0.91111111111111111199h").value, milliseconds(3280001));
+    EXPECT_EQ(parse_wait_duration("0.9111111111h").value, milliseconds(3280000));
+    EXPECT_EQ(parse_wait_duration("0.27777777777777777777777777778h").value, milliseconds(1000001));
+}
+
 TEST(WaitDuration, RefusesWhatIsNotADurationSayingWhy) {
     const auto refused = [](const char* text, const char* why) {
         const auto r = parse_wait_duration(text);
