@@ -173,7 +173,8 @@ TEST(MysqlAddress, UrlsAndPairsAreReadAndBadOnesRefusedWithoutThePassword) {
     EXPECT_EQ(a.user, "bob");
     EXPECT_EQ(a.password, "pw");
     for (const char* bad : {"mysql://u:topsecret@h:99999/x", "mysql://u:topsecret@:3306/x", "postgres://u:topsecret@h/x",
-                            "host=h bogus=topsecret", "mysql://u:top%zzsecret@h/x"}) {
+                            "host=h bogus=topsecret", "mysql://u:top%zzsecret@h/x",
+                            "host=h password=my topsecret user=u"}) {  // a blank: the rest looked like a key
         why.clear();
         (void)mysql::parse_mysql_address(bad, ec, &why);
         EXPECT_EQ(ec, errc::invalid_argument) << bad;

@@ -5,6 +5,7 @@
 
 #include <zklock/error.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -78,6 +79,14 @@ mysql_address parse_url(std::string_view rest, std::error_code& ec, std::string*
     return a;
 }
 
+// A key an error may quote: a word of letters, digits and '_'. Anything else
+// before an '=' is the rest of a value with a blank in it ("password=my
+// secret host=h" gives "secret host"), perhaps of a password: never quoted.
+bool word(std::string_view key) {
+    const auto word_character = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    return !key.empty() && std::all_of(key.begin(), key.end(), word_character);
+}
+
 mysql_address parse_pairs(std::string_view text, std::error_code& ec, std::string* reason) {
     mysql_address a;
     std::size_t i = 0;
@@ -87,6 +96,8 @@ mysql_address parse_pairs(std::string_view text, std::error_code& ec, std::strin
         const auto eq = text.find('=', i);
         if (eq == std::string_view::npos) return fail(ec, reason, "a key without '=' (key=value form)");
         const std::string key(text.substr(i, eq - i));
+        if (!word(key))
+            return fail(ec, reason, "a value with a blank or a key that is no word (write a blank in a value as %20)");
         std::size_t end = eq + 1;
         while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
         auto value = percent_decode(text.substr(eq + 1, end - eq - 1));
