@@ -48,7 +48,7 @@ bool within_half_circle(const std::vector<detail::lock_node>& nodes) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto children = fuzz::split(fuzz::text_of(data, size), '\n');
-    if (children.size() > 64) children.resize(64);
+    if (children.size() > 32) children.resize(32);
 
     std::size_t recognised = 0;
     for (const auto& child : children) {
@@ -84,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     semaphore_rule.permits = 3;
     detail::queue_rule read_write_rule;
     read_write_rule.read_write = true;
-    for (std::size_t i = 0; i < sorted.size() && i < 16; ++i) {
+    for (std::size_t i = 0; i < sorted.size() && i < 8; ++i) {
         const auto& name = sorted[i].name;
         const auto found = listing.find(name);
         check(found != listing.sorted().end() && found->sequence == sorted[i].sequence, "find() by sequence");

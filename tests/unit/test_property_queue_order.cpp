@@ -47,8 +47,13 @@ struct queue_model {
 rc::Gen<queue_model> queues(bool one_dialect) {
     return rc::gen::exec([one_dialect] {
         queue_model q;
-        const auto start = *rc::gen::inRange<std::int64_t>(INT32_MIN, std::int64_t{INT32_MAX} + 1);
-        const auto gaps = *rc::gen::container<std::vector<std::int64_t>>(rc::gen::inRange<std::int64_t>(1, 100'000));
+        // Anywhere, or right before the wrap to INT32_MIN, or before -1 to 0.
+        const auto start = *rc::gen::oneOf(rc::gen::inRange<std::int64_t>(INT32_MIN, std::int64_t{INT32_MAX} + 1),
+                                           rc::gen::inRange<std::int64_t>(INT32_MAX - 200'000, INT32_MAX),
+                                           rc::gen::inRange<std::int64_t>(-200'000, 0));
+        // Mostly neighbours, now and then children made and gone in between.
+        const auto gaps = *rc::gen::container<std::vector<std::int64_t>>(
+            rc::gen::oneOf(rc::gen::inRange<std::int64_t>(1, 4), rc::gen::inRange<std::int64_t>(1, 100'000)));
         std::int64_t n = start;
         for (std::size_t i = 0; i < gaps.size() && i < 40; ++i) {
             n += gaps[i];
