@@ -28,8 +28,9 @@ namespace zklock::detail {
 /// session).
 bool server_answered(int rc) noexcept;
 
-/// The part of `session_timeout` the budget gives up: 1%, rounded up (a server clock may
-/// run that much faster than ours, which NTP keeps far below), at least 1 ms.
+/// The part of `session_timeout` the budget gives up: 1%, rounded up to the
+/// clock's tick (a server clock may run that much faster than ours, which NTP
+/// keeps far below), at least 1 ms.
 std::chrono::steady_clock::duration safe_margin(std::chrono::milliseconds session_timeout) noexcept;
 
 /// Until when a session last certainly heard at `heard` (the send time of
