@@ -9,6 +9,7 @@
 #include "fuzz_check.hpp"
 
 #include "common.hpp"
+#include "support/cloexec_file.hpp"
 
 #include <zklock/acl.hpp>
 
@@ -16,8 +17,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -105,8 +104,7 @@ outcome read_both_ways(std::string_view content) {
     std::fflush(stderr);
     ::dup2(saved, 2);
     ::close(saved);
-    std::ifstream printed(err_path, std::ios::binary);
-    out.printed.assign(std::istreambuf_iterator<char>(printed), std::istreambuf_iterator<char>());
+    out.printed = testing::detail::read_file_cloexec(err_path);
     if (!out.refused && credentials) {
         check(credentials->zookeeper.size() <= out.entries.size(), "the CLI keeps the ZooKeeper entries");
     }

@@ -3,28 +3,30 @@
 // files given on its command line, each in a buffer of exactly its size (so
 // that AddressSanitizer sees a read past its end). Fails when it replayed no
 // input: a missing corpus is no pass.
+#include "support/cloexec_file.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
+#include <string>
 #include <system_error>
 #include <vector>
+
+#include <unistd.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
 namespace {
 
 bool replay(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
+    if (::access(file.c_str(), R_OK) != 0) {
         std::fprintf(stderr, "cannot read %s\n", file.c_str());
         return false;
     }
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string bytes = zklock::testing::detail::read_file_cloexec(file);
     const auto copy = std::make_unique<std::uint8_t[]>(bytes.size());
     std::copy(bytes.begin(), bytes.end(), copy.get());
     LLVMFuzzerTestOneInput(copy.get(), bytes.size());
