@@ -28,10 +28,10 @@ std::string server_problem(std::string_view server) {
     if (!std::all_of(host.begin(), host.end(), host_character))
         return quoted(server) + ": a host is letters, digits, '.', '-' and '_' (or an IPv6 address)";
     long value = 0;
-    bool number = !port.empty() && port.size() <= 5;
-    for (char c : port) {
-        if (c < '0' || c > '9') number = false;
-        else value = value * 10 + (c - '0');
+    bool number = !port.empty() && port.size() <= 5;  // and so value stays far from overflow
+    for (std::size_t i = 0; number && i < port.size(); ++i) {
+        if (port[i] < '0' || port[i] > '9') number = false;
+        else value = value * 10 + (port[i] - '0');
     }
     if (!number || value < 1 || value > 65535) return quoted(server) + ": the port is a number from 1 to 65535";
     return {};
