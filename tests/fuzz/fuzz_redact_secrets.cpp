@@ -39,12 +39,17 @@ std::string quoted(std::string_view s) {
     return out + "'";
 }
 
-void expect_redacted(std::string_view prefix, std::string_view before, const std::string& secret,
+/// PREFIX BEFORE WRITTEN AFTER SUFFIX, where WRITTEN is `secret` as the form
+/// writes it (`write`: quoted, or as it is), must not show the secret.
+template <class Write>
+void expect_redacted(std::string_view prefix, std::string_view before, const std::string& secret, Write write,
                      std::string_view after, std::string_view suffix, const char* what) {
     if (secret.size() < 4) return;
-    const auto text = std::string(prefix) + std::string(before) + secret + std::string(after) + std::string(suffix);
-    const auto masked =
-        std::string(prefix) + std::string(before) + "x" + std::string(after) + std::string(suffix);
+    const auto around = [&](const std::string& value) {
+        return std::string(prefix) + std::string(before) + write(value) + std::string(after) + std::string(suffix);
+    };
+    const auto text = around(secret);
+    const auto masked = around("x");
     const auto out = detail::redact_secrets(text);
     if (fuzz::contains(detail::redact_secrets(masked), secret) || fuzz::contains(masked, secret)) return;
     check(!fuzz::contains(out, secret), what, out);
@@ -68,17 +73,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     auto bare = without(secret, blanks);
     while (!bare.empty() && (bare.front() == '\'' || bare.front() == '"')) bare.erase(0, 1);
-    expect_redacted(prefix, " password=", bare, " ", suffix, "password=VALUE is redacted");
-    expect_redacted(prefix, " PGPASSWORD = ", bare, " ", suffix, "PGPASSWORD = VALUE is redacted");
-    expect_redacted(prefix, " password=", quoted(secret), " ", suffix, "password='VALUE' is redacted");
+    const auto as_is = [](const std::string& value) { return value; };
+    expect_redacted(prefix, " password=", bare, as_is, " ", suffix, "password=VALUE is redacted");
+    expect_redacted(prefix, " PGPASSWORD = ", bare, as_is, " ", suffix, "PGPASSWORD = VALUE is redacted");
+    expect_redacted(prefix, " password=", secret, quoted, " ", suffix, "password='VALUE' is redacted");
     if (without(secret, "'\\") == secret)
-        expect_redacted(prefix, " password='", secret, "' ", suffix, "the inside of password='VALUE' is redacted");
+        expect_redacted(prefix, " password='", secret, as_is, "' ", suffix, "the inside of password='VALUE' is redacted");
     auto userinfo_password = without(bare, "@");
     for (auto at = userinfo_password.find("://"); at != std::string::npos; at = userinfo_password.find("://"))
         userinfo_password.erase(at, 3);
     // Nor "//" first: "user:" before it would make "user://", a URL of its own.
     while (userinfo_password.starts_with('/')) userinfo_password.erase(0, 1);
-    expect_redacted(prefix, " postgresql://user:", userinfo_password, "@host/db ", suffix,
+    expect_redacted(prefix, " postgresql://user:", userinfo_password, as_is, "@host/db ", suffix,
                     "a URL's password is redacted");
 
     if (const auto split = detail::split_conninfo_password(text)) {
