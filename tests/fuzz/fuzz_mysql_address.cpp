@@ -67,8 +67,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(!reason.empty(), "a refusal has a reason");
     if (start == std::string_view::npos || end <= start) return 0;
     // Each word of the password against the same text with that word
-    // replaced by one of its length: what the refusal says then too is the
-    // message's own words or another part of the text. Words of letters,
+    // replaced in the password by one of its length: what the refusal says
+    // then too is the message's own words or another part of the text. Words of letters,
     // digits, '-' and '_' only, whose replacement keeps the text's shape.
     const auto password = text.substr(start, end - start);
     std::size_t compared = 0;
@@ -76,9 +76,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto plain = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
         if (word.size() < 4 || !std::all_of(word.begin(), word.end(), plain) || ++compared > 8) continue;
         const std::string other(word.size(), word.find('Q') == std::string::npos ? 'Q' : 'Z');
-        std::string replaced(text);
-        for (auto at = replaced.find(word); at != std::string::npos; at = replaced.find(word, at + other.size()))
-            replaced.replace(at, word.size(), other);
+        // Only inside the password: the same letters elsewhere (in a key the
+        // refusal quotes) stay.
+        std::string inside(password);
+        for (auto at = inside.find(word); at != std::string::npos; at = inside.find(word, at + other.size()))
+            inside.replace(at, word.size(), other);
+        const auto replaced = std::string(text.substr(0, start)) + inside + std::string(text.substr(end));
         std::string replaced_reason;
         std::error_code replaced_ec;
         (void)detail::mysql::parse_mysql_address(replaced, replaced_ec, &replaced_reason);
