@@ -57,8 +57,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // escapes, delimiters) kept, so that the same refusal comes with the
         // same words of its own.
         std::string other(raw);
-        for (auto& c : other)
-            if (std::isalnum(static_cast<unsigned char>(c))) c = c == 'Q' ? 'Z' : 'Q';
+        for (std::size_t k = 0; k < other.size(); ++k) {
+            if (other[k] == '%') k += 2;  // an escape stays one
+            else if (std::isalnum(static_cast<unsigned char>(other[k]))) other[k] = other[k] == 'Q' ? 'Z' : 'Q';
+        }
         if (other == raw) return 0;  // nothing to tell the password from the rest by
         std::string masked(text.substr(0, start + colon + 1));
         masked += other;

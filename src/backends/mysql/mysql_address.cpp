@@ -79,9 +79,10 @@ mysql_address parse_url(std::string_view rest, std::error_code& ec, std::string*
     return a;
 }
 
-// A key an error may quote: a word of letters, digits and '_'. Anything else
-// before an '=' is the rest of a value with a blank in it ("password=my
-// secret host=h" gives "secret host"), perhaps of a password: never quoted.
+// A key: a word of letters, digits and '_'. Anything else before an '=' is
+// the rest of a value with a blank in it ("password=my secret host=h" gives
+// "secret host"). No refusal quotes a key: after a password with a blank
+// even a word may be part of it ("password=my secret=x" gives "secret").
 bool word(std::string_view key) {
     const auto word_character = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
     return !key.empty() && std::all_of(key.begin(), key.end(), word_character);
@@ -111,7 +112,7 @@ mysql_address parse_pairs(std::string_view text, std::error_code& ec, std::strin
         else if (key == "password") a.password = *value;
         else if (key == "database" || key == "dbname") a.database = *value;
         else if (key == "socket") a.socket = *value;
-        else return fail(ec, reason, "unknown key '" + key + "' (host, port, user, password, database, socket)");
+        else return fail(ec, reason, "an unknown key (the keys are host, port, user, password, database, socket)");
         i = end;
     }
     if (a.host.empty() && a.socket.empty()) return fail(ec, reason, "no host");
