@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <optional>
+#include <string_view>
 
 namespace zklock::detail::mysql {
 namespace {
@@ -81,8 +83,9 @@ mysql_address parse_url(std::string_view rest, std::error_code& ec, std::string*
 
 // A key: a word of letters, digits and '_'. Anything else before an '=' is
 // the rest of a value with a blank in it ("password=my secret host=h" gives
-// "secret host"). No refusal quotes a key: after a password with a blank
-// even a word may be part of it ("password=my secret=x" gives "secret").
+// "secret host"). No refusal quotes a key but a known one: after a password
+// with a blank even a word may be part of it ("password=my secret=x" gives
+// "secret").
 bool word(std::string_view key) {
     const auto word_character = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
     return !key.empty() && std::all_of(key.begin(), key.end(), word_character);
@@ -102,7 +105,11 @@ mysql_address parse_pairs(std::string_view text, std::error_code& ec, std::strin
         std::size_t end = eq + 1;
         while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
         auto value = percent_decode(text.substr(eq + 1, end - eq - 1));
-        if (!value) return fail(ec, reason, "a bad percent escape in '" + key + "'");
+        if (!value) {
+            constexpr std::string_view keys[] = {"host", "port", "user", "password", "database", "dbname", "socket"};
+            const bool known = std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
+            return fail(ec, reason, known ? "a bad percent escape in '" + key + "'" : "a bad percent escape in a value");
+        }
         if (key == "host") a.host = *value;
         else if (key == "port") {
             const auto port = parse_port(*value);
