@@ -1,7 +1,7 @@
 // Fuzz target: a MySQL address (mysql://[user[:password]@]host[:port][/db],
 // mariadb://..., host[:port], or key=value pairs). Properties: an accepted
 // address has a host or a socket and a port from 1; what logs name
-// (endpoint()) never holds its password; a refusal never quotes a word of the
+// (endpoint()) does not depend on its password; a refusal never quotes a word of the
 // password (a URL's text after the user's ':', a pair's value of password=,
 // up to the next known key) unless the same text with that word replaced
 // gives a refusal that shows it too.
@@ -57,9 +57,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!ec) {
         check(!a.host.empty() || !a.socket.empty(), "an address has a host or a socket");
         check(a.port >= 1, "a port from 1");
-        const auto endpoint = a.endpoint();
-        if (a.password.size() >= 4 && !fuzz::contains(a.host, a.password) && !fuzz::contains(a.socket, a.password))
-            check(!fuzz::contains(endpoint, a.password), "the endpoint never holds the password", endpoint);
+        auto without_password = a;
+        without_password.password.clear();
+        check(a.endpoint() == without_password.endpoint(), "the endpoint does not depend on the password");
         const auto resolved = detail::mysql::resolve_mysql_address(text, "u", "p", ec);
         check(!ec && resolved.password == (a.password.empty() ? "p" : a.password), "the options' password applies");
         return 0;
