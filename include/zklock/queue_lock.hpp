@@ -3,6 +3,7 @@
 // writer); and the queries that read a queue from the server.
 #pragma once
 
+#include <zklock/detail/deadline.hpp>
 #include <zklock/error.hpp>
 #include <zklock/export.hpp>
 #include <zklock/guarded_write.hpp>
@@ -11,6 +12,10 @@
 #include <zklock/lock_stats.hpp>
 #include <zklock/session.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -137,9 +142,76 @@ public:
     std::vector<std::string> revoke_holders();
     std::vector<std::string> revoke_holders(std::error_code& ec);
     ///@}
+    /// Hands the lock on and queues again, in one ZooKeeper transaction: it
+    /// releases this hold's node exactly as unlock() does (the release mark,
+    /// the `.released` proof, lock-delay's record: a waiter of any library sees
+    /// an ordinary release) and creates this object's next node at the tail of
+    /// the queue, then waits for the grant as lock() does. For workers that
+    /// take turns: a turn costs one transaction where unlock() and lock() cost
+    /// two. The multi applies whole or not at all.
+    ///
+    /// FIFO stays strict: the new node's sequence number is assigned after
+    /// every node already queued (Curator's, kazoo's, go-zookeeper's too), so
+    /// every waiter is granted before this object's next turn. Under a
+    /// semaphore the permit goes back and the new node queues behind the
+    /// others; a SharedMutex's reader or writer requeues on its side.
+    ///
+    /// The new node carries a guid of its own: when the connection drops with
+    /// the multi in flight, the lock finds it by that guid once connected (the
+    /// multi applied: queued) or sends the multi again (it did not: the held
+    /// node is still there, still ours).
+    ///
+    /// is_held() is false from the call on; the "released" event comes, then
+    /// "queued" and "granted" as for lock(). Errors: errc::not_held (nothing
+    /// sent) when this object does not hold; errc::node_deleted when the held
+    /// node went before the multi applied (the hold was lost); the session's
+    /// errors as lock()'s (session_expired, session_closed, ...). A failed or
+    /// cancelled requeue leaves nothing behind: the held node is released as
+    /// unlock() releases it, the new one deleted. Thread-safety as lock().
+    /// Thrown as zklock::error, or in `ec`.
+    ///@{
+    void requeue();
+    void requeue(std::error_code& ec);
+    ///@}
+    /// As requeue(), waiting at most `timeout` for the next grant: false when
+    /// it passed (nothing held, nothing left behind; the old hold is released
+    /// either way). A timeout of zero or less tries once (as try_lock()).
+    /// Errors: thrown, or in `ec`.
+    ///@{
+    template <class Rep, class Period> bool try_requeue_for(const std::chrono::duration<Rep, Period>& timeout) {
+        std::error_code ec;
+        const bool ok = requeue_blocking(detail::deadline_after(timeout), ec);
+        throw_if(ec, "zklock::QueueLock::try_requeue_for " + path());
+        return ok;
+    }
+    template <class Rep, class Period>
+    bool try_requeue_for(const std::chrono::duration<Rep, Period>& timeout, std::error_code& ec) {
+        return requeue_blocking(detail::deadline_after(timeout), ec);
+    }
+    ///@}
+    /// requeue(), asynchronously. Signature: void(std::error_code), once held
+    /// again. Cancellation (terminal, partial, total) as async_lock(): the wait
+    /// stops, nothing is left behind (the old hold is released either way),
+    /// the handler gets std::errc::operation_canceled.
+    template <class CompletionToken> auto async_requeue(CompletionToken&& token) {
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code)>(
+            [this](auto handler) { async_requeue_impl(std::move(handler)); }, token);
+    }
+    /// async_requeue() with a deadline. Signature: void(std::error_code, bool
+    /// acquired); acquired is false, without an error, when `timeout` passed.
+    template <class Rep, class Period, class CompletionToken>
+    auto async_try_requeue_for(const std::chrono::duration<Rep, Period>& timeout, CompletionToken&& token) {
+        const auto deadline = detail::deadline_after(timeout);
+        return boost::asio::async_initiate<CompletionToken, void(std::error_code, bool)>(
+            [this, deadline](auto handler) { async_try_requeue_impl(deadline, std::move(handler)); }, token);
+    }
 private:
     friend struct detail::internal_access;  // the recipes make their places through the engine's factory
     ZKLOCK_NO_EXPORT QueueLock(std::shared_ptr<detail::contender_engine> engine, std::string path);
+    bool requeue_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec);
+    void async_requeue_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
+    void async_try_requeue_impl(std::optional<std::chrono::steady_clock::time_point> deadline,
+                                boost::asio::any_completion_handler<void(std::error_code, bool)> handler);
 
     std::shared_ptr<detail::contender_engine> engine_;
 };

@@ -8,6 +8,8 @@
 
 #include <boost/asio/error.hpp>
 
+#include <algorithm>
+
 namespace zklock::detail {
 namespace asio = boost::asio;
 
@@ -108,7 +110,10 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
         set_position(action.number);
         return report_position(static_cast<std::size_t>(action.number));
     case kind::forget_position: return set_position(-1);
-    case kind::node_known: return set_node_name(action.name);
+    case kind::node_known:
+        // A requeue's node found by its guid after the multi's answer was lost: it applied.
+        if (requeue_for(a) && !requeue_->in_flight) requeue_.reset();
+        return set_node_name(action.name);
     case kind::revocation_request:
     case kind::revoke:
         if (attempt_ != a) return;
@@ -186,6 +191,7 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
                                     if (rc != ZOK && rc != ZNODEEXISTS) self->session_->dirs().gone(self->setup_.dir);
                                 });
     case kind::create:
+        if (requeue_for(a)) return send_requeue(a, action);
         return session_->create(path_of(action.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
                                 [self, a](int rc, std::string name, const node_stat& st) {
                                     if (rc == ZOK) self->session_->dirs().seen(self->setup_.dir);
@@ -230,6 +236,12 @@ void contender_engine::watch_own_node_later(const std::shared_ptr<attempt>& a) {
 }
 
 void contender_engine::send_list(const std::shared_ptr<attempt>& a, const acquire_action& action) {
+    // Behind a requeue's multi: sent once the multi's answer has told the
+    // node, so that its answer comes after the create's (the node's Stat).
+    if (requeue_for(a) && requeue_->in_flight && action.which == listing::pipelined) {
+        requeue_->listing = action;
+        return;
+    }
     auto self = shared_from_this();
     const auto which = action.which;
     // A listing without a watch may answer other contenders of this session too.
@@ -288,6 +300,11 @@ void contender_engine::drop_release_watch(attempt& a) {
 }
 
 void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acquire_action& action) {
+    if (capturing_release_ && requeue_) {
+        requeue_->held = a;
+        requeue_->release = action;
+        return;
+    }
     auto done = action.wait ? std::exchange(a->done, nullptr) : nullptr;
     if (action.what == acquire_action::kind::delete_by_guid) {
         if (!action.wait) return session_->delete_owned_by_guid(setup_.dir, action.name, action.number);
@@ -310,12 +327,19 @@ void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acqu
 // ---- the front half's hooks ---------------------------------------------------------
 
 void contender_engine::new_attempt() {
+    // A requeue's release goes only with the create of the attempt it began:
+    // an attempt after it (a new session) queues as lock() does.
+    if (requeue_ && requeue_->begun) drop_requeue();
     setup_.no_wait = no_wait_;
     setup_.revocable = revocable();
     note_attempt_start();
     // The tag goes in the node's name: a lost create reply's node is found by it.
     auto a = std::make_shared<attempt>(setup_, new_tag(setup_.form));
     attempt_ = a;
+    if (requeue_ && !requeue_->begun) {
+        requeue_->next = a;
+        requeue_->begun = true;
+    }
     feed(a, [](acquire_machine& m) { return m.begin(); });
 }
 
@@ -324,6 +348,7 @@ void contender_engine::abandon(std::error_code ec) {
     auto finish = stop_acquiring(ec);
     set_position(-1);
     set_node_name({});
+    drop_requeue();  // cancelled before its multi was sent: the held node goes as unlock() sends it
     auto a = std::exchange(attempt_, nullptr);
     if (!a) return finish({});
     a->done = within_session_timeout(*session_, std::move(finish), {});
@@ -353,6 +378,139 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
     // session keeps the delete).
     a->done = end_by_release(std::move(done));
     feed(a, [](acquire_machine& m) { return m.release(); });
+}
+
+// ---- the requeue: release and queue again in one transaction ------------------------
+
+void contender_engine::requeue(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
+                               acquire_callback callback) {
+    if (session_->state() == session_state::closed) {
+        callback(make_error_code(errc::session_closed), false);
+        return;
+    }
+    // As release(): is_held() is false from here on, and only one of a
+    // release, a revocation's let-go and this ends the hold.
+    if (!held_.exchange(false)) {
+        callback(make_error_code(errc::not_held), false);
+        return;
+    }
+    token_ = 0;
+    const auto id = new_acquire_id(slot);  // busy_ stays set: the place goes on
+    session_->post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
+        self->acquire_id_ = id;
+        self->do_requeue(deadline, no_wait, std::move(cb));
+    });
+}
+
+void contender_engine::do_requeue(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback) {
+    if (phase_ != phase::held || !attempt_) return callback(make_error_code(errc::not_held), false);
+    auto held = std::exchange(attempt_, nullptr);
+    set_position(-1);
+    set_node_name({});
+    // The machine releases as unlock() does (the mark, the proof, lock-delay's
+    // record); its delete is kept to go in the next attempt's create.
+    requeue_ = std::make_unique<pending_requeue>();
+    capturing_release_ = true;
+    feed(held, [](acquire_machine& m) { return m.release(); });
+    capturing_release_ = false;
+    if (!requeue_->held) {  // nothing to delete (cannot happen while held): queue as lock() does
+        requeue_.reset();
+    }
+    end_by_release(nullptr);  // the "released" event; the loss waiters told {}
+    start(deadline, no_wait, std::move(callback));  // new_attempt(): its create joins the release
+}
+
+void contender_engine::send_requeue(const std::shared_ptr<attempt>& a, const acquire_action& create) {
+    auto& r = *requeue_;
+    r.in_flight = true;
+    const auto& release = r.release;
+    std::vector<multi_op> extra;
+    if (release.release_record)
+        extra.push_back(multi_op{multi_op::kind::set_data, setup_.dir, *release.release_record, 0, -1, nullptr});
+    std::vector<release_role> roles;
+    auto ops = release_ops({path_of(release.name)}, release.mark, release.mark && r.proof ? acl_ : nullptr, extra,
+                           &roles);
+    // Last: its sequence number is assigned after every node already queued.
+    ops.push_back(multi_op{multi_op::kind::create, path_of(create.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, -1, acl_});
+    roles.push_back(release_role::extra);
+    session_->multi(std::move(ops), [self = shared_from_this(), a, create, roles](int rc, std::vector<int> errors,
+                                                                                std::vector<std::string> created) {
+        self->requeue_answered(a, create, rc, errors, roles, created.empty() ? std::string() : created.back());
+    });
+}
+
+void contender_engine::requeue_answered(const std::shared_ptr<attempt>& a, const acquire_action& create, int rc,
+                                        const std::vector<int>& errors, const std::vector<release_role>& roles,
+                                        std::string name) {
+    auto created = [&](int code, const std::string& path, const node_stat& st) {
+        feed(a, [&](acquire_machine& m) { return m.created(code, path, st); });
+    };
+    if (!requeue_for(a)) return created(rc, name, {});
+    auto& r = *requeue_;
+    r.in_flight = false;
+    const bool current = attempt_ == a;
+    if (rc == ZOK) {
+        // Both applied: the hold is released, the node queued behind every waiter.
+        auto listing = std::move(r.listing);
+        requeue_.reset();
+        if (!current) return created(rc, name, {});  // cancelled meanwhile: the machine deletes the node
+        // The multi's answer has no Stat (the fencing token): a read of the
+        // node has it, and the pipelined listing follows it.
+        session_->get_data(name, {}, [self = shared_from_this(), a, name](int code, std::string, const node_stat& st) {
+            self->feed(a, [&](acquire_machine& m) {
+                return m.created(connection_trouble(code) || session_gone(code) ? code : ZOK, name, st);
+            });
+        });
+        if (listing) send_list(a, *listing);
+        return;
+    }
+    r.listing.reset();
+    if (connection_trouble(rc)) {
+        // Unknown outcome. The machine finds its node by the new guid (the
+        // multi applied: queued), or creates it again, which sends this multi
+        // again (it did not: the held node is still there, or the multi fails
+        // on its delete when the node went meanwhile).
+        if (!current) {
+            release_instead(r);
+            requeue_.reset();
+        }
+        return created(rc, {}, {});
+    }
+    // Refused as a whole: nothing applied.
+    const auto refused = std::find_if(errors.begin(), errors.end(), [](int c) { return c != ZOK && c != ZRUNTIMEINCONSISTENCY; });
+    const auto at = static_cast<std::size_t>(refused - errors.begin());
+    const auto role = at < roles.size() ? std::optional(roles[at]) : std::nullopt;
+    if (current && role == release_role::proof && rc != ZNONODE && !session_gone(rc)) {
+        r.proof = false;  // the sibling refused (it exists, the ACL): without it, as the janitor does
+        return send_requeue(a, create);
+    }
+    if (current && role == release_role::mark && rc == ZNOAUTH) {
+        r.release.mark = false;  // the node's ACL refuses the mark: its successor lists instead
+        return send_requeue(a, create);
+    }
+    const bool held_gone = rc == ZNONODE && role == release_role::remove;
+    if (!held_gone) release_instead(r);  // still there: released as unlock() releases it
+    requeue_.reset();
+    if (current) {
+        if (held_gone)
+            fail(make_error_code(errc::node_deleted),
+                 "the held node " + path_of(r.release.name) + " was gone before the requeue applied");
+        else
+            fail(from_zookeeper(rc));
+    }
+    created(rc, {}, {});
+}
+
+void contender_engine::release_instead(pending_requeue& r) {
+    if (!r.held) return;
+    auto held = std::move(r.held);
+    send_delete(held, r.release);
+}
+
+void contender_engine::drop_requeue() {
+    if (!requeue_ || requeue_->in_flight) return;  // the multi's answer decides
+    release_instead(*requeue_);
+    requeue_.reset();
 }
 
 void contender_engine::lose(std::error_code ec) {

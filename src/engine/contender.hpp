@@ -16,8 +16,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace zklock::detail {
 
@@ -40,6 +43,12 @@ public:
     const std::string& dir() const noexcept { return setup_.dir; }
     /// The recipe's queue rule (who holds: revoke_holders()).
     const queue_rule& rule() const noexcept { return setup_.rule; }
+    /// Releases the held node and creates the next at the tail of the queue in
+    /// one transaction, then waits for the grant as acquire() does
+    /// (QueueLock::requeue): completes as acquire() does; errc::not_held, at
+    /// once, when not held. Any thread.
+    void requeue(std::optional<clock::time_point> deadline, bool no_wait, boost::asio::cancellation_slot slot,
+                 acquire_callback callback);
     /// The acquire protocol's state in words (phase, the attempt's node and
     /// flags, what it watches); strand only (zklock::describe_internals).
     std::string describe() const;
@@ -85,12 +94,35 @@ private:
     void watch_own_node_later(const std::shared_ptr<attempt>& a);
     std::string path_of(const std::string& child) const { return child_path(setup_.dir, child); }
 
+    // The requeue (strand only): the hold's release joins the next attempt's
+    // create in one multi.
+    struct pending_requeue {
+        std::shared_ptr<attempt> held;       // the attempt that held (its machine's release made `release`)
+        std::weak_ptr<attempt> next;         // the attempt whose create joins the release
+        acquire_action release;              // the held node's delete, as unlock() would send it
+        bool proof = true;                   // with the `.released` sibling (release.mark): until refused
+        bool begun = false;                  // `next` is made
+        bool in_flight = false;              // the multi is sent, not answered
+        std::optional<acquire_action> listing;  // the pipelined listing, sent once the multi is answered
+    };
+    void do_requeue(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback);
+    bool requeue_for(const std::shared_ptr<attempt>& a) const { return requeue_ && requeue_->next.lock() == a; }
+    void send_requeue(const std::shared_ptr<attempt>& a, const acquire_action& create);
+    void requeue_answered(const std::shared_ptr<attempt>& a, const acquire_action& create, int rc,
+                          const std::vector<int>& errors, const std::vector<release_role>& roles, std::string name);
+    /// The held node's release, as unlock() sends it: a requeue that did not apply.
+    void release_instead(pending_requeue& r);
+    /// Drops a requeue whose multi is not in flight, its release sent as unlock() sends it.
+    void drop_requeue();
+
     std::shared_ptr<const std::string> node_data_;  // the session's default, shared, unless given
     std::shared_ptr<const c_acl> acl_;
     acquire_setup setup_;  // what every attempt's machine is told; setup_.dir is the lock directory
 
     // strand only
     std::shared_ptr<attempt> attempt_;
+    std::unique_ptr<pending_requeue> requeue_;  // null unless a requeue's multi is to be sent or answered
+    bool capturing_release_ = false;            // do_requeue: the machine's release delete goes into requeue_
 
     // thread-safe snapshots (mutex_ guards node_name_: our node's name, its
     // path made when asked, so a held lock keeps the directory's path once)

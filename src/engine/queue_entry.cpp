@@ -60,20 +60,7 @@ std::shared_ptr<loss_reports> queue_entry::losses(bool make) {
     return losses_;
 }
 
-void queue_entry::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
-                          acquire_callback callback) {
-    if (refusal_) {
-        callback(refusal_, false);
-        return;
-    }
-    if (session_->state() == session_state::closed) {
-        // Nothing runs the session any more (its thread may be gone): answer here.
-        callback(make_error_code(errc::session_closed), false);
-        return;
-    }
-    // Whether this acquire may start is decided on the strand, where the state
-    // it depends on changes: decided here, a hold whose loss was being reported
-    // on the strand at this moment refused an acquire that came just after it.
+std::uint64_t queue_entry::new_acquire_id(asio::cancellation_slot slot) {
     const auto id = next_waiter_id_.fetch_add(1);
     if (slot.is_connected()) {
         slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
@@ -88,6 +75,24 @@ void queue_entry::acquire(std::optional<clock::time_point> deadline, bool no_wai
                 });
         });
     }
+    return id;
+}
+
+void queue_entry::acquire(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
+                          acquire_callback callback) {
+    if (refusal_) {
+        callback(refusal_, false);
+        return;
+    }
+    if (session_->state() == session_state::closed) {
+        // Nothing runs the session any more (its thread may be gone): answer here.
+        callback(make_error_code(errc::session_closed), false);
+        return;
+    }
+    // Whether this acquire may start is decided on the strand, where the state
+    // it depends on changes: decided here, a hold whose loss was being reported
+    // on the strand at this moment refused an acquire that came just after it.
+    const auto id = new_acquire_id(slot);
     session_->post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
         if (!self->busy_.exchange(true)) {
             self->acquire_id_ = id;

@@ -130,6 +130,10 @@ protected:
     /// loss (errc::revoked), its nodes deleted as a release deletes them.
     virtual void let_go_revoked() = 0;
 
+    /// A new acquire's id; signalling `slot` (when connected) cancels that
+    /// acquire only, on the strand. Any thread.
+    std::uint64_t new_acquire_id(boost::asio::cancellation_slot slot);
+
     // strand only
     /// Starts the acquire `acquire_id_` names: the deadline, then new_attempt().
     void start(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback);

@@ -48,6 +48,33 @@ bool acquire_blocking(LockBackend& backend, std::optional<time_point> deadline, 
     return acquired;
 }
 
+bool acquire_blocking(LockBackend& backend, const acquire_start& start, std::optional<time_point> deadline,
+                      std::error_code& ec) {
+    bool no_wait = false;
+    try_once_if_passed(deadline, no_wait);
+    const auto [e, acquired] = detail::wait_for_completion<bool>(
+        backend.on_backend_thread(), [&](auto done) { start(deadline, no_wait, {}, done); });
+    ec = e;
+    return acquired;
+}
+
+void async_acquire(LockBackend& backend, const acquire_start& start, std::optional<time_point> deadline,
+                   asio::any_completion_handler<void(std::error_code, bool)> handler) {
+    bool no_wait = false;
+    try_once_if_passed(deadline, no_wait);
+    const auto slot = asio::get_associated_cancellation_slot(handler);
+    start(deadline, no_wait, slot, post_to<std::error_code, bool>(std::move(handler), backend.executor()));
+}
+
+void async_lock(LockBackend& backend, const acquire_start& start,
+                asio::any_completion_handler<void(std::error_code)> handler) {
+    const auto slot = asio::get_associated_cancellation_slot(handler);
+    start(std::nullopt, false, slot,
+          [done = post_to<std::error_code>(std::move(handler), backend.executor())](std::error_code e, bool) {
+              done(e);
+          });
+}
+
 void async_acquire(LockBackend& backend, std::optional<time_point> deadline, bool no_wait,
                    asio::any_completion_handler<void(std::error_code, bool)> handler) {
     try_once_if_passed(deadline, no_wait);

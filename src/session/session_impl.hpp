@@ -113,6 +113,19 @@ struct multi_op {
     std::shared_ptr<const c_acl> acl;   ///< create
 };
 
+/// What each op of a release transaction is for (release_ops), to tell which
+/// one the server refused.
+enum class release_role { proof, mark, remove, extra };
+
+/// The ops of the transaction that releases `paths` as delete_owned_set does:
+/// per node, with `proof` its `.released` sibling created (with that ACL) and
+/// deleted (fsm/release_proof.hpp), with `mark` its data written (empty), then
+/// its delete; `extra` last. `roles`, when given, gets each op's role. A
+/// requeue (contender_engine) appends its create to these.
+std::vector<multi_op> release_ops(const std::vector<std::string>& paths, bool mark,
+                                  const std::shared_ptr<const c_acl>& proof, const std::vector<multi_op>& extra,
+                                  std::vector<release_role>* roles = nullptr);
+
 /// What the session tells of its events without a listener entry of its own:
 /// a queue engine, one per lock. It is linked into the session's list through
 /// its hook (session_impl::subscribe), so that 10,000 locks cost the session

@@ -33,27 +33,32 @@ void session_impl::delete_owned_set(std::vector<std::string> paths, std::int64_t
     if (connected()) janitor_step(e);
 }
 
-void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete) {
-    // What each op is for, to tell which one the server refused.
-    enum class role { proof, mark, remove, extra };
+std::vector<multi_op> release_ops(const std::vector<std::string>& paths, bool mark,
+                                  const std::shared_ptr<const c_acl>& proof, const std::vector<multi_op>& extra,
+                                  std::vector<release_role>* roles) {
     std::vector<multi_op> ops;
-    std::vector<role> roles;
-    const auto add = [&](multi_op op, role r) {
+    const auto add = [&](multi_op op, release_role r) {
         ops.push_back(std::move(op));
-        roles.push_back(r);
+        if (roles) roles->push_back(r);
     };
-    for (const auto& p : e->set) {
-        if (e->proof) {
+    for (const auto& p : paths) {
+        if (proof) {
             // The `.released` sibling, created and deleted first: its successor's
             // exists watch fires before the data watch the mark fires.
             const auto sibling = release_proof_path(p);
-            add({multi_op::kind::create, sibling, {}, ZOO_EPHEMERAL, -1, e->proof}, role::proof);
-            add({multi_op::kind::remove, sibling, {}, 0, -1, nullptr}, role::proof);
+            add({multi_op::kind::create, sibling, {}, ZOO_EPHEMERAL, -1, proof}, release_role::proof);
+            add({multi_op::kind::remove, sibling, {}, 0, -1, nullptr}, release_role::proof);
         }
-        if (e->mark) add({multi_op::kind::set_data, p, {}, 0, -1, nullptr}, role::mark);
-        add({multi_op::kind::remove, p, {}, 0, -1, nullptr}, role::remove);
+        if (mark) add({multi_op::kind::set_data, p, {}, 0, -1, nullptr}, release_role::mark);
+        add({multi_op::kind::remove, p, {}, 0, -1, nullptr}, release_role::remove);
     }
-    for (const auto& op : e->extra) add(op, role::extra);
+    for (const auto& op : extra) add(op, release_role::extra);
+    return ops;
+}
+
+void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete) {
+    std::vector<release_role> roles;
+    auto ops = release_ops(e->set, e->mark, e->proof, e->extra, &roles);
     multi(std::move(ops), [this, e, on_delete, roles = std::move(roles)](int rc, std::vector<int> errors,
                                                                          std::vector<std::string>) {
         // The op the server refused: the first whose code is neither ZOK nor
@@ -62,7 +67,7 @@ void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std
                                           [](int c) { return c != ZOK && c != ZRUNTIMEINCONSISTENCY; });
         const auto at = static_cast<std::size_t>(refused - errors.begin());
         const auto refused_role = at < roles.size() ? std::optional(roles[at]) : std::nullopt;
-        if (refused_role == role::proof && rc != ZNONODE && detail::classify_reply(rc) == detail::reply_kind::answer) {
+        if (refused_role == release_role::proof && rc != ZNONODE && detail::classify_reply(rc) == detail::reply_kind::answer) {
             // The server refused the sibling (one exists already, the
             // directory's ACL): release without the proof (the mark still
             // tells the successor). A lost connection is no refusal: the
@@ -71,7 +76,7 @@ void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std
             e->in_flight = false;
             return janitor_step(e);
         }
-        if (rc == ZNOAUTH && refused_role == role::mark) {
+        if (rc == ZNOAUTH && refused_role == release_role::mark) {
             // The node's ACL does not let us write it: release it without the
             // mark (its successor lists the queue instead).
             e->mark = false;
