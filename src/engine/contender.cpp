@@ -489,12 +489,12 @@ void contender_engine::requeue_answered(const std::shared_ptr<attempt>& a, const
         return send_requeue(a, create);
     }
     const bool held_gone = rc == ZNONODE && role == release_role::remove;
-    if (!held_gone) release_instead(r);  // still there: released as unlock() releases it
-    requeue_.reset();
+    const auto dropped = std::move(requeue_);
+    if (!held_gone) release_instead(*dropped);  // still there: released as unlock() releases it
     if (current) {
         if (held_gone)
             fail(make_error_code(errc::node_deleted),
-                 "the held node " + path_of(r.release.name) + " was gone before the requeue applied");
+                 "the held node " + path_of(dropped->release.name) + " was gone before the requeue applied");
         else
             fail(from_zookeeper(rc));
     }

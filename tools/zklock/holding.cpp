@@ -59,6 +59,17 @@ public:
     bool is_held() const override { return lock_.is_held(); }
     void wait_lost(done_handler done) override { lock_.async_wait_lost(asio::bind_executor(io_, std::move(done))); }
     void release(done_handler done) override { lock_.async_unlock(asio::bind_executor(io_, std::move(done))); }
+    bool requeue(bool no_wait, std::optional<milliseconds> wait, acquire_handler done) override {
+        if (!place_) return false;
+        const auto bind = [this](auto handler) {
+            return asio::bind_cancellation_slot(cancel_.slot(), asio::bind_executor(io_, std::move(handler)));
+        };
+        if (no_wait || wait) place_->async_try_requeue_for(no_wait ? milliseconds(0) : *wait, bind(std::move(done)));
+        else place_->async_requeue(bind([done = std::move(done)](std::error_code e) { done(e, !e); }));
+        return true;
+    }
+    /// The queue place behind `lock`, which requeue() needs (none: a lock set).
+    void set_place(QueueLock& place) { place_ = &place; }
     std::string busy_message() const override { return busy_; }
     std::string failure_detail() const override { return lock_.failure_detail(); }
     void on_event(std::function<void(const lock_event&)> callback) override {
@@ -76,14 +87,17 @@ private:
     std::string busy_;
     event_hook events_;
     asio::cancellation_signal cancel_;
+    QueueLock* place_ = nullptr;
 };
 
 // A place in one queue, owned by the holding: its node is node_path().
 std::unique_ptr<holding> hold_place(asio::io_context& io, std::shared_ptr<void> owner, QueueLock& place,
                                     std::string busy) {
-    return std::make_unique<lock_holding>(
+    auto h = std::make_unique<lock_holding>(
         io, std::move(owner), place, [&place] { return place.node_path(); }, std::move(busy),
         [&place](std::function<void(const lock_event&)> cb) { place.on_event(std::move(cb)); });
+    h->set_place(place);
+    return h;
 }
 
 } // namespace

@@ -43,6 +43,11 @@ public:
     virtual void wait_lost(done_handler done) = 0;
     /// Releases; errc::not_held when it was lost first.
     virtual void release(done_handler done) = 0;
+    /// Hands the lock on and queues again in one transaction (QueueLock::
+    /// requeue), then completes as acquire() does (-n, -w as there; cancel()
+    /// stops the wait). False, and nothing done, when this hold has no
+    /// requeue (a lock set).
+    virtual bool requeue(bool no_wait, std::optional<std::chrono::milliseconds> wait, acquire_handler done) = 0;
     /// Why -n did not get it.
     virtual std::string busy_message() const = 0;
     /// Why the last acquire failed, in words (Mutex::failure_detail()).

@@ -3,8 +3,9 @@
 // command runs (flock(1), `etcdctl lock`, `consul lock [-n K]`); zklock lock:
 // hold it until a stop signal.
 #include "arguments.hpp"
-#include "connect_string.hpp"
+#include "command_child.hpp"
 #include "commands.hpp"
+#include "connect_string.hpp"
 #include "hold_text.hpp"
 #include "holding.hpp"
 #include "supervisor.hpp"
@@ -54,6 +55,7 @@ struct run_options {
     int conflict_exit_code = exit_not_acquired;  // -E: when -n or -w found the lock busy
     milliseconds connect_timeout = default_connect_timeout;
     bool hold_only = false;            // zklock lock: no command, hold until SIGINT, SIGTERM or SIGHUP
+    std::optional<long long> repeat;   // --repeat N: N turns (0: until stopped), requeued in one transaction
     int grace_ms = 5000;
     bool verbose = false;
     milliseconds lock_delay{0};        // --lock-delay
@@ -161,6 +163,7 @@ private:
             return finish(o_.conflict_exit_code);
         }
         if (stop_signal_) return release(128 + stop_signal_);  // signalled as the grant arrived
+        ++turn_;
         node_ = hold_->node_path();
         token_ = hold_->fencing_token();
         if (o_.verbose)
@@ -216,9 +219,10 @@ private:
             std::cout << "ZKLOCK_LOCK_NODE=" << node_ << "\nZKLOCK_FENCING_TOKEN=" << token_ << std::endl;
             return;
         }
-        const int err = child_.start(o_.command,
-                                     {{"ZKLOCK_LOCK_NODE", node_}, {"ZKLOCK_FENCING_TOKEN", std::to_string(token_)}},
-                                     [this](int status) { on_child_exit(status); });
+        command_child::environment env{{"ZKLOCK_LOCK_NODE", node_},
+                                          {"ZKLOCK_FENCING_TOKEN", std::to_string(token_)}};
+        if (o_.repeat) env.emplace_back("ZKLOCK_TURN", std::to_string(turn_));
+        const int err = child_.start(o_.command, env, [this](int status) { on_child_exit(status); });
         if (err) {
             notice(shortened(o_.command[0]) + ": " + std::strerror(err));
             release(err == ENOENT ? 127 : 126);
@@ -268,7 +272,19 @@ private:
             budget_spent(false);
             return finish(exit_lock_lost);
         }
-        release(stop_signal_ ? 128 + stop_signal_ : shell_status(status));
+        const int code = stop_signal_ ? 128 + stop_signal_ : shell_status(status);
+        // --repeat: the next turn, unless this was the last, CMD failed or a signal came.
+        if (o_.repeat && code == 0 && (*o_.repeat == 0 || turn_ < *o_.repeat)) return next_turn();
+        release(code);
+    }
+
+    // The lock handed on and queued for again in one transaction (QueueLock::
+    // requeue); -n and -w bound each turn's wait.
+    void next_turn() {
+        phase_ = phase::acquiring;
+        wait_started_ = clock_type::now();
+        if (o_.verbose) notice("turn " + std::to_string(turn_) + " done; requeueing for " + what());
+        hold_->requeue(o_.no_wait, o_.wait, [this](std::error_code e, bool ok) { on_acquired(e, ok); });
     }
 
     void release(int code) {
@@ -319,6 +335,7 @@ private:
     clock_type::time_point wait_started_;
     std::string node_;
     std::int64_t token_ = 0;
+    long long turn_ = 0;  // the turns granted so far (ZKLOCK_TURN: 1-based)
     int stop_signal_ = 0;
     bool lost_ = false;
     std::error_code lost_reason_;           // why the lock was lost, once told
@@ -372,6 +389,14 @@ int run_command(run_options o) {
     }
     if (o.paths.size() > 1 && o.shared) {
         notice("--shared: several lock paths are taken as one exclusive lock set, not shared");
+        return exit_usage;
+    }
+    if (o.repeat && *o.repeat < 0) {
+        notice("--repeat: N must be 0 (until stopped) or more, not " + std::to_string(*o.repeat));
+        return exit_usage;
+    }
+    if (o.repeat && o.paths.size() > 1) {
+        notice("--repeat: a lock set (several lock paths) cannot requeue in one transaction; give one LOCK_PATH");
         return exit_usage;
     }
     if (o.paths.size() > 1 && o.names != to_string(node_names::zklock)) {
@@ -490,6 +515,8 @@ void add_run(CLI::App& app, int& exit_code) {
         "then holds the set's nodes, a line each, and ZKLOCK_FENCING_TOKEN the set's token.\n"
         "--lock-delay TIME: after a holder is lost without releasing, wait TIME before holding (every participant\n"
         "should use the same TIME).\n"
+        "--repeat N runs CMD N times (0: until stopped), holding LOCK_PATH each turn: between turns one transaction\n"
+        "hands the lock on and queues again, so every waiter goes first; CMD sees its turn (1-based) in ZKLOCK_TURN.\n"
         "Every TIME (-w, --lock-delay, --grace, --session-timeout, --connect-timeout) is milliseconds (500) or a\n"
         "number with a unit (500ms, 1.5s, 2m, 1h): -w 5 waits 5 ms, where flock -w 5 waits 5 s; a plain number from\n"
         "1 to 999 gets a note on stderr that says so (--connect-timeout 5 is 5 ms; for 5 seconds write 5s).\n"
@@ -509,6 +536,13 @@ void add_run(CLI::App& app, int& exit_code) {
         "126/127 CMD not executable / not found;\n"
         "128+N zklock got signal N (forwarded to CMD while it runs, unless the terminal sent it to both, as Ctrl-C\n"
         "does). If zklock dies, the kernel kills CMD;\n");
+    cmd->add_option_function<long long>(
+           "--repeat", [o = o.get()](long long n) { o->repeat = n; },
+           "Run CMD N times (0: until stopped), holding LOCK_PATH each time; between turns the lock is handed on and "
+           "queued for again in one transaction, so every waiter goes first. CMD sees its turn (1-based) in "
+           "ZKLOCK_TURN; -n and -w bound each turn's wait; a CMD that fails ends the loop with its status")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber);
     add_duration_option(*cmd, "--grace", o->grace_ms, "After SIGTERM to CMD, wait TIME before SIGKILL",
                         {milliseconds(0), max_wait});
     cmd->add_option("CMD", o->words, "More lock paths, then -- and the command and its arguments")->required();

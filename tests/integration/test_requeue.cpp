@@ -1,0 +1,231 @@
+// QueueLock::requeue(): the release and the next node in one transaction, on a
+// real server: one transaction per turn (the server's zxid), strict round robin
+// among workers, a kazoo contender never overtaken (it sees an ordinary
+// release), the other recipes' sides, and the errors.
+#include "kazoo_fixture.hpp"
+#include "support.hpp"
+
+#include <zklock/mutex.hpp>
+#include <zklock/semaphore.hpp>
+#include <zklock/shared_mutex.hpp>
+#include <zklock/testing/faults.hpp>
+
+#include <boost/asio/use_future.hpp>
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace zklock::test {
+namespace {
+
+/// The server's last committed zxid (srvr's "Zxid: 0x..."): every
+/// transaction advances it by one.
+std::int64_t last_zxid(testing::ZooKeeperServer& server) {
+    const auto srvr = server.four_letter_word("srvr", 5s);
+    const auto at = srvr.find("Zxid: 0x");
+    if (at == std::string::npos) return -1;
+    return std::stoll(srvr.substr(at + 8), nullptr, 16);
+}
+
+class RequeueTest : public KazooInteropTest {};
+
+TEST_F(RequeueTest, EachTurnIsOneTransaction) {
+    const auto path = lock_path();
+    auto s = connect();
+    auto observer = connect();  // its session's transaction comes before the count
+    Mutex m(*s, path);
+    m.lock();
+    const auto first_token = m.fencing_token();
+    const auto first_node = m.node_path();
+    constexpr int turns = 5;
+    const auto before = last_zxid(*server_);
+    ASSERT_GT(before, 0);
+    for (int t = 0; t < turns; ++t) m.requeue();
+    EXPECT_EQ(last_zxid(*server_) - before, turns) << "a requeue is not one transaction";
+    EXPECT_TRUE(m.is_held());
+    EXPECT_NE(m.node_path(), first_node);
+    // The token is the new node's czxid: the last requeue's transaction.
+    EXPECT_EQ(m.fencing_token(), before + turns);
+    EXPECT_GT(m.fencing_token(), first_token);
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + "/" + queue[0].node, m.node_path());
+    m.unlock();
+}
+
+TEST_F(RequeueTest, WorkersTakeTurnsInStrictRoundRobin) {
+    const auto path = lock_path();
+    constexpr int workers = 3;
+    constexpr int turns = 4;
+    auto observer = connect();
+    std::vector<std::unique_ptr<Session>> sessions;
+    std::vector<std::unique_ptr<Mutex>> locks;
+    for (int w = 0; w < workers; ++w) {
+        sessions.push_back(connect());
+        locks.push_back(std::make_unique<Mutex>(*sessions.back(), path));
+    }
+    // Queued in order: worker 0 holds, 1 and 2 wait behind it.
+    std::vector<std::future<std::error_code>> granted;
+    locks[0]->lock();
+    for (int w = 1; w < workers; ++w) {
+        granted.push_back(locks[w]->async_lock(boost::asio::use_future));
+        ASSERT_EQ(wait_for_contenders(*observer, path, w + 1, 30s).size(), static_cast<std::size_t>(w + 1));
+    }
+    std::mutex order_mutex;
+    std::vector<int> order;
+    std::vector<std::thread> threads;
+    for (int w = 0; w < workers; ++w)
+        threads.emplace_back([&, w] {
+            if (w > 0) {
+                EXPECT_FALSE(granted[w - 1].get());
+            }
+            for (int t = 0; t < turns; ++t) {
+                {
+                    std::lock_guard lk(order_mutex);  // while holding: the grant order
+                    order.push_back(w);
+                }
+                if (t + 1 < turns) {
+                    std::error_code ec;
+                    locks[w]->requeue(ec);
+                    EXPECT_FALSE(ec) << ec.message();
+                    if (ec) return;
+                } else {
+                    locks[w]->unlock();
+                }
+            }
+        });
+    for (auto& t : threads) t.join();
+    std::vector<int> expected;
+    for (int t = 0; t < turns; ++t)
+        for (int w = 0; w < workers; ++w) expected.push_back(w);
+    EXPECT_EQ(order, expected);
+}
+
+TEST_F(RequeueTest, AKazooContenderQueuedWhileHoldingIsNotOvertaken) {
+    const auto path = lock_path();
+    auto observer = connect(4000ms);
+    auto s = connect(4000ms);
+    Mutex worker(*s, path);
+    worker.lock();
+    auto kazoo = peer(path, "k", kazoo_sees_zklock_mutex);
+    EXPECT_EQ(wait_for_queue(*observer, path, 2), (std::vector<std::string>{"zklock", "kazoo"}));
+    auto next_turn = worker.async_requeue(boost::asio::use_future);
+    // kazoo sees an ordinary release and holds; the worker's node is behind it.
+    ASSERT_TRUE(kazoo->wait_for("acquired")) << kazoo->output();
+    EXPECT_EQ(wait_for_queue(*observer, path, 2), (std::vector<std::string>{"kazoo", "zklock"}));
+    EXPECT_FALSE(worker.is_held());
+    EXPECT_EQ(next_turn.wait_for(0s), std::future_status::timeout);
+    kazoo->release();
+    EXPECT_FALSE(get_within(next_turn, 30s));
+    EXPECT_TRUE(worker.is_held());
+    EXPECT_TRUE(kazoo->exited_cleanly());
+    worker.unlock();
+}
+
+TEST_F(RequeueTest, AWorkerQueuedBehindAKazooHolderRequeuesBehindItsNextWaiter) {
+    // The other way: kazoo holds, the worker waits and is granted on kazoo's
+    // release; a second kazoo client queues while the worker holds, and the
+    // worker's requeue hands the lock to it before the worker's next turn.
+    const auto path = lock_path();
+    auto observer = connect(4000ms);
+    auto first = peer(path, "k1", kazoo_sees_zklock_mutex);
+    ASSERT_TRUE(first->wait_for("acquired")) << first->output();
+    auto s = connect(4000ms);
+    Mutex worker(*s, path);
+    auto granted = worker.async_lock(boost::asio::use_future);
+    EXPECT_EQ(wait_for_queue(*observer, path, 2), (std::vector<std::string>{"kazoo", "zklock"}));
+    first->release();
+    EXPECT_FALSE(get_within(granted, 30s));
+    EXPECT_TRUE(first->exited_cleanly());
+    auto second = peer(path, "k2", kazoo_sees_zklock_mutex);
+    EXPECT_EQ(wait_for_queue(*observer, path, 2), (std::vector<std::string>{"zklock", "kazoo"}));
+    auto next_turn = worker.async_requeue(boost::asio::use_future);
+    ASSERT_TRUE(second->wait_for("acquired")) << second->output();
+    EXPECT_FALSE(worker.is_held());
+    second->release();
+    EXPECT_FALSE(get_within(next_turn, 30s));
+    EXPECT_TRUE(second->exited_cleanly());
+    worker.unlock();
+}
+
+TEST_F(RequeueTest, ANotHeldLockIsRefusedAndSendsNothing) {
+    const auto path = lock_path();
+    auto s = connect();
+    Mutex m(*s, path);
+    const auto before = last_zxid(*server_);
+    std::error_code ec;
+    m.requeue(ec);
+    EXPECT_EQ(ec, errc::not_held);
+    EXPECT_THROW(m.requeue(), zklock::error);
+    auto async = m.async_requeue(boost::asio::use_future);
+    EXPECT_EQ(get_within(async), errc::not_held);
+    EXPECT_EQ(last_zxid(*server_), before);
+}
+
+TEST_F(RequeueTest, ARequeueAfterTheHeldNodeWasDeletedFailsAndLeavesNothing) {
+    const auto path = lock_path();
+    auto s = connect();
+    auto admin = connect();
+    Mutex m(*s, path);
+    m.lock();
+    const auto node = m.node_path();
+    // Deleted before the holder's watch could tell it (a hold's first moments).
+    zklock::testing::delete_node(*admin, node);
+    // The multi fails on the held node's delete (node_deleted), unless the
+    // holder's own watch told it first (not_held, nothing sent).
+    std::error_code ec;
+    EXPECT_FALSE(m.try_requeue_for(10s, ec));
+    EXPECT_TRUE(ec == errc::node_deleted || ec == errc::not_held) << ec.message();
+    EXPECT_FALSE(m.is_held());
+    EXPECT_TRUE(list_contenders(*admin, path).empty()) << "the new node was left behind";
+}
+
+TEST_F(RequeueTest, ATimedOutTurnLeavesNothingBehind) {
+    const auto path = lock_path();
+    auto s = connect();
+    auto other = connect();
+    auto observer = connect();
+    Mutex worker(*s, path);
+    Mutex waiter(*other, path);
+    worker.lock();
+    auto granted = waiter.async_lock(boost::asio::use_future);
+    ASSERT_EQ(wait_for_contenders(*observer, path, 2, 30s).size(), 2u);
+    // The waiter is granted by the requeue and keeps the lock: the worker's
+    // next turn does not come within its bound.
+    EXPECT_FALSE(worker.try_requeue_for(300ms));
+    EXPECT_FALSE(get_within(granted));
+    EXPECT_FALSE(worker.is_held());
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + "/" + queue[0].node, waiter.node_path());
+    waiter.unlock();
+}
+
+TEST_F(RequeueTest, ASemaphorePermitAndBothSidesOfASharedMutexRequeueInOneTransaction) {
+    auto s = connect();
+    Semaphore sem(*s, lock_path("semaphore"), 2);
+    auto permit = sem.permit();
+    permit.lock();
+    const auto before = last_zxid(*server_);
+    permit.requeue();
+    EXPECT_EQ(last_zxid(*server_) - before, 1);
+    EXPECT_TRUE(permit.is_held());
+    SharedMutex rw(*s, lock_path("shared"));
+    for (auto* side : {&rw.writer(), &rw.reader()}) {
+        side->lock();
+        const auto before = last_zxid(*server_);
+        side->requeue();
+        EXPECT_EQ(last_zxid(*server_) - before, 1);
+        EXPECT_TRUE(side->is_held());
+        side->unlock();
+    }
+    permit.unlock();
+}
+
+} // namespace
+} // namespace zklock::test
