@@ -181,6 +181,18 @@ public:
     /// thread that does not own the lock does nothing.
     void unlock() noexcept;
 
+    /// As QueueLock::requeue(): hands the lock on and queues again in one
+    /// transaction, then blocks until held again; only at the outermost level
+    /// (hold_count() 1), where the other threads of this process keep waiting
+    /// behind the calling thread. errc::not_held when the calling thread does
+    /// not hold it; errc::invalid_argument, nothing sent, at an inner level
+    /// (hold_count() above 1: the levels above would outlive the hold). On
+    /// failure the thread no longer holds it (hold_count() 0).
+    /// Errors: thrown as zklock::error, or in `ec`.
+    ///@{
+    void requeue();
+    void requeue(std::error_code& ec);
+    ///@}
     /// How many times the calling thread holds it (0 if it does not).
     std::size_t hold_count() const;
     /// As Mutex::on_event, for the lock itself: granted once at the first

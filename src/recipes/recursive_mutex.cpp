@@ -1,5 +1,7 @@
 #include <zklock/mutex.hpp>
 
+#include <string>
+
 namespace zklock {
 
 RecursiveMutex::RecursiveMutex(Session& session, std::string path, MutexOptions options)
@@ -102,6 +104,37 @@ void RecursiveMutex::unlock() noexcept {
         owner_ = {};
     }
     free_.notify_one();
+}
+
+void RecursiveMutex::requeue(std::error_code& ec) {
+    ec.clear();
+    {
+        std::lock_guard lk(local_);
+        if (count_ == 0 || owner_ != std::this_thread::get_id()) {
+            ec = make_error_code(errc::not_held);
+            return;
+        }
+        if (count_ > 1) {
+            ec = make_error_code(errc::invalid_argument);
+            return;
+        }
+    }
+    // The thread keeps its local ownership while it waits in the queue.
+    mutex_.requeue(ec);
+    if (ec) leave_local();
+}
+
+void RecursiveMutex::requeue() {
+    const auto levels = hold_count();
+    std::error_code ec;
+    requeue(ec);
+    if (!ec) return;
+    if (levels > 1)
+        throw error(ec, "zklock::RecursiveMutex::requeue " + mutex_.path() + ": held " + std::to_string(levels) +
+                            " times by this thread; requeue only at the outermost level");
+    const auto detail = mutex_.failure_detail();
+    throw error(ec, "zklock::RecursiveMutex::requeue " + mutex_.path() +
+                        (detail.empty() ? std::string() : " (" + detail + ")"));
 }
 
 std::size_t RecursiveMutex::hold_count() const {

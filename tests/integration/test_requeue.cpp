@@ -9,6 +9,7 @@
 #include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
 #include <zklock/testing/faults.hpp>
+#include <zklock/testing/faulty_link.hpp>
 
 #include <boost/asio/use_future.hpp>
 
@@ -151,6 +152,73 @@ TEST_F(RequeueTest, AWorkerQueuedBehindAKazooHolderRequeuesBehindItsNextWaiter) 
     EXPECT_FALSE(get_within(next_turn, 30s));
     EXPECT_TRUE(second->exited_cleanly());
     worker.unlock();
+}
+
+TEST_F(RequeueTest, AMultiWhoseReplyIsLostIsFoundByTheNewGuidAndNotSentAgain) {
+    // The server applies the multi, the link loses its reply and resets the
+    // connection: once connected again, the lock finds its new node by the
+    // new guid (queued, granted), and does not send the multi again (which
+    // would fail on the held node, gone, as a loss).
+    const auto path = lock_path();
+    testing::FaultyLink link(server_->port());
+    auto o = options();
+    o.connect = link.connect_string();
+    Session s(o);
+    s.connect();
+    auto observer = connect();
+    const auto watches = [&] {
+        const auto mntr = server_->four_letter_word("mntr", 5s);
+        const auto at = mntr.find("zk_watch_count");
+        return at == std::string::npos ? -1L : std::stol(mntr.substr(mntr.find_first_of("0123456789", at)));
+    };
+    const auto watches_before = watches();
+    ASSERT_GE(watches_before, 0L);
+    Mutex m(s, path);
+    m.lock();
+    // The holder's watch on its own node names the node too: let it go first,
+    // so that the next request naming the node is the multi.
+    ASSERT_TRUE(wait_until([&] { return watches() > watches_before; })) << "the holder never watched its node";
+    const auto old_node = m.node_path();
+    const auto before = last_zxid(*server_);
+    link.drop_next_reply(old_node);
+    std::error_code ec;
+    EXPECT_TRUE(m.try_requeue_for(30s, ec));
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_EQ(link.replies_dropped(), 1u);
+    EXPECT_TRUE(m.is_held());
+    EXPECT_NE(m.node_path(), old_node);
+    EXPECT_EQ(last_zxid(*server_) - before, 1) << "the multi was applied more than once, or not at all";
+    EXPECT_EQ(m.fencing_token(), before + 1);
+    const auto queue = list_contenders(*observer, path);
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + "/" + queue[0].node, m.node_path());
+    m.unlock();
+}
+
+TEST_F(RequeueTest, ARecursiveMutexRequeuesOnlyAtItsOutermostLevel) {
+    const auto path = lock_path();
+    auto s = connect();
+    RecursiveMutex m(*s, path);
+    std::error_code ec;
+    m.requeue(ec);
+    EXPECT_EQ(ec, errc::not_held);
+    m.lock();
+    m.lock();
+    const auto node = m.node_path();
+    const auto before = last_zxid(*server_);
+    m.requeue(ec);
+    EXPECT_EQ(ec, errc::invalid_argument);
+    EXPECT_THROW(m.requeue(), zklock::error);
+    EXPECT_EQ(last_zxid(*server_), before) << "an inner level's requeue sent something";
+    EXPECT_EQ(m.hold_count(), 2u);
+    EXPECT_EQ(m.node_path(), node);
+    m.unlock();
+    m.requeue();
+    EXPECT_EQ(last_zxid(*server_) - before, 1);
+    EXPECT_EQ(m.hold_count(), 1u);
+    EXPECT_NE(m.node_path(), node);
+    m.unlock();
+    EXPECT_EQ(m.hold_count(), 0u);
 }
 
 TEST_F(RequeueTest, ANotHeldLockIsRefusedAndSendsNothing) {
