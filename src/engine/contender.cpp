@@ -431,7 +431,8 @@ void contender_engine::send_requeue(const std::shared_ptr<attempt>& a, const acq
     auto ops = release_ops({path_of(release.name)}, release.mark, release.mark && r.proof ? acl_ : nullptr, extra,
                            &roles);
     // Last: its sequence number is assigned after every node already queued.
-    ops.push_back(multi_op{multi_op::kind::create, path_of(create.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, -1, acl_});
+    ops.push_back(
+        multi_op{multi_op::kind::create, path_of(create.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, -1, acl_});
     roles.push_back(release_role::extra);
     session_->multi(std::move(ops), [self = shared_from_this(), a, create, roles](int rc, std::vector<int> errors,
                                                                                 std::vector<std::string> created) {
@@ -477,7 +478,8 @@ void contender_engine::requeue_answered(const std::shared_ptr<attempt>& a, const
         return created(rc, {}, {});
     }
     // Refused as a whole: nothing applied.
-    const auto refused = std::find_if(errors.begin(), errors.end(), [](int c) { return c != ZOK && c != ZRUNTIMEINCONSISTENCY; });
+    const auto refused =
+        std::find_if(errors.begin(), errors.end(), [](int c) { return c != ZOK && c != ZRUNTIMEINCONSISTENCY; });
     const auto at = static_cast<std::size_t>(refused - errors.begin());
     const auto role = at < roles.size() ? std::optional(roles[at]) : std::nullopt;
     if (current && role == release_role::proof && rc != ZNONODE && !session_gone(rc)) {

@@ -42,7 +42,8 @@ void QueueLock::requeue() {
     requeue(ec);
     if (ec) {
         const auto detail = engine_->failure_detail();
-        throw error(ec, "zklock::QueueLock::requeue " + path() + (detail.empty() ? std::string() : " (" + detail + ")"));
+        throw error(ec,
+                    "zklock::QueueLock::requeue " + path() + (detail.empty() ? std::string() : " (" + detail + ")"));
     }
 }
 

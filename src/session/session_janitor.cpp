@@ -67,7 +67,8 @@ void session_impl::janitor_set_step(const std::shared_ptr<janitor_entry>& e, std
                                           [](int c) { return c != ZOK && c != ZRUNTIMEINCONSISTENCY; });
         const auto at = static_cast<std::size_t>(refused - errors.begin());
         const auto refused_role = at < roles.size() ? std::optional(roles[at]) : std::nullopt;
-        if (refused_role == release_role::proof && rc != ZNONODE && detail::classify_reply(rc) == detail::reply_kind::answer) {
+        if (refused_role == release_role::proof && rc != ZNONODE &&
+            detail::classify_reply(rc) == detail::reply_kind::answer) {
             // The server refused the sibling (one exists already, the
             // directory's ACL): release without the proof (the mark still
             // tells the successor). A lost connection is no refusal: the

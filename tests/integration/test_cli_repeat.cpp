@@ -56,12 +56,13 @@ TEST_F(CliRepeatTest, TwoLoopingProcessesAlternateStrictly) {
     // A's first turn waits for the gate, so that B is queued behind it first.
     auto a = cli_.start(plus(run_args(path, {"--repeat", "3"}),
                              {"sh", "-c",
-                              "echo \"A $ZKLOCK_TURN\" >> \"$0\"; if [ \"$ZKLOCK_TURN\" = 1 ]; then read x < \"$1\"; fi",
+                              "echo \"A $ZKLOCK_TURN\" >> \"$0\"; "
+                              "if [ \"$ZKLOCK_TURN\" = 1 ]; then read x < \"$1\"; fi",
                               log.string(), gate.string()}),
                         "a");
     ASSERT_TRUE(wait_until([&] { return complete_lines(log).size() == 1; }, 30s)) << cli_.output("a");
-    auto b = cli_.start(plus(run_args(path, {"--repeat", "3"}), {"sh", "-c", "echo \"B $ZKLOCK_TURN\" >> \"$0\"", log.string()}),
-                        "b");
+    auto b = cli_.start(
+        plus(run_args(path, {"--repeat", "3"}), {"sh", "-c", "echo \"B $ZKLOCK_TURN\" >> \"$0\"", log.string()}), "b");
     ASSERT_TRUE(wait_until([&] { return queue_length(path) == 2; }, 30s)) << cli_.output("b");
     {
         std::ofstream open_gate(gate);
