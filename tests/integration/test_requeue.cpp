@@ -195,6 +195,30 @@ TEST_F(RequeueTest, AMultiWhoseReplyIsLostIsFoundByTheNewGuidAndNotSentAgain) {
     m.unlock();
 }
 
+TEST_F(RequeueTest, WithLockDelayTheRequeueRecordsACleanReleaseInTheSameTransaction) {
+    // A delay no test waits out: a grant within the test's deadlines came
+    // without it, so the waiter read the requeue's clean-release record.
+    MutexOptions o;
+    o.lock_delay = std::chrono::hours(1);
+    const auto path = lock_path();
+    auto s1 = connect();
+    auto s2 = connect();
+    auto observer = connect();
+    Mutex worker(*s1, path, o);
+    ASSERT_TRUE(worker.try_lock_for(10s)) << "a new lock path: nobody held it before";
+    Mutex waiter(*s2, path, o);
+    auto granted = waiter.async_lock(boost::asio::use_future);
+    wait_for_contenders(*observer, path, 2, 10s);
+    wait_for_watcher(*s2, worker.node_path());  // the waiter listed with the worker ahead of it
+    const auto before = last_zxid(*server_);
+    auto next_turn = worker.async_requeue(boost::asio::use_future);
+    EXPECT_FALSE(get_within(granted)) << "the waiter was not handed the lock cleanly";
+    EXPECT_EQ(last_zxid(*server_) - before, 1) << "the record is not in the requeue's transaction";
+    waiter.unlock();
+    EXPECT_FALSE(get_within(next_turn)) << "the worker's next turn came without a clean handover";
+    worker.unlock();
+}
+
 TEST_F(RequeueTest, ARecursiveMutexRequeuesOnlyAtItsOutermostLevel) {
     const auto path = lock_path();
     auto s = connect();
