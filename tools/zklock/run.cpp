@@ -4,8 +4,8 @@
 // hold it until a stop signal.
 #include "arguments.hpp"
 #include "command_child.hpp"
-#include "commands.hpp"
 #include "connect_string.hpp"
+#include "commands.hpp"
 #include "hold_text.hpp"
 #include "holding.hpp"
 #include "supervisor.hpp"
@@ -284,7 +284,8 @@ private:
         phase_ = phase::acquiring;
         wait_started_ = clock_type::now();
         if (o_.verbose) notice("turn " + std::to_string(turn_) + " done; requeueing for " + what());
-        hold_->requeue(o_.no_wait, o_.wait, [this](std::error_code e, bool ok) { on_acquired(e, ok); });
+        if (!hold_->requeue(o_.no_wait, o_.wait, [this](std::error_code e, bool ok) { on_acquired(e, ok); }))
+            release(0);  // a lock set has no requeue (refused before the connect)
     }
 
     void release(int code) {
