@@ -219,8 +219,7 @@ private:
             std::cout << "ZKLOCK_LOCK_NODE=" << node_ << "\nZKLOCK_FENCING_TOKEN=" << token_ << std::endl;
             return;
         }
-        command_child::environment env{{"ZKLOCK_LOCK_NODE", node_},
-                                          {"ZKLOCK_FENCING_TOKEN", std::to_string(token_)}};
+        command_child::environment env{{"ZKLOCK_LOCK_NODE", node_}, {"ZKLOCK_FENCING_TOKEN", std::to_string(token_)}};
         if (o_.repeat) env.emplace_back("ZKLOCK_TURN", std::to_string(turn_));
         const int err = child_.start(o_.command, env, [this](int status) { on_child_exit(status); });
         if (err) {
@@ -390,10 +389,6 @@ int run_command(run_options o) {
     }
     if (o.paths.size() > 1 && o.shared) {
         notice("--shared: several lock paths are taken as one exclusive lock set, not shared");
-        return exit_usage;
-    }
-    if (o.repeat && *o.repeat < 0) {
-        notice("--repeat: N must be 0 (until stopped) or more, not " + std::to_string(*o.repeat));
         return exit_usage;
     }
     if (o.repeat && o.paths.size() > 1) {
