@@ -96,6 +96,8 @@ TEST_F(CliRepeatTest, BadRepeatsAreRefused) {
     const auto path = lock_path();
     auto negative = cli_.start(plus(run_args(path, {"--repeat", "-1"}), {"true"}), "negative");
     EXPECT_EQ(exit_code(negative), 64) << cli_.output("negative");
+    EXPECT_TRUE(contains(cli_.output("negative"), "--repeat: must be a whole number, 0 (until stopped) or more"))
+        << cli_.output("negative");
     auto set = cli_.start({"run", "-c", server_->connect_string(), "--repeat", "2", path, path + "-2", "--", "true"},
                           "set");
     EXPECT_EQ(exit_code(set), 64) << cli_.output("set");

@@ -538,7 +538,12 @@ void add_run(CLI::App& app, int& exit_code) {
            "queued for again in one transaction, so every waiter goes first. CMD sees its turn (1-based) in "
            "ZKLOCK_TURN; -n and -w bound each turn's wait; a CMD that fails ends the loop with its status")
         ->type_name("N")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::Validator(
+            [](std::string& t) {
+                const bool whole = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+                return whole ? std::string() : "must be a whole number, 0 (until stopped) or more, not " + t;
+            },
+            ""));
     add_duration_option(*cmd, "--grace", o->grace_ms, "After SIGTERM to CMD, wait TIME before SIGKILL",
                         {milliseconds(0), max_wait});
     cmd->add_option("CMD", o->words, "More lock paths, then -- and the command and its arguments")->required();
