@@ -125,7 +125,7 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
         return;
     }
     case kind::start_delay:
-        a->delay_timer = std::make_shared<asio::steady_timer>(session_->strand());
+        a->delay_timer = std::make_shared<timer>(session_->strand());
         a->delay_timer->expires_after(setup_.rule.lock_delay);
         a->delay_timer->async_wait([weak = std::weak_ptr<contender_engine>(shared_from_this()), a](
                                        boost::system::error_code ec) {

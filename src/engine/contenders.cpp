@@ -3,6 +3,7 @@
 #include "engine/contender.hpp"
 #include "engine/queue_listing.hpp"
 #include "support/blocking_call.hpp"
+#include "support/io_seam.hpp"
 #include "recipes/internal_access.hpp"
 
 #include "fsm/limits.hpp"
@@ -28,7 +29,7 @@ struct queue_read : std::enable_shared_from_this<queue_read> {
     std::size_t pending = 0;
     bool path_exists = true;
     bool done = false;
-    std::optional<boost::asio::steady_timer> timer;
+    std::optional<detail::timer> timer;
     std::uint64_t waiter = 0;
 
     void finish(std::error_code ec) {

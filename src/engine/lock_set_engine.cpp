@@ -140,7 +140,7 @@ bool lock_set_engine::perform(const std::shared_ptr<attempt>& a, const set_actio
         break;
     }
     case kind::start_delay:
-        a->delay_timer = std::make_shared<asio::steady_timer>(session_->strand());
+        a->delay_timer = std::make_shared<timer>(session_->strand());
         a->delay_timer->expires_after(setup_.lock_delay);
         a->delay_timer->async_wait([weak = std::weak_ptr<lock_set_engine>(shared_from_this()), a](
                                        boost::system::error_code ec) {

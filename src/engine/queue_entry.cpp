@@ -311,7 +311,7 @@ void queue_entry::start(std::optional<clock::time_point> deadline, bool no_wait,
     queued_reported_ = false;
     reported_position_ = -1;
     if (deadline) {
-        if (!deadline_timer_) deadline_timer_ = std::make_unique<boost::asio::steady_timer>(session_->strand());
+        if (!deadline_timer_) deadline_timer_ = std::make_unique<timer>(session_->strand());
         deadline_timer_->expires_at(*deadline);
         deadline_timer_->async_wait([weak = weak_from_this()](boost::system::error_code ec) {
             auto self = weak.lock();

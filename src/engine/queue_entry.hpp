@@ -9,6 +9,7 @@
 
 #include "lock/loss_reports.hpp"
 #include "session/session_impl.hpp"
+#include "support/io_seam.hpp"
 
 #include <zklock/backend.hpp>
 #include <zklock/lock.hpp>
@@ -16,7 +17,6 @@
 #include <zklock/revocation.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -46,7 +46,7 @@ template <class Machine> struct engine_attempt {
     template <class Setup> engine_attempt(const Setup& setup, std::string guid) : fsm(setup, std::move(guid)) {}
     Machine fsm;
     std::function<void(std::error_code)> done;  // completes with the attempt's final delete(s)
-    std::shared_ptr<boost::asio::steady_timer> delay_timer;  // lock-delay's wait
+    std::shared_ptr<timer> delay_timer;  // lock-delay's wait
     // The watch on a predecessor's `.released` sibling (fsm/release_proof.hpp)
     // while it may still fire: the session's id of it, and its path.
     std::uint64_t proof_watch = 0;
@@ -198,7 +198,7 @@ protected:
     // strand only
     phase phase_ = phase::idle;
     acquire_callback callback_;
-    std::unique_ptr<boost::asio::steady_timer> deadline_timer_;  // made by the first acquire with a deadline
+    std::unique_ptr<timer> deadline_timer_;  // made by the first acquire with a deadline
     bool no_wait_ = false;
     clock::time_point wait_started_{};
     clock::time_point held_since_{};

@@ -1,5 +1,9 @@
 #include "fsm/lock_node.hpp"
 
+#ifdef ZKLOCK_SIMULATION
+#include "sim_seam.hpp"  // tests/sim
+#endif
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -13,15 +17,27 @@
 
 namespace zklock::detail {
 
-std::string new_guid() {
+namespace {
+
+std::uint64_t random_word() {
+#ifdef ZKLOCK_SIMULATION
+    return sim_random();  // the simulator's seeded randomness: a seed replays its run exactly
+#else
     thread_local std::mt19937_64 rng{[] {
         std::random_device rd;
         std::seed_seq seq{rd(), rd(), rd(), rd(), rd(), rd(), rd(), rd()};
         return std::mt19937_64(seq);
     }()};
+    return rng();
+#endif
+}
+
+} // namespace
+
+std::string new_guid() {
     std::array<unsigned char, 16> b{};
     for (std::size_t i = 0; i < b.size(); i += 8) {
-        const std::uint64_t r = rng();
+        const std::uint64_t r = random_word();
         for (std::size_t k = 0; k < 8; ++k) b[i + k] = static_cast<unsigned char>(r >> (8 * k));
     }
     b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);  // version 4

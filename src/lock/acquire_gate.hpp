@@ -9,6 +9,8 @@
 #include <zklock/error.hpp>
 #include <zklock/lock_stats.hpp>
 
+#include "support/io_seam.hpp"
+
 #include <boost/asio/cancellation_signal.hpp>
 
 #include <atomic>
@@ -81,7 +83,7 @@ private:
     std::atomic<std::uint64_t> next_id_{0};
     // Steady-clock nanoseconds.
     static std::int64_t now() noexcept {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(detail::clock::now().time_since_epoch())
             .count();
     }
     std::atomic<std::int64_t> started_{0}, held_since_{0}, total_wait_{0}, total_hold_{0};

@@ -2,6 +2,7 @@
 #include <zklock/lock.hpp>
 
 #include "lock/lock_frontend.hpp"
+#include "support/io_seam.hpp"
 
 namespace zklock {
 
@@ -106,7 +107,7 @@ std::int64_t Lock::fencing_token() const noexcept { return backend_->fencing_tok
 std::optional<std::chrono::milliseconds> Lock::safe_for() const noexcept {
     const auto until = backend_->safe_until();
     if (!until) return std::nullopt;
-    const auto left = *until - std::chrono::steady_clock::now();
+    const auto left = *until - detail::clock::now();
     if (left <= std::chrono::steady_clock::duration::zero()) return std::chrono::milliseconds(0);
     return std::chrono::duration_cast<std::chrono::milliseconds>(left);
 }

@@ -1,6 +1,7 @@
 #include "lock/lock_frontend.hpp"
 
 #include "support/blocking_call.hpp"
+#include "support/io_seam.hpp"
 #include "session/session_impl.hpp"
 
 #include <future>
@@ -33,7 +34,7 @@ template <class... Args, class Handler> auto post_to(Handler handler, const asio
 // As std::timed_mutex::try_lock_for: a deadline that has already passed
 // (try_lock_for(0)) means one try, not an immediate "not acquired".
 void try_once_if_passed(std::optional<time_point>& deadline, bool& no_wait) {
-    if (deadline && *deadline <= std::chrono::steady_clock::now()) {
+    if (deadline && *deadline <= detail::clock::now()) {
         deadline.reset();
         no_wait = true;
     }

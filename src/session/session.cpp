@@ -7,6 +7,7 @@
 
 #include "fsm/safe_time.hpp"
 
+#include "support/io_seam.hpp"
 #include "support/log_emit.hpp"
 
 #include "fsm/client_log.hpp"
@@ -397,7 +398,7 @@ void session_impl::on_connected() {
     const std::int64_t id = cid ? cid->client_id : 0;
     const auto event = connected_event(state_, session_id_.load(), id);
     negotiated_timeout_ms_ = zoo_recv_timeout(zh_);
-    last_receive_ = asio::steady_timer::clock_type::now();
+    last_receive_ = clock::now();
     session_id_ = id;
     state_ = session_state::connected;
     refused_.clear();
@@ -421,7 +422,7 @@ void session_impl::arm_probe() {
         bool stale = false;
         {
             std::lock_guard lk(self->heard_m_);
-            stale = std::chrono::steady_clock::now() - self->heard_ >= third;
+            stale = clock::now() - self->heard_ >= third;
         }
         if (stale) self->sync("/", [](int) {});  // the answer is noted on its way
         self->arm_probe();
@@ -466,7 +467,7 @@ void session_impl::on_auth_reply(int rc, const void* data) {
 
 
 std::string session_impl::describe() const {
-    const auto now = asio::steady_timer::clock_type::now();
+    const auto now = clock::now();
     const auto ms = [](auto d) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); };
     std::string out = std::string("state=") + to_string(state_.load());
     out += " zoo_state=" + (zh_ ? std::to_string(zoo_state(zh_)) : std::string("no-handle"));

@@ -1,6 +1,7 @@
 // The public Session (session.hpp) over session_impl: construction on an
 // executor or a thread of its own, connect, close, subscriptions.
 #include "support/blocking_call.hpp"
+#include "support/io_seam.hpp"
 #include "session/session_impl.hpp"
 
 #include "fsm/client_log.hpp"
@@ -72,13 +73,13 @@ Subscription Session::subscribe(std::function<void(session_event, std::int64_t)>
 void Session::async_connect_impl(asio::any_completion_handler<void(std::error_code)> handler) {
     struct op {
         asio::any_completion_handler<void(std::error_code)> handler;
-        asio::steady_timer timer;
+        detail::timer timer;
         std::uint64_t waiter = 0;
         std::uint64_t refusals = 0;
         bool done = false;
     };
     auto impl = impl_;
-    auto o = std::make_shared<op>(op{std::move(handler), asio::steady_timer(impl->strand()), 0, 0, false});
+    auto o = std::make_shared<op>(op{std::move(handler), detail::timer(impl->strand()), 0, 0, false});
     auto finish = [impl, o](std::error_code ec) {
         if (o->done) return;
         o->done = true;

@@ -10,6 +10,7 @@
 #include <zklock/session.hpp>
 
 #include "support/async_support.hpp"
+#include "support/io_seam.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -79,7 +80,7 @@ void note_answer_in_scope(std::chrono::steady_clock::time_point sent, int rc) no
 
 template <class Fn> struct request {
     Fn fn;
-    std::chrono::steady_clock::time_point sent = std::chrono::steady_clock::now();  // handed to the C client
+    std::chrono::steady_clock::time_point sent = clock::now();  // handed to the C client
     // take(data, rc) is for the requests the leader answers (writes, multi,
     // sync): their answer proves the quorum heard the session. A read is
     // answered by the server the client talks to, which may be a follower cut
@@ -151,8 +152,7 @@ private:
 class session_impl : public std::enable_shared_from_this<session_impl> {
 public:
     using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
-    using strand_timer = boost::asio::basic_waitable_timer<std::chrono::steady_clock,
-                                                          boost::asio::wait_traits<std::chrono::steady_clock>, strand_type>;
+    using strand_timer = basic_timer<strand_type>;
     using listener = std::function<void(session_event, std::int64_t)>;
 
     session_impl(boost::asio::any_io_executor ex, SessionOptions options, std::shared_ptr<own_context> own);
@@ -382,7 +382,7 @@ private:
     void pump();
     void process(int events);
     void settle();  // runs the calls of settling_ that are due
-    void arm_settle_timer(boost::asio::steady_timer::time_point at);
+    void arm_settle_timer(clock::time_point at);
     void notify(session_event e);
     void run_janitor();
     void janitor_step(std::shared_ptr<janitor_entry> e);
@@ -421,7 +421,7 @@ private:
     // Their executor is the strand's own type, not an any_io_executor around
     // it: every wait would otherwise allocate the strand again to track its
     // work (two allocations per request and reply on the wire).
-    boost::asio::posix::basic_stream_descriptor<strand_type> desc_;
+    basic_descriptor<strand_type> desc_;
     strand_timer timer_;
     strand_timer suspend_timer_;
     strand_timer probe_timer_;  // a request every third of the timeout, so that safe_until() keeps up
@@ -430,9 +430,9 @@ private:
     std::uint64_t heard_generation_ = 0;             // under heard_m_: the session heard_ belongs to
     std::atomic<std::uint64_t> generation_{0};       // generation()
     strand_timer settle_timer_;  // the front of settling_
-    std::deque<std::pair<boost::asio::steady_timer::time_point, std::function<void()>>> settling_;
-    std::optional<boost::asio::steady_timer::time_point> timer_deadline_;
-    boost::asio::steady_timer::time_point last_receive_{};  // when the server last sent us anything
+    std::deque<std::pair<clock::time_point, std::function<void()>>> settling_;
+    std::optional<clock::time_point> timer_deadline_;
+    clock::time_point last_receive_{};  // when the server last sent us anything
 
     zhandle_t* zh_ = nullptr;
     int fd_ = -1;

@@ -2,6 +2,7 @@
 // client asks for (zookeeper_interest), zookeeper_process on each event, the
 // waiters for a connection, and the calls made once a hold has settled.
 #include "session/session_impl.hpp"
+#include "support/io_seam.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,7 +16,7 @@ void session_impl::pump() {
     if (!zh_ || in_process_ || closing_) return;
     // After a round in which every address refused, the C client is not asked
     // for its next connect (it would make it at once) until the attempt is due.
-    if (all_refused_ && std::chrono::steady_clock::now() < next_attempt_ && zoo_state(zh_) != ZOO_CONNECTED_STATE)
+    if (all_refused_ && clock::now() < next_attempt_ && zoo_state(zh_) != ZOO_CONNECTED_STATE)
         return run_client_at(next_attempt_);
     const log_scope scope(this);
     int fd = -1;
@@ -86,7 +87,7 @@ void session_impl::pump() {
                              });
         }
     }
-    run_client_at(asio::steady_timer::clock_type::now() + std::chrono::seconds(tv.tv_sec) +
+    run_client_at(clock::now() + std::chrono::seconds(tv.tv_sec) +
                   std::chrono::microseconds(tv.tv_usec));
 }
 
@@ -104,7 +105,7 @@ void session_impl::run_client_at(std::chrono::steady_clock::time_point deadline)
 
 void session_impl::process(int events) {
     if (!zh_ || closing_) return;
-    if (events & ZOOKEEPER_READ) last_receive_ = asio::steady_timer::clock_type::now();
+    if (events & ZOOKEEPER_READ) last_receive_ = clock::now();
     in_process_ = true;
     const log_scope scope(this);
     zookeeper_process(zh_, events);
@@ -115,11 +116,11 @@ void session_impl::process(int events) {
 void session_impl::after_settling(std::function<void()> fn) {
     if (closing_) return;
     const bool idle = settling_.empty();
-    settling_.emplace_back(asio::steady_timer::clock_type::now() + settle_delay, std::move(fn));
+    settling_.emplace_back(clock::now() + settle_delay, std::move(fn));
     if (idle) arm_settle_timer(settling_.front().first);  // otherwise it is set for an earlier call
 }
 
-void session_impl::arm_settle_timer(asio::steady_timer::time_point at) {
+void session_impl::arm_settle_timer(clock::time_point at) {
     settle_timer_.expires_at(at);
     settle_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
         if (!ec) self->settle();
@@ -127,7 +128,7 @@ void session_impl::arm_settle_timer(asio::steady_timer::time_point at) {
 }
 
 void session_impl::settle() {
-    const auto now = asio::steady_timer::clock_type::now();
+    const auto now = clock::now();
     // A call may add another: it goes to the back, due later.
     while (!settling_.empty() && settling_.front().first <= now && !closing_) {
         auto fn = std::move(settling_.front().second);
@@ -181,7 +182,7 @@ void session_impl::note_refused(std::string address) {
     all_refused_ = true;
     refusal_backoff_ = refusal_backoff_.count() == 0 ? std::chrono::milliseconds(10)
                                                      : std::min(2 * refusal_backoff_, std::chrono::milliseconds(200));
-    next_attempt_ = std::chrono::steady_clock::now() + refusal_backoff_;
+    next_attempt_ = clock::now() + refusal_backoff_;
     // Called inside a C client call: the waiters run after it.
     auto waiters = std::move(refusal_waiters_);
     refusal_waiters_.clear();

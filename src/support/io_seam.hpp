@@ -1,0 +1,28 @@
+// What the session, the engines and the lock front wait on: the clock, the
+// timers and the C client's socket. In the library: std::chrono::steady_clock,
+// Asio's timers on it and Asio's stream descriptor. In the deterministic
+// simulation (tests/sim), which compiles these sources again with
+// ZKLOCK_SIMULATION defined: the simulated process's clock, and timers and a
+// descriptor whose waits are events of the simulator. Both clocks have
+// steady_clock's time_point, so every signature stays the same.
+#pragma once
+
+#ifdef ZKLOCK_SIMULATION
+#include "sim_seam.hpp"  // tests/sim
+#else
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/basic_waitable_timer.hpp>
+#include <boost/asio/posix/basic_stream_descriptor.hpp>
+
+#include <chrono>
+
+namespace zklock::detail {
+
+using clock = std::chrono::steady_clock;
+template <class Executor>
+using basic_timer = boost::asio::basic_waitable_timer<clock, boost::asio::wait_traits<clock>, Executor>;
+using timer = basic_timer<boost::asio::any_io_executor>;
+template <class Executor> using basic_descriptor = boost::asio::posix::basic_stream_descriptor<Executor>;
+
+} // namespace zklock::detail
+#endif

@@ -1,0 +1,304 @@
+#include "runner.hpp"
+
+#include "network.hpp"
+#include "world.hpp"
+#include "zk_model.hpp"
+
+#include <zklock/mutex.hpp>
+#include <zklock/session.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+
+namespace zklock::sim {
+namespace {
+
+const std::string lock_path = "/sim/lock";
+
+struct contender {
+    int index = 0;
+    int process = 0;
+    std::unique_ptr<Session> session;
+    std::unique_ptr<Mutex> mutex;
+    int rounds_left = 0;
+    bool holding = false;       // granted, unlock not asked yet
+    std::int64_t token = 0;
+    bool lost_on_server = false;  // its node went while it held
+    int losses_reported = 0;
+    int losses_owed = 0;
+    bool done = false;
+};
+
+class schedule {
+public:
+    schedule(std::uint64_t seed, bool verbose) : w_(seed), server_(w_) {
+        w_.verbose = verbose;
+        network_options net;
+        attach_network(w_, server_, net);
+    }
+    ~schedule() {
+        // The user's handlers still to come see stopping_ and touch nothing.
+        stopping_ = true;
+        for (auto& c : contenders_) {
+            w_.as(c->process, [&] {
+                c->mutex.reset();
+                c->session.reset();
+            });
+        }
+        // The sessions' closes were posted: run them (the C client then fails
+        // what is in flight with ZCLOSING, as it does), then end the world.
+        w_.run_ready();
+        w_.shutdown();
+        contenders_.clear();
+        detach_network();
+    }
+
+    schedule_result run() {
+        schedule_result out;
+        if (w_.chance(0.3)) {
+            // A lock directory whose counter is about to wrap (signed 32-bit).
+            server_.precreate("/sim", 0);
+            const auto cv = static_cast<std::int32_t>(INT_MAX - w_.uniform(0, 12));
+            server_.precreate(lock_path, cv);
+            precreated_ = true;
+            w_.note("lock directory made with cversion " + std::to_string(cv));
+        }
+        const int n = static_cast<int>(w_.uniform(3, 12));
+        const int timeout_ms = static_cast<int>(w_.uniform(10, 20) * 100);
+        for (int i = 0; i < n; ++i) add_contender(i, timeout_ms);
+        const int faults = static_cast<int>(w_.uniform(1, 5));
+        for (int i = 0; i < faults; ++i) schedule_fault(n);
+        std::uint64_t steps = 0;
+        bool closed = false;
+        while (steps < 400'000) {
+            if (!w_.step()) break;
+            ++steps;
+            if (!check(out)) break;
+            if (!closed && std::all_of(contenders_.begin(), contenders_.end(), [](auto& c) { return c->done; })) {
+                closed = true;
+                for (auto& c : contenders_) w_.as(c->process, [&] { c->session->close(); });
+            }
+        }
+        out.steps = steps;
+        out.grants = grants_;
+        if (out.ok && !closed) fail(out, "the contenders did not finish (" + std::to_string(steps) + " steps)");
+        if (out.ok) final_checks(out);
+        out.journal = w_.journal();
+        return out;
+    }
+
+private:
+    void fail(schedule_result& out, std::string why) {
+        if (!out.ok) return;
+        out.ok = false;
+        out.failure = std::move(why);
+    }
+
+    void add_contender(int i, int timeout_ms) {
+        auto c = std::make_unique<contender>();
+        c->index = i;
+        c->process = w_.add_process(w_.uniform(-10'000, 10'000));  // up to 1% fast or slow
+        c->rounds_left = static_cast<int>(w_.uniform(1, 4));
+        w_.as(c->process, [&] {
+            SessionOptions o;
+            o.connect = "127.0.0.1:2181";
+            o.session_timeout = std::chrono::milliseconds(timeout_ms);
+            c->session = std::make_unique<Session>(w_.io(c->process).get_executor(), o);
+            c->mutex = std::make_unique<Mutex>(*c->session, lock_path);
+            auto* raw = c.get();
+            c->mutex->on_lost([this, raw](std::error_code ec) {
+                if (stopping_) return;
+                ++raw->losses_reported;
+                w_.note("c" + std::to_string(raw->index) + " told its hold is lost: " + ec.message());
+            });
+        });
+        auto* raw = c.get();
+        contenders_.push_back(std::move(c));
+        w_.at(w_.now() + ms(w_.uniform(0, 200)), raw->process, [this, raw] { acquire(*raw); });
+    }
+
+    void acquire(contender& c) {
+        if (c.rounds_left == 0) {
+            c.done = true;
+            return;
+        }
+        --c.rounds_left;
+        c.mutex->async_lock([this, &c](std::error_code ec) {
+            if (stopping_) return;
+            if (ec) {
+                w_.note("c" + std::to_string(c.index) + " lock failed: " + ec.message());
+                w_.at(w_.now() + ms(w_.uniform(1, 100)), c.process, [this, &c] { acquire(c); });
+                return;
+            }
+            on_grant(c);
+            w_.at(w_.now() + ms(w_.uniform(1, 400)), c.process, [this, &c] { release(c); });
+        });
+    }
+
+    void on_grant(contender& c) {
+        ++grants_;
+        c.holding = true;
+        c.lost_on_server = false;
+        c.token = c.mutex->fencing_token();
+        w_.note("c" + std::to_string(c.index) + " holds (token " + std::to_string(c.token) + ", session " +
+                std::to_string(c.session->session_id()) + ")");
+        // No grant while an older node of a live session precedes ours.
+        const auto* mine = node_of(c.token);
+        if (!mine) return;  // already gone: the loss must be reported
+        for (const auto& [path, n] : server_.nodes()) {
+            if (path.rfind(lock_path + "/", 0) != 0 || n.stat.ephemeralOwner == 0) continue;
+            if (!server_.alive(n.stat.ephemeralOwner)) continue;
+            if (path != *mine && precedes(sequence_of(path), sequence_of(*mine))) {
+                pending_failure_ = "c" + std::to_string(c.index) + " granted while " + path + " (live session " +
+                                   std::to_string(n.stat.ephemeralOwner) + ") precedes " + *mine;
+            }
+        }
+    }
+
+    /// The sequence after the marker (ZooKeeper's %010d: "-2147483648" after the wrap).
+    static std::int32_t sequence_of(const std::string& path) {
+        return static_cast<std::int32_t>(std::stoll(path.substr(path.rfind("lock-") + 5)));
+    }
+    /// a before b in serial-number order.
+    static bool precedes(std::int32_t a, std::int32_t b) {
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) - static_cast<std::uint32_t>(b)) < 0;
+    }
+
+    const std::string* node_of(std::int64_t czxid) const {
+        for (const auto& [path, n] : server_.nodes())
+            if (n.stat.czxid == czxid && n.stat.ephemeralOwner != 0) return &path;
+        return nullptr;
+    }
+
+    void release(contender& c) {
+        if (c.holding && c.lost_on_server) ++c.losses_owed;
+        c.holding = false;
+        w_.note("c" + std::to_string(c.index) + " unlocks");
+        c.mutex->async_unlock([this, &c](std::error_code) {
+            if (stopping_) return;
+            w_.at(w_.now() + ms(w_.uniform(0, 100)), c.process, [this, &c] { acquire(c); });
+        });
+    }
+
+    void schedule_fault(int n) {
+        const nanos when = ms(w_.uniform(10, 3000));
+        const int kind = static_cast<int>(w_.uniform(0, 5));
+        const int who = static_cast<int>(w_.uniform(0, n - 1));
+        const nanos length = ms(w_.uniform(50, 3000));
+        w_.at(when, -1, [this, kind, who, length] {
+            auto& c = *contenders_[static_cast<std::size_t>(who)];
+            const auto sid = c.session->session_id();
+            const std::string name = "c" + std::to_string(who);
+            switch (kind) {
+            case 0:
+                w_.note("fault: connection of " + name + " dropped");
+                drop_connection(sid);
+                break;
+            case 1:
+                w_.note("fault: " + name + " partitioned for " + std::to_string(length / 1'000'000) + " ms");
+                partition(sid, w_.now() + length);
+                break;
+            case 2:
+                w_.note("fault: process of " + name + " paused for " + std::to_string(length / 1'000'000) + " ms");
+                w_.pause(c.process, w_.now() + length);
+                break;
+            case 3:
+                w_.note("fault: the next request of " + name + " loses its reply");
+                drop_after_next_request(sid);
+                break;
+            case 4:
+            case 5: {
+                // Another client deletes a lock node, or writes Curator's revocation into it.
+                std::vector<std::string> nodes;
+                for (const auto& [path, node] : server_.nodes())
+                    if (path.rfind(lock_path + "/", 0) == 0 && node.stat.ephemeralOwner != 0) nodes.push_back(path);
+                if (nodes.empty()) return;
+                const auto& victim = nodes[static_cast<std::size_t>(w_.uniform(0, static_cast<std::int64_t>(nodes.size()) - 1))];
+                int negotiated = 0;
+                if (!foreign_) foreign_ = server_.open_session(20'000, negotiated);
+                zk_request r;
+                r.path = victim;
+                if (kind == 4) {
+                    r.type = zk_request::op::remove;
+                    w_.note("fault: another client deletes " + victim);
+                } else {
+                    r.type = zk_request::op::set_data;
+                    r.data = "__REVOKE__";
+                    w_.note("fault: another client writes __REVOKE__ into " + victim);
+                }
+                server_.apply(foreign_, r);
+                break;
+            }
+            }
+        });
+    }
+
+    bool check(schedule_result& out) {
+        if (!pending_failure_.empty()) {
+            fail(out, pending_failure_);
+            return false;
+        }
+        // Never two holders whose budgets are positive, each on its own clock.
+        int positive = 0;
+        std::string who;
+        for (auto& c : contenders_) {
+            bool counts = false;
+            w_.as(c->process, [&] {
+                const auto left = c->mutex->safe_for();
+                counts = c->mutex->is_held() && left && left->count() > 0;
+                if (counts) who += " c" + std::to_string(c->index) + "(" + std::to_string(left->count()) + " ms)";
+            });
+            if (counts) ++positive;
+            // A hold whose node the server removed.
+            if (c->holding && !c->lost_on_server && !node_of(c->token)) c->lost_on_server = true;
+        }
+        if (positive > 1) {
+            fail(out, "two holders with positive budgets at once:" + who);
+            return false;
+        }
+        return true;
+    }
+
+    void final_checks(schedule_result& out) {
+        for (auto& c : contenders_) {
+            if (c->holding && c->lost_on_server) ++c->losses_owed;
+            if (c->losses_owed > c->losses_reported)
+                fail(out, "c" + std::to_string(c->index) + " lost " + std::to_string(c->losses_owed) +
+                              " holds but was told of " + std::to_string(c->losses_reported));
+        }
+        // Every client ended: no lock node, no lock directory left (containers
+        // are reaped); the foreign session's expiry is run out first.
+        if (foreign_) server_.expire(foreign_);
+        while (w_.step()) {}
+        for (const auto& [path, n] : server_.nodes()) {
+            if (path == "/" || (precreated_ && (path == "/sim" || path == lock_path))) continue;
+            if (path == "/sim" && !precreated_ && server_.nodes().size() == 2) {
+                // "/sim" is the lock directory's parent container; it is reaped only once it had a child.
+            }
+            fail(out, "node left once every client ended: " + path);
+            return;
+        }
+    }
+
+    world w_;
+    zk_server server_;
+    std::vector<std::unique_ptr<contender>> contenders_;
+    std::uint64_t grants_ = 0;
+    std::int64_t foreign_ = 0;
+    bool precreated_ = false;
+    std::string pending_failure_;
+    bool stopping_ = false;
+};
+
+} // namespace
+
+schedule_result run_schedule(std::uint64_t seed, bool verbose) {
+    schedule s(seed, verbose);
+    return s.run();
+}
+
+} // namespace zklock::sim

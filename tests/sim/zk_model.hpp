@@ -1,0 +1,100 @@
+// The simulated ZooKeeper ensemble as one linearizable server: the data tree
+// (znodes with their Stat, per-parent sequence counters from the signed 32-bit
+// cversion, ephemeral owners, container nodes reaped once empty), sessions
+// with negotiated timeouts and expiry, one-shot data and child watches, multi
+// (all or nothing, one zxid) and sync. The network (fake_zookeeper.cpp) calls
+// apply() when a request reaches the server and delivers what it returns.
+#pragma once
+
+#include "world.hpp"
+
+#include <zookeeper.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace zklock::sim {
+
+struct zk_request {
+    enum class op { create, remove, set_data, get_data, exists, get_children, sync, multi, check, get_acl, set_acl,
+                    remove_watches, ping };
+    op type = op::ping;
+    std::string path;
+    std::string data;
+    int flags = 0;
+    int version = -1;
+    bool watch = false;
+    std::vector<zk_request> ops;  // multi
+};
+
+struct zk_reply {
+    int rc = ZOK;
+    std::string name;  // create
+    Stat stat{};
+    std::string data;
+    std::vector<std::string> children;
+    std::vector<int> op_rc;           // multi
+    std::vector<std::string> op_name;  // multi
+};
+
+class zk_server {
+public:
+    explicit zk_server(world& w) : world_(w) {}
+
+    /// A watch event for `session` (delivered in order with its replies).
+    std::function<void(std::int64_t session, int type, const std::string& path)> on_event;
+    /// The server ended `session` (expiry): its connection is closed.
+    std::function<void(std::int64_t session)> on_expired;
+
+    std::int64_t open_session(int requested_timeout_ms, int& negotiated_ms);
+    bool alive(std::int64_t session) const { return sessions_.count(session) != 0; }
+    /// The server heard from `session` now.
+    void touch(std::int64_t session);
+    /// The session's client closed it.
+    void close_session(std::int64_t session);
+    /// Ends the session now (as its timeout would).
+    void expire(std::int64_t session);
+    zk_reply apply(std::int64_t session, const zk_request& r);
+
+    /// A persistent node made before the run (a lock directory whose counter is near the wrap).
+    void precreate(const std::string& path, std::int32_t cversion);
+
+    struct znode {
+        std::string data;
+        Stat stat{};
+        bool container = false;
+        std::set<std::string> children;  // names
+    };
+    const std::map<std::string, znode>& nodes() const noexcept { return nodes_; }
+    static const int tick_ms = 100;
+
+private:
+    struct session_state {
+        int timeout_ms = 0;
+        nanos heard = 0;
+        std::uint64_t check = 0;  // the expiry check event
+        std::set<std::string> ephemerals;
+    };
+    int check_create(const std::string& path, int flags, std::string& made) const;
+    void do_create(std::int64_t session, const std::string& path, const std::string& data, int flags, std::int64_t zxid,
+                   std::string& made, Stat& st);
+    int check_remove(const std::string& path, int version) const;
+    void do_remove(const std::string& path, std::int64_t zxid);
+    void fire(std::map<std::string, std::set<std::int64_t>>& watches, const std::string& path, int type);
+    void schedule_check(std::int64_t session);
+    void maybe_reap(const std::string& path);
+    static std::string parent_of(const std::string& path);
+
+    world& world_;
+    std::map<std::string, znode> nodes_{{"/", znode{}}};
+    std::map<std::int64_t, session_state> sessions_;
+    std::map<std::string, std::set<std::int64_t>> data_watches_, child_watches_;
+    std::int64_t zxid_ = 0;
+    std::int64_t next_session_ = 0x100;
+};
+
+} // namespace zklock::sim
