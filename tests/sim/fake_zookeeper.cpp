@@ -127,15 +127,16 @@ struct _zhandle {
     std::uint64_t next_xid = 1;
     std::deque<sent_request> unsent, sent;
     std::deque<message> inbound;
+    std::vector<message> replay;  // watch events for the next connection
     std::map<std::string, std::vector<std::pair<watcher_fn, void*>>> data_w, exist_w, child_w;
     bool in_process = false;
 
     nanos local() const {
         return the_net->w->local_of(process, the_net->w->now());
     }
+    /// Sends m to the client; during a partition TCP holds it until the partition ends.
     void deliver(message m) {
-        if (the_net->w->now() < partitioned_until) return;  // lost on the way
-        m.at = std::max(down_last, the_net->w->now() + latency());
+        m.at = std::max(down_last, std::max(the_net->w->now(), partitioned_until) + latency());
         down_last = m.at;
         inbound.push_back(std::move(m));
         const int f = fd;
@@ -145,10 +146,8 @@ struct _zhandle {
         // The server side closes: the client reads the end after a latency.
         message m{0, conn, kind::lost};
         if (conn) {
-            const auto saved = partitioned_until;
-            partitioned_until = 0;
+            // The reset waits out a partition as any segment does.
             deliver(std::move(m));
-            partitioned_until = saved;
         }
     }
     void send(sent_request r) {
@@ -157,18 +156,24 @@ struct _zhandle {
         const nanos arrive = std::max(up_last, the_net->w->now() + latency());
         up_last = arrive;
         const bool survives = the_net->w->chance(the_net->options.in_flight_commits);
-        const auto c = conn;
         const auto xid = r.xid;
         auto req = r.req;
-        const auto session = cid.client_id;
+        sent.push_back(std::move(r));
+        resend(arrive, conn, xid, std::move(req), survives, cid.client_id);
+    }
+    /// The request `xid` of connection `c` reaches the server at `arrive`.
+    void resend(nanos arrive, std::uint64_t c, std::uint64_t xid, zk_request req, bool survives, std::int64_t session) {
         zhandle_t* self = this;
-        if (r.done || r.req.type != op::ping) sent.push_back(std::move(r));
-        else sent.push_back(std::move(r));
-        the_net->w->at(arrive, -1, [self, c, xid, req, survives, session] {
-            if (!the_net->by_fd.count(self->fd) || the_net->by_fd.at(self->fd) != self) return;
-            if (the_net->w->now() < self->partitioned_until) return;
+        const int f = fd;
+        the_net->w->at(arrive, -1, [self, f, c, xid, req = std::move(req), survives, session]() mutable {
+            if (!the_net->by_fd.count(f) || the_net->by_fd.at(f) != self) return;
+            if (the_net->w->now() < self->partitioned_until) {
+                // TCP sends it again once the partition is over.
+                self->resend(self->partitioned_until, c, xid, std::move(req), survives, session);
+                return;
+            }
+            // A request in flight when its connection closed reached the server, or not.
             if (self->conn != c && !survives) return;
-            if (self->conn != c && the_net->server->alive(session) == false) return;
             auto reply = the_net->server->apply(session, req);
             if (the_net->w->verbose && req.type != op::ping) {
                 std::string line = "server: session " + std::to_string(session) + " " + op_name(req) + " -> " +
@@ -202,9 +207,10 @@ struct _zhandle {
         const nanos arrive = std::max(up_last, the_net->w->now() + latency());
         up_last = arrive;
         zhandle_t* self = this;
-        the_net->w->at(arrive, -1, [self, c] {
-            if (!the_net->by_fd.count(self->fd) || the_net->by_fd.at(self->fd) != self || self->conn != c) return;
-            if (the_net->w->now() < self->partitioned_until) return;
+        const int f = fd;
+        the_net->w->at(arrive, -1, [self, f, c] {
+            if (!the_net->by_fd.count(f) || the_net->by_fd.at(f) != self || self->conn != c) return;
+            if (the_net->w->now() < self->partitioned_until) return;  // the client gives up on this handshake
             if (self->cid.client_id == 0) {
                 int negotiated = 0;
                 self->cid.client_id = the_net->server->open_session(self->requested_timeout, negotiated);
@@ -231,6 +237,10 @@ struct _zhandle {
             if (r.done) r.done(rc, empty);
     }
     void connection_lost() {
+        // The watch events the connection did not bring: the client sets its
+        // watches again on the next connection, and the server fires them there.
+        for (auto& m : inbound)
+            if (m.conn == conn && m.what == kind::event) replay.push_back(std::move(m));
         std::erase_if(inbound, [this](const message& m) { return m.conn == conn; });
         conn = 0;
         handshaking = false;
@@ -254,6 +264,10 @@ struct _zhandle {
             handshaking = false;
             state = ZOO_CONNECTED_STATE;
             watcher(this, ZOO_SESSION_EVENT, ZOO_CONNECTED_STATE, "", context);
+            for (auto& e : std::exchange(replay, {})) {
+                e.conn = conn;
+                deliver(std::move(e));
+            }
             flush();
             return;
         case kind::expired:
@@ -344,13 +358,14 @@ void attach_network(world& w, zk_server& server, network_options options) {
     server.on_event = [](std::int64_t session, int type, const std::string& path) {
         const auto it = the_net->by_session.find(session);
         if (it == the_net->by_session.end()) return;
-        _zhandle::message m{0, it->second->conn, _zhandle::kind::event};
+        auto* h = it->second;
+        _zhandle::message m{0, h->conn, _zhandle::kind::event};
         m.type = type;
         m.path = path;
         // While disconnected, the event waits for the next connection (the
         // client sets its watches again there and the server fires them).
-        if (!it->second->conn) m.conn = it->second->connections + 1;
-        it->second->deliver(std::move(m));
+        if (!h->conn || h->handshaking) h->replay.push_back(std::move(m));
+        else h->deliver(std::move(m));
     };
     server.on_expired = [](std::int64_t session) {
         const auto it = the_net->by_session.find(session);
@@ -412,9 +427,9 @@ zhandle_t* zookeeper_init(const char* host, watcher_fn fn, int recv_timeout, con
 
 int zookeeper_close(zhandle_t* zh) {
     if (!zh) return ZBADARGUMENTS;
-    if (zh->state == ZOO_CONNECTED_STATE && the_net->w->now() >= zh->partitioned_until) {
+    if (zh->state == ZOO_CONNECTED_STATE) {
         const auto session = zh->cid.client_id;
-        the_net->w->at(std::max(zh->up_last, the_net->w->now() + latency()), -1,
+        the_net->w->at(std::max(zh->up_last, std::max(the_net->w->now(), zh->partitioned_until) + latency()), -1,
                        [session] { the_net->server->close_session(session); });
     }
     the_net->by_fd.erase(zh->fd);

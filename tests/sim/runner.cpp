@@ -11,6 +11,7 @@
 #include <climits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 
@@ -27,16 +28,15 @@ struct contender {
     int rounds_left = 0;
     bool holding = false;       // granted, unlock not asked yet
     std::int64_t token = 0;
-    bool lost_on_server = false;  // its node went while it held
     int losses_reported = 0;
-    int losses_owed = 0;
+    int reported_at_grant = 0;
     bool done = false;
 };
 
 class schedule {
 public:
-    schedule(std::uint64_t seed, bool verbose) : w_(seed), server_(w_) {
-        w_.verbose = verbose;
+    schedule(std::uint64_t seed, const sim_options& options) : w_(seed), server_(w_), options_(options) {
+        w_.verbose = options.verbose;
         network_options net;
         attach_network(w_, server_, net);
     }
@@ -48,6 +48,7 @@ public:
                 c->mutex.reset();
                 c->session.reset();
             });
+            w_.wake(c->process);
         }
         // The sessions' closes were posted: run them (the C client then fails
         // what is in flight with ZCLOSING, as it does), then end the world.
@@ -77,10 +78,14 @@ public:
         while (steps < 400'000) {
             if (!w_.step()) break;
             ++steps;
+            w_.run_ready();  // what the step's event set off, so that its loss reports have run
             if (!check(out)) break;
             if (!closed && std::all_of(contenders_.begin(), contenders_.end(), [](auto& c) { return c->done; })) {
                 closed = true;
-                for (auto& c : contenders_) w_.as(c->process, [&] { c->session->close(); });
+                for (auto& c : contenders_) {
+                    w_.as(c->process, [&] { c->session->close(); });
+                    w_.wake(c->process);
+                }
             }
         }
         out.steps = steps;
@@ -116,6 +121,7 @@ private:
                 w_.note("c" + std::to_string(raw->index) + " told its hold is lost: " + ec.message());
             });
         });
+        w_.wake(c->process);
         auto* raw = c.get();
         contenders_.push_back(std::move(c));
         w_.at(w_.now() + ms(w_.uniform(0, 200)), raw->process, [this, raw] { acquire(*raw); });
@@ -142,7 +148,7 @@ private:
     void on_grant(contender& c) {
         ++grants_;
         c.holding = true;
-        c.lost_on_server = false;
+        c.reported_at_grant = c.losses_reported;
         c.token = c.mutex->fencing_token();
         w_.note("c" + std::to_string(c.index) + " holds (token " + std::to_string(c.token) + ", session " +
                 std::to_string(c.session->session_id()) + ")");
@@ -175,7 +181,6 @@ private:
     }
 
     void release(contender& c) {
-        if (c.holding && c.lost_on_server) ++c.losses_owed;
         c.holding = false;
         w_.note("c" + std::to_string(c.index) + " unlocks");
         c.mutex->async_unlock([this, &c](std::error_code) {
@@ -217,7 +222,14 @@ private:
                 for (const auto& [path, node] : server_.nodes())
                     if (path.rfind(lock_path + "/", 0) == 0 && node.stat.ephemeralOwner != 0) nodes.push_back(path);
                 if (nodes.empty()) return;
-                const auto& victim = nodes[static_cast<std::size_t>(w_.uniform(0, static_cast<std::int64_t>(nodes.size()) - 1))];
+                std::string victim = nodes[static_cast<std::size_t>(w_.uniform(0, static_cast<std::int64_t>(nodes.size()) - 1))];
+                if (kind == 4 && !options_.delete_waiter_nodes) {
+                    // The first in line: its holder is told; a waiter whose node
+                    // goes is another matter (sim_options::delete_waiter_nodes).
+                    for (const auto& p : nodes)
+                        if (precedes(sequence_of(p), sequence_of(victim))) victim = p;
+                }
+                if (kind == 4) foreign_deleted_.insert(server_.nodes().at(victim).stat.czxid);
                 int negotiated = 0;
                 if (!foreign_) foreign_ = server_.open_session(20'000, negotiated);
                 zk_request r;
@@ -247,14 +259,21 @@ private:
         std::string who;
         for (auto& c : contenders_) {
             bool counts = false;
+            // Deleting a holder's node breaks the exclusion from outside: that
+            // holder is only owed the news (final_checks).
+            if (c->holding && foreign_deleted_.count(c->token)) continue;
             w_.as(c->process, [&] {
                 const auto left = c->mutex->safe_for();
                 counts = c->mutex->is_held() && left && left->count() > 0;
                 if (counts) who += " c" + std::to_string(c->index) + "(" + std::to_string(left->count()) + " ms)";
             });
             if (counts) ++positive;
-            // A hold whose node the server removed.
-            if (c->holding && !c->lost_on_server && !node_of(c->token)) c->lost_on_server = true;
+            // Every lost hold reported: a hold the library gave up without an
+            // unlock has been reported lost by now.
+            if (c->holding && !c->mutex->is_held() && c->losses_reported == c->reported_at_grant) {
+                fail(out, "c" + std::to_string(c->index) + " no longer holds, without an unlock, and was not told");
+                return false;
+            }
         }
         if (positive > 1) {
             fail(out, "two holders with positive budgets at once:" + who);
@@ -264,12 +283,6 @@ private:
     }
 
     void final_checks(schedule_result& out) {
-        for (auto& c : contenders_) {
-            if (c->holding && c->lost_on_server) ++c->losses_owed;
-            if (c->losses_owed > c->losses_reported)
-                fail(out, "c" + std::to_string(c->index) + " lost " + std::to_string(c->losses_owed) +
-                              " holds but was told of " + std::to_string(c->losses_reported));
-        }
         // Every client ended: no lock node, no lock directory left (containers
         // are reaped); the foreign session's expiry is run out first.
         if (foreign_) server_.expire(foreign_);
@@ -286,18 +299,20 @@ private:
 
     world w_;
     zk_server server_;
+    sim_options options_;
     std::vector<std::unique_ptr<contender>> contenders_;
     std::uint64_t grants_ = 0;
     std::int64_t foreign_ = 0;
     bool precreated_ = false;
     std::string pending_failure_;
     bool stopping_ = false;
+    std::set<std::int64_t> foreign_deleted_;  // the czxids of the lock nodes another client deleted
 };
 
 } // namespace
 
-schedule_result run_schedule(std::uint64_t seed, bool verbose) {
-    schedule s(seed, verbose);
+schedule_result run_schedule(std::uint64_t seed, const sim_options& options) {
+    schedule s(seed, options);
     return s.run();
 }
 

@@ -17,7 +17,15 @@ struct schedule_result {
     std::uint64_t grants = 0;
 };
 
+struct sim_options {
+    bool verbose = false;  ///< every request and reply in the journal
+    /// The foreign-delete fault may pick a waiter's node too, not only the
+    /// first in line's (a waiter granted by its predecessor's release proof
+    /// does not see that its own node went).
+    bool delete_waiter_nodes = false;
+};
+
 /// Runs the schedule of `seed`; the same seed runs the same schedule.
-schedule_result run_schedule(std::uint64_t seed, bool verbose = false);
+schedule_result run_schedule(std::uint64_t seed, const sim_options& options = {});
 
 } // namespace zklock::sim

@@ -18,6 +18,13 @@ std::uint64_t env_number(const char* name, std::uint64_t fallback) {
     return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
+zklock::sim::sim_options options() {
+    zklock::sim::sim_options o;
+    o.verbose = std::getenv("ZKLOCK_SIM_VERBOSE") != nullptr;
+    o.delete_waiter_nodes = std::getenv("ZKLOCK_SIM_DELETE_WAITERS") != nullptr;
+    return o;
+}
+
 std::string report(std::uint64_t seed, const zklock::sim::schedule_result& r) {
     std::string out = "seed " + std::to_string(seed) + ": " + r.failure + "\nschedule (replay: ZKLOCK_SIM_SEED=" +
                       std::to_string(seed) + "):\n";
@@ -35,7 +42,7 @@ TEST(Simulation, SameSeedSameSchedule) {
 TEST(Simulation, MutexSchedulesKeepEveryInvariant) {
     if (const char* one = std::getenv("ZKLOCK_SIM_SEED"); one && *one) {
         const auto seed = std::strtoull(one, nullptr, 10);
-        const auto r = zklock::sim::run_schedule(seed, std::getenv("ZKLOCK_SIM_VERBOSE") != nullptr);
+        const auto r = zklock::sim::run_schedule(seed, options());
         ASSERT_TRUE(r.ok) << report(seed, r);
         return;
     }
@@ -43,7 +50,7 @@ TEST(Simulation, MutexSchedulesKeepEveryInvariant) {
     const auto first = env_number("ZKLOCK_SIM_FIRST_SEED", 1);
     std::uint64_t grants = 0, steps = 0;
     for (std::uint64_t seed = first; seed < first + count; ++seed) {
-        const auto r = zklock::sim::run_schedule(seed);
+        const auto r = zklock::sim::run_schedule(seed, options());
         ASSERT_TRUE(r.ok) << report(seed, r);
         grants += r.grants;
         steps += r.steps;

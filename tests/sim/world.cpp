@@ -51,7 +51,10 @@ int world::add_process(std::int64_t ppm) {
     return static_cast<int>(processes_.size()) - 1;
 }
 
-void world::pause(int process, nanos until) { processes_.at(process)->paused_until = until; }
+void world::pause(int process, nanos until) {
+    processes_.at(process)->paused_until = until;
+    at(until, process, [] {});  // its end wakes it
+}
 
 nanos world::local_of(int process, nanos global) const {
     if (process < 0) return global;
@@ -110,20 +113,28 @@ void world::readable(int fd) {
     auto [p, fn] = std::move(it->second);
     readers_.erase(it);
     as(p, fn);
+    wake(p);
 }
 
 void world::run_ready() {
-    for (;;) {
-        std::size_t ran = 0;
+    // A process's handlers post only to its own io_context, and only events
+    // run as a process (or the runner, which wakes it) make it ready.
+    for (bool again = true; again;) {
+        again = false;
         for (std::size_t i = 0; i < processes_.size(); ++i) {
             auto& p = *processes_[i];
-            if (p.paused_until > now_) continue;
+            if (!p.ready || p.paused_until > now_) continue;
+            p.ready = false;
+            std::size_t ran = 0;
             as(static_cast<int>(i), [&] {
                 p.ioc.restart();
-                ran += p.ioc.poll();
+                ran = p.ioc.poll();
             });
+            if (ran > 0) {
+                p.ready = true;
+                again = true;
+            }
         }
-        if (ran == 0) return;
     }
 }
 
@@ -143,6 +154,7 @@ bool world::step() {
         return true;
     }
     as(ev.process, ev.fn);
+    wake(ev.process);
     return true;
 }
 

@@ -46,7 +46,11 @@ public:
     /// While paused, the process runs nothing (its clock goes on).
     void pause(int process, nanos until);
     int current() const noexcept { return current_; }
-    /// Runs fn as process p (its clock, its alarms).
+    /// Process p may have handlers ready (run_ready polls only such processes).
+    void wake(int p) {
+        if (p >= 0) processes_.at(static_cast<std::size_t>(p))->ready = true;
+    }
+    /// Runs fn as process p (its clock, its alarms); call wake(p) if fn may post.
     template <class F> void as(int p, F&& fn) {
         const int prev = std::exchange(current_, p);
         fn();
@@ -86,6 +90,7 @@ private:
         std::int64_t ppm = 0;
         nanos offset = 0;
         nanos paused_until = 0;
+        bool ready = false;  // may have handlers to run
         boost::asio::io_context ioc;
     };
     struct event {
