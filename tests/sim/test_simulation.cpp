@@ -33,8 +33,12 @@ std::string report(std::uint64_t seed, const zklock::sim::schedule_result& r) {
 }
 
 TEST(Simulation, SameSeedSameSchedule) {
-    const auto a = zklock::sim::run_schedule(7);
-    const auto b = zklock::sim::run_schedule(7);
+    // Every request, reply and event of the run, in order and in simulated time.
+    zklock::sim::sim_options verbose;
+    verbose.verbose = true;
+    const auto a = zklock::sim::run_schedule(7, verbose);
+    const auto b = zklock::sim::run_schedule(7, verbose);
+    ASSERT_GT(a.journal.size(), 100u);
     EXPECT_EQ(a.journal, b.journal);
     EXPECT_EQ(a.steps, b.steps);
 }
