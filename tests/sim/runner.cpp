@@ -5,6 +5,8 @@
 #include "zk_model.hpp"
 
 #include <zklock/mutex.hpp>
+#include <zklock/semaphore.hpp>
+#include <zklock/shared_mutex.hpp>
 #include <zklock/session.hpp>
 
 #include <algorithm>
@@ -18,13 +20,34 @@
 namespace zklock::sim {
 namespace {
 
-const std::string lock_path = "/sim/lock";
+/// One lock of the schedule, with the recipe its contenders use.
+struct lock_under_test {
+    enum class recipe { mutex, semaphore, read_write };
+    recipe kind = recipe::mutex;
+    std::size_t permits = 1;  // semaphore
+    std::string path;
+};
+
+const char* recipe_name(lock_under_test::recipe r) {
+    switch (r) {
+    case lock_under_test::recipe::mutex: return "mutex";
+    case lock_under_test::recipe::semaphore: return "semaphore";
+    case lock_under_test::recipe::read_write: return "read-write lock";
+    }
+    return "?";
+}
 
 struct contender {
     int index = 0;
     int process = 0;
+    std::size_t lock = 0;  // which lock_under_test
+    bool writer = true;    // read_write: the exclusive side
     std::unique_ptr<Session> session;
-    std::unique_ptr<Mutex> mutex;
+    std::unique_ptr<Mutex> mutex_owner;
+    std::unique_ptr<Semaphore> semaphore_owner;
+    std::unique_ptr<SharedMutex> shared_owner;
+    std::optional<QueueLock> permit;
+    QueueLock* mutex = nullptr;  // the place in line this contender takes
     int rounds_left = 0;
     bool holding = false;       // granted, unlock not asked yet
     std::int64_t token = 0;
@@ -45,7 +68,11 @@ public:
         stopping_ = true;
         for (auto& c : contenders_) {
             w_.as(c->process, [&] {
-                c->mutex.reset();
+                c->mutex = nullptr;
+                c->permit.reset();
+                c->mutex_owner.reset();
+                c->semaphore_owner.reset();
+                c->shared_owner.reset();
                 c->session.reset();
             });
             w_.wake(c->process);
@@ -60,13 +87,25 @@ public:
 
     schedule_result run() {
         schedule_result out;
+        const int lock_count = static_cast<int>(w_.uniform(1, 3));
+        for (int i = 0; i < lock_count; ++i) {
+            lock_under_test l;
+            l.kind = static_cast<lock_under_test::recipe>(w_.uniform(0, 2));
+            if (l.kind == lock_under_test::recipe::semaphore) l.permits = static_cast<std::size_t>(w_.uniform(2, 3));
+            l.path = "/sim/lock" + std::to_string(i);
+            w_.note(l.path + ": " + recipe_name(l.kind) +
+                    (l.kind == lock_under_test::recipe::semaphore ? " of " + std::to_string(l.permits) : ""));
+            locks_.push_back(l);
+        }
         if (w_.chance(0.3)) {
-            // A lock directory whose counter is about to wrap (signed 32-bit).
+            // Lock directories whose counters are about to wrap (signed 32-bit).
             server_.precreate("/sim", 0);
-            const auto cv = static_cast<std::int32_t>(INT_MAX - w_.uniform(0, 12));
-            server_.precreate(lock_path, cv);
+            for (const auto& l : locks_) {
+                const auto cv = static_cast<std::int32_t>(INT_MAX - w_.uniform(0, 12));
+                server_.precreate(l.path, cv);
+                w_.note(l.path + " made with cversion " + std::to_string(cv));
+            }
             precreated_ = true;
-            w_.note("lock directory made with cversion " + std::to_string(cv));
         }
         const int n = static_cast<int>(w_.uniform(3, 12));
         const int timeout_ms = static_cast<int>(w_.uniform(10, 20) * 100);
@@ -108,12 +147,29 @@ private:
         c->index = i;
         c->process = w_.add_process(w_.uniform(-10'000, 10'000));  // up to 1% fast or slow
         c->rounds_left = static_cast<int>(w_.uniform(1, 4));
+        c->lock = static_cast<std::size_t>(w_.uniform(0, static_cast<std::int64_t>(locks_.size()) - 1));
+        const auto& l = locks_[c->lock];
+        c->writer = l.kind != lock_under_test::recipe::read_write || w_.chance(0.4);
         w_.as(c->process, [&] {
             SessionOptions o;
             o.connect = "127.0.0.1:2181";
             o.session_timeout = std::chrono::milliseconds(timeout_ms);
             c->session = std::make_unique<Session>(w_.io(c->process).get_executor(), o);
-            c->mutex = std::make_unique<Mutex>(*c->session, lock_path);
+            switch (l.kind) {
+            case lock_under_test::recipe::mutex:
+                c->mutex_owner = std::make_unique<Mutex>(*c->session, l.path);
+                c->mutex = c->mutex_owner.get();
+                break;
+            case lock_under_test::recipe::semaphore:
+                c->semaphore_owner = std::make_unique<Semaphore>(*c->session, l.path, l.permits);
+                c->permit.emplace(c->semaphore_owner->permit());
+                c->mutex = &*c->permit;
+                break;
+            case lock_under_test::recipe::read_write:
+                c->shared_owner = std::make_unique<SharedMutex>(*c->session, l.path);
+                c->mutex = c->writer ? &c->shared_owner->writer() : &c->shared_owner->reader();
+                break;
+            }
             auto* raw = c.get();
             c->mutex->on_lost([this, raw](std::error_code ec) {
                 if (stopping_) return;
@@ -133,6 +189,7 @@ private:
             return;
         }
         --c.rounds_left;
+        if (w_.verbose) w_.note("c" + std::to_string(c.index) + " asks for " + locks_[c.lock].path);
         c.mutex->async_lock([this, &c](std::error_code ec) {
             if (stopping_) return;
             if (ec) {
@@ -152,22 +209,33 @@ private:
         c.token = c.mutex->fencing_token();
         w_.note("c" + std::to_string(c.index) + " holds (token " + std::to_string(c.token) + ", session " +
                 std::to_string(c.session->session_id()) + ")");
-        // No grant while an older node of a live session precedes ours.
+        // No grant while older nodes of live sessions that exclude ours
+        // precede it: none for a mutex or a writer, no writer for a reader,
+        // fewer than K for a semaphore.
+        const auto& l = locks_[c.lock];
         const auto* mine = node_of(c.token);
         if (!mine) return;  // already gone: the loss must be reported
+        std::size_t ahead = 0;
+        std::string first;
         for (const auto& [path, n] : server_.nodes()) {
-            if (path.rfind(lock_path + "/", 0) != 0 || n.stat.ephemeralOwner == 0) continue;
-            if (!server_.alive(n.stat.ephemeralOwner)) continue;
-            if (path != *mine && precedes(sequence_of(path), sequence_of(*mine))) {
-                pending_failure_ = "c" + std::to_string(c.index) + " granted while " + path + " (live session " +
-                                   std::to_string(n.stat.ephemeralOwner) + ") precedes " + *mine;
-            }
+            if (path.rfind(l.path + "/", 0) != 0 || n.stat.ephemeralOwner == 0 || path == *mine) continue;
+            if (!server_.alive(n.stat.ephemeralOwner) || !precedes(sequence_of(path), sequence_of(*mine))) continue;
+            if (l.kind == lock_under_test::recipe::read_write && !c.writer && path.find("-write-") == std::string::npos)
+                continue;
+            if (++ahead == 1) first = path;
         }
+        const std::size_t allowed = l.kind == lock_under_test::recipe::semaphore ? l.permits - 1 : 0;
+        if (ahead > allowed)
+            pending_failure_ = "c" + std::to_string(c.index) + " granted while " + std::to_string(ahead) +
+                               " older nodes of live sessions precede " + *mine + " (" + first + " first)";
     }
 
     /// The sequence after the marker (ZooKeeper's %010d: "-2147483648" after the wrap).
     static std::int32_t sequence_of(const std::string& path) {
-        return static_cast<std::int32_t>(std::stoll(path.substr(path.rfind("lock-") + 5)));
+        std::size_t pos = path.size();
+        while (pos > 0 && path[pos - 1] >= '0' && path[pos - 1] <= '9') --pos;
+        if (pos >= 2 && path[pos - 1] == '-' && path[pos - 2] == '-') --pos;  // "-lock--2147483648"
+        return static_cast<std::int32_t>(std::stoll(path.substr(pos)));
     }
     /// a before b in serial-number order.
     static bool precedes(std::int32_t a, std::int32_t b) {
@@ -183,8 +251,9 @@ private:
     void release(contender& c) {
         c.holding = false;
         w_.note("c" + std::to_string(c.index) + " unlocks");
-        c.mutex->async_unlock([this, &c](std::error_code) {
+        c.mutex->async_unlock([this, &c](std::error_code ec) {
             if (stopping_) return;
+            if (w_.verbose) w_.note("c" + std::to_string(c.index) + " unlocked: " + ec.message());
             w_.at(w_.now() + ms(w_.uniform(0, 100)), c.process, [this, &c] { acquire(c); });
         });
     }
@@ -220,14 +289,15 @@ private:
                 // Another client deletes a lock node, or writes Curator's revocation into it.
                 std::vector<std::string> nodes;
                 for (const auto& [path, node] : server_.nodes())
-                    if (path.rfind(lock_path + "/", 0) == 0 && node.stat.ephemeralOwner != 0) nodes.push_back(path);
+                    if (path.rfind("/sim/lock", 0) == 0 && node.stat.ephemeralOwner != 0) nodes.push_back(path);
                 if (nodes.empty()) return;
                 std::string victim = nodes[static_cast<std::size_t>(w_.uniform(0, static_cast<std::int64_t>(nodes.size()) - 1))];
                 if (kind == 4 && !options_.delete_waiter_nodes) {
                     // The first in line: its holder is told; a waiter whose node
                     // goes is another matter (sim_options::delete_waiter_nodes).
+                    const auto dir = victim.substr(0, victim.rfind('/') + 1);
                     for (const auto& p : nodes)
-                        if (precedes(sequence_of(p), sequence_of(victim))) victim = p;
+                        if (p.rfind(dir, 0) == 0 && precedes(sequence_of(p), sequence_of(victim))) victim = p;
                 }
                 if (kind == 4) foreign_deleted_.insert(server_.nodes().at(victim).stat.czxid);
                 int negotiated = 0;
@@ -254,20 +324,27 @@ private:
             fail(out, pending_failure_);
             return false;
         }
-        // Never two holders whose budgets are positive, each on its own clock.
-        int positive = 0;
-        std::string who;
+        // Never more holders whose budgets are positive (each on its own
+        // clock) than the recipe allows: one of a mutex, K of a semaphore, a
+        // writer alone or readers alone.
+        std::vector<std::size_t> positive(locks_.size()), writers(locks_.size());
+        std::vector<std::string> who(locks_.size());
         for (auto& c : contenders_) {
-            bool counts = false;
             // Deleting a holder's node breaks the exclusion from outside: that
-            // holder is only owed the news (final_checks).
+            // holder is only owed the news.
             if (c->holding && foreign_deleted_.count(c->token)) continue;
+            bool counts = false;
             w_.as(c->process, [&] {
                 const auto left = c->mutex->safe_for();
                 counts = c->mutex->is_held() && left && left->count() > 0;
-                if (counts) who += " c" + std::to_string(c->index) + "(" + std::to_string(left->count()) + " ms)";
+                if (counts)
+                    who[c->lock] += " c" + std::to_string(c->index) + (c->writer ? "" : "(reader)") + "(" +
+                                    std::to_string(left->count()) + " ms)";
             });
-            if (counts) ++positive;
+            if (counts) {
+                ++positive[c->lock];
+                if (c->writer) ++writers[c->lock];
+            }
             // Every lost hold reported: a hold the library gave up without an
             // unlock has been reported lost by now.
             if (c->holding && !c->mutex->is_held() && c->losses_reported == c->reported_at_grant) {
@@ -275,9 +352,18 @@ private:
                 return false;
             }
         }
-        if (positive > 1) {
-            fail(out, "two holders with positive budgets at once:" + who);
-            return false;
+        for (std::size_t i = 0; i < locks_.size(); ++i) {
+            const auto& l = locks_[i];
+            bool broken = false;
+            switch (l.kind) {
+            case lock_under_test::recipe::mutex: broken = positive[i] > 1; break;
+            case lock_under_test::recipe::semaphore: broken = positive[i] > l.permits; break;
+            case lock_under_test::recipe::read_write: broken = writers[i] > 0 && positive[i] > 1; break;
+            }
+            if (broken) {
+                fail(out, l.path + " (" + recipe_name(l.kind) + "): holders with positive budgets at once:" + who[i]);
+                return false;
+            }
         }
         return true;
     }
@@ -288,10 +374,7 @@ private:
         if (foreign_) server_.expire(foreign_);
         while (w_.step()) {}
         for (const auto& [path, n] : server_.nodes()) {
-            if (path == "/" || (precreated_ && (path == "/sim" || path == lock_path))) continue;
-            if (path == "/sim" && !precreated_ && server_.nodes().size() == 2) {
-                // "/sim" is the lock directory's parent container; it is reaped only once it had a child.
-            }
+            if (path == "/" || (precreated_ && (path == "/sim" || path.find('/', 5) == std::string::npos))) continue;
             fail(out, "node left once every client ended: " + path);
             return;
         }
@@ -300,6 +383,7 @@ private:
     world w_;
     zk_server server_;
     sim_options options_;
+    std::vector<lock_under_test> locks_;
     std::vector<std::unique_ptr<contender>> contenders_;
     std::uint64_t grants_ = 0;
     std::int64_t foreign_ = 0;

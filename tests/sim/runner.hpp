@@ -1,4 +1,5 @@
-// One schedule of the simulation: contenders of a Mutex, each in its own
+// One schedule of the simulation: contenders of 1 to 3 locks (Mutex,
+// Semaphore, SharedMutex), each contender in its own
 // simulated process with its own clock, against the simulated ZooKeeper, with
 // faults; the invariants are checked after every step of the world.
 #pragma once

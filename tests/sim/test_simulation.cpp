@@ -43,7 +43,7 @@ TEST(Simulation, SameSeedSameSchedule) {
     EXPECT_EQ(a.steps, b.steps);
 }
 
-TEST(Simulation, MutexSchedulesKeepEveryInvariant) {
+TEST(Simulation, SchedulesKeepEveryInvariant) {
     if (const char* one = std::getenv("ZKLOCK_SIM_SEED"); one && *one) {
         const auto seed = std::strtoull(one, nullptr, 10);
         const auto r = zklock::sim::run_schedule(seed, options());
