@@ -57,7 +57,7 @@ class queue_entry : public LockBackend,
                                   public session_subscriber,
                                   public std::enable_shared_from_this<queue_entry> {
 public:
-    using clock = std::chrono::steady_clock;
+    using clock = zklock::detail::clock;  // support/io_seam.hpp
     ~queue_entry() override;
 
     // ---- thread-safe ----------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -96,6 +97,13 @@ struct _zhandle {
         watcher_fn watcher = nullptr;
         void* watcher_ctx = nullptr;
     };
+    struct in_flight {
+        std::uint64_t conn;
+        std::uint64_t xid;
+        zk_request req;
+        bool survives;
+        std::int64_t session;
+    };
     enum class kind { reply, event, connected, expired, lost };
     struct message {
         nanos at;
@@ -128,6 +136,8 @@ struct _zhandle {
     std::deque<sent_request> unsent, sent;
     std::deque<message> inbound;
     std::vector<message> replay;  // watch events for the next connection
+    std::deque<in_flight> held_up;  // requests a partition holds, in order
+    bool drain_pending = false;
     std::map<std::string, std::vector<std::pair<watcher_fn, void*>>> data_w, exist_w, child_w;
     bool in_process = false;
 
@@ -165,32 +175,53 @@ struct _zhandle {
     void resend(nanos arrive, std::uint64_t c, std::uint64_t xid, zk_request req, bool survives, std::int64_t session) {
         zhandle_t* self = this;
         const int f = fd;
-        the_net->w->at(arrive, -1, [self, f, c, xid, req = std::move(req), survives, session]() mutable {
+        the_net->w->at(arrive, -1, [self, f, r = in_flight{c, xid, std::move(req), survives, session}]() mutable {
             if (!the_net->by_fd.count(f) || the_net->by_fd.at(f) != self) return;
-            if (the_net->w->now() < self->partitioned_until) {
-                // TCP sends it again once the partition is over.
-                self->resend(self->partitioned_until, c, xid, std::move(req), survives, session);
+            // During a partition TCP holds the segments, and sends them again,
+            // in order, once it is over.
+            if (the_net->w->now() < self->partitioned_until || !self->held_up.empty()) {
+                self->held_up.push_back(std::move(r));
+                self->drain_later();
                 return;
             }
-            // A request in flight when its connection closed reached the server, or not.
-            if (self->conn != c && !survives) return;
-            auto reply = the_net->server->apply(session, req);
-            if (the_net->w->verbose && req.type != op::ping) {
-                std::string line = "server: session " + std::to_string(session) + " " + op_name(req) + " -> " +
-                                   std::to_string(reply.rc) + " " + reply.name;
-                for (const auto& o : req.ops) line += " [" + op_name(o) + "]";
-                for (const auto& ch : reply.children) line += " " + ch.substr(ch.size() > 14 ? ch.size() - 14 : 0);
-                the_net->w->note(line);
-            }
-            if (self->conn != c) return;
-            self->deliver(message{0, c, kind::reply, xid, std::move(reply)});
-            if (self->drop_after_next && req.type != op::ping) {
-                self->drop_after_next = false;
-                the_net->w->note("fault: connection of session " + std::to_string(session) +
-                                 " closed after the server applied a request");
-                self->lose_connection_now();
-            }
+            self->reach_server(std::move(r));
         });
+    }
+    void drain_later() {
+        if (drain_pending) return;
+        drain_pending = true;
+        zhandle_t* self = this;
+        const int f = fd;
+        the_net->w->at(partitioned_until, -1, [self, f] {
+            if (!the_net->by_fd.count(f) || the_net->by_fd.at(f) != self) return;
+            self->drain_pending = false;
+            if (the_net->w->now() < self->partitioned_until) return self->drain_later();
+            auto held = std::move(self->held_up);
+            self->held_up.clear();
+            for (auto& r : held) self->reach_server(std::move(r));
+        });
+    }
+    void reach_server(in_flight r) {
+        const auto c = r.conn;
+        const auto& req = r.req;
+        // A request in flight when its connection closed reached the server, or not.
+        if (conn != c && !r.survives) return;
+        auto reply = the_net->server->apply(r.session, req);
+        if (the_net->w->verbose && req.type != op::ping) {
+            std::string line = "server: session " + std::to_string(r.session) + " " + op_name(req) + " -> " +
+                               std::to_string(reply.rc) + " " + reply.name;
+            for (const auto& o : req.ops) line += " [" + op_name(o) + "]";
+            for (const auto& ch : reply.children) line += " " + ch.substr(ch.size() > 14 ? ch.size() - 14 : 0);
+            the_net->w->note(line);
+        }
+        if (conn != c) return;
+        deliver(message{0, c, kind::reply, r.xid, std::move(reply)});
+        if (drop_after_next && req.type != op::ping) {
+            drop_after_next = false;
+            the_net->w->note("fault: connection of session " + std::to_string(r.session) +
+                             " closed after the server applied a request");
+            lose_connection_now();
+        }
     }
     void flush() {
         while (!unsent.empty()) {
@@ -292,7 +323,11 @@ struct _zhandle {
             }
             return;
         case kind::reply: {
-            if (sent.empty() || sent.front().xid != m.xid) return;  // cannot happen: FIFO
+            if (sent.empty() || sent.front().xid != m.xid) {
+                // Both directions are FIFO: a reply out of order is the simulator's fault.
+                the_net->w->model_error("a reply out of order on session " + std::to_string(cid.client_id));
+                return;
+            }
             auto r = std::move(sent.front());
             sent.pop_front();
             const int rc = m.reply.rc;
@@ -385,7 +420,8 @@ void drop_connection(std::int64_t session) {
 
 void partition(std::int64_t session, nanos until) {
     const auto it = the_net->by_session.find(session);
-    if (it != the_net->by_session.end()) it->second->partitioned_until = until;
+    // Partitions that overlap make one: a later one never shortens an earlier.
+    if (it != the_net->by_session.end()) it->second->partitioned_until = std::max(it->second->partitioned_until, until);
 }
 
 void drop_after_next_request(std::int64_t session) {

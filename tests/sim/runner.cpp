@@ -320,6 +320,10 @@ private:
     }
 
     bool check(schedule_result& out) {
+        if (!w_.model_error().empty()) {
+            fail(out, "simulator error: " + w_.model_error());
+            return false;
+        }
         if (!pending_failure_.empty()) {
             fail(out, pending_failure_);
             return false;

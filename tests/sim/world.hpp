@@ -68,6 +68,11 @@ public:
 
     /// The schedule: what happened, for a failure's report.
     void note(std::string line);
+    /// The simulator broke a promise of its own (a run is then void).
+    void model_error(std::string what) {
+        if (model_error_.empty()) model_error_ = std::move(what);
+    }
+    const std::string& model_error() const noexcept { return model_error_; }
     /// Notes every request and reply too (ZKLOCK_SIM_VERBOSE: a replayed seed's detail).
     bool verbose = false;
     const std::vector<std::string>& journal() const noexcept { return journal_; }
@@ -106,6 +111,7 @@ private:
     std::map<std::uint64_t, std::pair<nanos, std::uint64_t>> events_;  // id -> queue key
     std::map<int, std::pair<int, std::function<void()>>> readers_;     // fd -> (process, ready)
     std::vector<std::string> journal_;
+    std::string model_error_;
     clock_hooks* previous_;
 };
 
