@@ -1,7 +1,7 @@
-// The simulation's side of the seam in src/support/clock.hpp: with
+// The simulation's side of the seam in src/support/io_seam.hpp: with
 // ZKLOCK_SIMULATION defined, zklock's sources read the time of the simulated
-// process that runs them and wait on timers whose expiries are events of the
-// simulator's queue. Nothing here reads a real clock or starts a thread.
+// process that runs them, and wait on timers and a descriptor whose waits are
+// events of the simulator's queue. Nothing here reads a real clock or starts a thread.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
