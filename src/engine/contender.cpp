@@ -490,7 +490,8 @@ void contender_engine::requeue_answered(const std::shared_ptr<attempt>& a, const
         r.release.mark = false;  // the node's ACL refuses the mark: its successor lists instead
         return send_requeue(a, create);
     }
-    const bool held_gone = rc == ZNONODE && role == release_role::remove;
+    // The held node gone: its delete fails, or before it the mark's write.
+    const bool held_gone = rc == ZNONODE && (role == release_role::remove || role == release_role::mark);
     const auto dropped = std::move(requeue_);
     if (!held_gone) release_instead(*dropped);  // still there: released as unlock() releases it
     if (current) {
