@@ -98,6 +98,10 @@ TEST_F(CliRepeatTest, BadRepeatsAreRefused) {
     EXPECT_EQ(exit_code(negative), 64) << cli_.output("negative");
     EXPECT_TRUE(contains(cli_.output("negative"), "--repeat: must be a whole number, 0 (until stopped) or more"))
         << cli_.output("negative");
+    // Past long long's range: refused, not saturated to "almost forever".
+    auto huge = cli_.start(plus(run_args(path, {"--repeat", "99999999999999999999"}), {"true"}), "huge");
+    EXPECT_EQ(exit_code(huge), 64) << cli_.output("huge");
+    EXPECT_TRUE(contains(cli_.output("huge"), "--repeat: must be a whole number")) << cli_.output("huge");
     auto set = cli_.start({"run", "-c", server_->connect_string(), "--repeat", "2", path, path + "-2", "--", "true"},
                           "set");
     EXPECT_EQ(exit_code(set), 64) << cli_.output("set");

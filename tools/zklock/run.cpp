@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -532,18 +533,23 @@ void add_run(CLI::App& app, int& exit_code) {
         "126/127 CMD not executable / not found;\n"
         "128+N zklock got signal N (forwarded to CMD while it runs, unless the terminal sent it to both, as Ctrl-C\n"
         "does). If zklock dies, the kernel kills CMD;\n");
-    cmd->add_option_function<long long>(
-           "--repeat", [o = o.get()](long long n) { o->repeat = n; },
+    // Read here, in base 10 (CLI11's conversion would take 010 as octal) and
+    // within range (a number past it would saturate to "almost forever").
+    cmd->add_option_function<std::string>(
+           "--repeat",
+           [o = o.get()](const std::string& t) {
+               long long n = 0;
+               const auto end = t.data() + t.size();
+               const auto [at, err] = std::from_chars(t.data(), end, n, 10);
+               if (t.empty() || err != std::errc() || at != end || n < 0)
+                   throw CLI::ValidationError("--repeat", "must be a whole number, 0 (until stopped) or more, not " + t);
+               o->repeat = n;
+           },
            "Run CMD N times (0: until stopped), holding LOCK_PATH each time; between turns the lock is handed on and "
            "queued for again in one transaction, so every waiter goes first. CMD sees its turn (1-based) in "
-           "ZKLOCK_TURN; -n and -w bound each turn's wait; a CMD that fails ends the loop with its status")
-        ->type_name("N")
-        ->check(CLI::Validator(
-            [](std::string& t) {
-                const bool whole = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
-                return whole ? std::string() : "must be a whole number, 0 (until stopped) or more, not " + t;
-            },
-            ""));
+           "ZKLOCK_TURN; -n and -w bound each turn's wait (with -n, a turn that finds the lock taken ends the loop "
+           "with 75); a CMD that fails ends the loop with its status")
+        ->type_name("N");
     add_duration_option(*cmd, "--grace", o->grace_ms, "After SIGTERM to CMD, wait TIME before SIGKILL",
                         {milliseconds(0), max_wait});
     cmd->add_option("CMD", o->words, "More lock paths, then -- and the command and its arguments")->required();
