@@ -82,7 +82,13 @@ TEST_F(RequeueTest, WorkersTakeTurnsInStrictRoundRobin) {
     std::vector<std::thread> threads;
     for (int w = 0; w < workers; ++w)
         threads.emplace_back([&, w] {
+            // Bounded waits: a worker that never gets its turn fails the test
+            // instead of leaving the others (and join()) waiting for ever.
             if (w > 0) {
+                if (granted[w - 1].wait_for(30s) != std::future_status::ready) {
+                    ADD_FAILURE() << "worker " << w << " was never granted its first turn";
+                    return;
+                }
                 EXPECT_FALSE(granted[w - 1].get());
             }
             for (int t = 0; t < turns; ++t) {
@@ -92,9 +98,10 @@ TEST_F(RequeueTest, WorkersTakeTurnsInStrictRoundRobin) {
                 }
                 if (t + 1 < turns) {
                     std::error_code ec;
-                    locks[w]->requeue(ec);
-                    EXPECT_FALSE(ec) << ec.message();
-                    if (ec) return;
+                    if (!locks[w]->try_requeue_for(30s, ec) || ec) {
+                        ADD_FAILURE() << "worker " << w << ", turn " << t + 2 << ": " << ec.message();
+                        return;
+                    }
                 } else {
                     locks[w]->unlock();
                 }
