@@ -139,7 +139,8 @@ if [[ -x $prefix/bin/zklock ]]; then
       # The help describes the scripts' defaults and names no directory of the
       # machine that built it (the man page is made from it).
       # The top help and a scenario's, which lists the harness options.
-      bench_help=$("$prefix/bin/zklock" bench --help; "$prefix/bin/zklock" bench contended --help)  # whole: grep -q would close the pipe early (pipefail)
+      bench_help=$("$prefix/bin/zklock" bench --help)  # whole: grep -q would close the pipe early (pipefail)
+      bench_help+=$'\n'$("$prefix/bin/zklock" bench contended --help)
       for tree in "$(cd "$source_dir/../.." && pwd)" "$build_dir"; do
         if grep -qF -- "$tree" <<<"$bench_help"; then
           echo "install_consumer: the installed zklock's bench --help names $tree" >&2
