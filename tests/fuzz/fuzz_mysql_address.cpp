@@ -75,6 +75,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& word : fuzz::split(password, ' ')) {
         const auto plain = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
         if (word.size() < 4 || !std::all_of(word.begin(), word.end(), plain) || ++compared > 8) continue;
+        // A refusal may quote a known key, so a word that is part of one
+        // ("word" of 'password') proves nothing: the guessed password span may
+        // hold a later pair's key, which the replacement then changes too.
+        constexpr std::string_view keys[] = {"host", "port", "user", "password", "database", "dbname", "socket"};
+        if (std::any_of(std::begin(keys), std::end(keys),
+                        [&](std::string_view k) { return k.find(word) != std::string_view::npos; }))
+            continue;
         const std::string other(word.size(), word.find('Q') == std::string::npos ? 'Q' : 'Z');
         // Only inside the password: the same letters elsewhere (in a key the
         // refusal quotes) stay.
