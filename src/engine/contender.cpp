@@ -5,10 +5,16 @@
 #include "fsm/limits.hpp"
 #include "fsm/lock_node.hpp"
 #include "fsm/release_proof.hpp"
+#include "fsm/reply_kind.hpp"
+#include <zklock/error.hpp>
 
 #include <boost/asio/error.hpp>
 
+#include <zookeeper.h>
+
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace zklock::detail {
 namespace asio = boost::asio;

@@ -25,9 +25,10 @@ bool server_answered(int rc) noexcept {
 }
 
 std::chrono::steady_clock::duration safe_margin(std::chrono::milliseconds session_timeout) noexcept {
-    // 1% rounded up, in the clock's own ticks: in whole milliseconds a 102 ms
-    // timeout kept 1 ms, and its budget of 101 ms outlasted the 100.99 ms a
-    // server clock 1% fast leaves (tests/unit/test_property_safe_time.cpp).
+    // At least 1% of the timeout, rounded up in the clock's own ticks (whole
+    // milliseconds would round a 102 ms timeout's 1.02 ms down), and at least
+    // 1 ms: a budget never outlasts what a server clock 1% fast leaves
+    // (tests/unit/test_property_safe_time.cpp).
     using tick = std::chrono::steady_clock::duration;
     const tick timeout = session_timeout;
     return std::max<tick>(std::chrono::milliseconds(1), (timeout + tick(99)) / 100);
