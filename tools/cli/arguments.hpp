@@ -3,12 +3,25 @@
 // Pure functions; unit-tested.
 #pragma once
 
+#include <charconv>
 #include <chrono>
+#include <optional>
+#include <system_error>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace zklock::cli {
+
+/// `text` as a whole number of type T, 0 or more, in base 10 (no sign, no
+/// leading blank, nothing after it, within T's range); nothing otherwise.
+template <class T> std::optional<T> whole_number(std::string_view text) {
+    T v{};
+    const auto end = text.data() + text.size();
+    const auto [at, err] = std::from_chars(text.data(), end, v, 10);
+    if (text.empty() || err != std::errc() || at != end || v < 0) return std::nullopt;
+    return v;
+}
 
 /// A parsed duration, or why the text is not one.
 struct parsed_duration {

@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -538,12 +537,9 @@ void add_run(CLI::App& app, int& exit_code) {
     cmd->add_option_function<std::string>(
            "--repeat",
            [o = o.get()](const std::string& t) {
-               long long n = 0;
-               const auto end = t.data() + t.size();
-               const auto [at, err] = std::from_chars(t.data(), end, n, 10);
-               if (t.empty() || err != std::errc() || at != end || n < 0)
-                   throw CLI::ValidationError("--repeat", "must be a whole number, 0 (until stopped) or more, not " + t);
-               o->repeat = n;
+               const auto n = whole_number<long long>(t);
+               if (!n) throw CLI::ValidationError("--repeat", "must be a whole number, 0 (until stopped) or more, not " + t);
+               o->repeat = *n;
            },
            "Run CMD N times (0: until stopped), holding LOCK_PATH each time; between turns the lock is handed on and "
            "queued for again in one transaction, so every waiter goes first. CMD sees its turn (1-based) in "

@@ -1,6 +1,7 @@
 #include "write_ops.hpp"
 
-#include <charconv>
+#include "arguments.hpp"
+
 #include <cstdint>
 #include <optional>
 
@@ -20,12 +21,7 @@ constexpr verb verbs[] = {
     {"check", guarded_op::kind::check, false, true},
 };
 
-std::optional<std::int32_t> version_of(const std::string& text) {
-    std::int32_t v = 0;
-    const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || r.ec != std::errc{} || r.ptr != text.data() + text.size() || v < 0) return std::nullopt;
-    return v;
-}
+std::optional<std::int32_t> version_of(const std::string& text) { return whole_number<std::int32_t>(text); }
 
 } // namespace
 
