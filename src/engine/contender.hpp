@@ -1,6 +1,6 @@
 // The queue engine: one place in a ZooKeeper lock queue, written once and
 // shared by every recipe. A recipe chooses the rule (how many leases, which
-// marker); the protocol's decisions are detail/acquire_machine's, and this
+// marker); the protocol's decisions are fsm/acquire_machine's, and this
 // engine performs them: it sends the requests, feeds the answers, watches and
 // session events back, grants, releases and reports loss.
 #pragma once

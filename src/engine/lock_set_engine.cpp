@@ -1,4 +1,4 @@
-// The lock set's engine: performs detail/set_acquire_machine's actions and
+// The lock set's engine: performs fsm/set_acquire_machine's actions and
 // feeds the answers, watches and session events back.
 #include "engine/lock_set_engine.hpp"
 

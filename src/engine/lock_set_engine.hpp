@@ -2,7 +2,7 @@
 // one multi transaction creates a node with one guid in every lock directory;
 // in each queue the node follows the mutex rule; the set is held when it is
 // first in every queue. The protocol's decisions are
-// detail/set_acquire_machine's; this engine performs them: it sends the
+// fsm/set_acquire_machine's; this engine performs them: it sends the
 // requests, feeds the answers, watches and session events back, grants,
 // releases and reports loss, as the single queue's engine (contender.hpp)
 // does for its acquire_machine.

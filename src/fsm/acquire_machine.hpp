@@ -2,7 +2,7 @@
 //
 // One acquire_machine is one attempt: one node under the lock directory, from
 // the create to the grant, the hold and the node's removal. The engine
-// (src/contender.cpp) feeds it what happened (a reply, a watch, a session
+// (src/engine/contender.cpp) feeds it what happened (a reply, a watch, a session
 // event, a cancel) and performs the actions it returns, in order: the requests
 // to send, the grant, the deletes, the failure. Every decision of the
 // protocol is made here, so each can be driven by a unit test without a server:
@@ -16,11 +16,11 @@
 //   the create, a few times at most;
 // - the permit count (a semaphore's directory data): checked before the first
 //   listing decides, claimed when the directory holds none;
-// - whom to watch (detail/lock_node.hpp decides), a node that is not
+// - whom to watch (fsm/lock_node.hpp decides), a node that is not
 //   ephemeral ahead of us, one deletion that alone grants us;
-// - lock-delay (detail/lock_delay.hpp decides): the directory before the
+// - lock-delay (fsm/lock_delay.hpp decides): the directory before the
 //   create, the queue ahead of us, the handover check before a grant;
-// - the session (detail/session_states.hpp decides): expiry queues again on
+// - the session (fsm/session_states.hpp decides): expiry queues again on
 //   the new session, a close fails the acquire, a reconnect re-checks;
 // - a grant with no basis for its safe-time budget (session_now::budget: no
 //   write or sync of the attempt's session answered within its timeout, as

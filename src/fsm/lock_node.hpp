@@ -8,9 +8,9 @@
 // numbers ("-2147483648").
 //
 // The queue is made of every contender a peer library's recipe would count
-// (detail/dialect.hpp): Curator's, kazoo's, go-zookeeper's and the C recipe's
+// (fsm/dialect.hpp): Curator's, kazoo's, go-zookeeper's and the C recipe's
 // nodes queue with zklock's, ordered by sequence. zklock writes the names above
-// unless told to write a peer's (zklock::node_names, detail/node_form.hpp).
+// unless told to write a peer's (zklock::node_names, fsm/node_form.hpp).
 #pragma once
 
 #include "fsm/dialect.hpp"
@@ -154,7 +154,7 @@ struct queue_rule {
     /// count). A directory with other data fails the acquire with
     /// errc::permits_mismatch; one without data gets it.
     std::string dir_data;
-    /// Above zero: lock-delay (detail/lock_delay.hpp). A clean release records
+    /// Above zero: lock-delay (fsm/lock_delay.hpp). A clean release records
     /// itself in the directory's data; a grant after a loss waits this long.
     std::chrono::milliseconds lock_delay{0};
     /// Under the mutex rule: a release marks the node in the transaction that

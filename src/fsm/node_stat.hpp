@@ -1,5 +1,5 @@
-// What zklock reads of a znode's Stat. Plain data, so the decisions under
-// detail/ take it without the ZooKeeper client's headers.
+// What zklock reads of a znode's Stat. Plain data, so the decisions in
+// src/fsm take it without the ZooKeeper client's headers.
 #pragma once
 
 #include <cstdint>

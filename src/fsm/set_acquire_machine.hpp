@@ -15,14 +15,14 @@
 // - a lost transaction reply: every directory is listed for our guid; the
 //   transaction committed everywhere (ours), nowhere (again), or someone has
 //   deleted some of its nodes since (what is left goes, and we queue again);
-// - per queue the mutex rule (detail/lock_set.hpp decides); the set is held
+// - per queue the mutex rule (fsm/lock_set.hpp decides); the set is held
 //   when it is first in every queue, and being first lasts until our node goes,
 //   so one deletion of a last blocker grants that queue without a listing;
 // - lock-delay per queue: each directory before the transaction, the queue
 //   ahead of us, every queue's handover checked before the grant;
 // - any node of the set deleted before the grant: the others go, a new attempt;
 //   any node gone while held: the set is lost and the others go;
-// - the session (detail/session_states.hpp decides): expiry queues again on
+// - the session (fsm/session_states.hpp decides): expiry queues again on
 //   the new session, a close fails the acquire, a reconnect re-checks the
 //   queues we wait in;
 // - a grant with no basis for its safe-time budget (session.budget; after a

@@ -3,14 +3,14 @@
 // The chaos suite (tests/integration/test_chaos*.cpp) and the soak
 // (`zklock chaos`) are both built from these pieces.
 //
-//     const auto seed = testing::chaos_seed();            // $ZKLOCK_CHAOS_SEED or fresh
-//     std::cout << testing::describe_seed(seed) << "\n";  // printed first: how to replay
-//     testing::ChaosCluster cluster({.nodes = 3, .clients = 6}, seed);
+//     const auto seed = lab::chaos_seed();            // $ZKLOCK_CHAOS_SEED or fresh
+//     std::cout << lab::describe_seed(seed) << "\n";  // printed first: how to replay
+//     lab::ChaosCluster cluster({.nodes = 3, .clients = 6}, seed);
 //     cluster.start();
-//     cluster.apply({testing::chaos_fault::kill_leader, 0, 1s, 1s});
+//     cluster.apply({lab::chaos_fault::kill_leader, 0, 1s, 1s});
 //     const auto outcome = cluster.finish();
-//     std::cout << testing::chaos_line(outcome) << "\n";
-//     EXPECT_TRUE(testing::chaos_violations(outcome).empty());
+//     std::cout << lab::chaos_line(outcome) << "\n";
+//     EXPECT_TRUE(lab::chaos_violations(outcome).empty());
 //
 // The pass conditions (chaos_violations()): no two grants with one token, the
 // fenced resource's accepted tokens strictly increasing across holders (no

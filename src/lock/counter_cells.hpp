@@ -1,6 +1,6 @@
 // The counters a backend keeps for Lock::stats(): written on the backend's
 // strand, read from any thread. (The times waited and held are the acquire
-// gate's, detail/acquire_gate.hpp.)
+// gate's, lock/acquire_gate.hpp.)
 #pragma once
 
 #include <zklock/lock.hpp>

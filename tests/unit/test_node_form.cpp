@@ -1,4 +1,4 @@
-// The names zklock writes in each naming (zklock::node_names, detail/node_form.hpp):
+// The names zklock writes in each naming (zklock::node_names, src/fsm/node_form.hpp):
 // spelled as each peer spells its own, read back by zklock with the right kind,
 // and carrying the tag a lost create reply is recovered by.
 #include "fsm/dialect.hpp"

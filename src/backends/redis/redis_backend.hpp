@@ -4,7 +4,7 @@
 //   redis_backend.cpp   the scripts sent to every master, release
 //   redis_acquire.cpp   acquire rounds, waiting on the release channel, backoff
 //   redis_watchdog.cpp  the held lease's renewal
-// The decisions over the masters' answers are detail/redlock's.
+// The decisions over the masters' answers are redlock.hpp's.
 #pragma once
 
 #include "backends/key_lease/key_lease_backend.hpp"

@@ -1,7 +1,7 @@
 // zklock bench --safety: from what the clients of one run did to the row of
 // the report. Pure; unit-tested.
 //
-// The SafetyLedger (zklock/testing/safety_ledger.hpp) judges the writes
+// The SafetyLedger (src/lab/safety_ledger.hpp) judges the writes
 // (overlaps, stale writes accepted by the unfenced copy, refused by the fenced
 // one, duplicate tokens, the longest gap). This adds what the ledger does not
 // keep: which critical section was overtaken by a later grant, whether its
