@@ -16,6 +16,7 @@
 
 #include <boost/asio/use_future.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -371,6 +372,32 @@ TEST_F(RequeueTest, AMutexTurnIsOneRoundTripItsListingRightBehindTheMulti) {
     EXPECT_EQ(multis, turns) << "the C client's log did not name every multi";
 }
 
+TEST_F(RequeueTest, ARefusedRequeueSaysWhyReleasesTheHoldAndLeavesNothing) {
+    // The lock directory's ACL changed under the holder: nobody may create
+    // in it any more. The multi is refused (on the `.released` sibling, then
+    // without it on the new node), the held node is released as unlock()
+    // releases it, and the throwing form says what was refused.
+    const auto path = lock_path();
+    auto s = connect();
+    auto admin = connect();
+    Mutex m(*s, path);
+    m.lock();
+    const auto node = m.node_path();
+    testing::set_acl(*admin, path, {world_acl(perms::all & ~perms::create)});
+    try {
+        m.try_requeue_for(30s);
+        ADD_FAILURE() << "try_requeue_for did not throw";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::no_auth);
+        EXPECT_NE(std::string(e.what()).find("create lock nodes under " + path), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(m.is_held());
+    std::vector<contender> left;
+    EXPECT_TRUE(wait_until([&] { return (left = list_contenders(*admin, path)).empty(); }))
+        << left.size() << " node(s) left: the held node was not released";
+    testing::set_acl(*admin, path, {world_acl(perms::all)});
+}
+
 TEST_F(RequeueTest, ARequeueWhoseReleaseProofIsRefusedIsSentWithoutItAndQueues) {
     // The worker is granted with a waiter behind it, so its release carries
     // the `.released` proof; a sibling of that name exists already. The
@@ -399,6 +426,35 @@ TEST_F(RequeueTest, ARequeueWhoseReleaseProofIsRefusedIsSentWithoutItAndQueues) 
     EXPECT_NE(worker.node_path(), node);
     worker.unlock();
     zklock::testing::delete_node(*admin, node + ".released");
+}
+
+TEST_F(RequeueTest, ARecursiveMutexRequeueAfterALossReportsTheLoss) {
+    const auto path = lock_path();
+    auto s = connect();
+    auto admin = connect();
+    RecursiveMutex m(*s, path);
+    std::atomic<int> losses{0};
+    m.on_lost([&](std::error_code) { ++losses; });
+    m.lock();
+    zklock::testing::delete_node(*admin, m.node_path());
+    ASSERT_TRUE(wait_until([&] { return losses.load() > 0; }, 30s)) << "the loss was never reported";
+    const auto before = last_zxid(*server_);
+    std::error_code ec;
+    m.requeue(ec);
+    EXPECT_EQ(ec, errc::node_deleted) << ec.message();
+    EXPECT_EQ(m.hold_count(), 0u);
+    EXPECT_EQ(last_zxid(*server_), before) << "a requeue of a lost hold sent something";
+    m.lock();
+    zklock::testing::delete_node(*admin, m.node_path());
+    ASSERT_TRUE(wait_until([&] { return losses.load() > 1; }, 30s)) << "the second loss was never reported";
+    try {
+        m.requeue();
+        ADD_FAILURE() << "requeue did not throw";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::node_deleted);
+        EXPECT_NE(std::string(e.what()).find("was lost"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(m.hold_count(), 0u);
 }
 
 } // namespace
