@@ -111,7 +111,10 @@ void contender_engine::send_requeue(const std::shared_ptr<attempt>& a, const acq
         });
     // A multi sent again (refused in part, the first time) takes the listing
     // the machine asked for with it the first time.
-    if (r.listing && r.token_in_reply) list_behind_requeue(a, *r.listing);
+    if (r.listing && r.token_in_reply) {
+        const auto listing = *r.listing;  // a copy: list_behind_requeue() assigns r.listing
+        list_behind_requeue(a, listing);
+    }
 }
 
 void contender_engine::list_behind_requeue(const std::shared_ptr<attempt>& a, const acquire_action& action) {
@@ -148,7 +151,9 @@ void contender_engine::requeue_answered(const std::shared_ptr<attempt>& a, const
         const bool listing_sent = r.listing_sent;
         requeue_.reset();
         if (!current || zxid) {
-            created(rc, name, st);  // cancelled meanwhile: the machine deletes the node
+            // The token in the reply (the listing is behind the multi), or
+            // cancelled meanwhile (the machine deletes the node).
+            created(rc, name, st);
             if (current && listing && !listing_sent) list_now(a, *listing);
             return;
         }
