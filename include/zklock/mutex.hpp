@@ -186,8 +186,10 @@ public:
     /// (hold_count() 1), where the other threads of this process keep waiting
     /// behind the calling thread. errc::not_held when the calling thread does
     /// not hold it; errc::invalid_argument, nothing sent, at an inner level
-    /// (hold_count() above 1: the levels above would outlive the hold). On
-    /// failure the thread no longer holds it (hold_count() 0).
+    /// (hold_count() above 1: the levels above would outlive the hold); the
+    /// loss's reason (as on_lost() got it, errc::node_deleted while it is
+    /// still on its way), nothing sent, when the hold was lost. On failure
+    /// the thread no longer holds it (hold_count() 0).
     /// Errors: thrown as zklock::error, or in `ec`.
     ///@{
     void requeue();

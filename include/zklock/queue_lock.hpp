@@ -181,7 +181,7 @@ public:
     template <class Rep, class Period> bool try_requeue_for(const std::chrono::duration<Rep, Period>& timeout) {
         std::error_code ec;
         const bool ok = requeue_blocking(detail::deadline_after(timeout), ec);
-        throw_if(ec, "zklock::QueueLock::try_requeue_for " + path());
+        throw_requeue_failure(ec, "try_requeue_for");
         return ok;
     }
     template <class Rep, class Period>
@@ -209,6 +209,8 @@ private:
     friend struct detail::internal_access;  // the recipes make their places through the engine's factory
     ZKLOCK_NO_EXPORT QueueLock(std::shared_ptr<detail::contender_engine> engine, std::string path);
     bool requeue_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec);
+    /// Throws zklock::error for `ec` (if set), failure_detail() in its message.
+    void throw_requeue_failure(const std::error_code& ec, const char* op) const;
     void async_requeue_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
     void async_try_requeue_impl(std::optional<std::chrono::steady_clock::time_point> deadline,
                                 boost::asio::any_completion_handler<void(std::error_code, bool)> handler);

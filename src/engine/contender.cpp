@@ -74,14 +74,6 @@ std::string contender_engine::describe() const {
 
 // ---- driving the machine ------------------------------------------------------------
 
-template <class Event>
-void contender_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
-    a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed,
-                      session_->dirs().contains(setup_.dir), attempt_budget()};
-    // An action that ends the attempt (fail, requeue, give up) comes last.
-    for (const auto& action : event(a->fsm)) perform(a, action);
-}
-
 void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_action& action) {
     using kind = acquire_action::kind;
     // The round that watched a `.released` sibling is over (granted, queued
@@ -242,12 +234,11 @@ void contender_engine::watch_own_node_later(const std::shared_ptr<attempt>& a) {
 }
 
 void contender_engine::send_list(const std::shared_ptr<attempt>& a, const acquire_action& action) {
-    // Behind a requeue's multi: sent once the multi's answer has told the
-    // node, so that its answer comes after the create's (the node's Stat).
-    if (requeue_for(a) && requeue_->in_flight && action.which == listing::pipelined) {
-        requeue_->listing = action;
-        return;
-    }
+    if (requeue_for(a) && requeue_->in_flight && action.which == listing::pipelined) return list_behind_requeue(a, action);
+    list_now(a, action);
+}
+
+void contender_engine::list_now(const std::shared_ptr<attempt>& a, const acquire_action& action) {
     auto self = shared_from_this();
     const auto which = action.which;
     // A listing without a watch may answer other contenders of this session too.
@@ -384,142 +375,6 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
     // session keeps the delete).
     a->done = end_by_release(std::move(done));
     feed(a, [](acquire_machine& m) { return m.release(); });
-}
-
-// ---- the requeue: release and queue again in one transaction ------------------------
-
-void contender_engine::requeue(std::optional<clock::time_point> deadline, bool no_wait, asio::cancellation_slot slot,
-                               acquire_callback callback) {
-    if (session_->state() == session_state::closed) {
-        callback(make_error_code(errc::session_closed), false);
-        return;
-    }
-    // As release(): is_held() is false from here on, and only one of a
-    // release, a revocation's let-go and this ends the hold.
-    if (!held_.exchange(false)) {
-        callback(make_error_code(errc::not_held), false);
-        return;
-    }
-    token_ = 0;
-    const auto id = new_acquire_id(slot);  // busy_ stays set: the place goes on
-    session_->post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
-        self->acquire_id_ = id;
-        self->do_requeue(deadline, no_wait, std::move(cb));
-    });
-}
-
-void contender_engine::do_requeue(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback) {
-    if (phase_ != phase::held || !attempt_) return callback(make_error_code(errc::not_held), false);
-    auto held = std::exchange(attempt_, nullptr);
-    set_position(-1);
-    set_node_name({});
-    // The machine releases as unlock() does (the mark, the proof, lock-delay's
-    // record); its delete is kept to go in the next attempt's create.
-    requeue_ = std::make_unique<pending_requeue>();
-    capturing_release_ = true;
-    feed(held, [](acquire_machine& m) { return m.release(); });
-    capturing_release_ = false;
-    if (!requeue_->held) {  // nothing to delete (cannot happen while held): queue as lock() does
-        requeue_.reset();
-    }
-    end_by_release(nullptr);  // the "released" event; the loss waiters told {}
-    start(deadline, no_wait, std::move(callback));  // new_attempt(): its create joins the release
-}
-
-void contender_engine::send_requeue(const std::shared_ptr<attempt>& a, const acquire_action& create) {
-    auto& r = *requeue_;
-    r.in_flight = true;
-    const auto& release = r.release;
-    std::vector<multi_op> extra;
-    if (release.release_record)
-        extra.push_back(multi_op{multi_op::kind::set_data, setup_.dir, *release.release_record, 0, -1, nullptr});
-    std::vector<release_role> roles;
-    auto ops = release_ops({path_of(release.name)}, release.mark, release.mark && r.proof ? acl_ : nullptr, extra,
-                           &roles);
-    // Last: its sequence number is assigned after every node already queued.
-    ops.push_back(
-        multi_op{multi_op::kind::create, path_of(create.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, -1, acl_});
-    roles.push_back(release_role::extra);
-    session_->multi(std::move(ops), [self = shared_from_this(), a, create, roles](int rc, std::vector<int> errors,
-                                                                                std::vector<std::string> created) {
-        self->requeue_answered(a, create, rc, errors, roles, created.empty() ? std::string() : created.back());
-    });
-}
-
-void contender_engine::requeue_answered(const std::shared_ptr<attempt>& a, const acquire_action& create, int rc,
-                                        const std::vector<int>& errors, const std::vector<release_role>& roles,
-                                        std::string name) {
-    auto created = [&](int code, const std::string& path, const node_stat& st) {
-        feed(a, [&](acquire_machine& m) { return m.created(code, path, st); });
-    };
-    if (!requeue_for(a)) return created(rc, name, {});
-    auto& r = *requeue_;
-    r.in_flight = false;
-    const bool current = attempt_ == a;
-    if (rc == ZOK) {
-        // Both applied: the hold is released, the node queued behind every waiter.
-        auto listing = std::move(r.listing);
-        requeue_.reset();
-        if (!current) return created(rc, name, {});  // cancelled meanwhile: the machine deletes the node
-        // The multi's answer has no Stat (the fencing token): a read of the
-        // node has it, and the pipelined listing follows it.
-        session_->get_data(name, {}, [self = shared_from_this(), a, name](int code, std::string, const node_stat& st) {
-            self->feed(a, [&](acquire_machine& m) {
-                return m.created(connection_trouble(code) || session_gone(code) ? code : ZOK, name, st);
-            });
-        });
-        if (listing) send_list(a, *listing);
-        return;
-    }
-    r.listing.reset();
-    if (connection_trouble(rc)) {
-        // Unknown outcome. The machine finds its node by the new guid (the
-        // multi applied: queued), or creates it again, which sends this multi
-        // again (it did not: the held node is still there, or the multi fails
-        // on its delete when the node went meanwhile).
-        if (!current) {
-            release_instead(r);
-            requeue_.reset();
-        }
-        return created(rc, {}, {});
-    }
-    // Refused as a whole: nothing applied.
-    const auto refused =
-        std::find_if(errors.begin(), errors.end(), [](int c) { return c != ZOK && c != ZRUNTIMEINCONSISTENCY; });
-    const auto at = static_cast<std::size_t>(refused - errors.begin());
-    const auto role = at < roles.size() ? std::optional(roles[at]) : std::nullopt;
-    if (current && role == release_role::proof && rc != ZNONODE && !session_gone(rc)) {
-        r.proof = false;  // the sibling refused (it exists, the ACL): without it, as the janitor does
-        return send_requeue(a, create);
-    }
-    if (current && role == release_role::mark && rc == ZNOAUTH) {
-        r.release.mark = false;  // the node's ACL refuses the mark: its successor lists instead
-        return send_requeue(a, create);
-    }
-    // The held node gone: its delete fails, or before it the mark's write.
-    const bool held_gone = rc == ZNONODE && (role == release_role::remove || role == release_role::mark);
-    const auto dropped = std::move(requeue_);
-    if (!held_gone) release_instead(*dropped);  // still there: released as unlock() releases it
-    if (current) {
-        if (held_gone)
-            fail(make_error_code(errc::node_deleted),
-                 "the held node " + path_of(dropped->release.name) + " was gone before the requeue applied");
-        else
-            fail(from_zookeeper(rc));
-    }
-    created(rc, {}, {});
-}
-
-void contender_engine::release_instead(pending_requeue& r) {
-    if (!r.held) return;
-    auto held = std::move(r.held);
-    send_delete(held, r.release);
-}
-
-void contender_engine::drop_requeue() {
-    if (!requeue_ || requeue_->in_flight) return;  // the multi's answer decides
-    release_instead(*requeue_);
-    requeue_.reset();
 }
 
 void contender_engine::lose(std::error_code ec) {

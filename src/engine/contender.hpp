@@ -9,6 +9,7 @@
 
 #include "fsm/acquire_machine.hpp"
 #include "fsm/path.hpp"
+#include "session/session_impl.hpp"
 #include <zklock/lock.hpp>
 #include <zklock/lock_stats.hpp>
 
@@ -16,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -84,7 +86,12 @@ private:
     void perform(const std::shared_ptr<attempt>& a, const acquire_action& action);
     /// The request of `action`, its answer fed back to `a`.
     void send(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    /// The listing of `action`; a requeue's pipelined listing goes behind its multi (send_requeue).
     void send_list(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    void list_now(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    /// A requeue's pipelined listing, its multi in flight: sent right behind
+    /// it when the multi's reply has the token, otherwise once it is answered.
+    void list_behind_requeue(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_delete(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void send_release_watch(const std::shared_ptr<attempt>& a, const acquire_action& action);
@@ -94,22 +101,29 @@ private:
     void watch_own_node_later(const std::shared_ptr<attempt>& a);
     std::string path_of(const std::string& child) const { return child_path(setup_.dir, child); }
 
-    // The requeue (strand only): the hold's release joins the next attempt's
-    // create in one multi.
+    // The requeue (strand only, contender_requeue.cpp): the hold's release
+    // joins the next attempt's create in one multi.
     struct pending_requeue {
         std::shared_ptr<attempt> held;       // the attempt that held (its machine's release made `release`)
         std::weak_ptr<attempt> next;         // the attempt whose create joins the release
         acquire_action release;              // the held node's delete, as unlock() would send it
         bool proof = true;                   // with the `.released` sibling (release.mark): until refused
+        bool mark = true;                    // with the mark (under the mutex rule): until refused
         bool begun = false;                  // `next` is made
         bool in_flight = false;              // the multi is sent, not answered
-        std::optional<acquire_action> listing;  // the pipelined listing, sent once the multi is answered
+        bool token_in_reply = false;         // the multi in flight has a set_data: its Stat is the token
+        bool listing_sent = false;           // `listing` went right behind the multi in flight
+        std::optional<acquire_action> listing;  // the pipelined listing, kept until the multi applied
     };
-    void do_requeue(std::optional<clock::time_point> deadline, bool no_wait, acquire_callback callback);
+    void do_requeue(std::optional<clock::time_point> deadline, bool no_wait, std::uint64_t id,
+                    acquire_callback callback);
     bool requeue_for(const std::shared_ptr<attempt>& a) const { return requeue_ && requeue_->next.lock() == a; }
     void send_requeue(const std::shared_ptr<attempt>& a, const acquire_action& create);
     void requeue_answered(const std::shared_ptr<attempt>& a, const acquire_action& create, int rc,
-                          const std::vector<int>& errors, const std::vector<release_role>& roles, std::string name);
+                          const std::vector<int>& errors, const std::vector<release_role>& roles, std::string name,
+                          std::optional<std::int64_t> zxid);
+    /// The Stat of a requeue's new node `name` read (the multi's reply had none).
+    void requeued_node_read(const std::shared_ptr<attempt>& a, const std::string& name, int rc, const node_stat& st);
     /// The held node's release, as unlock() sends it: a requeue that did not apply.
     void release_instead(pending_requeue& r);
     /// Drops a requeue whose multi is not in flight, its release sent as unlock() sends it.
@@ -128,5 +142,13 @@ private:
     // path made when asked, so a held lock keeps the directory's path once)
     std::string node_name_;
 };
+
+template <class Event>
+void contender_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
+    a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed,
+                      session_->dirs().contains(setup_.dir), attempt_budget()};
+    // An action that ends the attempt (fail, requeue, give up) comes last.
+    for (const auto& action : event(a->fsm)) perform(a, action);
+}
 
 } // namespace zklock::detail

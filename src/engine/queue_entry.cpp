@@ -346,6 +346,10 @@ void queue_entry::report_loss(std::error_code ec, std::unique_ptr<deferred_start
     e.held = clock::now() - held_since_;
     emit(std::move(e));
     if (auto l = losses(false)) l->lost(ec);
+    if (next && next->loss_only) {
+        busy_ = false;
+        return next->callback(ec, false);
+    }
     if (next) {
         acquire_id_ = next->id;
         start(next->deadline, next->no_wait, std::move(next->callback));

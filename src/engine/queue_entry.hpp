@@ -142,6 +142,7 @@ protected:
         std::optional<clock::time_point> deadline;
         bool no_wait = false;
         acquire_callback callback;
+        bool loss_only = false;  // a requeue whose hold was lost: completes with the loss's reason, starts nothing
     };
     /// The hold ended by a loss: phase idle, not held, its time added to the
     /// stats; returns the acquire that waited for the loss's reason, if any

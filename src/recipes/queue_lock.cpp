@@ -40,11 +40,14 @@ void QueueLock::requeue(std::error_code& ec) { requeue_blocking(std::nullopt, ec
 void QueueLock::requeue() {
     std::error_code ec;
     requeue(ec);
-    if (ec) {
-        const auto detail = engine_->failure_detail();
-        throw error(ec,
-                    "zklock::QueueLock::requeue " + path() + (detail.empty() ? std::string() : " (" + detail + ")"));
-    }
+    throw_requeue_failure(ec, "requeue");
+}
+
+void QueueLock::throw_requeue_failure(const std::error_code& ec, const char* op) const {
+    if (!ec) return;
+    const auto detail = engine_->failure_detail();
+    throw error(ec, std::string("zklock::QueueLock::") + op + " " + path() +
+                        (detail.empty() ? std::string() : " (" + detail + ")"));
 }
 
 void QueueLock::async_requeue_impl(boost::asio::any_completion_handler<void(std::error_code)> handler) {

@@ -118,7 +118,17 @@ void RecursiveMutex::requeue(std::error_code& ec) {
             ec = make_error_code(errc::invalid_argument);
             return;
         }
+        if (!mutex_.is_held()) {
+            // The ZooKeeper hold is gone: report its loss, as a re-entry does,
+            // and the thread's level with it.
+            {
+                std::lock_guard l(loss_->m);
+                ec = loss_->reason;
+            }
+            if (!ec) ec = make_error_code(errc::node_deleted);  // lost; the reason is still on its way
+        }
     }
+    if (ec) return leave_local();
     // The thread keeps its local ownership while it waits in the queue.
     mutex_.requeue(ec);
     if (ec) leave_local();
@@ -126,9 +136,11 @@ void RecursiveMutex::requeue(std::error_code& ec) {
 
 void RecursiveMutex::requeue() {
     const auto levels = hold_count();
+    const bool lost = levels == 1 && !mutex_.is_held();
     std::error_code ec;
     requeue(ec);
     if (!ec) return;
+    if (lost) throw error(ec, "zklock::RecursiveMutex::requeue: the lock of " + mutex_.path() + " was lost");
     if (levels > 1)
         throw error(ec, "zklock::RecursiveMutex::requeue " + mutex_.path() + ": held " + std::to_string(levels) +
                             " times by this thread; requeue only at the outermost level");

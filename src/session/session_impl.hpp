@@ -284,6 +284,12 @@ public:
     /// create made ("" for the other ops).
     using multi_fn = std::function<void(int rc, std::vector<int> op_errors, std::vector<std::string> created)>;
     void multi(std::vector<multi_op> ops, multi_fn fn);
+    /// multi, with each op's Stat as the server returned it: a set_data's
+    /// (its mzxid is the transaction's zxid, the czxid of every node the
+    /// transaction creates); zero for the other ops and when it failed.
+    using multi_stat_fn = std::function<void(int rc, std::vector<int> op_errors, std::vector<std::string> created,
+                                             std::vector<node_stat> stats)>;
+    void multi_with_stats(std::vector<multi_op> ops, multi_stat_fn fn);
     /// Creates `path` and its missing ancestors as CONTAINER nodes with `acl`;
     /// `path` gets `data`. fn gets ZOK (or the first error and the path that
     /// failed with it). `path` alone is tried first; its ancestors are created

@@ -223,21 +223,33 @@ void session_impl::ensure_ancestors(const std::string& path, const std::string& 
 }
 
 void session_impl::multi(std::vector<multi_op> ops, multi_fn fn) {
-    // The C client writes each op's result (and a create's path) into arrays
-    // that must live until the completion: they live in the callback.
+    multi_with_stats(std::move(ops), [fn = std::move(fn)](int rc, std::vector<int> errors,
+                                                          std::vector<std::string> created, std::vector<node_stat>) {
+        fn(rc, std::move(errors), std::move(created));
+    });
+}
+
+void session_impl::multi_with_stats(std::vector<multi_op> ops, multi_stat_fn fn) {
+    // The C client writes each op's result (a create's path, a set_data's
+    // Stat) into arrays that must live until the completion: they live in
+    // the callback.
     struct call {
         std::vector<multi_op> ops;
         std::vector<zoo_op_result_t> results;
         std::vector<std::vector<char>> paths;
-        multi_fn fn;
+        std::vector<Stat> stats;
+        multi_stat_fn fn;
     };
     auto c = std::make_shared<call>();
     c->ops = std::move(ops);
     c->fn = std::move(fn);
     c->results.resize(c->ops.size(), zoo_op_result_t{});
-    // Only a create has a path to return (a release's multi has none).
-    if (std::any_of(c->ops.begin(), c->ops.end(), [](const multi_op& op) { return op.type == multi_op::kind::create; }))
-        c->paths.resize(c->ops.size());
+    const auto any = [&](multi_op::kind k) {
+        return std::any_of(c->ops.begin(), c->ops.end(), [k](const multi_op& op) { return op.type == k; });
+    };
+    // Only a create has a path to return (a release's multi has none), only a set_data a Stat.
+    if (any(multi_op::kind::create)) c->paths.resize(c->ops.size());
+    if (any(multi_op::kind::set_data)) c->stats.resize(c->ops.size(), Stat{});
     std::vector<zoo_op_t> zops(c->ops.size());
     for (std::size_t i = 0; i < c->ops.size(); ++i) {
         const auto& op = c->ops[i];
@@ -253,21 +265,25 @@ void session_impl::multi(std::vector<multi_op> ops, multi_fn fn) {
         case multi_op::kind::check: zoo_check_op_init(&zops[i], op.path.c_str(), op.version); break;
         case multi_op::kind::set_data:
             zoo_set_op_init(&zops[i], op.path.c_str(), op.data.data(), static_cast<int>(op.data.size()), op.version,
-                            nullptr);
+                            &c->stats[i]);
             break;
         }
     }
     void_fn done = [c](int rc) {
         std::vector<int> errors;
         std::vector<std::string> created;
+        std::vector<node_stat> stats;
         errors.reserve(c->ops.size());
         created.reserve(c->ops.size());
+        stats.reserve(c->ops.size());
         for (std::size_t i = 0; i < c->ops.size(); ++i) {
             errors.push_back(c->results[i].err);
             const bool made = rc == ZOK && c->ops[i].type == multi_op::kind::create;
             created.emplace_back(made ? std::string(c->paths[i].data()) : std::string());
+            const bool set = rc == ZOK && c->ops[i].type == multi_op::kind::set_data;
+            stats.push_back(set ? stat_of(&c->stats[i]) : node_stat{});
         }
-        c->fn(rc, std::move(errors), std::move(created));
+        c->fn(rc, std::move(errors), std::move(created), std::move(stats));
     };
     submit(std::move(done), [&](const void* ctx) {
         return zoo_amulti(zh_, static_cast<int>(zops.size()), zops.data(), c->results.data(), &session_impl::on_void,

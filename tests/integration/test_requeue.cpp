@@ -3,8 +3,11 @@
 // among workers, a kazoo contender never overtaken (it sees an ordinary
 // release), the other recipes' sides, and the errors.
 #include "kazoo_fixture.hpp"
+#include "log_support.hpp"
 #include "support.hpp"
 
+#include <zklock/acl.hpp>
+#include <zklock/log.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
@@ -13,6 +16,7 @@
 
 #include <boost/asio/use_future.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -324,6 +328,133 @@ TEST_F(RequeueTest, ASemaphorePermitAndBothSidesOfASharedMutexRequeueInOneTransa
         side->unlock();
     }
     permit.unlock();
+}
+
+TEST_F(RequeueTest, AMutexTurnIsOneRoundTripItsListingRightBehindTheMulti) {
+    // The C client's debug log names every request as it is sent. A turn
+    // that waited for the multi's reply to read the new node's Stat (the
+    // token) would send that read, then the listing; one round trip sends
+    // the listing right behind the multi, and the token still is the new
+    // node's czxid (the transaction's zxid).
+    const auto level = zookeeper_client_log_level();
+    set_zookeeper_client_log_level(log_level::debug);
+    struct restore {
+        log_level level;
+        ~restore() { set_zookeeper_client_log_level(level); }
+    } restore_level{level};
+    const auto path = lock_path();
+    collected_log log;
+    auto o = options();
+    o.log = log.sink(log_level::debug);
+    Session s(o);
+    s.connect();
+    Mutex m(s, path);
+    m.lock();
+    constexpr int turns = 3;
+    const auto before = last_zxid(*server_);
+    ASSERT_GT(before, 0);
+    for (int t = 0; t < turns; ++t) {
+        m.requeue();
+        EXPECT_EQ(m.fencing_token(), before + t + 1) << "turn " << t + 1 << ": the token is not the multi's zxid";
+    }
+    m.unlock();
+    std::vector<std::string> sent;  // each request, in the order the C client sent them
+    for (const auto& r : log.all())
+        if (r.source == "zookeeper" && r.message.find("Sending") != std::string::npos) sent.push_back(r.message);
+    int multis = 0;
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+        if (sent[i].find("multi") == std::string::npos) continue;
+        ++multis;
+        ASSERT_LT(i + 1, sent.size());
+        EXPECT_NE(sent[i + 1].find("[" + path + "]"), std::string::npos)
+            << "the request after turn " << multis << "'s multi is not the listing of " << path << ": " << sent[i + 1];
+    }
+    EXPECT_EQ(multis, turns) << "the C client's log did not name every multi";
+}
+
+TEST_F(RequeueTest, ARefusedRequeueSaysWhyReleasesTheHoldAndLeavesNothing) {
+    // The lock directory's ACL changed under the holder: nobody may create
+    // in it any more. The multi is refused (on the `.released` sibling, then
+    // without it on the new node), the held node is released as unlock()
+    // releases it, and the throwing form says what was refused.
+    const auto path = lock_path();
+    auto s = connect();
+    auto admin = connect();
+    Mutex m(*s, path);
+    m.lock();
+    const auto node = m.node_path();
+    testing::set_acl(*admin, path, {world_acl(perms::all & ~perms::create)});
+    try {
+        m.try_requeue_for(30s);
+        ADD_FAILURE() << "try_requeue_for did not throw";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::no_auth);
+        EXPECT_NE(std::string(e.what()).find("create lock nodes under " + path), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(m.is_held());
+    std::vector<contender> left;
+    EXPECT_TRUE(wait_until([&] { return (left = list_contenders(*admin, path)).empty(); }))
+        << left.size() << " node(s) left: the held node was not released";
+    testing::set_acl(*admin, path, {world_acl(perms::all)});
+}
+
+TEST_F(RequeueTest, ARequeueWhoseReleaseProofIsRefusedIsSentWithoutItAndQueues) {
+    // The worker is granted with a waiter behind it, so its release carries
+    // the `.released` proof; a sibling of that name exists already. The
+    // multi is refused on the proof's create and sent again without it,
+    // with the listing that decides the worker's next turn.
+    const auto path = lock_path();
+    auto s1 = connect();
+    auto s2 = connect();
+    auto s3 = connect();
+    auto admin = connect();
+    Mutex first(*s1, path), worker(*s2, path), waiter(*s3, path);
+    first.lock();
+    auto granted = worker.async_lock(boost::asio::use_future);
+    ASSERT_EQ(wait_for_contenders(*admin, path, 2, 30s).size(), 2u);
+    auto waiter_granted = waiter.async_lock(boost::asio::use_future);
+    ASSERT_EQ(wait_for_contenders(*admin, path, 3, 30s).size(), 3u);
+    first.unlock();
+    ASSERT_FALSE(get_within(granted, 30s));
+    const auto node = worker.node_path();
+    testing::create_node(*admin, node + ".released");
+    auto next_turn = worker.async_requeue(boost::asio::use_future);
+    EXPECT_FALSE(get_within(waiter_granted, 30s)) << "the requeue did not hand the lock on";
+    waiter.unlock();
+    EXPECT_FALSE(get_within(next_turn, 30s)) << "the requeue never got its next turn";
+    EXPECT_TRUE(worker.is_held());
+    EXPECT_NE(worker.node_path(), node);
+    worker.unlock();
+    zklock::testing::delete_node(*admin, node + ".released");
+}
+
+TEST_F(RequeueTest, ARecursiveMutexRequeueAfterALossReportsTheLoss) {
+    const auto path = lock_path();
+    auto s = connect();
+    auto admin = connect();
+    RecursiveMutex m(*s, path);
+    std::atomic<int> losses{0};
+    m.on_lost([&](std::error_code) { ++losses; });
+    m.lock();
+    zklock::testing::delete_node(*admin, m.node_path());
+    ASSERT_TRUE(wait_until([&] { return losses.load() > 0; }, 30s)) << "the loss was never reported";
+    const auto before = last_zxid(*server_);
+    std::error_code ec;
+    m.requeue(ec);
+    EXPECT_EQ(ec, errc::node_deleted) << ec.message();
+    EXPECT_EQ(m.hold_count(), 0u);
+    EXPECT_EQ(last_zxid(*server_), before) << "a requeue of a lost hold sent something";
+    m.lock();
+    zklock::testing::delete_node(*admin, m.node_path());
+    ASSERT_TRUE(wait_until([&] { return losses.load() > 1; }, 30s)) << "the second loss was never reported";
+    try {
+        m.requeue();
+        ADD_FAILURE() << "requeue did not throw";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::node_deleted);
+        EXPECT_NE(std::string(e.what()).find("was lost"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(m.hold_count(), 0u);
 }
 
 } // namespace
