@@ -244,6 +244,24 @@ TEST(Shortened, CountsEscapesAsShownAndNeverSplitsOneOrACharacter) {
     EXPECT_EQ(shortened("\xc3\xa9\xc3\xa9\xc3\xa9", 3), "\xc3\xa9\xc3\xa9\xc3\xa9");
     EXPECT_EQ(shortened("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 3), "\xc3\xa9\xc3\xa9\u2026");
     EXPECT_EQ(shortened("x\xffyyyyyy", 4), "x\u2026");  // an invalid byte is shown as \xff: four columns
+    EXPECT_EQ(shortened("a\\bcdef", 4), "a\\\u2026");  // a backslash is shown as \\: two columns
+    EXPECT_EQ(shortened("\xe2\x80\xae" "abc", 6), "\u2026");  // U+202E is shown as \u202e: six columns
+    EXPECT_EQ(shortened("\xe2\x80\xae" "abc", 9), "\xe2\x80\xae" "abc");
+    EXPECT_EQ(shortened("abc\xe2\x80\xae", 7, keep::end), "\u2026\xe2\x80\xae");
+}
+
+TEST(Shortened, FitsEveryWidthAsEscapeControlShowsIt) {
+    const std::vector<std::string> samples{"plain text", "tab\there\nand\\more", "\x1b[31mred\x7f", "\xc3\xa9t\xc3\xa9",
+                                           "bad \xff\xc3 bytes", "\xe2\x80\xae" "rlo \xc2\x9b" "csi", "\xf0\x9f\x94\x92 lock"};
+    for (const auto& text : samples)
+        for (const auto kept : {keep::start, keep::end})
+            for (std::size_t width = 0; width < 40; ++width) {
+                const auto cut = shortened(text, width, kept);
+                const auto shown = columns(escape_control(text));
+                if (shown <= width) EXPECT_EQ(cut, text) << width;
+                else EXPECT_LE(columns(escape_control(cut)), width) << text << " " << width;
+                if (shown > width && width > 0) EXPECT_GT(columns(escape_control(cut)), 0u) << text << " " << width;
+            }
 }
 
 // --- durations ---------------------------------------------------------------------
