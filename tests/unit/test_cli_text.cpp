@@ -264,6 +264,36 @@ TEST(Shortened, FitsEveryWidthAsEscapeControlShowsIt) {
             }
 }
 
+// --- credentials ------------------------------------------------------------------
+
+TEST(Credentials, SplitsTheAuthFileByBackendAndRefusesWithoutTheSecret) {
+    using zklock::auth_entry;
+    const auto c = credentials_of({{"digest", "alice:zk-secret"}, {"redis", "default:redis-secret"},
+                                   {"mysql", "bob:mysql-secret"}},
+                                  "/etc/zklock/auth", {"auth::cdrwa", "world:anyone:r"});
+    ASSERT_TRUE(c.value) << c.problem;
+    EXPECT_EQ(c.value->zookeeper, (std::vector<auth_entry>{{"digest", "alice:zk-secret"}}));
+    EXPECT_EQ(c.value->redis_user, "default");
+    EXPECT_EQ(c.value->redis_password, "redis-secret");
+    EXPECT_EQ(c.value->mysql_user, "bob");
+    EXPECT_EQ(c.value->mysql_password, "mysql-secret");
+    ASSERT_TRUE(c.value->acl);
+    EXPECT_EQ(c.value->acl->size(), 2u);
+
+    const auto redis = credentials_of({{"redis", "redis-secret"}}, "/etc/zklock/auth", {});
+    EXPECT_FALSE(redis.value);
+    EXPECT_EQ(redis.problem, "auth file /etc/zklock/auth: a redis line is redis:USER:PASSWORD "
+                             "(USER default for a server with requirepass)");
+    const auto mysql = credentials_of({{"mysql", "mysql-secret"}}, "/etc/zklock/auth", {});
+    EXPECT_FALSE(mysql.value);
+    EXPECT_EQ(mysql.problem, "auth file /etc/zklock/auth: a mysql line is mysql:USER:PASSWORD");
+    // An ACL that names the creator needs a ZooKeeper identity.
+    const auto acl = credentials_of({{"redis", "default:redis-secret"}}, "/etc/zklock/auth", {"auth::cdrwa"});
+    EXPECT_FALSE(acl.value);
+    EXPECT_EQ(acl.problem.rfind("--acl: ", 0), 0u) << acl.problem;
+    EXPECT_EQ(notice_text("a\x1b[2Jb"), "zklock: a\\x1b[2Jb\n");
+}
+
 // --- durations ---------------------------------------------------------------------
 
 TEST(DurationRange, RefusesOutsideTheRangeInItsUnits) {
