@@ -67,7 +67,7 @@ constexpr std::array<marked_form, 7> marked_forms{{
 
 std::optional<recognised_node> recognise(std::string_view child) {
     if (const auto seq = parse_sequence(child, lock_marker)) {
-        const auto prefix = child.substr(0, child.rfind(lock_marker));
+        const auto prefix = child.substr(0, sequence_marker_at(child, lock_marker));
         return recognised_node{*seq, lock_dialect(prefix), contender_kind::exclusive, true};
     }
     for (const auto& form : marked_forms)

@@ -60,8 +60,23 @@ std::string node_name_prefix(std::string_view guid, std::string_view marker) {
     return out;
 }
 
+std::size_t sequence_marker_at(std::string_view child, std::string_view marker) noexcept {
+    // A sequence is at most 11 characters: a marker further from the end
+    // gives none, so only the tail need be searched (a peer's name of any
+    // length costs what a short one does).
+    const std::size_t tail = marker.size() + 11;
+    const std::size_t from = child.size() > tail ? child.size() - tail : 0;
+    const std::size_t at = child.substr(from).rfind(marker);
+    return at == std::string_view::npos ? std::string_view::npos : from + at;
+}
+
 std::optional<std::int32_t> parse_sequence(std::string_view child, std::string_view marker) {
-    const std::size_t at = child.rfind(marker);
+    // Every sequence is ten characters or more and ends in nine digits
+    // ("-000000005"): a name that does not is none, whatever its marker.
+    if (child.size() < marker.size() + 10 ||
+        !std::all_of(child.end() - 9, child.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    const std::size_t at = sequence_marker_at(child, marker);
     if (at == std::string_view::npos) return std::nullopt;
     const std::string_view digits = child.substr(at + marker.size());
     const bool negative = !digits.empty() && digits.front() == '-';

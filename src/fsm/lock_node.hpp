@@ -46,6 +46,10 @@ std::string node_name_prefix(std::string_view guid, std::string_view marker = lo
 /// sequence is what the server appends: ten digits, or a '-' and ten digits
 /// after the counter wrapped. nullopt for a child that is not a lock node.
 std::optional<std::int32_t> parse_sequence(std::string_view child, std::string_view marker = lock_marker);
+/// Where the last `marker` that may start a sequence (one within the last
+/// marker.size() + 11 characters) is in `child`, or npos: the marker
+/// parse_sequence() reads the sequence after.
+std::size_t sequence_marker_at(std::string_view child, std::string_view marker = lock_marker) noexcept;
 
 /// Serial-number order on the parent's 32-bit counter: true when `a` was
 /// issued before `b`, also across the wrap from 2147483647 to -2147483648.

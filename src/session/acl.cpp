@@ -1,6 +1,8 @@
 #include <zklock/acl.hpp>
 #include <zklock/error.hpp>
 
+#include "session/auth_file_text.hpp"
+
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -210,25 +212,7 @@ std::vector<auth_entry> read_auth_file(const std::string& path, std::error_code&
                                 "); make it private: chmod 600 " + path);
         return {};
     }
-    std::vector<auth_entry> out;
-    std::size_t line_no = 0;
-    std::size_t start = 0;
-    while (start < content.size()) {
-        auto end = content.find('\n', start);
-        if (end == std::string::npos) end = content.size();
-        const std::string line = trim(std::string_view(content).substr(start, end - start));
-        start = end + 1;
-        ++line_no;
-        if (line.empty() || line.front() == '#') continue;
-        std::string why;
-        auto e = parse_auth(line, ec, &why);
-        if (ec) {
-            if (reason) *reason = "auth file " + path + " line " + std::to_string(line_no) + ": " + why;
-            std::memset(content.data(), 0, content.size());
-            return {};
-        }
-        out.push_back(std::move(e));
-    }
+    auto out = detail::parse_auth_file_text(content, path, ec, reason);
     std::memset(content.data(), 0, content.size());
     return out;
 }

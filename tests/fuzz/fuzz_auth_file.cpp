@@ -1,6 +1,7 @@
 // Fuzz target: an auth file (--auth-file, $ZKLOCK_AUTH_FILE), read as zklock's
-// commands read it: zklock::read_auth_file(), then the CLI's split of its
-// redis: and mysql: lines (cli::load_credentials()). Properties: every line but
+// commands read it: its text as zklock::read_auth_file() parses it, then the
+// CLI's split of its redis: and mysql: lines and what it prints
+// (cli::load_credentials()), without a file. Properties: every line but
 // blanks and comments is one entry, as parse_auth() reads it; neither the
 // reason of a refusal, nor what the CLI prints, nor an identity quotes a
 // password (the text after the user of a digest, redis or mysql line, every
@@ -9,22 +10,17 @@
 #include "fuzz_check.hpp"
 
 #include "common.hpp"
-#include "support/cloexec_file.hpp"
+#include "session/auth_file_text.hpp"
 
 #include <zklock/acl.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace {
 
@@ -37,77 +33,39 @@ std::string trimmed(std::string_view s) {
     return std::string(s.substr(b, s.find_last_not_of(" \t\r") - b + 1));
 }
 
-/// The private directory the file is written in, made at the first input and
-/// removed with what is in it at exit.
-struct private_dir {
-    std::string path;
-    private_dir() {
-        const char* tmp = std::getenv("TMPDIR");
-        path = std::string(tmp && *tmp ? tmp : "/tmp") + "/zklock-fuzz-auth-XXXXXX";
-        if (!::mkdtemp(path.data())) std::abort();
-    }
-    ~private_dir() {
-        ::unlink((path + "/auth").c_str());
-        ::unlink((path + "/stderr").c_str());
-        ::rmdir(path.c_str());
-    }
-    private_dir(const private_dir&) = delete;
-    private_dir& operator=(const private_dir&) = delete;
-};
-
-const std::string& work_dir() {
-    static const private_dir dir;
-    return dir.path;
-}
-
-void write_private(const std::string& path, std::string_view content) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) std::abort();
-    ::fchmod(fd, 0600);
-    for (std::size_t done = 0; done < content.size();) {
-        const auto n = ::write(fd, content.data() + done, content.size() - done);
-        if (n <= 0) std::abort();
-        done += static_cast<std::size_t>(n);
-    }
-    ::close(fd);
-}
+/// The name the file goes by in messages (a path a message may quote).
+const std::string file_name = "/run/zklock-fuzz/auth";
 
 struct outcome {
     std::vector<auth_entry> entries;
     std::string reason;
     bool refused = false;
-    std::string printed;  ///< what load_credentials() wrote to stderr
+    std::string printed;  ///< what load_credentials() writes to stderr
     std::string identity;
 };
 
-/// Reads `content` as an auth file, both ways.
+/// Reads `content` as an auth file, both ways: as read_auth_file() reads a
+/// private file of that content (detail::parse_auth_file_text(), what it
+/// calls once the file is open), and as the CLI's load_credentials() then
+/// takes its entries and prints what it refuses (credentials_of(),
+/// notice_text()). No file: the opening and the mode check are the same for
+/// every content, and the unit tests have them.
 outcome read_both_ways(std::string_view content) {
-    const auto path = work_dir() + "/auth";
-    write_private(path, content);
     outcome out;
     std::error_code ec;
-    out.entries = read_auth_file(path, ec, &out.reason);
+    out.entries = detail::parse_auth_file_text(content, file_name, ec, &out.reason);
     out.refused = static_cast<bool>(ec);
     out.identity = identity(out.entries);
-
-    // stderr into a file while the CLI reads it.
-    const auto err_path = work_dir() + "/stderr";
-    std::fflush(stderr);
-    const int saved = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (saved < 0 || err < 0) std::abort();
-    ::dup2(err, 2);
-    ::close(err);
-    cli::auth_options options;
-    options.file = path;
-    const auto credentials = cli::load_credentials(options);
-    std::fflush(stderr);
-    ::dup2(saved, 2);
-    ::close(saved);
-    out.printed = testing::detail::read_file_cloexec(err_path);
-    if (!out.refused && credentials) {
-        check(credentials->zookeeper.size() <= out.entries.size(), "the CLI keeps the ZooKeeper entries");
+    if (out.refused) {
+        out.printed = cli::notice_text(out.reason);
+        return out;
     }
+    const auto credentials = cli::credentials_of(out.entries, file_name, {});
+    if (!credentials.value) {
+        out.printed = cli::notice_text(credentials.problem);
+        return out;
+    }
+    check(credentials.value->zookeeper.size() <= out.entries.size(), "the CLI keeps the ZooKeeper entries");
     return out;
 }
 
@@ -163,9 +121,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (std::size_t k = 0; k < lines.size(); ++k)
             masked += lines[k].kept + (k == i ? std::string("x") : lines[k].secret) + "\n";
         const auto without = read_both_ways(masked);
-        if (!fuzz::contains(without.reason + work_dir(), secret))
+        if (!fuzz::contains(without.reason + file_name, secret))
             check(!fuzz::contains(real.reason, secret), "a refusal never quotes a password", real.reason);
-        if (!fuzz::contains(without.printed + work_dir(), secret))
+        if (!fuzz::contains(without.printed + file_name, secret))
             check(!fuzz::contains(real.printed, secret), "the CLI never prints a password", real.printed);
         if (!fuzz::contains(without.identity, secret))
             check(!fuzz::contains(real.identity, secret), "an identity never holds a password", real.identity);

@@ -4,11 +4,12 @@
 // without empty, '.' or '..' segments and no trailing '/' ("/" alone is none:
 // the C client drops it); the flock hint, which CLI11 prints as it is, has
 // every control character escaped (the problem is escaped by notice(), which
-// prints it).
+// prints it); shortened(), through which messages quote it, fits a width.
 #include "fuzz_check.hpp"
 
 #include "connect_string.hpp"
 #include "fsm/limits.hpp"
+#include "terminal_text.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +25,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool command = cli::looks_like_a_command(text);
     const auto hint = cli::flock_command_hint("zklock run", "/x", text);
     check(!fuzz::has_control(hint), "the flock hint has control characters escaped", hint);
+    // What every message quotes a text through: shortened() to a width fits
+    // it as escape_control() shows it, and leaves a text that fits alone.
+    const std::size_t width = size % 64;
+    for (const auto kept : {cli::keep::start, cli::keep::end}) {
+        const auto cut = cli::shortened(text, width, kept);
+        const auto shown = cli::columns(cli::escape_control(text));
+        check(shown > width || cut == text, "shortened() leaves a text that fits", text);
+        check(cli::columns(cli::escape_control(cut)) <= width, "shortened() fits the width", cut);
+    }
     const auto chroot = detail::chroot_of(text);
     check(fuzz::contains(text, chroot), "the chroot is part of the connect string");
     if (!problem.empty()) return 0;

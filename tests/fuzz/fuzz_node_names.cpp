@@ -1,9 +1,10 @@
 // Fuzz target: the names other clients write into a lock directory, as a
 // getChildren listing (one child a line) read by the dialect and queue rules.
 // Properties: a sequence is read only where the server could have written it
-// ("%010d" of the counter); every recognised child is in the queue once, in
-// serial-number order when the sequences span less than half the counter; a
-// decision finds each contender where the queue puts it.
+// ("%010d" of the counter), and wherever it could have; every recognised
+// child is in the queue once, in serial-number order when the sequences span
+// less than half the counter; a decision finds each contender where the
+// queue puts it.
 #include "fuzz_check.hpp"
 
 #include "fsm/dialect.hpp"
@@ -15,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <string>
 #include <string_view>
@@ -61,6 +63,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         ++recognised;
         check(child.ends_with(server_sequence(r->sequence)), "a recognised name ends in its sequence", child);
         check(!detail::dialect_name(r->dialect).empty() && !detail::kind_name(r->kind).empty(), "names of a dialect");
+    }
+
+    // Every sequence the server writes is read, after any name: the first
+    // child's, with a marker and the sequence of the input's first bytes.
+    std::int32_t written = 0;
+    if (size >= sizeof written) std::memcpy(&written, data, sizeof written);
+    for (const std::string_view marker : {detail::lock_marker, detail::write_marker, detail::read_marker}) {
+        const auto name = children.front() + std::string(marker) + server_sequence(written);
+        check(detail::parse_sequence(name, marker) == written, "parse_sequence reads every sequence the server writes",
+              name);
     }
 
     const auto sorted = detail::sorted_contenders(children);

@@ -244,6 +244,54 @@ TEST(Shortened, CountsEscapesAsShownAndNeverSplitsOneOrACharacter) {
     EXPECT_EQ(shortened("\xc3\xa9\xc3\xa9\xc3\xa9", 3), "\xc3\xa9\xc3\xa9\xc3\xa9");
     EXPECT_EQ(shortened("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 3), "\xc3\xa9\xc3\xa9\u2026");
     EXPECT_EQ(shortened("x\xffyyyyyy", 4), "x\u2026");  // an invalid byte is shown as \xff: four columns
+    EXPECT_EQ(shortened("a\\bcdef", 4), "a\\\u2026");  // a backslash is shown as \\: two columns
+    EXPECT_EQ(shortened("\xe2\x80\xae" "abc", 6), "\u2026");  // U+202E is shown as \u202e: six columns
+    EXPECT_EQ(shortened("\xe2\x80\xae" "abc", 9), "\xe2\x80\xae" "abc");
+    EXPECT_EQ(shortened("abc\xe2\x80\xae", 7, keep::end), "\u2026\xe2\x80\xae");
+}
+
+TEST(Shortened, FitsEveryWidthAsEscapeControlShowsIt) {
+    const std::vector<std::string> samples{"plain text", "tab\there\nand\\more", "\x1b[31mred\x7f", "\xc3\xa9t\xc3\xa9",
+                                           "bad \xff\xc3 bytes", "\xe2\x80\xae" "rlo \xc2\x9b" "csi", "\xf0\x9f\x94\x92 lock"};
+    for (const auto& text : samples)
+        for (const auto kept : {keep::start, keep::end})
+            for (std::size_t width = 0; width < 40; ++width) {
+                const auto cut = shortened(text, width, kept);
+                const auto shown = columns(escape_control(text));
+                if (shown <= width) EXPECT_EQ(cut, text) << width;
+                else EXPECT_LE(columns(escape_control(cut)), width) << text << " " << width;
+                if (shown > width && width > 0) EXPECT_GT(columns(escape_control(cut)), 0u) << text << " " << width;
+            }
+}
+
+// --- credentials ------------------------------------------------------------------
+
+TEST(Credentials, SplitsTheAuthFileByBackendAndRefusesWithoutTheSecret) {
+    using zklock::auth_entry;
+    const auto c = credentials_of({{"digest", "alice:zk-secret"}, {"redis", "default:redis-secret"},
+                                   {"mysql", "bob:mysql-secret"}},
+                                  "/etc/zklock/auth", {"auth::cdrwa", "world:anyone:r"});
+    ASSERT_TRUE(c.value) << c.problem;
+    EXPECT_EQ(c.value->zookeeper, (std::vector<auth_entry>{{"digest", "alice:zk-secret"}}));
+    EXPECT_EQ(c.value->redis_user, "default");
+    EXPECT_EQ(c.value->redis_password, "redis-secret");
+    EXPECT_EQ(c.value->mysql_user, "bob");
+    EXPECT_EQ(c.value->mysql_password, "mysql-secret");
+    ASSERT_TRUE(c.value->acl);
+    EXPECT_EQ(c.value->acl->size(), 2u);
+
+    const auto redis = credentials_of({{"redis", "redis-secret"}}, "/etc/zklock/auth", {});
+    EXPECT_FALSE(redis.value);
+    EXPECT_EQ(redis.problem, "auth file /etc/zklock/auth: a redis line is redis:USER:PASSWORD "
+                             "(USER default for a server with requirepass)");
+    const auto mysql = credentials_of({{"mysql", "mysql-secret"}}, "/etc/zklock/auth", {});
+    EXPECT_FALSE(mysql.value);
+    EXPECT_EQ(mysql.problem, "auth file /etc/zklock/auth: a mysql line is mysql:USER:PASSWORD");
+    // An ACL that names the creator needs a ZooKeeper identity.
+    const auto acl = credentials_of({{"redis", "default:redis-secret"}}, "/etc/zklock/auth", {"auth::cdrwa"});
+    EXPECT_FALSE(acl.value);
+    EXPECT_EQ(acl.problem.rfind("--acl: ", 0), 0u) << acl.problem;
+    EXPECT_EQ(notice_text("a\x1b[2Jb"), "zklock: a\\x1b[2Jb\n");
 }
 
 // --- durations ---------------------------------------------------------------------

@@ -8,6 +8,8 @@
 #include <random>
 #include <map>
 #include <set>
+#include <string>
+#include <string_view>
 
 using namespace zklock::detail;
 using zklock::test::names;
@@ -47,6 +49,23 @@ TEST(LockNode, RefusesForeignNames) {
     EXPECT_FALSE(parse_sequence("_c_x-lock-+000000042"));
     EXPECT_FALSE(parse_sequence("_c_x-read-0000000001"));
     EXPECT_FALSE(parse_sequence("_c_x-lock-9999999999"));  // out of int32 range
+}
+
+TEST(LockNode, ReadsASequenceOnlyAtTheNameEnd) {
+    // A peer may write a name of any length: the sequence is read from its
+    // end, after the last marker there, as from a short name.
+    const std::string padding(100000, 'x');
+    EXPECT_EQ(parse_sequence(padding + "-lock-0000000042"), 42);
+    EXPECT_EQ(parse_sequence("_c_" + padding + "-lock-lock-0000000042"), 42);
+    EXPECT_EQ(parse_sequence("lock-0000000001lock-0000000002"), 2);
+    EXPECT_EQ(parse_sequence(padding + "lock--2147483648"), -2147483648);
+    EXPECT_EQ(parse_sequence(padding + "lock--000000005"), -5);
+    EXPECT_FALSE(parse_sequence("lock-0000000001" + padding));
+    EXPECT_FALSE(parse_sequence("lock-0000000001x0000000002"));
+    EXPECT_FALSE(parse_sequence("lock-000000000001"));
+    EXPECT_EQ(sequence_marker_at(padding + "lock-0000000042"), padding.size());
+    EXPECT_EQ(sequence_marker_at("lock-" + padding + "0000000042"), std::string_view::npos);
+    EXPECT_EQ(sequence_marker_at("lock-0000000001lock-"), 15u);
 }
 
 TEST(LockNode, RefusesSequencesTheServerCannotWrite) {

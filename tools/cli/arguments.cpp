@@ -123,17 +123,20 @@ namespace {
 // The optimal string alignment distance: Levenshtein's, plus a swap of two
 // neighbouring characters as one edit.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
-    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    // One table in one allocation, row i at d[i * width].
+    const std::size_t width = b.size() + 1;
+    std::vector<std::size_t> d((a.size() + 1) * width);
+    const auto at = [&](std::size_t i, std::size_t j) -> std::size_t& { return d[i * width + j]; };
+    for (std::size_t i = 0; i <= a.size(); ++i) at(i, 0) = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) at(0, j) = j;
     for (std::size_t i = 1; i <= a.size(); ++i)
         for (std::size_t j = 1; j <= b.size(); ++j) {
             const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
             if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+                at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
         }
-    return d[a.size()][b.size()];
+    return at(a.size(), b.size());
 }
 
 } // namespace
@@ -144,6 +147,10 @@ std::string closest_name(std::string_view word, const std::vector<std::string>& 
     std::string best;
     std::size_t best_distance = near_enough + 1;
     for (const auto& name : names) {
+        // The distance is at least the difference in length: a name that
+        // much longer or shorter is never near enough.
+        const auto longer = std::max(word.size(), name.size()), shorter = std::min(word.size(), name.size());
+        if (longer - shorter > near_enough) continue;
         const auto distance = edit_distance(word, name);
         if (distance < best_distance) {
             best = name;

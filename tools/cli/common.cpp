@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <utility>
 
 namespace zklock::cli {
 
@@ -113,61 +114,59 @@ void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl) {
             ->allow_extra_args(false);  // one value per --acl: LOCK_PATH follows
 }
 
-std::optional<credentials> load_credentials(const auth_options& o) {
+credentials_or_problem credentials_of(std::vector<auth_entry> entries, const std::string& file,
+                                      const std::vector<std::string>& acl_words) {
+    const auto refuse = [](std::string why) { return credentials_or_problem{std::nullopt, std::move(why)}; };
     credentials c;
+    for (auto& e : entries) {
+        if (e.scheme == "mysql") {
+            const auto colon = e.credentials.find(':');
+            if (colon == std::string::npos) return refuse("auth file " + file + ": a mysql line is mysql:USER:PASSWORD");
+            c.mysql_user = e.credentials.substr(0, colon);
+            c.mysql_password = e.credentials.substr(colon + 1);
+            continue;
+        }
+        if (e.scheme != "redis") {
+            c.zookeeper.push_back(std::move(e));
+            continue;
+        }
+        const auto colon = e.credentials.find(':');
+        if (colon == std::string::npos)
+            return refuse("auth file " + file + ": a redis line is redis:USER:PASSWORD "
+                          "(USER default for a server with requirepass)");
+        c.redis_user = e.credentials.substr(0, colon);
+        c.redis_password = e.credentials.substr(colon + 1);
+    }
+    if (!acl_words.empty()) {
+        std::string text;
+        for (const auto& part : acl_words) text += (text.empty() ? "" : ",") + part;
+        std::error_code ec;
+        std::string reason;
+        auto acl = parse_acl(text, ec, &reason);
+        if (ec) return refuse("--acl: " + reason);
+        if (validate_acl(acl, !c.zookeeper.empty(), &reason)) return refuse("--acl: " + reason);
+        c.acl = std::move(acl);
+    }
+    return {std::move(c), {}};
+}
+
+std::optional<credentials> load_credentials(const auth_options& o) {
     std::string file = o.file;
     if (file.empty())
         if (const char* env = std::getenv(auth_file_variable); env && *env) file = env;
+    std::vector<auth_entry> entries;
     if (!file.empty()) {
         std::error_code ec;
         std::string reason;
-        auto entries = read_auth_file(file, ec, &reason);
+        entries = read_auth_file(file, ec, &reason);
         if (ec) {
             notice(reason);
             return std::nullopt;
         }
-        for (auto& e : entries) {
-            if (e.scheme == "mysql") {
-                const auto colon = e.credentials.find(':');
-                if (colon == std::string::npos) {
-                    notice("auth file " + file + ": a mysql line is mysql:USER:PASSWORD");
-                    return std::nullopt;
-                }
-                c.mysql_user = e.credentials.substr(0, colon);
-                c.mysql_password = e.credentials.substr(colon + 1);
-                continue;
-            }
-            if (e.scheme != "redis") {
-                c.zookeeper.push_back(std::move(e));
-                continue;
-            }
-            const auto colon = e.credentials.find(':');
-            if (colon == std::string::npos) {
-                notice("auth file " + file + ": a redis line is redis:USER:PASSWORD "
-                       "(USER default for a server with requirepass)");
-                return std::nullopt;
-            }
-            c.redis_user = e.credentials.substr(0, colon);
-            c.redis_password = e.credentials.substr(colon + 1);
-        }
     }
-    if (!o.acl.empty()) {
-        std::string text;
-        for (const auto& part : o.acl) text += (text.empty() ? "" : ",") + part;
-        std::error_code ec;
-        std::string reason;
-        auto acl = parse_acl(text, ec, &reason);
-        if (ec) {
-            notice("--acl: " + reason);
-            return std::nullopt;
-        }
-        if (const auto bad = validate_acl(acl, !c.zookeeper.empty(), &reason)) {
-            notice("--acl: " + reason);
-            return std::nullopt;
-        }
-        c.acl = std::move(acl);
-    }
-    return c;
+    auto c = credentials_of(std::move(entries), file, o.acl);
+    if (!c.value) notice(c.problem);
+    return std::move(c.value);
 }
 
 void apply(const credentials& c, SessionOptions& s) {
@@ -206,7 +205,9 @@ std::string lock_path_problem(const std::string& path) {
     return check ? std::string() : check.reason + ": '" + shortened(path) + "'";
 }
 
-void notice(const std::string& what) { std::cerr << "zklock: " << escape_control(what) << std::endl; }
+std::string notice_text(const std::string& what) { return "zklock: " + escape_control(what) + "\n"; }
+
+void notice(const std::string& what) { std::cerr << notice_text(what) << std::flush; }
 
 std::string connect_timeout_text(const SessionOptions& o) {
     // The C client retries quietly: a connect of our own says what is wrong.

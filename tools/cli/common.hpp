@@ -105,6 +105,15 @@ void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl = true);
 /// and parses --acl. On bad input prints "zklock: ..." (never a secret) and
 /// returns nullopt: the command exits with exit_usage.
 std::optional<credentials> load_credentials(const auth_options& o);
+/// What load_credentials() makes of the entries read from the auth file
+/// `file` (none: no file) and the --acl words: the credentials, or the
+/// problem it prints instead (never a secret).
+struct credentials_or_problem {
+    std::optional<credentials> value;
+    std::string problem;
+};
+credentials_or_problem credentials_of(std::vector<auth_entry> entries, const std::string& file,
+                                      const std::vector<std::string>& acl_words);
 /// Puts the ZooKeeper part of `c` into `s` (auth, and the ACL when given).
 void apply(const credentials& c, SessionOptions& s);
 
@@ -124,6 +133,8 @@ std::string lock_path_problem(const std::string& path);
 /// Writes "zklock: <what>" to stderr with control characters escaped
 /// (escape_control()): notices quote node data, ids, paths and failure details.
 void notice(const std::string& what);
+/// What notice() writes for `what`, its line break included.
+std::string notice_text(const std::string& what);
 
 /// "could not connect to HOSTS within N ms: " and what each server gave
 /// (probe_servers()): what a connect that timed out says.

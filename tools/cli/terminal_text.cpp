@@ -56,6 +56,25 @@ bool reorders_or_breaks(std::uint32_t cp) {
            (cp >= 0x2066 && cp <= 0x2069);
 }
 
+// The character at the start of `s` as escape_control() shows it: its length
+// in bytes (a valid UTF-8 sequence, or one byte) and, in `cost`, the columns
+// its escaped form takes as columns() counts them.
+std::size_t escaped_unit(std::string_view s, std::size_t& cost) {
+    const auto c = static_cast<unsigned char>(s[0]);
+    if (c < 0x80) {
+        cost = (c == '\\' || c == '\n' || c == '\r' || c == '\t') ? 2 : (c < 0x20 || c == 0x7f) ? 4 : 1;
+        return 1;
+    }
+    std::uint32_t cp = 0;
+    const auto len = decode_utf8(s, cp);
+    if (len == 0) {
+        cost = 4;  // \xHH
+        return 1;
+    }
+    cost = reorders_or_breaks(cp) ? 6 : 1;  // \uHHHH, or the character itself
+    return len;
+}
+
 } // namespace
 
 std::string escape_control(std::string_view text) {
@@ -99,7 +118,11 @@ std::size_t columns(std::string_view text) {
 }
 
 std::string shortened(std::string_view text, std::size_t width, keep kept) {
-    if (columns(escape_control(text)) <= width) return std::string(text);
+    // columns(escape_control(text)), counted without making the escaped text.
+    std::size_t total = 0;
+    for (std::size_t i = 0, cost = 0; i < text.size() && total <= width; total += cost)
+        i += escaped_unit(text.substr(i), cost);
+    if (total <= width) return std::string(text);
     if (width == 0) return {};
     // Whole characters (a valid UTF-8 sequence, or one byte), each with the
     // columns escape_control() shows it in; the ellipsis takes one more.
@@ -108,10 +131,9 @@ std::string shortened(std::string_view text, std::size_t width, keep kept) {
     };
     std::vector<unit> units;
     for (std::size_t i = 0; i < text.size();) {
-        std::uint32_t cp = 0;
-        const auto c = static_cast<unsigned char>(text[i]);
-        const std::size_t len = c < 0x80 ? 1 : std::max<std::size_t>(decode_utf8(text.substr(i), cp), 1);
-        units.push_back({i, len, columns(escape_control(text.substr(i, len)))});
+        std::size_t cost = 0;
+        const std::size_t len = escaped_unit(text.substr(i), cost);
+        units.push_back({i, len, cost});
         i += len;
     }
     std::size_t used = 0, n = 0;
