@@ -59,6 +59,8 @@ public:
             options_.flock_directory = servers_.flock_directory().string();
         } else if (backend == "memcached") {
             options_.memcached = servers_.memcached().connect_string();
+        } else if (backend == "etcd") {
+            options_.etcd = servers_.etcd().connect_string();
         }
     }
 
