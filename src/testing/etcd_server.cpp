@@ -85,12 +85,13 @@ std::string unchunk(std::string_view body) {
 }
 
 std::string http(std::uint16_t port, const std::string& method, const std::string& path, const std::string& body,
-                 milliseconds timeout) {
+                 milliseconds timeout, const std::string& token = {}) {
     const std::string what = "etcd " + method + " " + path + " to 127.0.0.1:" + std::to_string(port);
     const auto deadline = steady::now() + timeout;
     auto sock = posix_io::connect_loopback(port, deadline, what);
     std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
     if (method == "POST") req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    if (!token.empty()) req += "Authorization: " + token + "\r\n";
     req += "\r\n" + body;
     posix_io::send_all(sock.get(), req, deadline, what);
     std::string reply;
@@ -116,8 +117,9 @@ std::string http(std::uint16_t port, const std::string& method, const std::strin
 
 }  // namespace
 
-std::string etcd_request(std::uint16_t port, const std::string& path, const std::string& json, milliseconds timeout) {
-    return http(port, "POST", path, json, timeout);
+std::string etcd_request(std::uint16_t port, const std::string& path, const std::string& json, milliseconds timeout,
+                         const std::string& token) {
+    return http(port, "POST", path, json, timeout, token);
 }
 
 EtcdServer::EtcdServer(EtcdServerOptions options)
@@ -132,6 +134,20 @@ EtcdServer::EtcdServer(EtcdServerOptions options)
     if (!options_.start_only) wait_serving();
 }
 
+void EtcdServer::enable_auth() {
+    const auto root = "{\"name\":\"root\",\"password\":\"" + options_.root_password + "\"}";
+    if (token_.empty()) {  // the first start: the data has no user yet
+        request("/v3/auth/user/add", root);
+        request("/v3/auth/role/add", "{\"name\":\"root\"}");
+        request("/v3/auth/user/grant", "{\"user\":\"root\",\"role\":\"root\"}");
+        request("/v3/auth/enable", "{}");
+    }
+    token_.clear();
+    const auto reply = request("/v3/auth/authenticate", root);
+    token_ = field(reply, "token", 0, reply.size()).value_or("");
+    if (token_.empty()) throw std::runtime_error(name() + ": no auth token for root");
+}
+
 EtcdServer::~EtcdServer() {
     try {
         stop();
@@ -143,7 +159,10 @@ std::string EtcdServer::peer_entry() const {
     return options_.name + "=http://127.0.0.1:" + std::to_string(options_.peer_port);
 }
 
-void EtcdServer::wait_serving() { wait_until_serving(steady::now() + options_.start_timeout); }
+void EtcdServer::wait_serving() {
+    wait_until_serving(steady::now() + options_.start_timeout);
+    if (!options_.root_password.empty()) enable_auth();
+}
 
 void EtcdServer::spawn() {
     const auto client = "http://127.0.0.1:" + std::to_string(port());
@@ -176,7 +195,7 @@ bool EtcdServer::serving(milliseconds timeout) {
 }
 
 std::string EtcdServer::request(const std::string& path, const std::string& json, milliseconds timeout) {
-    return etcd_request(port(), path, json, timeout);
+    return etcd_request(port(), path, json, timeout, token_);
 }
 
 std::vector<EtcdKey> EtcdServer::keys(const std::string& prefix) {
@@ -214,6 +233,11 @@ bool EtcdServer::revoke(std::int64_t id) {
 std::size_t EtcdServer::delete_key(const std::string& key) {
     const auto reply = request("/v3/kv/deleterange", "{\"key\":\"" + base64(key) + "\"}");
     return std::stoul(field(reply, "deleted", 0, reply.size()).value_or("0"));
+}
+
+std::string EtcdServer::version() {
+    const auto reply = http(port(), "GET", "/version", "", std::chrono::seconds(5));
+    return field(reply, "etcdserver", 0, reply.size()).value_or("");
 }
 
 EtcdCluster::EtcdCluster(std::size_t members, EtcdServerOptions options) {

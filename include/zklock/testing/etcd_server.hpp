@@ -50,14 +50,21 @@ struct EtcdServerOptions {
     std::chrono::milliseconds start_timeout{20000};
     /// Extra command-line arguments appended last (e.g. {"--auth-token", "simple"}). Default: none.
     std::vector<std::string> extra_args;
+    /// Non-empty: once serving, the member gets a user `root` with this
+    /// password (and the root role) and authentication is enabled; the
+    /// fixture's own requests then authenticate as root. Default empty: no
+    /// authentication.
+    std::string root_password;
 };
 
 /// One POST to etcd's JSON gateway at 127.0.0.1:port (`path` such as
-/// "/v3/kv/range", `json` the request body with keys in base64) and the reply's
-/// body. Throws std::system_error as memcached_command() does, and
+/// "/v3/kv/range", `json` the request body with keys in base64; `token`, when
+/// not empty, an auth token from "/v3/auth/authenticate") and the reply's body.
+/// Throws std::system_error as memcached_command() does, and
 /// std::runtime_error for a reply that is not HTTP 200 (its status line and body).
 ZKLOCK_TESTING_BACKENDS_EXPORT std::string etcd_request(std::uint16_t port, const std::string& path,
-                                                        const std::string& json, std::chrono::milliseconds timeout);
+                                                        const std::string& json, std::chrono::milliseconds timeout,
+                                                        const std::string& token = {});
 
 /// One key as etcd_keys() reads it.
 struct EtcdKey {
@@ -103,13 +110,17 @@ public:
     bool revoke(std::int64_t id);
     /// Deletes `key`; the number deleted.
     std::size_t delete_key(const std::string& key);
+    /// The server's version ("3.4.23"), from GET /version.
+    [[nodiscard]] std::string version();
 
 private:
     void spawn() override;
     [[nodiscard]] bool serving(std::chrono::milliseconds timeout) override;
+    void enable_auth();
 
     TempDir temp_dir_;
     EtcdServerOptions options_;
+    std::string token_;  // root's, with root_password
 };
 
 /// An etcd cluster of `members` members on loopback, each an EtcdServer

@@ -25,10 +25,6 @@ void range_queue(etcdserverpb::RangeRequest* r, const std::string& prefix, std::
     }
 }
 
-auto txn_starter(const std::shared_ptr<etcd_context>& c) {
-    return [c](auto* context, auto* q, auto* r, auto f) { c->kv->async()->Txn(context, q, r, std::move(f)); };
-}
-
 } // namespace
 
 void etcd_backend::start(std::uint64_t op, std::optional<clock_type::time_point> deadline, bool no_wait,
@@ -82,8 +78,7 @@ void etcd_backend::send_txn() {
     range_queue(req.add_failure()->mutable_request_range(), prefix_);
     txn_in_flight_ = true;
     key_may_exist_ = true;
-    ctx_->call<etcdserverpb::TxnRequest, etcdserverpb::TxnResponse>(
-        txn_starter(ctx_), std::move(req),
+    ctx_->call(rpc::txn, std::move(req),
         [self = shared_from_this(), op = op_](std::error_code ec, etcdserverpb::TxnResponse& r) {
             self->txn_in_flight_ = false;
             self->txn_answered(op, ec, r);
@@ -129,8 +124,7 @@ void etcd_backend::wait_step() {
     auto* own = req.add_success()->mutable_request_range();
     own->set_key(key_);
     own->set_keys_only(true);
-    ctx_->call<etcdserverpb::TxnRequest, etcdserverpb::TxnResponse>(
-        txn_starter(ctx_), std::move(req),
+    ctx_->call(rpc::txn, std::move(req),
         [self = shared_from_this(), op = op_](std::error_code ec, etcdserverpb::TxnResponse& r) {
             self->wait_answered(op, ec, r);
         });
@@ -211,8 +205,7 @@ void etcd_backend::remove_key() {
     delete_in_flight_ = true;
     etcdserverpb::DeleteRangeRequest req;
     req.set_key(key_);
-    ctx_->call<etcdserverpb::DeleteRangeRequest, etcdserverpb::DeleteRangeResponse>(
-        [c = ctx_](auto* context, auto* q, auto* r, auto f) { c->kv->async()->DeleteRange(context, q, r, std::move(f)); },
+    ctx_->call(rpc::delete_range,
         std::move(req), [self = shared_from_this()](std::error_code ec, etcdserverpb::DeleteRangeResponse&) {
             self->delete_in_flight_ = false;
             if (ec) self->drop_lease();  // the lease takes the key with it

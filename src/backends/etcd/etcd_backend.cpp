@@ -50,8 +50,7 @@ std::error_code etcd_backend::release(std::function<void(std::error_code)> done)
         self->delete_in_flight_ = true;
         etcdserverpb::DeleteRangeRequest req;
         req.set_key(self->key_);
-        self->ctx_->call<etcdserverpb::DeleteRangeRequest, etcdserverpb::DeleteRangeResponse>(
-            [c = self->ctx_](auto* context, auto* q, auto* r, auto f) { c->kv->async()->DeleteRange(context, q, r, std::move(f)); },
+        self->ctx_->call(rpc::delete_range,
             std::move(req), [self, done = std::move(done)](std::error_code ec, etcdserverpb::DeleteRangeResponse& r) {
                 self->delete_in_flight_ = false;
                 if (!ec) {

@@ -64,6 +64,32 @@ std::shared_ptr<grpc::Channel> make_channel(const etcd::endpoints& where, const 
     return grpc::CreateCustomChannel(where.target, creds, args);
 }
 
+// gRPC 1.51 runs every channel's callback API on one completion queue of the
+// process with threads of its own, made at the first callback call of a
+// channel and shut down when the last channel that made one is destroyed. A
+// channel's last reference may go on one of those threads (every ClientContext
+// holds one), which then joins itself and frees the queue it runs on: a
+// double free, seen under ASan when a test's services end. One such channel
+// that is never destroyed keeps the queue for the life of the process. Its one
+// call goes to a Unix socket that does not exist and fails at once.
+void keep_callback_queue() {
+    static const bool kept = [] {
+        auto* channel = new std::shared_ptr<grpc::Channel>(
+            grpc::CreateChannel("unix:/nonexistent/zklock-etcd-keeper", grpc::InsecureChannelCredentials()));
+        auto* stub = etcdserverpb::KV::NewStub(*channel).release();
+        struct state {
+            grpc::ClientContext context;
+            etcdserverpb::RangeRequest req;
+            etcdserverpb::RangeResponse resp;
+        };
+        auto* s = new state;
+        s->context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
+        stub->async()->Range(&s->context, &s->req, &s->resp, [s](grpc::Status) { delete s; });
+        return true;
+    }();
+    (void)kept;
+}
+
 } // namespace
 
 namespace etcd {
@@ -85,7 +111,7 @@ lock_capabilities capabilities() noexcept {
 } // namespace etcd
 
 etcd_context::etcd_context(const std::string& endpoints_text, EtcdOptions opts)
-    : where(parse(endpoints_text)), options(validated(opts)), own(own_context::start()),
+    : where(parse(endpoints_text)), options(validated(opts)), own((keep_callback_queue(), own_context::start())),
       executor(options.executor ? options.executor : boost::asio::any_io_executor(own->ioc.get_executor())),
       channel(make_channel(where, options)), kv(etcdserverpb::KV::NewStub(channel)),
       leases(etcdserverpb::Lease::NewStub(channel)), watches(etcdserverpb::Watch::NewStub(channel)),
@@ -129,6 +155,19 @@ void etcd_context::with_token(std::function<void(std::error_code)> then) {
                                     flights->end();
                                 });
 }
+
+namespace etcd::rpc {
+#define ZKLOCK_ETCD_RPC(name, stub, method, Req, Resp)                                                             \
+    void name(etcd_context& c, grpc::ClientContext* context, const etcdserverpb::Req* req, etcdserverpb::Resp* resp, \
+              std::function<void(grpc::Status)> done) {                                                            \
+        c.stub->async()->method(context, req, resp, std::move(done));                                             \
+    }
+ZKLOCK_ETCD_RPC(txn, kv, Txn, TxnRequest, TxnResponse)
+ZKLOCK_ETCD_RPC(delete_range, kv, DeleteRange, DeleteRangeRequest, DeleteRangeResponse)
+ZKLOCK_ETCD_RPC(lease_grant, leases, LeaseGrant, LeaseGrantRequest, LeaseGrantResponse)
+ZKLOCK_ETCD_RPC(lease_revoke, leases, LeaseRevoke, LeaseRevokeRequest, LeaseRevokeResponse)
+#undef ZKLOCK_ETCD_RPC
+} // namespace etcd::rpc
 
 // --- keepalives
 

@@ -30,6 +30,7 @@
 #include <mutex>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 namespace zklock::detail {
@@ -64,6 +65,20 @@ struct flights {
 
 } // namespace etcd
 
+struct etcd_context;
+
+namespace etcd::rpc {
+// The unary calls the backend makes, as etcd_context::call's starters.
+#define ZKLOCK_ETCD_RPC(name, stub, method, Req, Resp)                                                             \
+    void name(etcd_context& c, grpc::ClientContext* context, const etcdserverpb::Req* req, etcdserverpb::Resp* resp, \
+              std::function<void(grpc::Status)> done);
+ZKLOCK_ETCD_RPC(txn, kv, Txn, TxnRequest, TxnResponse)
+ZKLOCK_ETCD_RPC(delete_range, kv, DeleteRange, DeleteRangeRequest, DeleteRangeResponse)
+ZKLOCK_ETCD_RPC(lease_grant, leases, LeaseGrant, LeaseGrantRequest, LeaseGrantResponse)
+ZKLOCK_ETCD_RPC(lease_revoke, leases, LeaseRevoke, LeaseRevokeRequest, LeaseRevokeResponse)
+#undef ZKLOCK_ETCD_RPC
+} // namespace etcd::rpc
+
 struct etcd_context : live_locks, std::enable_shared_from_this<etcd_context> {
     using clock_type = std::chrono::steady_clock;
     using keepalive_stream = etcd::bidi_stream<etcdserverpb::LeaseKeepAliveRequest, etcdserverpb::LeaseKeepAliveResponse>;
@@ -94,14 +109,21 @@ struct etcd_context : live_locks, std::enable_shared_from_this<etcd_context> {
 
     // --- unary calls (thread only); `done` runs on the thread
 
+    /// Starts one unary call on the context's stubs (a captureless lambda).
     template <class Req, class Resp>
-    using starter = std::function<void(grpc::ClientContext*, const Req*, Resp*, std::function<void(grpc::Status)>)>;
+    using starter = void (*)(etcd_context&, grpc::ClientContext*, const Req*, Resp*, std::function<void(grpc::Status)>);
 
     /// Sends `req` (after authenticating, when a user is set); `done(error,
     /// response)` on the thread. An answer saying the token expired
     /// authenticates again and sends once more.
+    ///
+    /// What gRPC's callback holds is only the call's own state and weak
+    /// references: `done` (which may own a Lock, and through it this context
+    /// and the channel) waits in `pending_` on the thread, so that nothing of
+    /// zklock's is destroyed on one of gRPC's threads.
     template <class Req, class Resp>
-    void call(starter<Req, Resp> start, Req req, std::function<void(std::error_code, Resp&)> done, bool again = true) {
+    void call(starter<Req, Resp> start, std::type_identity_t<Req> req,
+              std::type_identity_t<std::function<void(std::error_code, Resp&)>> done, bool again = true) {
         with_token([this, start, req = std::move(req), done = std::move(done), again](std::error_code ec) mutable {
             if (ec) {
                 Resp none;
@@ -115,20 +137,21 @@ struct etcd_context : live_locks, std::enable_shared_from_this<etcd_context> {
             auto s = std::make_shared<state>();
             s->req = std::move(req);
             s->context.set_deadline(std::chrono::system_clock::now() + options.request_timeout);
-            s->context.set_wait_for_ready(false);
             if (!token_.empty()) s->context.AddMetadata("token", token_);
+            const auto id = next_call_id_++;
+            pending_[id] = [this, s, start, done = std::move(done), again](const grpc::Status& st) mutable {
+                const int code = static_cast<int>(st.error_code());
+                if (again && !options.user.empty() && etcd::token_expired(code, st.error_message())) {
+                    token_.clear();
+                    return call<Req, Resp>(start, std::move(s->req), std::move(done), false);
+                }
+                done(etcd::from_grpc(code, st.error_message()), s->resp);
+            };
             in_flight->begin();
-            start(&s->context, &s->req, &s->resp,
-                  [weak = weak_from_this(), own_ = own, flights = in_flight, s, start, done, again](grpc::Status st) mutable {
-                      boost::asio::post(own_->ioc, [weak, s, st, start, done = std::move(done), again]() mutable {
-                          auto self = weak.lock();
-                          if (!self) return;
-                          const int code = static_cast<int>(st.error_code());
-                          if (again && !self->options.user.empty() && etcd::token_expired(code, st.error_message())) {
-                              self->token_.clear();
-                              return self->call<Req, Resp>(start, std::move(s->req), std::move(done), false);
-                          }
-                          done(etcd::from_grpc(code, st.error_message()), s->resp);
+            start(*this, &s->context, &s->req, &s->resp,
+                  [weak = weak_from_this(), own_ = own, flights = in_flight, s, id](grpc::Status st) {
+                      boost::asio::post(own_->ioc, [weak, id, st] {
+                          if (auto self = weak.lock()) self->answered(id, st);
                       });
                       flights->end();
                   });
@@ -157,12 +180,19 @@ struct etcd_context : live_locks, std::enable_shared_from_this<etcd_context> {
 
 private:
     void with_token(std::function<void(std::error_code)> then);
+    /// Thread: the call `id` was answered with `st`.
+    void answered(std::uint64_t id, const grpc::Status& st) {
+        auto node = pending_.extract(id);
+        if (!node.empty()) node.mapped()(st);
+    }
     void open_keepalives();
     void open_watches();
     void keepalive_answer(const etcdserverpb::LeaseKeepAliveResponse& r);
     void watch_answer(const etcdserverpb::WatchResponse& r);
 
     // the thread only
+    std::uint64_t next_call_id_ = 1;
+    std::map<std::uint64_t, std::function<void(const grpc::Status&)>> pending_;  // the calls in flight
     std::string token_;
     bool authenticating_ = false;
     std::vector<std::function<void(std::error_code)>> token_waiters_;

@@ -22,8 +22,7 @@ void etcd_backend::ensure_lease(std::function<void(std::error_code)> then) {
     etcdserverpb::LeaseGrantRequest req;
     req.set_ttl(ttl_s_);
     const auto sent = clock_type::now();
-    ctx_->call<etcdserverpb::LeaseGrantRequest, etcdserverpb::LeaseGrantResponse>(
-        [c = ctx_](auto* context, auto* q, auto* r, auto f) { c->leases->async()->LeaseGrant(context, q, r, std::move(f)); },
+    ctx_->call(rpc::lease_grant,
         std::move(req), [self = shared_from_this(), sent](std::error_code ec, etcdserverpb::LeaseGrantResponse& r) {
             self->granting_ = false;
             if (!ec && !r.error().empty()) ec = make_error_code(errc::system_error);
@@ -94,8 +93,7 @@ void etcd_backend::drop_lease() {
     clock_ = lease_clock{};
     etcdserverpb::LeaseRevokeRequest req;
     req.set_id(lease);
-    ctx_->call<etcdserverpb::LeaseRevokeRequest, etcdserverpb::LeaseRevokeResponse>(
-        [c = ctx_](auto* context, auto* q, auto* r, auto f) { c->leases->async()->LeaseRevoke(context, q, r, std::move(f)); },
+    ctx_->call(rpc::lease_revoke,
         std::move(req), [c = ctx_, lease](std::error_code ec, etcdserverpb::LeaseRevokeResponse&) {
             if (ec && ec != make_error_code(errc::session_expired))
                 c->log(log_level::warn, "revoking lease " + std::to_string(lease) + " failed (" + ec.message() +
