@@ -16,6 +16,9 @@
 //	               once per critical section (a server round trip while holding);
 //	               with --wait-for-go it starts on SIGUSR1 (after "ready")
 //	--mode hold    acquire once, hold until SIGUSR1, release, exit
+//	--mode cycles  acquire and release --iterations times back to back (no
+//	               read, no report per cycle), then print
+//	               "cycles NAME COUNT NANOSECONDS": the bench's Go Mutex peer
 //
 // An acquire that takes longer than --timeout ends the process with exit
 // status 1 and a message on stderr. Configured by argv only; it takes no
@@ -61,7 +64,7 @@ func main() {
 	connect := flag.String("connect", "", "HOST:PORT of an etcd member (several: comma separated)")
 	prefix := flag.String("path", "", "the Mutex's prefix, e.g. zklock/job")
 	name := flag.String("name", "", "this client's name in the report")
-	mode := flag.String("mode", "hold", "churn or hold")
+	mode := flag.String("mode", "hold", "churn, hold or cycles")
 	iterations := flag.Int("iterations", 1, "churn mode: acquisitions")
 	waitForGo := flag.Bool("wait-for-go", false, "churn mode: start on SIGUSR1")
 	ttl := flag.Int("ttl", 10, "the session's lease, seconds")
@@ -70,14 +73,14 @@ func main() {
 	if *connect == "" || *prefix == "" || *name == "" {
 		fail("--connect, --path and --name are required")
 	}
-	if *mode != "churn" && *mode != "hold" {
-		fail("--mode is churn or hold, not %q", *mode)
+	if *mode != "churn" && *mode != "hold" && *mode != "cycles" {
+		fail("--mode is churn, hold or cycles, not %q", *mode)
 	}
 	if *iterations < 1 {
 		fail("--iterations must be at least 1")
 	}
 	rounds := 1
-	if *mode == "churn" {
+	if *mode != "hold" {
 		rounds = *iterations
 	}
 
@@ -103,6 +106,19 @@ func main() {
 	emit("ready", *name, monotonicNs())
 	if *waitForGo {
 		<-usr1
+	}
+	if *mode == "cycles" {
+		start := monotonicNs()
+		for i := 0; i < rounds; i++ {
+			if err := mutex.Lock(context.Background()); err != nil {
+				fail("%s: lock: %v", *name, err)
+			}
+			if err := mutex.Unlock(context.Background()); err != nil {
+				fail("%s: unlock: %v", *name, err)
+			}
+		}
+		emit("cycles", *name, rounds, monotonicNs()-start)
+		return
 	}
 	count := 0
 	for i := 0; i < rounds; i++ {

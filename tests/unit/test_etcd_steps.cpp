@@ -102,6 +102,7 @@ TEST(EtcdSteps, GrpcStatusesMapToLockErrors) {
     EXPECT_EQ(from_grpc(16, ""), errc::auth_failed);
     EXPECT_EQ(from_grpc(9, "etcdserver: invalid auth token"), errc::auth_failed);
     EXPECT_EQ(from_grpc(7, "etcdserver: permission denied"), errc::no_auth);
+    EXPECT_EQ(from_grpc(3, "etcdserver: user name is empty"), errc::auth_failed);
     EXPECT_EQ(from_grpc(5, "etcdserver: requested lease not found"), errc::session_expired);
     EXPECT_TRUE(token_expired(9, "etcdserver: invalid auth token"));
     EXPECT_FALSE(token_expired(14, "unavailable"));

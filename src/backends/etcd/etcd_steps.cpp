@@ -189,7 +189,8 @@ std::error_code from_grpc(int code, std::string_view message) noexcept {
     if (code == 0) return {};
     if (message.find("lease not found") != std::string_view::npos) return make_error_code(errc::session_expired);
     if (message.find("invalid auth token") != std::string_view::npos ||
-        message.find("authentication failed") != std::string_view::npos)
+        message.find("authentication failed") != std::string_view::npos ||
+        message.find("user name is empty") != std::string_view::npos)  // auth enabled, none given
         return make_error_code(errc::auth_failed);
     switch (code) {
     case 1:   // CANCELLED

@@ -1,7 +1,9 @@
 // One bidirectional gRPC stream of etcd's (LeaseKeepAlive, Watch) on gRPC's
 // callback API: writes queued one at a time, a read always outstanding, the
-// end reported once. The reactor deletes itself at OnDone; the handle that
-// the service keeps outlives it and refuses writes from then on.
+// end reported once. Writes start from outside the reactions, so the stream
+// holds itself open (AddHold) until its read fails: from then on it refuses
+// writes, lets go of the hold, and gRPC may end it. The reactor deletes itself
+// at OnDone; the handle that the service keeps outlives it.
 //
 // `on_read` and `on_done` run on gRPC's threads: the service's hooks only
 // post to its own thread.
@@ -37,6 +39,7 @@ public:
         s->reactor_ = r;
         if (!token.empty()) r->context.AddMetadata("token", token);
         start(&r->context, r);
+        r->AddHold();
         r->StartRead(&r->response);
         r->StartCall();
         return s;
@@ -45,7 +48,7 @@ public:
     /// Any thread: queues `request`; false once the stream has ended.
     bool send(Req request) {
         std::lock_guard lk(mutex_);
-        if (!reactor_) return false;
+        if (!reactor_ || ended_) return false;
         queue_.push_back(std::move(request));
         if (!writing_) {
             writing_ = true;
@@ -67,7 +70,14 @@ private:
     struct reactor : reactor_base {
         explicit reactor(std::shared_ptr<bidi_stream> s) : stream(std::move(s)) {}
         void OnReadDone(bool ok) override {
-            if (!ok) return;  // the stream ends: OnDone follows
+            if (!ok) {  // the stream ends: no more writes, and OnDone follows
+                {
+                    std::lock_guard lk(stream->mutex_);
+                    stream->ended_ = true;
+                }
+                this->RemoveHold();
+                return;
+            }
             stream->on_read_(response);
             response.Clear();
             this->StartRead(&response);
@@ -76,7 +86,7 @@ private:
             std::lock_guard lk(stream->mutex_);
             stream->queue_.pop_front();
             stream->writing_ = false;
-            if (ok && !stream->queue_.empty() && stream->reactor_) {
+            if (ok && !stream->queue_.empty() && stream->reactor_ && !stream->ended_) {
                 stream->writing_ = true;
                 this->StartWrite(&stream->queue_.front());
             }
@@ -105,6 +115,7 @@ private:
     reactor* reactor_ = nullptr;  // under mutex_; null once OnDone ran
     std::deque<Req> queue_;       // under mutex_; front: being written
     bool writing_ = false;
+    bool ended_ = false;          // under mutex_: the read failed, no write may start
     std::promise<void> finished_;
     std::shared_future<void> done_ = finished_.get_future().share();
 };
