@@ -72,11 +72,16 @@ std::shared_ptr<grpc::Channel> make_channel(const etcd::endpoints& where, const 
 // double free, seen under ASan when a test's services end. One such channel
 // that is never destroyed keeps the queue for the life of the process. Its one
 // call goes to a Unix socket that does not exist and fails at once.
+// (Held by namespace-scope pointers, so that LeakSanitizer sees them reachable.)
+std::shared_ptr<grpc::Channel>* keeper_channel = nullptr;
+etcdserverpb::KV::Stub* keeper_stub = nullptr;
+
 void keep_callback_queue() {
     static const bool kept = [] {
-        auto* channel = new std::shared_ptr<grpc::Channel>(
+        keeper_channel = new std::shared_ptr<grpc::Channel>(
             grpc::CreateChannel("unix:/nonexistent/zklock-etcd-keeper", grpc::InsecureChannelCredentials()));
-        auto* stub = etcdserverpb::KV::NewStub(*channel).release();
+        keeper_stub = etcdserverpb::KV::NewStub(*keeper_channel).release();
+        auto* stub = keeper_stub;
         struct state {
             grpc::ClientContext context;
             etcdserverpb::RangeRequest req;
