@@ -1,7 +1,7 @@
 // zklock::open_lock_service: a lock service chosen by backend name at run time
 // ("zookeeper", "redis", "redlock", "postgres-lease", "postgres-advisory",
 // "postgres-row", "postgres-version", "mysql-lease", "mysql-advisory", "mysql-row",
-// "mysql-version", "flock", "memcached"), for programs that let their operators choose, and
+// "mysql-version", "flock", "memcached", "etcd"), for programs that let their operators choose, and
 // for `zklock bench --backend`. Target zklock::backends, which links every
 // backend library this zklock was built with.
 #pragma once
@@ -68,8 +68,15 @@ struct BackendOptions {
     /// memcached: the server, "host:port" or "memcached://host[:port]" (no
     /// authentication; see zklock/memcached/memcached_lock_service.hpp).
     std::string memcached = "127.0.0.1:11211";
+    /// etcd: the endpoints, "host:port", "http://host:port" or "https://host:port",
+    /// or several IP literals separated by commas (see zklock/etcd/etcd_lock_service.hpp).
+    std::string etcd = "127.0.0.1:2379";
+    /// etcd: the user, when authentication is enabled. Default empty: none.
+    std::string etcd_user;
+    /// etcd: etcd_user's password (never printed). Default empty.
+    std::string etcd_password;
     /// redis, redlock, postgres-lease, postgres-version, mysql-lease, mysql-version,
-    /// memcached: the lease's time-to-live (memcached: whole seconds, at least 2).
+    /// memcached, etcd: the lease's time-to-live (memcached, etcd: whole seconds, at least 2).
     std::chrono::milliseconds ttl{10000};
     /// Every backend: how long connecting to a server may take.
     std::chrono::milliseconds connect_timeout{10000};
@@ -86,8 +93,8 @@ struct BackendOptions {
 ZKLOCK_BACKENDS_EXPORT const std::vector<std::string_view>& lock_backend_names();
 
 /// True when `backend` is known and its library was built into this zklock
-/// (ZKLOCK_BUILD_REDIS, ZKLOCK_BUILD_POSTGRES, ZKLOCK_BUILD_MYSQL and
-/// ZKLOCK_BUILD_MEMCACHED select the optional ones).
+/// (ZKLOCK_BUILD_REDIS, ZKLOCK_BUILD_POSTGRES, ZKLOCK_BUILD_MYSQL,
+/// ZKLOCK_BUILD_MEMCACHED and ZKLOCK_BUILD_ETCD select the optional ones).
 ZKLOCK_BACKENDS_EXPORT bool lock_backend_available(std::string_view backend) noexcept;
 
 /// A LockService for `backend`. Throws zklock::error(errc::invalid_argument)

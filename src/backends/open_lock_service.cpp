@@ -15,6 +15,9 @@
 #ifdef ZKLOCK_HAVE_MYSQL
 #include <zklock/mysql/mysql_lock_service.hpp>
 #endif
+#ifdef ZKLOCK_HAVE_ETCD
+#include <zklock/etcd/etcd_lock_service.hpp>
+#endif
 
 #include <algorithm>
 #include <filesystem>
@@ -125,6 +128,18 @@ std::unique_ptr<LockService> open_memcached(const BackendOptions& o) {
 #define ZKLOCK_IF_MEMCACHED(opener) nullptr
 #endif
 
+#ifdef ZKLOCK_HAVE_ETCD
+#define ZKLOCK_IF_ETCD(opener) opener
+std::unique_ptr<LockService> open_etcd(const BackendOptions& o) {
+    auto e = service_options(o, &EtcdOptions::ttl);
+    e.user = o.etcd_user;
+    e.password = o.etcd_password;
+    return std::make_unique<EtcdLockService>(o.etcd, e);
+}
+#else
+#define ZKLOCK_IF_ETCD(opener) nullptr
+#endif
+
 /// One backend: its name, the CMake option that builds it (empty: always
 /// built), and what opens it (nullptr: not built into this zklock).
 struct backend_entry {
@@ -149,6 +164,7 @@ const std::vector<backend_entry>& backends() {
         {"mysql-version", "ZKLOCK_BUILD_MYSQL", ZKLOCK_IF_MYSQL(open_mysql<MysqlVersionLockService>)},
         {"flock", "", open_flock},
         {"memcached", "ZKLOCK_BUILD_MEMCACHED", ZKLOCK_IF_MEMCACHED(open_memcached)},
+        {"etcd", "ZKLOCK_BUILD_ETCD", ZKLOCK_IF_ETCD(open_etcd)},
     };
     return table;
 }

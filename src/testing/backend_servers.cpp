@@ -76,6 +76,14 @@ MemcachedServer& BackendServers::memcached() {
     return *memcached_;
 }
 
+EtcdServer& BackendServers::etcd() {
+    if (!etcd_) {
+        etcd_ = std::make_unique<EtcdServer>(options_.etcd);
+        started("etcd", etcd_->connect_string());
+    }
+    return *etcd_;
+}
+
 void BackendServers::start_for(std::string_view backend) {
     if (backend == "zookeeper") zookeeper();
     else if (backend == "redis") redis();
@@ -84,6 +92,7 @@ void BackendServers::start_for(std::string_view backend) {
     else if (backend.starts_with("mysql-")) mariadb();
     else if (backend == "flock") flock_directory();
     else if (backend == "memcached") memcached();
+    else if (backend == "etcd") etcd();
     else throw std::invalid_argument("no servers for backend '" + std::string(backend) + "'");
 }
 

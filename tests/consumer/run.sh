@@ -127,8 +127,8 @@ fi
 # man and bash-completion look.
 if [[ -x $prefix/bin/zklock ]]; then
   linked=$(ldd "$prefix/bin/zklock")
-  if grep -E 'lib(pq|hiredis|mariadb|memcached)\.' <<<"$linked"; then
-    echo "install_consumer: the installed zklock links a Redis, PostgreSQL, MySQL or memcached client library" >&2
+  if grep -E 'lib(pq|hiredis|mariadb|memcached|grpc\+\+)\.' <<<"$linked"; then
+    echo "install_consumer: the installed zklock links a Redis, PostgreSQL, MySQL, memcached or etcd client library" >&2
     exit 1
   fi
   case $(cache_value ZKLOCK_BUILD_TESTING_BACKENDS) in

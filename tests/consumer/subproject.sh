@@ -93,6 +93,7 @@ args+=("${parent_args[@]}")
 # 1. Every library, shared (ZKLOCK_INSTALL at its default); build.
 echo "install_consumer_subproject: configuring and building $build (shared, every library)"
 every_library=(-DZKLOCK_BUILD_REDIS=ON -DZKLOCK_BUILD_POSTGRES=ON -DZKLOCK_BUILD_MYSQL=ON -DZKLOCK_BUILD_MEMCACHED=ON
+  -DZKLOCK_BUILD_ETCD=ON
   -DZKLOCK_BUILD_TESTING_LIBRARY=ON -DZKLOCK_BUILD_TESTING_BACKENDS=ON -DPARENT_EXPECT_TESTING=ON
   -UCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL)
 configure "every library" "${every_library[@]}" -UZKLOCK_INSTALL
@@ -127,20 +128,20 @@ done
 # 4. The backends off, on what looks like a machine without their client
 # libraries' -dev packages: configure (what was found of them is forgotten),
 # build, install into an emptied prefix, use, check.
-echo "install_consumer_subproject: configuring and building $build (the backends off, no hiredis, libpq, libmariadb or libmemcached)"
+echo "install_consumer_subproject: configuring and building $build (the backends off, no hiredis, libpq, libmariadb, libmemcached or gRPC)"
 fresh_prefix
 configure_env=("PKG_CONFIG_LIBDIR=$no_modules")
 configure "the backends off" \
   -DZKLOCK_BUILD_REDIS=OFF -DZKLOCK_BUILD_POSTGRES=OFF -DZKLOCK_BUILD_MYSQL=OFF -DZKLOCK_BUILD_MEMCACHED=OFF \
-  -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON -DPARENT_EXPECT_TESTING=OFF -DZKLOCK_INSTALL=ON \
+  -DZKLOCK_BUILD_ETCD=OFF -DCMAKE_DISABLE_FIND_PACKAGE_PostgreSQL=ON -DPARENT_EXPECT_TESTING=OFF -DZKLOCK_INSTALL=ON \
   -UZKLOCK_BUILD_TESTING_LIBRARY -UZKLOCK_BUILD_TESTING_BACKENDS \
-  '-U*hiredis*' '-U*libmariadb*' '-U*libmemcached*' '-UPostgreSQL_*'
+  '-U*hiredis*' '-U*libmariadb*' '-U*libmemcached*' '-U*grpcpp*' '-UPostgreSQL_*'
 build_it
 CONSUMER_CASES="core pkgconfig" CONSUMER_PC_MODULES="zklock zklock-backends" \
   "$here/run.sh" "$build" "$prefix" "$work/consumers"
-for absent in inc/zklock/redis inc/zklock/postgres inc/zklock/mysql inc/zklock/memcached inc/zklock/testing \
-    lib64/pkgconfig/zklock-{redis,postgres,mysql,memcached,testing,testing-backends}.pc \
-    lib64/libzklock_{redis,postgres,mysql,memcached,testing,testing_backends}.{so,a}; do
+for absent in inc/zklock/redis inc/zklock/postgres inc/zklock/mysql inc/zklock/memcached inc/zklock/etcd \
+    inc/zklock/testing lib64/pkgconfig/zklock-{redis,postgres,mysql,memcached,etcd,testing,testing-backends}.pc \
+    lib64/libzklock_{redis,postgres,mysql,memcached,etcd,testing,testing_backends}.{so,a}; do
   [[ ! -e $prefix/$absent ]] || fail "$prefix/$absent is installed by a build without that backend or library"
 done
 for present in inc/zklock/detail/deadline.hpp inc/zklock/queue_lock.hpp lib64/pkgconfig/zklock-backends.pc lib64/libzklock.so; do

@@ -6,6 +6,7 @@
 
 #include <zklock/backends.hpp>
 #include <zklock/testing/backend_servers.hpp>
+#include <zklock/testing/etcd_server.hpp>
 #include <zklock/testing/mariadb_server.hpp>
 
 #include <boost/asio/use_future.hpp>
@@ -59,6 +60,8 @@ public:
             options_.flock_directory = servers_.flock_directory().string();
         } else if (backend == "memcached") {
             options_.memcached = servers_.memcached().connect_string();
+        } else if (backend == "etcd") {
+            options_.etcd = servers_.etcd().connect_string();
         }
     }
 
@@ -68,6 +71,7 @@ public:
     const std::vector<testing::RedisServer*>& redis() const { return redis_; }
     testing::PostgresServer* postgres() { return &servers_.postgres(); }
     testing::MariaDBServer* mariadb() { return &shared_mariadb(); }
+    testing::EtcdServer* etcd() { return &servers_.etcd(); }
 
 private:
     static testing::BackendServersOptions server_options() {
@@ -202,6 +206,10 @@ protected:
                 return servers_->mariadb()->query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE "
                                                   "ID <> CONNECTION_ID() AND INFO LIKE '" + pattern + "'") == "1\n";
             });
+        }
+        if (backend == "etcd") {
+            how = "the lock's prefix holds the holder's key and the waiter's (queued by create revision)";
+            return wait_until([&] { return servers_->etcd()->keys("zklock/" + lock_name + "/").size() == 2; });
         }
         how = "the waiter asked twice while the lock was held";
         return wait_until([&] { return waiter.stats().attempts >= 2; });
@@ -355,6 +363,12 @@ TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
     if (backend == "zookeeper") {
         // One watch event (the holder's node deleted); that node was the only one
         // ahead, so its deletion grants without listing the queue again.
+        EXPECT_EQ(w.wakeups, 1u);
+        EXPECT_EQ(w.attempts, 1u);
+        EXPECT_EQ(w.timer_retries, 0u);
+    } else if (backend == "etcd") {
+        // One Txn queued its key; one watch event (the holder's key deleted), then
+        // one read that finds no key before ours.
         EXPECT_EQ(w.wakeups, 1u);
         EXPECT_EQ(w.attempts, 1u);
         EXPECT_EQ(w.timer_retries, 0u);

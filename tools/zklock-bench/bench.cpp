@@ -264,11 +264,12 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     if (!b.mysql.empty()) o.mysql = b.mysql;
     if (!b.flock_dir.empty()) o.flock_dir = b.flock_dir;
     if (!b.memcached.empty()) o.memcached = b.memcached;
+    if (!b.etcd.empty()) o.etcd = b.etcd;
     o.server_config = z.server_config;
     auto& service = o.service;
     service.ttl = std::chrono::milliseconds(b.ttl_ms);
     if (z.connect_timeout_given || z.connect_given || !b.redis.empty() || !b.redlock.empty() || !b.postgres.empty() ||
-        !b.mysql.empty() || !b.memcached.empty())
+        !b.mysql.empty() || !b.memcached.empty() || !b.etcd.empty())
         service.connect_timeout = z.connect_timeout;
     service.zookeeper_auth = z.creds.zookeeper;
     service.zookeeper_acl = z.creds.acl;
@@ -287,7 +288,7 @@ int run_safety_bench(const bench_options& z, const backend_cli& b, const CLI::Ap
     };
     // The safety bench kills, restarts and partitions its servers: it starts its
     // own, without credentials, and measures no speed.
-    for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--mysql", "--flock-dir", "--memcached",
+    for (const char* option : {"--connect", "--connect-timeout", "--redis", "--redlock", "--postgres", "--mysql", "--flock-dir", "--memcached", "--etcd",
                                "--auth-file", "--acl", "--scenario", "--sweep", "--baselines", "--recipe", "--naive", "--curator",
                                "--kazoo", "--confirm-unlock", "--server-config", "--warmup", "--permits", "--read-ratio", "--path"})
         if (given(cmd, option))

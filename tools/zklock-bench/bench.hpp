@@ -31,7 +31,7 @@ struct backend_bench_options {
     std::string report_dir;             ///< empty: no report
     std::string command_line;           ///< how it was run, for the report (secrets redacted)
     // Connection options; unset: a throwaway server.
-    std::optional<std::string> zookeeper, redis, postgres, mysql, flock_dir, memcached;
+    std::optional<std::string> zookeeper, redis, postgres, mysql, flock_dir, memcached, etcd;
     std::optional<std::vector<std::string>> redlock;
     std::vector<std::string> server_config;  ///< extra zoo.cfg lines of the throwaway ZooKeeper
     /// What every backend's service is opened with (the servers' addresses are

@@ -23,7 +23,7 @@ namespace zklock::cli {
 /// The options of `bench --backend` and `bench --safety`, beside the ZooKeeper ones.
 struct backend_cli {
     std::vector<std::string> backends;
-    std::string redis, redlock, postgres, mysql, flock_dir, memcached;
+    std::string redis, redlock, postgres, mysql, flock_dir, memcached, etcd;
     std::vector<int> sweep;
     std::string report;
     bool report_alone = false;  ///< --report without --backend: the zookeeper backend

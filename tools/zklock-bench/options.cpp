@@ -13,7 +13,7 @@ void add_zookeeper_options(CLI::App& cmd, bench_cli& c) {
     add_connect_option(cmd, o.connect);
     add_connect_timeout_option(cmd, o.connect_timeout);
     cmd.get_option("--connect-timeout")
-        ->description("Give up when a server named by -c, --redis, --redlock, --postgres, --mysql or --memcached does not answer within "
+        ->description("Give up when a server named by -c, --redis, --redlock, --postgres, --mysql, --memcached or --etcd does not answer within "
                       "TIME: milliseconds (500) or with a unit (500ms, 2s); the throwaway servers the bench starts "
                       "get the library's longer default unless this is given");
     add_auth_options(cmd, c.auth);
@@ -175,6 +175,10 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
     cmd.add_option("--memcached", b.memcached,
                    "with --backend: memcached server host:port or memcached://host[:port] (default: a throwaway "
                    "server; memcached has no authentication)")
+        ->needs(backend);
+    cmd.add_option("--etcd", b.etcd,
+                   "with --backend: etcd endpoint host:port or http(s)://host:port, or several IPs comma-separated "
+                   "(default: a throwaway one-member cluster)")
         ->needs(backend);
     cmd.add_option("--mysql", b.mysql,
                    "with --backend: MySQL/MariaDB server mysql://[user[:password]@]host[:port][/database] (default: a "

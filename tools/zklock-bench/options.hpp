@@ -47,21 +47,21 @@ CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text);
 /// The general descriptions of --backend, --ttl and --report.
 inline constexpr const char* backend_text =
     "compare backends: zookeeper, redis, redlock, postgres-lease, postgres-advisory, postgres-row, postgres-version, "
-    "mysql-lease, mysql-advisory, mysql-row, mysql-version, flock, memcached or all (repeatable, or comma-separated); "
+    "mysql-lease, mysql-advisory, mysql-row, mysql-version, flock, memcached, etcd or all (repeatable, or comma-separated); "
     "runs uncontended, contended and separate (--scenario); with --safety also "
     "the anti-examples naive-setnx-expire and naive-setnx-getset (all includes them)";
 inline constexpr const char* ttl_text =
     "with --backend: lease time-to-live of redis, redlock, postgres-lease, postgres-version, mysql-lease, mysql-version, "
-    "memcached; with --safety (default 1s) also "
+    "memcached, etcd; with --safety (default 1s) also "
     "the ZooKeeper session timeout and the naive recipes' TTL";
 /// Their descriptions on a scenario's subcommand.
 inline constexpr const char* scenario_backend_text =
     "run the scenario on these backends instead: zookeeper, redis, redlock, postgres-lease, postgres-advisory, "
-    "postgres-row, postgres-version, mysql-lease, mysql-advisory, mysql-row, mysql-version, flock, memcached or all "
+    "postgres-row, postgres-version, mysql-lease, mysql-advisory, mysql-row, mysql-version, flock, memcached, etcd or all "
     "(repeatable, or comma-separated)";
 inline constexpr const char* scenario_ttl_text =
     "with --backend: lease time-to-live of redis, redlock, postgres-lease, postgres-version, mysql-lease, "
-    "mysql-version, memcached";
+    "mysql-version, memcached, etcd";
 inline constexpr const char* scenario_report_text =
     "write results.json, results.md and SVG charts (gnuplot) of the runs into this directory (without --backend: "
     "of the zookeeper backend); with --ensemble N: the peers report, peers-ensemble-N.md and .json";
@@ -69,7 +69,7 @@ inline constexpr const char* report_text =
     "write results.json, results.md and SVG charts (gnuplot) of the scenarios run into this directory (without "
     "--backend: of the zookeeper backend); with --ensemble N: the peers report, peers-ensemble-N.md and .json; "
     "with --safety: safety.json, safety.md and safety.svg";
-/// --redis, --redlock, --postgres, --mysql, --memcached, --flock-dir, --sweep, --baselines: each needs `backend`.
+/// --redis, --redlock, --postgres, --mysql, --memcached, --etcd, --flock-dir, --sweep, --baselines: each needs `backend`.
 void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend);
 /// --ttl, described as `text`, its default shown when `show_default`.
 void add_ttl_option(CLI::App& cmd, bench_cli& c, const char* text, bool show_default = true);

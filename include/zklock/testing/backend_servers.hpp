@@ -9,11 +9,13 @@
 //   mariadb    one MariaDBServer (shared by the four MySQL-protocol backends)
 //   flock      a temp directory for the lock files
 //   memcached  one MemcachedServer
+//   etcd       one EtcdServer (a one-member cluster)
 //
-// Library: zklock::testing_backends (with RedisServer, PostgresServer and MemcachedServer).
+// Library: zklock::testing_backends (with RedisServer, PostgresServer, MemcachedServer and EtcdServer).
 #pragma once
 
 #include <zklock/testing/backends_export.hpp>
+#include <zklock/testing/etcd_server.hpp>
 #include <zklock/testing/memcached_server.hpp>
 #include <zklock/testing/mariadb_server.hpp>
 #include <zklock/testing/postgres_server.hpp>
@@ -41,8 +43,9 @@ struct BackendServersOptions {
     MariaDBServerOptions mariadb;      ///< of the MariaDB server
     std::string flock_prefix = "zklock-flock-";  ///< of the flock backend's temp directory
     MemcachedServerOptions memcached;  ///< of the memcached server
+    EtcdServerOptions etcd;            ///< of the etcd server
     /// Told of each start, e.g. to print it: what ("ZooKeeper", "Redis", "5
-    /// Redis masters for Redlock", "PostgreSQL", "MariaDB", "memcached") and where ("127.0.0.1:PORT",
+    /// Redis masters for Redlock", "PostgreSQL", "MariaDB", "memcached", "etcd") and where ("127.0.0.1:PORT",
     /// the first master's followed by ",..." for Redlock).
     std::function<void(const std::string& what, const std::string& where)> on_start;
 };
@@ -83,9 +86,11 @@ public:
     const std::filesystem::path& flock_directory();
     /// The memcached server, started with options().memcached.
     MemcachedServer& memcached();
+    /// The etcd server, started with options().etcd.
+    EtcdServer& etcd();
     /// Starts what `backend` runs against: "zookeeper", "redis", "redlock",
     /// "postgres-lease", "postgres-advisory", "postgres-row", "postgres-version",
-    /// "mysql-lease", "mysql-row", "mysql-advisory", "mysql-version", "flock" or "memcached".
+    /// "mysql-lease", "mysql-row", "mysql-advisory", "mysql-version", "flock", "memcached" or "etcd".
     /// Throws std::invalid_argument for another name.
     void start_for(std::string_view backend);
 
@@ -103,6 +108,7 @@ private:
     std::unique_ptr<MariaDBServer> mariadb_;
     std::optional<TempDir> flock_;
     std::unique_ptr<MemcachedServer> memcached_;
+    std::unique_ptr<EtcdServer> etcd_;
 };
 
 } // namespace zklock::testing

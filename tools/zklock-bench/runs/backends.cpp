@@ -62,6 +62,7 @@ public:
         else if (backend.starts_with("mysql")) mysql();
         else if (backend == "flock") flock();
         else if (backend == "memcached") memcached();
+        else if (backend == "etcd") etcd();
         return options_;
     }
 
@@ -187,6 +188,18 @@ private:
             auto& server = throwaway_.memcached();
             options_.memcached = server.connect_string();
             described_["memcached"] = "throwaway memcached " + server.version() + " (never persistent)";
+        }
+    }
+
+    void etcd() {
+        if (described_.contains("etcd")) return;
+        if (o_.etcd) {
+            options_.etcd = *o_.etcd;
+            described_["etcd"] = "at " + *o_.etcd;
+        } else {
+            auto& server = throwaway_.etcd();
+            options_.etcd = server.connect_string();
+            described_["etcd"] = "throwaway etcd " + server.version() + " (one member, fsync on every write)";
         }
     }
 

@@ -99,6 +99,7 @@ BackendOptions backend_options(const nlohmann::json& c) {
     o.mysql = c.value("mysql", o.mysql);
     o.flock_directory = c.value("flock_directory", o.flock_directory);
     o.memcached = c.value("memcached", o.memcached);
+    o.etcd = c.value("etcd", o.etcd);
     o.ttl = milliseconds(c.value("ttl_ms", 1000));
     o.connect_timeout = std::max(milliseconds(2000), 2 * o.ttl);
     return o;

@@ -3,6 +3,7 @@
 #include <zklock/backends.hpp>
 
 #include <algorithm>
+#include <chrono>
 
 namespace zklock::cli::safety {
 
@@ -20,6 +21,10 @@ bool is_anti_example(std::string_view row) noexcept { return row == naive_setnx_
 bool has_fencing_token(std::string_view row) noexcept { return row != "memcached"; }
 
 std::chrono::milliseconds row_ttl(std::string_view row, std::chrono::milliseconds ttl) noexcept {
+    if (row == "etcd") {  // whole seconds, at least 2
+        const auto s = std::chrono::ceil<std::chrono::seconds>(ttl);
+        return std::max<std::chrono::milliseconds>(s, std::chrono::seconds(2));
+    }
     return row == "memcached" ? std::max(ttl, std::chrono::milliseconds(2000)) : ttl;
 }
 
@@ -43,6 +48,9 @@ std::string_view row_description(std::string_view row) {
     if (row == "memcached")
         return "zklock's memcached lock (add, gets+cas renewal, gets+cas+delete release; TTL at least 2 s, whole "
                "seconds); token: none (the fenced copy cannot be used)";
+    if (row == "etcd")
+        return "zklock's etcd lock (etcd's concurrency.Mutex recipe, a lease per Lock; TTL at least 2 s, whole "
+               "seconds); token: the key's create revision";
     if (row == naive_setnx_expire)
         return "anti-example: SETNX key, then EXPIRE key (two commands); release: DEL key; the holder stops writing "
                "once its own clock says the TTL has passed; token: INCR after the grant (the recipe has none)";
@@ -89,6 +97,7 @@ std::optional<std::string> not_applicable(std::string_view row, std::string_view
     if (!redis && fault == "restart-without-persistence")
         return row == "zookeeper"          ? "ZooKeeper always keeps its data (transaction log and snapshots): see killed-server"
                : row.starts_with("mysql") ? "MariaDB always keeps its committed data (InnoDB redo log): see killed-server"
+               : row == "etcd"            ? "etcd always keeps its data (its WAL, fsynced): see killed-server"
                                           : "PostgreSQL always keeps its data (WAL): see killed-server";
     return std::nullopt;
 }

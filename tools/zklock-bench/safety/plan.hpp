@@ -22,7 +22,7 @@ bool is_anti_example(std::string_view row) noexcept;
 /// False for a row whose grants carry no fencing token (memcached): its fenced
 /// copy of the resource cannot be used, and its fence columns are n/a.
 bool has_fencing_token(std::string_view row) noexcept;
-/// The lease a row runs with: `ttl`, but at least 2 s for memcached (whole seconds).
+/// The lease a row runs with: `ttl`, but at least 2 s for memcached, and whole seconds, at least 2, for etcd.
 std::chrono::milliseconds row_ttl(std::string_view row, std::chrono::milliseconds ttl) noexcept;
 /// One sentence: what the row's clients do (the recipe, its token).
 std::string_view row_description(std::string_view row);

@@ -99,6 +99,14 @@ testing::MemcachedServer& safety_servers::memcached() {
     return server;
 }
 
+testing::EtcdServer& safety_servers::etcd() {
+    auto& server = servers_.etcd();
+    if (!described_.contains("etcd"))
+        described_["etcd"] = "throwaway etcd " + server.version() + " (one member, fsync on every write); lease TTL " +
+                             std::to_string(row_ttl("etcd", ttl_).count()) + " ms (whole seconds, at least 2 s)";
+    return server;
+}
+
 std::vector<std::uint16_t> safety_servers::ports(const std::string& row, const std::string& fault) {
     if (row == "zookeeper") return {zookeeper().port()};
     if (redis_row(row)) return {redis(fault == "killed-server").port()};
@@ -109,6 +117,7 @@ std::vector<std::uint16_t> safety_servers::ports(const std::string& row, const s
     }
     if (row.starts_with("postgres")) return {postgres().port()};
     if (row == "memcached") return {memcached().port()};
+    if (row == "etcd") return {etcd().port()};
     if (row.starts_with("mysql")) return {mariadb().port()};
     if (row == "flock") {
         flock_directory();
@@ -132,6 +141,7 @@ nlohmann::json safety_servers::client_config(const std::string& row, const std::
         c["mysql"] = "mysql://zklock@127.0.0.1:" + std::to_string(via.at(0)) + "/zklock";
     else if (row == "flock") c["flock_directory"] = flock_path_;
     else if (row == "memcached") c["memcached"] = at(via.at(0));
+    else if (row == "etcd") c["etcd"] = at(via.at(0));
     return c;
 }
 
@@ -141,6 +151,7 @@ testing::ServerProcess& safety_servers::target(const std::string& row, const std
     if (row == "redlock") return *redlock().front();
     if (row.starts_with("postgres")) return postgres();
     if (row == "memcached") return memcached();
+    if (row == "etcd") return etcd();
     if (row.starts_with("mysql")) return mariadb();
     throw std::invalid_argument("no server to fault for row " + row);
 }

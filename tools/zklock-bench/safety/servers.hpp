@@ -55,6 +55,7 @@ private:
     testing::MariaDBServer& mariadb();
     const std::string& flock_directory();
     testing::MemcachedServer& memcached();
+    testing::EtcdServer& etcd();
 
     static testing::BackendServersOptions throwaway_options(std::chrono::milliseconds ttl);
 

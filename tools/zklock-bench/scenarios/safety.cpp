@@ -41,10 +41,10 @@ const scenario& safety_scenario() {
         .clients_text = "client processes on one lock (default 3)",
         .backend_text = "backends and naive recipes to run under the faults: zookeeper, redis, redlock, "
                         "postgres-lease, postgres-advisory, postgres-row, postgres-version, mysql-lease, "
-                        "mysql-advisory, mysql-row, mysql-version, flock, memcached, naive-setnx-expire, "
+                        "mysql-advisory, mysql-row, mysql-version, flock, memcached, etcd, naive-setnx-expire, "
                         "naive-setnx-getset or all (repeatable, or comma-separated; default all)",
         .ttl_text = "lease time-to-live of redis, redlock, postgres-lease, postgres-version, mysql-lease, mysql-version "
-                    "and the naive recipes (memcached: at least 2s), and the ZooKeeper session timeout (default 1s)",
+                    "and the naive recipes (memcached, etcd: at least 2s), and the ZooKeeper session timeout (default 1s)",
         .report_text = "write safety.json, safety.md and safety.svg into this directory",
         .general_defaults = false,
         .add_own_options = add_safety_options,

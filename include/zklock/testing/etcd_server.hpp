@@ -1,0 +1,145 @@
+// Real etcd servers for tests (the etcd comparison backend).
+//
+// Each member is an `etcd` child process (ChildProcess: own process group,
+// killed by the kernel if the test process dies; a ServerProcess, whose
+// kill9(), pause(), pause_for(), restart() are its faults) serving clients on
+// 127.0.0.1:port() and its peers on 127.0.0.1:peer_port(), its data in a
+// temp dir removed with the object. A constructor returns only once the
+// member answers GET /health with "true" (a one-member cluster: at once; the
+// members of an EtcdCluster: once a leader is elected), so tests never sleep
+// before connecting. The probe and etcd_request() speak etcd's JSON gateway
+// (HTTP/1.1 on the client port) over a plain socket: no gRPC here.
+//
+// Requirements: etcd (the Debian `etcd-server` package). Library:
+// zklock::testing_backends.
+//
+// Thread-safety: not thread-safe; use each object from one thread. Create it
+// on a thread that outlives it (see ChildProcess).
+#pragma once
+
+#include <zklock/testing/backends_export.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zklock/testing/process.hpp"
+#include "zklock/testing/server_process.hpp"
+
+namespace zklock::testing {
+
+/// Options of an EtcdServer.
+struct EtcdServerOptions {
+    /// Client port on 127.0.0.1. Default 0: a free port chosen at start.
+    std::uint16_t port = 0;
+    /// Peer port on 127.0.0.1. Default 0: a free port chosen at start.
+    std::uint16_t peer_port = 0;
+    /// The member's name. Default "zklock".
+    std::string name = "zklock";
+    /// The cluster's members as etcd's --initial-cluster
+    /// ("a=http://127.0.0.1:P,b=..."); empty (default): this member alone.
+    std::string initial_cluster;
+    /// Return from the constructor before the member serves (EtcdCluster
+    /// starts every member, then waits for each). Default false.
+    bool start_only = false;
+    /// The etcd executable, looked up in PATH unless it contains '/'. Default "etcd".
+    std::string etcd = "etcd";
+    /// How long a start (constructor, restart(), wait_serving()) may take. Default 20 s.
+    std::chrono::milliseconds start_timeout{20000};
+    /// Extra command-line arguments appended last (e.g. {"--auth-token", "simple"}). Default: none.
+    std::vector<std::string> extra_args;
+    /// Non-empty: once serving, the member gets a user `root` with this
+    /// password (and the root role) and authentication is enabled; the
+    /// fixture's own requests then authenticate as root. Default empty: no
+    /// authentication.
+    std::string root_password;
+};
+
+/// One POST to etcd's JSON gateway at 127.0.0.1:port (`path` such as
+/// "/v3/kv/range", `json` the request body with keys in base64; `token`, when
+/// not empty, an auth token from "/v3/auth/authenticate") and the reply's body.
+/// Throws std::system_error as memcached_command() does, and
+/// std::runtime_error for a reply that is not HTTP 200 (its status line and body).
+ZKLOCK_TESTING_BACKENDS_EXPORT std::string etcd_request(std::uint16_t port, const std::string& path,
+                                                        const std::string& json, std::chrono::milliseconds timeout,
+                                                        const std::string& token = {});
+
+/// One key as etcd_keys() reads it.
+struct EtcdKey {
+    std::string key;
+    std::int64_t create_revision = 0;
+    std::int64_t lease = 0;
+};
+
+/// One etcd member.
+///
+/// Errors: the constructor, restart() and wait_serving() throw
+/// std::runtime_error when the member does not serve within the start timeout
+/// or its process exits; the message holds the exit status and the last 20
+/// lines of its log. std::system_error for failures to create files or start etcd.
+///
+/// Destruction stops the member (SIGTERM, then SIGKILL) and removes its data.
+class ZKLOCK_TESTING_BACKENDS_EXPORT EtcdServer : public ServerProcess {
+public:
+    explicit EtcdServer(EtcdServerOptions options = {});
+    ~EtcdServer() override;
+
+    EtcdServer(const EtcdServer&) = delete;
+    EtcdServer& operator=(const EtcdServer&) = delete;
+    EtcdServer(EtcdServer&&) = delete;
+    EtcdServer& operator=(EtcdServer&&) = delete;
+
+    // port() (the client port), connect_string() ("127.0.0.1:PORT"), and the
+    // faults come from ServerProcess. A restarted member keeps its data.
+
+    /// The peer port.
+    [[nodiscard]] std::uint16_t peer_port() const noexcept { return options_.peer_port; }
+    /// "name=http://127.0.0.1:PEER_PORT", for --initial-cluster.
+    [[nodiscard]] std::string peer_entry() const;
+    /// Waits until the member serves (after start_only).
+    void wait_serving();
+
+    /// etcd_request(port(), path, json, timeout).
+    std::string request(const std::string& path, const std::string& json,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(5));
+    /// The keys starting with `prefix`, by create revision.
+    std::vector<EtcdKey> keys(const std::string& prefix);
+    /// Revokes lease `id` (its keys are deleted); false when etcd knows no such lease.
+    bool revoke(std::int64_t id);
+    /// Deletes `key`; the number deleted.
+    std::size_t delete_key(const std::string& key);
+    /// The server's version ("3.4.23"), from GET /version.
+    [[nodiscard]] std::string version();
+
+private:
+    void spawn() override;
+    [[nodiscard]] bool serving(std::chrono::milliseconds timeout) override;
+    void enable_auth();
+
+    TempDir temp_dir_;
+    EtcdServerOptions options_;
+    std::string token_;  // root's, with root_password
+};
+
+/// An etcd cluster of `members` members on loopback, each an EtcdServer
+/// ("m0", "m1", ...), started together; the constructor returns once every
+/// member serves (a leader is elected).
+class ZKLOCK_TESTING_BACKENDS_EXPORT EtcdCluster {
+public:
+    explicit EtcdCluster(std::size_t members = 3, EtcdServerOptions options = {});
+    ~EtcdCluster();
+    EtcdCluster(const EtcdCluster&) = delete;
+    EtcdCluster& operator=(const EtcdCluster&) = delete;
+
+    [[nodiscard]] const std::vector<std::unique_ptr<EtcdServer>>& members() const noexcept { return members_; }
+    EtcdServer& member(std::size_t i) { return *members_.at(i); }
+    /// Every member's client address, comma separated ("127.0.0.1:P,127.0.0.1:Q,...").
+    [[nodiscard]] std::string connect_string() const;
+
+private:
+    std::vector<std::unique_ptr<EtcdServer>> members_;
+};
+
+}  // namespace zklock::testing
