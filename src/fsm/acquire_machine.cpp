@@ -352,7 +352,7 @@ acquire_actions acquire_machine::wake(bool notified, std::string_view name, bool
     // between us and a lease, one deletion alone grants it. So does the
     // release of a node that held (its mark): everything ahead of it had gone
     // by then, and nothing arrives ahead of us.
-    if (!last_blocker_ && !ahead_held) {
+    if ((!last_blocker_ && !ahead_held) || own_changed_) {
         append(out, list());
         return out;
     }
@@ -410,6 +410,7 @@ acquire_actions acquire_machine::own_watch_set(int rc, std::string_view data, st
     if (stage_ == stage::waiting) {
         // The watch set while waiting (watch()): our node went before the grant.
         if (rc == ZNONODE) return requeue();
+        if (rc == ZOK) own_changed_ = false;  // watched again: a deletion is told in order
         if (rc != ZOK) own_watched_ = false;  // none set: the next round sets it
         return {};  // a request written into a waiter's node is read once it holds
     }
@@ -429,6 +430,7 @@ acquire_actions acquire_machine::own_watch_fired(int type) {
     if (stage_ == stage::waiting) {
         if (type == ZOO_DELETED_EVENT) return requeue();  // someone deleted our node before the grant
         own_watched_ = false;
+        own_changed_ = true;
         if (watching_.empty()) return {};
         own_watched_ = true;
         return actions_of(act(kind::watch_own_node, node_));

@@ -278,6 +278,10 @@ private:
     bool last_blocker_ = false;
     // A watch on our own node while waiting, set or on its way (watch()).
     bool own_watched_ = false;
+    // Our node was written while waiting: that event used its watch, and a
+    // deletion before the watch is set again would go untold, so no grant
+    // without a listing until the new watch is answered.
+    bool own_changed_ = false;
     revocation_watch revocation_;    // the requests written into our node while held
     std::int64_t generation_ = 0;    // of the watches and listings that may still answer
     bool claiming_ = false;          // setting the directory's data (a semaphore's permit count)

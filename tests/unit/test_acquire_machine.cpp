@@ -240,7 +240,8 @@ TEST(AcquireMachine, ALostCreateReplyFindsTheNodeByItsGuidBeforeCreatingAgain) {
     EXPECT_EQ(said(f.m.connected(acquire_step::recover)), (words{"count_attempt", "list recover"}));
     EXPECT_EQ(said(f.m.listed(listing::recover, ZOK, {ahead, ours})), (words{"read_token " + ours}));
     EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
-              (words{"node_known " + ours, "position #1", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
+              (words{"node_known " + ours, "position #1", "watch_own_node " + ours, "watch_node " + ahead + " #1",
+                     "watch_release " + ahead + " #1"}));
 }
 
 TEST(AcquireMachine, ALostCreateReplyWhoseCreateWasNotAppliedCreatesAgain) {
@@ -648,7 +649,9 @@ void create_after_reading_the_directory(fixture& f) {
 TEST(AcquireMachine, LockDelayWaitsWhenTheHolderAheadLeftWithoutAReleaseRecord) {
     fixture f(lock_delay_setup());
     create_after_reading_the_directory(f);
-    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ahead, ours})), (words{"position #1", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ahead, ours})),
+              (words{"position #1", "watch_own_node " + ours, "watch_node " + ahead + " #1",
+                     "watch_release " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "read_handover"}));
     EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"start_delay"}));  // no record of its release
     EXPECT_EQ(said(f.m.delay_elapsed()), (words{"grant " + ours + " #50"}));
@@ -783,6 +786,20 @@ TEST(AcquireMachine, AWaiterWhoseOwnNodeIsDeletedIsNeverGrantedAndQueuesAgain) {
     EXPECT_EQ(said(h.m.watch_fired(ahead, 5, ZOO_DELETED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
     // Held, the same watch tells the holder of a deletion as the hold's own watch does.
     EXPECT_EQ(said(h.m.own_watch_fired(ZOO_DELETED_EVENT)), (words{"node_gone"}));
+    // A write into its node used the watch: until it is set again a deletion
+    // would go untold, so the next wake-up lists (simulation seed 181685 of
+    // the long mode: a request, then the node deleted, then the release told).
+    fixture w;
+    w.wait_behind_one();
+    EXPECT_EQ(said(w.m.own_watch_fired(ZOO_CHANGED_EVENT)), (words{"watch_own_node " + ours}));
+    EXPECT_EQ(said(w.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+    EXPECT_EQ(said(w.m.own_watch_set(ZNONODE)), (words{"requeue"}));
+    EXPECT_FALSE(w.m.held());
+    fixture v;
+    v.wait_behind_one();
+    v.m.own_watch_fired(ZOO_CHANGED_EVENT);
+    EXPECT_EQ(said(v.m.own_watch_set(ZOK, "__REVOKE__", 1)), words{});
+    EXPECT_EQ(said(v.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
 }
 
 TEST(AcquireMachine, ARevocationRequestWrittenIntoThePredecessorIsNoReleaseMark) {

@@ -115,7 +115,8 @@ TEST(SetAcquireMachine, AWakeBehindAnotherContenderListsThatQueueOnly) {
     f.m.listed(0, set_listing::pipelined, ZOK, {further_a, ahead_a, ours_a});
     f.m.listed(1, set_listing::pipelined, ZOK, {ahead_b, ours_b});
     EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
-              (words{"positions", "watch_node @0 " + ahead_a + " #1", "watch_node @1 " + ahead_b + " #1"}));
+              (words{"positions", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b,
+                     "watch_node @0 " + ahead_a + " #1", "watch_node @1 " + ahead_b + " #1"}));
     EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)),
               (words{"count_wakeup", "count_attempt", "list fresh @0"}));
     EXPECT_EQ(said(f.m.listed(0, set_listing::fresh, ZOK, {further_a, ours_a})),
@@ -223,7 +224,8 @@ TEST(SetAcquireMachine, ALostReplyOfATransactionThatCommittedIsFoundByGuidAndNot
               (words{"nodes_known", "read_token " + ours_a}));
     // The recovering listings decide: no listing again.
     EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
-              (words{"positions", "watch_node @1 " + ahead_b + " #1"}));
+              (words{"positions", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b,
+                     "watch_node @1 " + ahead_b + " #1"}));
 }
 
 TEST(SetAcquireMachine, ALostReplyOfATransactionThatDidNotCommitCreatesAgain) {
