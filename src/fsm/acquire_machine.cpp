@@ -280,9 +280,16 @@ bool acquire_machine::trusts_marks() const noexcept {
 
 acquire_actions acquire_machine::watch() {
     ++generation_;
-    verifying_mark_ = false;
     if (rare_) rare_->persistent.clear();
     acquire_actions out;
+    // A grant without a listing (the last blocker's deletion, a release proof)
+    // must not be given on a node that someone else deleted meanwhile: our own
+    // node is watched too, ahead of the others. One session's events come in
+    // the order of their transactions, and before the replies of requests the
+    // server ran after them, so our node's deletion is told before anything
+    // that would grant us.
+    if ((last_blocker_ || trusts_marks()) && !std::exchange(own_watched_, true))
+        out.push_back(act(kind::watch_own_node, node_));
     for (const auto& name : watching_) out.push_back(act(kind::watch_node, name, generation_));
     // Under the mutex rule the one node watched may be a holder: its release
     // creates its `.released` sibling, watched too (fsm/release_proof.hpp).
@@ -293,11 +300,6 @@ acquire_actions acquire_machine::watch() {
 acquire_actions acquire_machine::watch_set(std::string_view name, std::int64_t generation, int rc,
                                            const node_stat& st) {
     if (stage_ != stage::waiting || generation != generation_) return {};
-    // The read after a data change of the node we watch: gone means it went in
-    // the transaction that wrote it, a release mark (a node that held); still
-    // there means someone else wrote it (a revocation request): wait on.
-    const bool after_change = std::exchange(verifying_mark_, false);
-    if (after_change && rc == ZNONODE) return wake(false, name, true);
     if (rc == ZOK && st.ephemeral_owner == 0) {
         // Not ephemeral: no session end will ever delete it. When every node
         // we wait for is such a node, waiting is waiting forever.
@@ -325,15 +327,11 @@ acquire_actions acquire_machine::watch_fired(std::string_view name, std::int64_t
         return out;
     }
     if (type == ZOO_DELETED_EVENT) return wake(true, name);
-    if (type == ZOO_CHANGED_EVENT && trusts_marks()) {
-        // Its holder's release mark (the transaction that wrote its data
-        // deleted it too), or a write of someone else's: a revocation request
-        // (Curator's Revoker, zklock's) leaves the holder in place. The read
-        // that sets the watch again tells them apart (watch_set).
-        verifying_mark_ = true;
-        return actions_of(act(kind::count_wakeup), act(kind::watch_node, std::string(name), generation_));
-    }
-    // Data changed (or a spurious event): watch that node again.
+    // Data changed (or a spurious event): watch that node again. A data change
+    // is no release: zklock 0.3's mark and a revocation request (Curator's
+    // Revoker, zklock's) both write the node, and the node found gone after a
+    // request may have gone another way (its holder's expiry, a waiter's
+    // cancel). A release's proof (release_seen) or a listing decides.
     return actions_of(act(kind::watch_node, std::string(name), generation_));
 }
 
@@ -354,7 +352,7 @@ acquire_actions acquire_machine::wake(bool notified, std::string_view name, bool
     // between us and a lease, one deletion alone grants it. So does the
     // release of a node that held (its mark): everything ahead of it had gone
     // by then, and nothing arrives ahead of us.
-    if (!last_blocker_ && !ahead_held) {
+    if ((!last_blocker_ && !ahead_held) || own_changed_) {
         append(out, list());
         return out;
     }
@@ -409,6 +407,13 @@ acquire_actions acquire_machine::hold_settled() {
 }
 
 acquire_actions acquire_machine::own_watch_set(int rc, std::string_view data, std::int32_t version) {
+    if (stage_ == stage::waiting) {
+        // The watch set while waiting (watch()): our node went before the grant.
+        if (rc == ZNONODE) return requeue();
+        if (rc == ZOK) own_changed_ = false;  // watched again: a deletion is told in order
+        if (rc != ZOK) own_watched_ = false;  // none set: the next round sets it
+        return {};  // a request written into a waiter's node is read once it holds
+    }
     if (stage_ != stage::held || node_gone_) return {};
     if (rc == ZNONODE) return own_node_gone();
     if (connection_trouble(rc)) return retry(acquire_step::watch_own_node, rc);
@@ -422,6 +427,14 @@ acquire_actions acquire_machine::own_watch_set(int rc, std::string_view data, st
 }
 
 acquire_actions acquire_machine::own_watch_fired(int type) {
+    if (stage_ == stage::waiting) {
+        if (type == ZOO_DELETED_EVENT) return requeue();  // someone deleted our node before the grant
+        own_watched_ = false;
+        own_changed_ = true;
+        if (watching_.empty()) return {};
+        own_watched_ = true;
+        return actions_of(act(kind::watch_own_node, node_));
+    }
     if (stage_ != stage::held || node_gone_) return {};
     if (type == ZOO_DELETED_EVENT) return own_node_gone();
     return actions_of(act(kind::watch_own_node, node_));
@@ -456,7 +469,6 @@ std::string acquire_machine::describe() const {
     if (confirming_) out += " confirming";
     if (node_gone_) out += " node_gone";
     if (last_blocker_) out += " last_blocker";
-    if (verifying_mark_) out += " verifying_mark";
     if (!followers_possible_) out += " nobody_after";
     out += " watching=[";
     for (std::size_t i = 0; i < watching_.size(); ++i) out += (i ? "," : "") + watching_[i];

@@ -17,7 +17,9 @@
 // - the permit count (a semaphore's directory data): checked before the first
 //   listing decides, claimed when the directory holds none;
 // - whom to watch (fsm/lock_node.hpp decides), a node that is not
-//   ephemeral ahead of us, one deletion that alone grants us;
+//   ephemeral ahead of us, one deletion that alone grants us, and our own
+//   node watched meanwhile so that a grant without a listing is never given on
+//   a node someone else deleted (it queues again, as a listing without it does);
 // - lock-delay (fsm/lock_delay.hpp decides): the directory before the
 //   create, the queue ahead of us, the handover check before a grant;
 // - the session (fsm/session_states.hpp decides): expiry queues again on
@@ -65,16 +67,14 @@ struct acquire_setup {
     /// read-write, not the herd baseline). A holder marks its release: the
     /// transaction that deletes its node writes the node's data first, so its
     /// successor, which watches that node, is told of a data change, not of a
-    /// deletion. A node that held had nothing ahead of it, and nothing arrives
-    /// ahead of a waiter: the successor holds without a listing. A waiter
-    /// under the mutex rule trusts the mark whether or not it marks. A data
-    /// change is only a cue: the waiter reads the node (the read sets its
-    /// watch again) and holds when it is gone, since the mark and the delete
-    /// are one transaction; a node still there was written by someone else (a
-    /// revocation request), and the waiter waits on. With the mark the release
-    /// also creates and deletes the node's `.released` sibling, which the
-    /// successor watches too: that event is proof enough, and the successor
-    /// holds without the read (fsm/release_proof.hpp). A holder that a
+    /// deletion. With the mark the release also creates and deletes the node's
+    /// `.released` sibling, which the successor watches too: a node that held
+    /// had nothing ahead of it, and nothing arrives ahead of a waiter, so on
+    /// that event the successor holds without a listing (fsm/release_proof.hpp).
+    /// A waiter under the mutex rule trusts the proof whether or not it marks.
+    /// The data change alone proves nothing (a revocation request writes the
+    /// node too, and the node may then go another way): the waiter watches the
+    /// node again and lists when it is gone. A holder that a
     /// listing granted with nobody queued after it releases with the plain
     /// delete: a later contender lists it first, and its deletion alone is
     /// that contender's grant.
@@ -276,7 +276,12 @@ private:
     bool cleanup_after_create_ = false;  // cancelled with the create's reply on its way
     std::vector<std::string> watching_;
     bool last_blocker_ = false;
-    bool verifying_mark_ = false;    // a data change of the node we watch: is it gone (a release mark)?
+    // A watch on our own node while waiting, set or on its way (watch()).
+    bool own_watched_ = false;
+    // Our node was written while waiting: that event used its watch, and a
+    // deletion before the watch is set again would go untold, so no grant
+    // without a listing until the new watch is answered.
+    bool own_changed_ = false;
     revocation_watch revocation_;    // the requests written into our node while held
     std::int64_t generation_ = 0;    // of the watches and listings that may still answer
     bool claiming_ = false;          // setting the directory's data (a semaphore's permit count)

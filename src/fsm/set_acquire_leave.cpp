@@ -24,6 +24,12 @@ set_actions set_acquire_machine::hold_settled() {
 
 set_actions set_acquire_machine::own_watch_set(std::size_t queue, int rc, std::string_view data,
                                                std::int32_t version) {
+    if (stage_ == stage::waiting && queue < own_watched_.size()) {
+        // The watch set while waiting (watch()): a node of ours went before the grant.
+        if (rc == ZNONODE) return requeue(true);
+        if (rc != ZOK) own_watched_[queue] = false;  // none set: the next round sets it
+        return {};  // a request written into a waiting node is read once the set holds
+    }
     if (stage_ != stage::held || node_gone_) return {};
     if (rc == ZNONODE) return own_node_gone();
     if (connection_trouble(rc)) return retry(set_step::watch_own_node, queue);
@@ -37,6 +43,10 @@ set_actions set_acquire_machine::own_watch_set(std::size_t queue, int rc, std::s
 }
 
 set_actions set_acquire_machine::own_watch_fired(std::size_t queue, int type) {
+    if (stage_ == stage::waiting && queue < own_watched_.size()) {
+        if (type == ZOO_DELETED_EVENT) return requeue(true);  // someone deleted a node of ours before the grant
+        return {act(set_kind::watch_own_node, queue, nodes_[queue])};  // still watched: the watch on its way
+    }
     if (stage_ != stage::held || node_gone_) return {};
     if (type == ZOO_DELETED_EVENT) return own_node_gone();
     return {act(set_kind::watch_own_node, queue, nodes_[queue])};

@@ -45,6 +45,7 @@ set_acquire_machine::set_acquire_machine(const set_setup& setup, std::string gui
     generation_.assign(n, 0);
     watching_.resize(n);
     last_blocker_.assign(n, false);
+    own_watched_.assign(n, false);
     positions_.resize(n);
     before_.resize(n);
     ahead_.resize(n);
@@ -344,6 +345,16 @@ set_actions set_acquire_machine::watch(std::size_t queue, const queue_decision& 
     watching_[queue] = q.watch;
     last_blocker_[queue] = q.watch_is_last_blocker;
     set_actions out;
+    // The set is granted without listing again the queues where it is first,
+    // or where the last node ahead went: every node of ours is watched while
+    // waiting, ahead of the nodes it waits for, so that a deletion of one of
+    // ours is told before anything that would grant the set (one session's
+    // events come in the order of their transactions).
+    for (std::size_t i = 0; i < setup_.dirs.size(); ++i)
+        if (!nodes_[i].empty() && !own_watched_[i]) {
+            own_watched_[i] = true;
+            out.push_back(act(set_kind::watch_own_node, i, nodes_[i]));
+        }
     for (const auto& name : q.watch) out.push_back(act(set_kind::watch_node, queue, name, generation));
     return out;
 }

@@ -260,6 +260,7 @@ private:
     std::vector<std::int64_t> generation_;  // watches of older rounds are stale
     std::vector<std::vector<std::string>> watching_;
     std::vector<bool> last_blocker_;
+    std::vector<bool> own_watched_;   // our node watched while waiting (set or on its way)
     std::vector<std::optional<std::size_t>> positions_;
     std::vector<revocation_watch> revocations_;  // the requests written into each node while held
     // Lock-delay, per queue: the directory before the transaction, the

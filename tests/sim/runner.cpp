@@ -13,6 +13,7 @@
 #include <climits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 
@@ -25,6 +26,12 @@ struct lock_under_test {
     recipe kind = recipe::mutex;
     std::size_t permits = 1;  // semaphore
     std::string path;
+    // FIFO by sequence: the highest sequence granted so far, of any grant and
+    // of the exclusive ones (a mutex's, a writer's), in the directory made at
+    // zxid dir_czxid (one the server reaped and a contender made again counts
+    // from 0 anew).
+    std::optional<std::int32_t> last_any, last_exclusive;
+    std::int64_t dir_czxid = 0;
 };
 
 const char* recipe_name(lock_under_test::recipe r) {
@@ -49,7 +56,6 @@ struct contender {
     QueueLock* mutex = nullptr;  // the place in line this contender takes
     int rounds_left = 0;
     bool holding = false;       // granted, unlock not asked yet
-    bool node_deleted = false;  // another client deleted its node while it held
     std::int64_t token = 0;
     int losses_reported = 0;
     int reported_at_grant = 0;
@@ -221,7 +227,6 @@ private:
     void on_grant(contender& c) {
         ++grants_;
         c.holding = true;
-        c.node_deleted = false;
         c.reported_at_grant = c.losses_reported;
         c.token = c.mutex->fencing_token();
         w_.note("c" + std::to_string(c.index) + " holds (token " + std::to_string(c.token) + ", session " +
@@ -229,22 +234,73 @@ private:
         // No grant while older nodes of live sessions that exclude ours
         // precede it: none for a mutex or a writer, no writer for a reader,
         // fewer than K for a semaphore.
-        const auto& l = locks_[c.lock];
+        auto& l = locks_[c.lock];
+        const auto who = "c" + std::to_string(c.index);
+        // Another client deleted the node while it waited behind others: no
+        // grant may follow (the queue went on without it).
+        if (deleted_waiting_.count(c.token) && pending_failure_.empty())
+            pending_failure_ = who + " granted on a node another client deleted while it waited behind others";
+        // Deleted once it was first: the exclusion was broken from outside
+        // (the grant may still be on its way); the holder is owed the news
+        // (release()), no more.
+        if (foreign_deleted_.count(c.token) || deleted_waiting_.count(c.token)) return;
+        // FIFO holds for grants with a budget: one on a node the server has
+        // already removed (its session expired) must come with none.
+        const auto left = c.mutex->safe_for();
+        if (const auto node = c.mutex->node_path(); left && left->count() > 0 && !node.empty())
+            check_fifo(c, l, sequence_of(node));
         const auto* mine = node_of(c.token);
         if (!mine) return;  // already gone: the loss must be reported
-        std::size_t ahead = 0;
         std::string first;
+        const auto ahead = older_live(l, *mine, c.writer, first);
+        if (ahead > allowed_ahead(l) && pending_failure_.empty())
+            pending_failure_ = who + " granted while " + std::to_string(ahead) + " older nodes of live sessions precede " +
+                               *mine + " (" + first + " first)";
+    }
+
+    /// The older nodes of live sessions ahead of `node` that exclude it (all
+    /// for a mutex or a writer, the writers for a reader); `first`: the lowest.
+    std::size_t older_live(const lock_under_test& l, const std::string& node, bool writer, std::string& first) const {
+        std::size_t ahead = 0;
         for (const auto& [path, n] : server_.nodes()) {
-            if (path.rfind(l.path + "/", 0) != 0 || n.stat.ephemeralOwner == 0 || path == *mine) continue;
-            if (!server_.alive(n.stat.ephemeralOwner) || !precedes(sequence_of(path), sequence_of(*mine))) continue;
-            if (l.kind == lock_under_test::recipe::read_write && !c.writer && path.find("-write-") == std::string::npos)
+            if (path.rfind(l.path + "/", 0) != 0 || n.stat.ephemeralOwner == 0 || path == node) continue;
+            if (!server_.alive(n.stat.ephemeralOwner) || !precedes(sequence_of(path), sequence_of(node))) continue;
+            if (l.kind == lock_under_test::recipe::read_write && !writer && path.find("-write-") == std::string::npos)
                 continue;
             if (++ahead == 1) first = path;
         }
-        const std::size_t allowed = l.kind == lock_under_test::recipe::semaphore ? l.permits - 1 : 0;
-        if (ahead > allowed)
-            pending_failure_ = "c" + std::to_string(c.index) + " granted while " + std::to_string(ahead) +
-                               " older nodes of live sessions precede " + *mine + " (" + first + " first)";
+        return ahead;
+    }
+    static std::size_t allowed_ahead(const lock_under_test& l) {
+        return l.kind == lock_under_test::recipe::semaphore ? l.permits - 1 : 0;
+    }
+
+    /// FIFO by sequence: an exclusive grant (a mutex's, a writer's) comes after
+    /// every grant of a lower sequence and before every grant of a higher one;
+    /// permits and readers may overtake one another (their wake-ups race),
+    /// never a writer. Sequences only grow, so a grant below one already
+    /// given was either passed over (a live older node) or given on a node
+    /// that had gone before it (expired, or left without the grant knowing).
+    void check_fifo(const contender& c, lock_under_test& l, std::int32_t seq) {
+        if (l.kind == lock_under_test::recipe::semaphore) return;
+        const auto dir = server_.nodes().find(l.path);
+        if (dir == server_.nodes().end()) return;
+        if (dir->second.stat.czxid != l.dir_czxid) {
+            l.dir_czxid = dir->second.stat.czxid;
+            l.last_any.reset();
+            l.last_exclusive.reset();
+        }
+        const bool exclusive = c.writer;
+        const auto& bound = exclusive ? l.last_any : l.last_exclusive;
+        if (bound && !precedes(*bound, seq) && pending_failure_.empty())
+            pending_failure_ = "c" + std::to_string(c.index) + " granted out of sequence order: " +
+                               std::to_string(seq) + " after " + (exclusive ? "a grant of " : "an exclusive grant of ") +
+                               std::to_string(*bound);
+        auto raise = [&](std::optional<std::int32_t>& v) {
+            if (!v || precedes(*v, seq)) v = seq;
+        };
+        raise(l.last_any);
+        if (exclusive) raise(l.last_exclusive);
     }
 
     /// The sequence after the marker (ZooKeeper's %010d: "-2147483648" after the wrap).
@@ -269,7 +325,10 @@ private:
         // Every lost hold reported: a hold the library gave up (is_held()
         // false without an unlock) is reported lost, if not already; the
         // holder waits for that report before it unlocks.
-        if (c.holding && !c.mutex->is_held() && c.losses_reported == c.reported_at_grant) {
+        // So is a hold whose node the server no longer has (another client
+        // deleted it, the session expired) while the library still says held.
+        const bool lost = !c.mutex->is_held() || !node_of(c.token);
+        if (c.holding && lost && c.losses_reported == c.reported_at_grant) {
             c.awaiting_report = true;
             w_.note("c" + std::to_string(c.index) + " was given up; waits for its loss report");
             return;
@@ -285,11 +344,11 @@ private:
 
     void schedule_fault(int n) {
         const nanos when = ms(w_.uniform(10, 3000));
-        int kind = static_cast<int>(w_.uniform(0, 5));
-        if (kind == 4 && !options_.foreign_deletes) kind = 5;
+        const int kind = static_cast<int>(w_.uniform(0, 5));
+        const bool first_in_line = w_.chance(0.5);
         const int who = static_cast<int>(w_.uniform(0, n - 1));
         const nanos length = ms(w_.uniform(50, 3000));
-        w_.at(when, -1, [this, kind, who, length] {
+        w_.at(when, -1, [this, kind, who, length, first_in_line] {
             auto& c = *contenders_[static_cast<std::size_t>(who)];
             const auto sid = c.session->session_id();
             const std::string name = "c" + std::to_string(who);
@@ -318,20 +377,26 @@ private:
                     if (path.rfind("/sim/lock", 0) == 0 && node.stat.ephemeralOwner != 0) nodes.push_back(path);
                 if (nodes.empty()) return;
                 std::string victim = nodes[static_cast<std::size_t>(w_.uniform(0, static_cast<std::int64_t>(nodes.size()) - 1))];
-                if (kind == 4 && !options_.delete_waiter_nodes) {
-                    // The first in line: its holder is told; a waiter whose node
-                    // goes is another matter (sim_options::delete_waiter_nodes).
+                if (kind == 4 && first_in_line) {
+                    // The first in line: a holder's, or a waiter's not told yet.
                     const auto dir = victim.substr(0, victim.rfind('/') + 1);
                     for (const auto& p : nodes)
                         if (p.rfind(dir, 0) == 0 && precedes(sequence_of(p), sequence_of(victim))) victim = p;
                 }
                 if (kind == 4) {
+                    // First by the recipe's rule (its grant may be on its way), or still behind others.
+                    const auto& l = *std::find_if(locks_.begin(), locks_.end(), [&](const lock_under_test& x) {
+                        return victim.rfind(x.path + "/", 0) == 0;
+                    });
+                    std::string first;
+                    const bool writer = victim.find("-read-") == std::string::npos;
                     const auto czxid = server_.nodes().at(victim).stat.czxid;
-                    for (auto& other : contenders_)
-                        if (other->holding && other->token == czxid) other->node_deleted = true;
+                    if (older_live(l, victim, writer, first) > allowed_ahead(l)) deleted_waiting_.insert(czxid);
+                    else foreign_deleted_.insert(czxid);
                 }
                 int negotiated = 0;
-                if (!foreign_) foreign_ = server_.open_session(20'000, negotiated);
+                // Its session lives as long as the server's longest timeout: a new one when it expired.
+                if (!foreign_ || !server_.alive(foreign_)) foreign_ = server_.open_session(20'000, negotiated);
                 zk_request r;
                 r.path = victim;
                 if (kind == 4) {
@@ -342,7 +407,8 @@ private:
                     r.data = "__REVOKE__";
                     w_.note("fault: another client writes __REVOKE__ into " + victim);
                 }
-                server_.apply(foreign_, r);
+                if (const auto rc = server_.apply(foreign_, r).rc; rc != ZOK)
+                    w_.note("fault: refused (" + std::to_string(rc) + ")");
                 break;
             }
             }
@@ -366,7 +432,7 @@ private:
         for (auto& c : contenders_) {
             // Deleting a holder's node breaks the exclusion from outside: that
             // holder is only owed the news.
-            if (c->holding && c->node_deleted) continue;
+            if (c->holding && (foreign_deleted_.count(c->token) || deleted_waiting_.count(c->token))) continue;
             bool counts = false;
             w_.as(c->process, [&] {
                 const auto left = c->mutex->safe_for();
@@ -401,8 +467,26 @@ private:
         // are reaped); the foreign session's expiry is run out first.
         if (foreign_) server_.expire(foreign_);
         while (w_.step()) {}
-        for (const auto& [path, n] : server_.nodes()) {
-            if (path == "/" || (precreated_ && (path == "/sim" || path.find('/', 5) == std::string::npos))) continue;
+        // A container that never had a child stays (ZooKeeper's ContainerManager
+        // reaps only those with cversion > 0): one a contender made and whose
+        // node never came (its session expired or its acquire ended between the
+        // two) is the server's rule, not a node left; so are the containers
+        // holding only such ones. Children sort after their parent: look from the end.
+        std::set<std::string> kept;
+        const auto& nodes = server_.nodes();
+        for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+            const auto& [path, n] = *it;
+            const bool never_used = n.container && n.children.empty() && n.stat.cversion == 0;
+            const bool holds_only_kept = n.container && !n.children.empty() &&
+                                         std::all_of(n.children.begin(), n.children.end(), [&](const std::string& c) {
+                                             return kept.count(path + "/" + c) != 0;
+                                         });
+            if (never_used || holds_only_kept) kept.insert(path);
+        }
+        for (const auto& [path, n] : nodes) {
+            if (path == "/" || kept.count(path) ||
+                (precreated_ && (path == "/sim" || path.find('/', 5) == std::string::npos)))
+                continue;
             fail(out, "node left once every client ended: " + path);
             return;
         }
@@ -415,6 +499,8 @@ private:
     std::vector<std::unique_ptr<contender>> contenders_;
     std::uint64_t grants_ = 0;
     std::int64_t foreign_ = 0;
+    // The czxids of the lock nodes another client deleted: first by the recipe's rule, or behind others.
+    std::set<std::int64_t> foreign_deleted_, deleted_waiting_;
     bool precreated_ = false;
     std::string pending_failure_;
     bool stopping_ = false;

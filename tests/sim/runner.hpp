@@ -20,13 +20,6 @@ struct schedule_result {
 
 struct sim_options {
     bool verbose = false;  ///< every request and reply in the journal
-    /// Another client deletes lock nodes (the first in line's) among the
-    /// faults. Off in the test run: schedules with it break the exclusion
-    /// (ZKLOCK_SIM_FOREIGN_DELETES=1 shows them).
-    bool foreign_deletes = false;
-    /// With foreign_deletes, a waiter's node may go too, not only the first
-    /// in line's (a waiter whose node went is granted when its predecessor goes).
-    bool delete_waiter_nodes = false;
 };
 
 /// Runs the schedule of `seed`; the same seed runs the same schedule.

@@ -3,8 +3,7 @@
 // seed with ZKLOCK_SIM_SEED=<seed>. ZKLOCK_SIM_SCHEDULES sets how many run
 // (the long mode: ZKLOCK_SIM_SCHEDULES=1000000 in a release build);
 // ZKLOCK_SIM_VERBOSE=1 with a seed adds every request, reply and log line to
-// its schedule; ZKLOCK_SIM_FOREIGN_DELETES=1 (and ZKLOCK_SIM_DELETE_WAITERS=1)
-// add another client deleting lock nodes to the faults.
+// its schedule.
 #include "runner.hpp"
 
 #include <gtest/gtest.h>
@@ -24,8 +23,6 @@ std::uint64_t env_number(const char* name, std::uint64_t fallback) {
 zklock::sim::sim_options options() {
     zklock::sim::sim_options o;
     o.verbose = std::getenv("ZKLOCK_SIM_VERBOSE") != nullptr;
-    o.foreign_deletes = std::getenv("ZKLOCK_SIM_FOREIGN_DELETES") != nullptr;
-    o.delete_waiter_nodes = std::getenv("ZKLOCK_SIM_DELETE_WAITERS") != nullptr;
     return o;
 }
 

@@ -48,7 +48,8 @@ struct fixture {
     void wait_behind_one() {
         create();
         EXPECT_EQ(said(m.listed(listing::pipelined, ZOK, {ahead, ours})),
-                  (words{"position #1", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
+                  (words{"position #1", "watch_own_node " + ours, "watch_node " + ahead + " #1",
+                         "watch_release " + ahead + " #1"}));
     }
     acquire_setup setup;
     acquire_machine m;
@@ -72,7 +73,8 @@ TEST(AcquireMachine, AWaiterWatchesOnlyItsPredecessorAndItsDeletionAloneGrants) 
     fixture f;
     f.create();
     EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours})),
-              (words{"position #2", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
+              (words{"position #2", "watch_own_node " + ours, "watch_node " + ahead + " #1",
+                     "watch_release " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZOK, stat_of(40, session_b))), words{});
     // Another contender is still ahead (it may hold): the wake-up lists again.
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
@@ -114,8 +116,10 @@ TEST(AcquireMachine, ASemaphoreWaiterThatIsNotNextListsAgainWhenWoken) {
               (words{"position #3", "watch_node " + further_ahead + " #1", "watch_node " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)),
               (words{"count_wakeup", "count_attempt", "list fresh"}));
-    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {third, further_ahead, ours})), (words{"position #2",
-              "watch_node " + third + " #3", "watch_node " + further_ahead + " #3"}));
+    // Next but one: the deletion of either grants, without a listing, so its own node is watched too.
+    EXPECT_EQ(said(f.m.listed(listing::fresh, ZOK, {third, further_ahead, ours})),
+              (words{"position #2", "watch_own_node " + ours, "watch_node " + third + " #3",
+                     "watch_node " + further_ahead + " #3"}));
 }
 
 TEST(AcquireMachine, ATryThatWouldWaitGivesUp) {
@@ -236,7 +240,8 @@ TEST(AcquireMachine, ALostCreateReplyFindsTheNodeByItsGuidBeforeCreatingAgain) {
     EXPECT_EQ(said(f.m.connected(acquire_step::recover)), (words{"count_attempt", "list recover"}));
     EXPECT_EQ(said(f.m.listed(listing::recover, ZOK, {ahead, ours})), (words{"read_token " + ours}));
     EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
-              (words{"node_known " + ours, "position #1", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
+              (words{"node_known " + ours, "position #1", "watch_own_node " + ours, "watch_node " + ahead + " #1",
+                     "watch_release " + ahead + " #1"}));
 }
 
 TEST(AcquireMachine, ALostCreateReplyWhoseCreateWasNotAppliedCreatesAgain) {
@@ -644,7 +649,9 @@ void create_after_reading_the_directory(fixture& f) {
 TEST(AcquireMachine, LockDelayWaitsWhenTheHolderAheadLeftWithoutAReleaseRecord) {
     fixture f(lock_delay_setup());
     create_after_reading_the_directory(f);
-    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ahead, ours})), (words{"position #1", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ahead, ours})),
+              (words{"position #1", "watch_own_node " + ours, "watch_node " + ahead + " #1",
+                     "watch_release " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "read_handover"}));
     EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"start_delay"}));  // no record of its release
     EXPECT_EQ(said(f.m.delay_elapsed()), (words{"grant " + ours + " #50"}));
@@ -723,16 +730,76 @@ TEST(AcquireMachine, ACancelledWaiterAndALostHoldDoNotMark) {
               (words{"forget_position", "delete_node " + ours + " #256"}));
 }
 
-TEST(AcquireMachine, AWaiterHoldsOnItsPredecessorsReleaseMarkWithoutListing) {
-    fixture f(mutex_setup());  // a waiter trusts the mark whether or not it marks its own releases
+TEST(AcquireMachine, ADataChangeOfThePredecessorAndThenItsDeletionIsNoProofThatItHeld) {
+    // zklock 0.3's mark and a revocation request both write the node; after a
+    // request the node may go another way (its holder's expiry, a waiter's
+    // cancel) with the nodes ahead of it still there: simulation seed 528683.
+    fixture f(mutex_setup());
     f.create();
     f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    // The change is a cue: one read of that node (which sets its watch again), no listing.
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZNONODE, {})), (words{"count_attempt", "list fresh"}));
     EXPECT_FALSE(f.m.held());
-    // Gone: the mark and the delete were one transaction, so the node held.
-    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZNONODE, {})), (words{"grant " + ours + " #50"}));
-    EXPECT_TRUE(f.m.held());
+    fixture g(mutex_setup());
+    g.create();
+    g.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
+    g.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
+    EXPECT_EQ(said(g.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+    // Behind the last node ahead its deletion grants, however it went.
+    fixture h(mutex_setup());
+    h.wait_behind_one();
+    h.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT);
+    EXPECT_EQ(said(h.m.watch_set(ahead, 1, ZNONODE, {})), (words{"grant " + ours + " #50"}));
+}
+
+TEST(AcquireMachine, AWaiterWhoseOwnNodeIsDeletedIsNeverGrantedAndQueuesAgain) {
+    // Its node deleted by someone else while it waits behind the last node
+    // ahead: that node's deletion, told after, must not grant it (simulation
+    // seeds 18 and 602). The watch on its own node tells first.
+    fixture f;
+    f.wait_behind_one();
+    EXPECT_EQ(said(f.m.own_watch_fired(ZOO_DELETED_EVENT)), (words{"requeue"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), words{});
+    EXPECT_EQ(said(f.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), words{});
+    EXPECT_FALSE(f.m.held());
+    // Gone before its watch was set: the read, sent ahead of the others, says so first.
+    fixture g;
+    g.wait_behind_one();
+    EXPECT_EQ(said(g.m.own_watch_set(ZNONODE)), (words{"requeue"}));
+    EXPECT_EQ(said(g.m.watch_set(ahead, 1, ZNONODE, {})), words{});
+    EXPECT_FALSE(g.m.held());
+    // A write into its node (a revocation request) watches it again; a failed
+    // read leaves none, and the next round sets it again.
+    fixture h;
+    h.wait_behind_one();
+    EXPECT_EQ(said(h.m.own_watch_fired(ZOO_CHANGED_EVENT)), (words{"watch_own_node " + ours}));
+    EXPECT_EQ(said(h.m.own_watch_set(ZCONNECTIONLOSS)), words{});
+    EXPECT_EQ(said(h.m.session_changed(session_event::reconnected)), (words{"count_attempt", "list fresh"}));
+    EXPECT_EQ(said(h.m.listed(listing::fresh, ZOK, {ahead, ours})),
+              (words{"position #1", "watch_own_node " + ours, "watch_node " + ahead + " #3",
+                     "watch_release " + ahead + " #3"}));
+    EXPECT_EQ(said(h.m.own_watch_set(ZOK, "__REVOKE__", 1)), words{});
+    // Watched once per wait: a later round does not ask again.
+    EXPECT_EQ(said(h.m.session_changed(session_event::reconnected)), (words{"count_attempt", "list fresh"}));
+    EXPECT_EQ(said(h.m.listed(listing::fresh, ZOK, {ahead, ours})),
+              (words{"position #1", "watch_node " + ahead + " #5", "watch_release " + ahead + " #5"}));
+    EXPECT_EQ(said(h.m.watch_fired(ahead, 5, ZOO_DELETED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
+    // Held, the same watch tells the holder of a deletion as the hold's own watch does.
+    EXPECT_EQ(said(h.m.own_watch_fired(ZOO_DELETED_EVENT)), (words{"node_gone"}));
+    // A write into its node used the watch: until it is set again a deletion
+    // would go untold, so the next wake-up lists (simulation seed 181685 of
+    // the long mode: a request, then the node deleted, then the release told).
+    fixture w;
+    w.wait_behind_one();
+    EXPECT_EQ(said(w.m.own_watch_fired(ZOO_CHANGED_EVENT)), (words{"watch_own_node " + ours}));
+    EXPECT_EQ(said(w.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), (words{"count_wakeup", "count_attempt", "list fresh"}));
+    EXPECT_EQ(said(w.m.own_watch_set(ZNONODE)), (words{"requeue"}));
+    EXPECT_FALSE(w.m.held());
+    fixture v;
+    v.wait_behind_one();
+    v.m.own_watch_fired(ZOO_CHANGED_EVENT);
+    EXPECT_EQ(said(v.m.own_watch_set(ZOK, "__REVOKE__", 1)), words{});
+    EXPECT_EQ(said(v.m.watch_fired(ahead, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
 }
 
 TEST(AcquireMachine, ARevocationRequestWrittenIntoThePredecessorIsNoReleaseMark) {
@@ -742,7 +809,7 @@ TEST(AcquireMachine, ARevocationRequestWrittenIntoThePredecessorIsNoReleaseMark)
     fixture f(marking_setup());
     f.create();
     f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"watch_node " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZOK, stat_of(40, session_b))), words{});  // still there: wait on
     EXPECT_TRUE(f.m.waiting());
     // Its later deletion without a mark (a peer's release): the node just ahead
@@ -772,7 +839,8 @@ TEST(AcquireMachine, TheReleasedSiblingsCreationGrantsWithoutARead) {
     fixture f(mutex_setup());
     f.create();
     EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours})),
-              (words{"position #2", "watch_node " + ahead + " #1", "watch_release " + ahead + " #1"}));
+              (words{"position #2", "watch_own_node " + ours, "watch_node " + ahead + " #1",
+                     "watch_release " + ahead + " #1"}));
     EXPECT_EQ(said(f.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
     EXPECT_TRUE(f.m.held());
     // The same transaction's mark and deletion, told next, are of a round that is over.
@@ -782,7 +850,7 @@ TEST(AcquireMachine, TheReleasedSiblingsCreationGrantsWithoutARead) {
     fixture g(mutex_setup());
     g.create();
     g.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    EXPECT_EQ(said(g.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
+    EXPECT_EQ(said(g.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"watch_node " + ahead + " #1"}));
     EXPECT_EQ(said(g.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), (words{"count_wakeup", "grant " + ours + " #50"}));
     EXPECT_EQ(said(g.m.watch_set(ahead, 1, ZNONODE, {})), words{});
 }
@@ -809,7 +877,8 @@ TEST(AcquireMachine, ASiblingEventOtherThanItsCreationOrOfAStaleRoundGrantsNothi
     g.m.dir_data_read(ZOK, "permits=2", 3);
     g.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
     EXPECT_EQ(said(g.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours})),
-              (words{"position #2", "watch_node " + further_ahead + " #1", "watch_node " + ahead + " #1"}));
+              (words{"position #2", "watch_own_node " + ours, "watch_node " + further_ahead + " #1",
+                     "watch_node " + ahead + " #1"}));
     EXPECT_EQ(said(g.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), words{});
 }
 
@@ -864,8 +933,7 @@ TEST(AcquireMachine, LockDelayAfterAMarkedHandoffJudgesTheNodeThatHeld) {
     f.m.dir_before_read(ZOK, "", stat_of(0, 0));
     f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
     f.m.listed(listing::pipelined, ZOK, {further_ahead, ahead, ours});
-    EXPECT_EQ(said(f.m.watch_fired(ahead, 1, ZOO_CHANGED_EVENT)), (words{"count_wakeup", "watch_node " + ahead + " #1"}));
-    EXPECT_EQ(said(f.m.watch_set(ahead, 1, ZNONODE, {})), (words{"read_handover"}));
+    EXPECT_EQ(said(f.m.release_seen(ahead, 1, ZOO_CREATED_EVENT)), (words{"count_wakeup", "read_handover"}));
     // The node that held (sequence 4) recorded its clean release: no wait.
     EXPECT_EQ(said(f.m.handover_read(ZOK, with_release_marker("", 4))), (words{"grant " + ours + " #50"}));
     // Its own release records itself and marks.

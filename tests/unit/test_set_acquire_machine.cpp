@@ -65,7 +65,8 @@ struct fixture {
         m.listed(0, set_listing::pipelined, ZOK, {ahead_a, ours_a});
         m.listed(1, set_listing::pipelined, ZOK, {ours_b});
         EXPECT_EQ(said(m.token_read(ZOK, stat_of(50, session_a))),
-                  (words{"positions", "watch_node @0 " + ahead_a + " #1"}));
+                  (words{"positions", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b,
+                         "watch_node @0 " + ahead_a + " #1"}));
         EXPECT_TRUE(m.waiting());
     }
     set_setup setup;
@@ -114,7 +115,8 @@ TEST(SetAcquireMachine, AWakeBehindAnotherContenderListsThatQueueOnly) {
     f.m.listed(0, set_listing::pipelined, ZOK, {further_a, ahead_a, ours_a});
     f.m.listed(1, set_listing::pipelined, ZOK, {ahead_b, ours_b});
     EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
-              (words{"positions", "watch_node @0 " + ahead_a + " #1", "watch_node @1 " + ahead_b + " #1"}));
+              (words{"positions", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b,
+                     "watch_node @0 " + ahead_a + " #1", "watch_node @1 " + ahead_b + " #1"}));
     EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)),
               (words{"count_wakeup", "count_attempt", "list fresh @0"}));
     EXPECT_EQ(said(f.m.listed(0, set_listing::fresh, ZOK, {further_a, ours_a})),
@@ -222,7 +224,8 @@ TEST(SetAcquireMachine, ALostReplyOfATransactionThatCommittedIsFoundByGuidAndNot
               (words{"nodes_known", "read_token " + ours_a}));
     // The recovering listings decide: no listing again.
     EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
-              (words{"positions", "watch_node @1 " + ahead_b + " #1"}));
+              (words{"positions", "watch_own_node @0 " + ours_a, "watch_own_node @1 " + ours_b,
+                     "watch_node @1 " + ahead_b + " #1"}));
 }
 
 TEST(SetAcquireMachine, ALostReplyOfATransactionThatDidNotCommitCreatesAgain) {
@@ -378,6 +381,29 @@ TEST(SetAcquireMachine, AReconnectListsAgainEveryQueueWeWaitIn) {
               (words{"count_attempt", "list fresh @0", "count_attempt", "list fresh @1"}));
     // The watches of before are stale now.
     EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)), words{});
+}
+
+TEST(SetAcquireMachine, ANodeOfOursDeletedWhileWaitingIsNeverGrantedAndTheSetQueuesAgain) {
+    // First in /locks/b by the listing, its node there is not listed again:
+    // its deletion by someone else, told before the last blocker's in
+    // /locks/a, must keep the set from holding on a node that is gone.
+    fixture f;
+    f.wait_in_a();
+    EXPECT_EQ(said(f.m.own_watch_fired(1, ZOO_DELETED_EVENT)), (words{"delete_set " + path_a + " " + path_b + " #256", "requeue"}));
+    EXPECT_EQ(said(f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)), words{});
+    EXPECT_FALSE(f.m.held());
+    // Gone before the watch was set: its read says so first.
+    fixture g;
+    g.wait_in_a();
+    EXPECT_EQ(said(g.m.own_watch_set(0, ZNONODE)), (words{"delete_set " + path_a + " " + path_b + " #256", "requeue"}));
+    EXPECT_EQ(said(g.m.watch_set(0, ahead_a, 1, ZNONODE, {})), words{});
+    EXPECT_FALSE(g.m.held());
+    // A write into a waiting node watches it again; a plain read asks nothing.
+    fixture h;
+    h.wait_in_a();
+    EXPECT_EQ(said(h.m.own_watch_fired(1, ZOO_CHANGED_EVENT)), (words{"watch_own_node @1 " + ours_b}));
+    EXPECT_EQ(said(h.m.own_watch_set(1, ZOK, "__REVOKE__", 1)), words{});
+    EXPECT_EQ(said(h.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT)), (words{"count_wakeup", "positions", "grant #50"}));
 }
 
 TEST(SetAcquireMachine, NodesOfASessionThatExpiredBeforeTheGrantAreNotHeld) {
