@@ -234,7 +234,7 @@ std::string peers_markdown(const json& report) {
     md << "Load: "
        << (busy > 0 ? counted(busy, "CPU-bound process", "CPU-bound processes") + " (`--busy " + std::to_string(busy) +
                           "`) spun beside the whole measured run."
-                    : std::string("nothing else ran beside the bench."))
+                    : std::string("no `--busy` processes (what else ran on the machine is not recorded)."))
        << "\n\n";
     md << "Runs: " << number(report.value("ops", json())) << " measured acquisitions per row";
     if (has_scenario(results, "contended"))
