@@ -4,16 +4,22 @@
 // Usage:
 //   java -cp <curator classpath>:<dir> CuratorBench \
 //     --connect HOSTS --scenario uncontended|contended --clients K --ops N --path /bench/...
+//     [--warmup W]                                                        (uncontended, contended)
 //     [--lock-paths M --order sorted|unsorted --timeout-ms T --seed S]   (scenario multi)
 //
-// uncontended: one client, one InterProcessMutex; min(N/10, 200) warm-up
-//              acquire()+release() cycles (not counted), then N measured cycles.
-//              Latency = one acquire()+release() cycle. Reports "clients":1.
+// uncontended: one client, one InterProcessMutex; W warm-up acquire()+release()
+//              cycles (not counted; default min(N/10, 200)), then N measured
+//              cycles. Latency = one acquire()+release() cycle. Reports "clients":1.
 // contended:   K clients (one ZooKeeper session and one thread each), each with
 //              its own InterProcessMutex on the same path. Every client does one
-//              uncounted acquire/release first (sequentially), then all threads
-//              start together and loop until N acquisitions have been claimed in
-//              all. Latency = time from acquire() call to its return.
+//              uncounted acquire/release first (sequentially), then the threads
+//              take W unmeasured acquisitions in all, contending as in the
+//              measured run (a JVM warmed up like a long-running service's),
+//              then all start together again and loop until N acquisitions have
+//              been claimed in all. Latency = time from acquire() call to its return.
+//
+// Both report "warmup" (W) and "transactions": what the server committed during
+// the measured part, its srvr Zxid read before and after (null when unread).
 // multi:       dining philosophers with InterProcessMultiLock: K clients, each
 //              locking a random subset (2 or 3) of M lock paths under PATH
 //              (PATH/p0 ... PATH/pM-1), in sorted or in random order, with
@@ -38,7 +44,11 @@
 
 import java.io.BufferedReader;
 import java.io.FileInputStream;
+import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -46,6 +56,8 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -76,7 +88,7 @@ public final class CuratorBench {
 
     public static void main(String[] args) {
         String connect = null, scenario = null, path = null, order = "sorted", goFifo = null;
-        int clients = 1, ops = -1, lockPaths = 5;
+        int clients = 1, ops = -1, lockPaths = 5, warmup = -1;
         long holdUs = 0;
         long timeoutMs = 2000, seed = 1;
         for (int i = 0; i < args.length; i++) {
@@ -90,6 +102,7 @@ public final class CuratorBench {
                     case "--scenario": scenario = v; break;
                     case "--clients": clients = Integer.parseInt(v); break;
                     case "--ops": ops = Integer.parseInt(v); break;
+                    case "--warmup": warmup = Integer.parseInt(v); break;
                     case "--path": path = v; break;
                     case "--go-fifo": goFifo = v; break;
                     case "--hold-us": holdUs = Long.parseLong(v); break;
@@ -109,12 +122,13 @@ public final class CuratorBench {
             usage("--path must be an absolute ZooKeeper path");
         if (ops <= 0) usage("--ops must be > 0");
         if (clients <= 0) usage("--clients must be > 0");
+        if (warmup < 0) warmup = Math.min(ops / 10, 200);
 
         try {
             String json;
             switch (scenario) {
-                case "uncontended": json = uncontended(connect, ops, path); break;
-                case "contended": json = contended(connect, clients, ops, path); break;
+                case "uncontended": json = uncontended(connect, ops, path, warmup); break;
+                case "contended": json = contended(connect, clients, ops, path, warmup); break;
                 case "multi":
                     if (lockPaths < 2) usage("--lock-paths must be >= 2");
                     if (!order.equals("sorted") && !order.equals("unsorted")) usage("--order sorted|unsorted");
@@ -158,15 +172,53 @@ public final class CuratorBench {
             throw new IllegalStateException("acquire() timed out after " + ACQUIRE_TIMEOUT_S + " s");
     }
 
-    private static String uncontended(String connect, int ops, String path) throws Exception {
+    // The Zxid in srvr's answer from the first server of `connect`, or -1: what
+    // the server has committed, read around the measured part of a run.
+    private static long serverZxid(String connect) {
+        String first = connect.split(",")[0];
+        int slash = first.indexOf('/');
+        if (slash >= 0) first = first.substring(0, slash);
+        int colon = first.lastIndexOf(':');
+        if (colon < 0) return -1;
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(first.substring(0, colon), Integer.parseInt(first.substring(colon + 1))),
+                    5000);
+            s.setSoTimeout(5000);
+            OutputStream out = s.getOutputStream();
+            out.write("srvr".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            StringBuilder answer = new StringBuilder();
+            byte[] buf = new byte[4096];
+            for (int n; (n = in.read(buf)) > 0;) answer.append(new String(buf, 0, n, StandardCharsets.US_ASCII));
+            Matcher m = Pattern.compile("Zxid: 0x([0-9a-fA-F]+)").matcher(answer);
+            return m.find() ? Long.parseLong(m.group(1), 16) : -1;
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    // The transactions between two readings of serverZxid(), or null (unread, or a new epoch).
+    private static String transactions(long before, long after) {
+        if (before < 0 || after < 0 || (before >>> 32) != (after >>> 32)) return "null";
+        return Long.toString(after - before);
+    }
+
+    // `json` (one object) with the warm-up's size and the measured part's transactions.
+    private static String withServerWork(String json, int warmup, long before, long after) {
+        return json.replaceFirst("}$", String.format(Locale.ROOT, ",\"warmup\":%d,\"measured_transactions\":%s}", warmup,
+                transactions(before, after)));
+    }
+
+    private static String uncontended(String connect, int ops, String path, int warmup) throws Exception {
         CuratorFramework c = newClient(connect);
         try {
             InterProcessMutex m = new InterProcessMutex(c, path);
-            int warmup = Math.min(ops / 10, 200);
             for (int i = 0; i < warmup; i++) {
                 acquire(m);
                 m.release();
             }
+            long zxidBefore = serverZxid(connect);
             long[] lat = new long[ops];
             long start = System.nanoTime();
             for (int i = 0; i < ops; i++) {
@@ -176,13 +228,52 @@ public final class CuratorBench {
                 lat[i] = System.nanoTime() - t0;
             }
             long wall = System.nanoTime() - start;
-            return result("uncontended", 1, ops, lat, wall);
+            long zxidAfter = serverZxid(connect);
+            return withServerWork(result("uncontended", 1, ops, lat, wall), warmup, zxidBefore, zxidAfter);
         } finally {
             c.close();
         }
     }
 
-    private static String contended(String connect, int k, int ops, String path) throws Exception {
+    // The K clients' threads take `ops` acquisitions in all, each acquiring
+    // again right after its release; each acquire()'s wait goes into lat[client]
+    // (when lat is not null) and count[client]. Returns the wall time.
+    private static long contend(InterProcessMutex[] ms, int ops, long[][] lat, int[] count) throws Exception {
+        int k = ms.length;
+        AtomicInteger remaining = new AtomicInteger(ops);
+        AtomicReference<Throwable> err = new AtomicReference<>();
+        CyclicBarrier barrier = new CyclicBarrier(k + 1);
+        Thread[] ts = new Thread[k];
+        for (int i = 0; i < k; i++) {
+            final int id = i;
+            ts[i] = new Thread(() -> {
+                try {
+                    barrier.await();
+                    InterProcessMutex m = ms[id];
+                    int n = 0;
+                    while (err.get() == null && remaining.getAndDecrement() > 0) {
+                        long t0 = System.nanoTime();
+                        acquire(m);
+                        if (lat != null) lat[id][n] = System.nanoTime() - t0;
+                        n++;
+                        m.release();
+                    }
+                    if (count != null) count[id] = n;
+                } catch (Throwable t) {
+                    err.compareAndSet(null, t);
+                }
+            }, "bench-" + i);
+            ts[i].start();
+        }
+        barrier.await();
+        long start = System.nanoTime();
+        for (Thread t : ts) t.join();
+        long wall = System.nanoTime() - start;
+        if (err.get() != null) throw new Exception("worker failed", err.get());
+        return wall;
+    }
+
+    private static String contended(String connect, int k, int ops, String path, int warmup) throws Exception {
         List<CuratorFramework> cs = new ArrayList<>(k);
         try {
             InterProcessMutex[] ms = new InterProcessMutex[k];
@@ -191,43 +282,18 @@ public final class CuratorBench {
                 cs.add(c);
                 ms[i] = new InterProcessMutex(c, path);
                 // One uncounted cycle per client: creates the parent path and
-                // loads/JITs the code path before measurement starts.
+                // loads the code path before measurement starts.
                 acquire(ms[i]);
                 ms[i].release();
             }
+            // The JIT compiles the contended path (watches, waits, handoffs) too.
+            if (warmup > 0) contend(ms, warmup, null, null);
 
-            AtomicInteger remaining = new AtomicInteger(ops);
+            long zxidBefore = serverZxid(connect);
             long[][] lat = new long[k][ops];
             int[] count = new int[k];
-            AtomicReference<Throwable> err = new AtomicReference<>();
-            CyclicBarrier barrier = new CyclicBarrier(k + 1);
-            Thread[] ts = new Thread[k];
-            for (int i = 0; i < k; i++) {
-                final int id = i;
-                ts[i] = new Thread(() -> {
-                    try {
-                        barrier.await();
-                        InterProcessMutex m = ms[id];
-                        long[] mine = lat[id];
-                        int n = 0;
-                        while (err.get() == null && remaining.getAndDecrement() > 0) {
-                            long t0 = System.nanoTime();
-                            acquire(m);
-                            mine[n++] = System.nanoTime() - t0;
-                            m.release();
-                        }
-                        count[id] = n;
-                    } catch (Throwable t) {
-                        err.compareAndSet(null, t);
-                    }
-                }, "bench-" + i);
-                ts[i].start();
-            }
-            barrier.await();
-            long start = System.nanoTime();
-            for (Thread t : ts) t.join();
-            long wall = System.nanoTime() - start;
-            if (err.get() != null) throw new Exception("worker failed", err.get());
+            long wall = contend(ms, ops, lat, count);
+            long zxidAfter = serverZxid(connect);
 
             int total = 0;
             for (int n : count) total += n;
@@ -237,7 +303,7 @@ public final class CuratorBench {
                 System.arraycopy(lat[i], 0, all, off, count[i]);
                 off += count[i];
             }
-            return result("contended", k, ops, all, wall);
+            return withServerWork(result("contended", k, ops, all, wall), warmup, zxidBefore, zxidAfter);
         } finally {
             for (CuratorFramework c : cs) {
                 try { c.close(); } catch (Throwable ignored) { }

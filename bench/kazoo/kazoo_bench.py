@@ -9,7 +9,8 @@ measured as bench/curator measures Curator's InterProcessMutex):
                acquisitions in all, each client acquiring again right after its
                release; a sample is one acquire() as its caller waits for it
 Prints one JSON line: backend "kazoo", scenario, clients, ops, p50_us, p99_us,
-mean_us, ops_per_s, wall_s.
+mean_us, ops_per_s, wall_s, and transactions: what the server committed during
+the measured part, its srvr Zxid read before and after (null when unread).
 
 Without --scenario (zklock bench --scenario mixed): runs beside the zklock and
 Curator clients the bench starts on the same lock path. Connects, takes the
@@ -27,6 +28,8 @@ import argparse
 import json
 import logging
 import math
+import re
+import socket
 import sys
 import threading
 import time
@@ -49,6 +52,32 @@ def connect(hosts):
 def acquire(lock):
     if not lock.acquire(timeout=ACQUIRE_TIMEOUT_S):
         raise Failed("no lock within %d s" % ACQUIRE_TIMEOUT_S)
+
+
+def server_zxid(hosts):
+    """The Zxid in srvr's answer from the first server of `hosts`, or None."""
+    first = hosts.split(",")[0].split("/")[0]
+    host, _, port = first.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            s.sendall(b"srvr")
+            answer = b""
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+    except (OSError, ValueError):
+        return None
+    m = re.search(rb"Zxid: 0x([0-9a-fA-F]+)", answer)
+    return int(m.group(1), 16) if m else None
+
+
+def transactions(before, after):
+    """The transactions between two server_zxid() readings, or None (unread, or a new epoch)."""
+    if before is None or after is None or before >> 32 != after >> 32:
+        return None
+    return after - before
 
 
 def percentile(sorted_ns, p):
@@ -75,13 +104,17 @@ def uncontended(args, patterns):
             acquire(lock)
             lock.release()
         samples = []
+        zxid_before = server_zxid(args.connect)
         start = time.monotonic_ns()
         for _ in range(args.ops):
             t0 = time.monotonic_ns()
             acquire(lock)
             lock.release()
             samples.append(time.monotonic_ns() - t0)
-        return result("uncontended", 1, samples, time.monotonic_ns() - start)
+        wall = time.monotonic_ns() - start
+        r = result("uncontended", 1, samples, wall)
+        r["measured_transactions"] = transactions(zxid_before, server_zxid(args.connect))
+        return r
     finally:
         zk.stop()
         zk.close()
@@ -125,14 +158,18 @@ def contended(args, patterns):
         threads = [threading.Thread(target=worker, args=(i,), name="bench-%d" % i, daemon=True) for i in range(k)]
         for t in threads:
             t.start()
+        zxid_before = server_zxid(args.connect)
         barrier.wait()
         start = time.monotonic_ns()
         for t in threads:
             t.join()
         wall = time.monotonic_ns() - start
+        zxid_after = server_zxid(args.connect)
         if errors:
             raise Failed("a client failed: %r" % errors[0])
-        return result("contended", k, [s for mine in samples for s in mine], wall)
+        r = result("contended", k, [s for mine in samples for s in mine], wall)
+        r["measured_transactions"] = transactions(zxid_before, zxid_after)
+        return r
     finally:
         for zk in clients:
             zk.stop()

@@ -1,11 +1,14 @@
 // zklock bench's floors: the C client's leanest lock cycle and leanest handoff
 // run beside the mutex scenarios, and zklock's figures carry their ratio to
-// them; every row says what the server did for it; --one-thread.
+// them; every row says what the server did for it; --one-thread; --requeue's
+// rows beside the plain ones, --rounds and Curator's warm-up.
 #include "json_output.hpp"
 #include "test_cli_support.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -143,4 +146,82 @@ TEST(CliBenchFloorTest, NoFloorLeavesItOutAndOneThreadRunsTheContendedClientsOnO
     EXPECT_EQ(exit_code(refused, 60s), 64) << cli.output("refused");
     EXPECT_NE(cli.output("refused").find("--one-thread runs the contended mutex scenario"), std::string::npos)
         << cli.output("refused");
+}
+
+class CliBenchRoundsTest : public CliTest {};
+
+// --requeue: zklock's workers taking turns with requeue() and the floor doing
+// the same commit fewer than two transactions per turn, where the plain rows
+// and Curator commit two or more (the server's Zxid read around each row's
+// measured part); --rounds 2: each client twice in turn, each row saying its
+// round, then the median of each; --curator-warmup: Curator's unmeasured
+// acquisitions, contended ones contended, before its measured ones.
+TEST_F(CliBenchRoundsTest, RequeueRowsRoundsAndCuratorsWarmUp) {
+    Cli cli;
+    constexpr int ops = 20, curator_warmup = 30;
+    auto p = cli.start({"bench", "all", "-c", server_->connect_string(), "--clients", "3", "--ops", std::to_string(ops),
+                        "--warmup", "0", "--requeue", "--rounds", "2", "--curator", "--curator-warmup",
+                        std::to_string(curator_warmup), "--json"},
+                       "bench", {{"XDG_CACHE_HOME", cli.dir().string()}});
+    ASSERT_EQ(exit_code(p, 300s), 0) << cli.output("bench");
+    const auto out = cli.output("bench");
+    const auto rows = zklock::test::json_lines(out);
+    // Per scenario: two rounds of the floor, zklock, the requeue floor, zklock's requeue and Curator; five medians.
+    ASSERT_EQ(rows.size(), 30u) << out;
+    const auto kind = [](const nlohmann::json& r) {
+        return r.value("backend", std::string()) + (r.value("requeue", false) ? " requeue" : "");
+    };
+    const std::vector<std::string> kinds = {"c-client floor", "zookeeper", "c-client floor requeue", "zookeeper requeue",
+                                            "curator"};
+    for (std::size_t s = 0; s < 2; ++s) {
+        const auto scenario = s == 0 ? "uncontended" : "contended";
+        const auto at = [&](std::size_t round, std::size_t k) -> const nlohmann::json& {
+            return rows[s * 15 + round * 5 + k];
+        };
+        for (std::size_t round = 0; round < 3; ++round)
+            for (std::size_t k = 0; k < kinds.size(); ++k) {
+                const auto& r = at(round, k);
+                EXPECT_EQ(r.at("scenario"), scenario) << r.dump();
+                EXPECT_EQ(kind(r), kinds[k]) << r.dump();
+                EXPECT_EQ(r.at("round"), round < 2 ? nlohmann::json(round + 1) : nlohmann::json("median")) << r.dump();
+            }
+        for (std::size_t round = 0; round < 2; ++round) {
+            // What the server committed for each row's measured turns alone.
+            for (std::size_t k = 0; k < kinds.size(); ++k) {
+                const auto& r = at(round, k);
+                ASSERT_TRUE(r.at("measured_transactions").is_number()) << r.dump();
+                const auto txns = r.at("measured_transactions").get<int>();
+                EXPECT_EQ(r.at("ops"), ops) << r.dump();
+                EXPECT_DOUBLE_EQ(r.at("transactions_per_turn").get<double>(), static_cast<double>(txns) / ops)
+                    << r.dump();
+                if (kinds[k].ends_with("requeue")) {
+                    EXPECT_GE(txns, ops) << r.dump();
+                    EXPECT_LT(txns, 2 * ops) << r.dump();
+                } else {
+                    EXPECT_GE(txns, 2 * ops) << r.dump();
+                }
+            }
+            // Rates over the floor's of the same round: the requeue row's over the requeue floor's.
+            for (const auto& [k, floor] : {std::pair<std::size_t, std::size_t>{1, 0}, {3, 2}, {4, 0}})
+                EXPECT_DOUBLE_EQ(at(round, k).at("ops_per_s_vs_floor").get<double>(),
+                                 at(round, k).at("ops_per_s").get<double>() / at(round, floor).at("ops_per_s").get<double>())
+                    << at(round, k).dump();
+            EXPECT_DOUBLE_EQ(at(round, 3).at("ops_per_s_vs_curator").get<double>(),
+                             at(round, 3).at("ops_per_s").get<double>() / at(round, 4).at("ops_per_s").get<double>());
+            // Curator's warm-up ran in its row: its server work holds two transactions per cycle of it too.
+            const auto& curator = at(round, 4);
+            EXPECT_EQ(curator.at("warmup"), curator_warmup) << curator.dump();
+            EXPECT_GE(curator.at("server_work").at("transactions").get<int>(), 2 * (curator_warmup + ops))
+                << curator.dump();
+        }
+        // The medians: of two rounds, the mean of both.
+        for (std::size_t k = 0; k < kinds.size(); ++k) {
+            const auto& m = at(2, k);
+            EXPECT_EQ(m.at("rounds"), 2) << m.dump();
+            for (const char* field : {"ops_per_s", "p50_us"})
+                EXPECT_DOUBLE_EQ(m.at(field).get<double>(),
+                                 (at(0, k).at(field).get<double>() + at(1, k).at(field).get<double>()) / 2)
+                    << field << ": " << m.dump();
+        }
+    }
 }

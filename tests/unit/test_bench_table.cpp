@@ -1,15 +1,20 @@
 // zklock bench's plain output (tools/zklock-bench/runs/table.cpp): the rows
-// that --json prints, as one compact table with zklock's rate over the
-// floor's and each peer's, and the rows without a latency as wrapped lines.
+// that --json prints, as one compact table with each row's rate over the
+// floor's and zklock's over each peer's, and the rows without a latency as
+// wrapped lines; and the comparisons within a run it uses
+// (tools/zklock-bench/runs/rounds.cpp): the rate ratios, the rounds' medians.
+#include "runs/rounds.hpp"
 #include "runs/table.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zklock::cli {
@@ -70,8 +75,8 @@ TEST(BenchTable, OneLinePerRowUnderTheWidthWithoutNestedJson) {
                                     row("curator", "contended", 8, 600, 12000, 30000)};
     const auto text = format_table(rows, fifo);
     const auto lines = lines_of(text);
-    // A header of two lines, a line per row, the ratios' footnote.
-    ASSERT_EQ(lines.size(), 6u) << text;
+    // A header of two lines, a line per row, the ratios' footnotes (the floor's, the peers').
+    ASSERT_EQ(lines.size(), 7u) << text;
     EXPECT_EQ(words_of(lines[1]).front(), "scenario") << text;
     for (const auto& header : {lines[0], lines[1]})  // one standalone server: nothing to tell apart
         EXPECT_EQ(header.find("server"), std::string::npos) << text;
@@ -104,9 +109,95 @@ TEST(BenchTable, ZklocksRowGivesItsRateOverTheFloorsAndEachPeersOfTheSameRun) {
     EXPECT_EQ(zk[zk.size() - 3], "0.80x") << text;  // 800 / 1000
     EXPECT_EQ(zk[zk.size() - 2], "2.00x") << text;  // 800 / 400
     EXPECT_EQ(zk[zk.size() - 1], "4.00x") << text;  // 800 / 200
-    // The peers' rows carry no ratio; the footnote says what they are.
-    EXPECT_EQ(row_line(text, "uncontended", "curator").find('x'), std::string::npos) << text;
-    EXPECT_NE(text.find("vs floor, curator, kazoo: zklock's ops/s over theirs"), std::string::npos) << text;
+    // A peer's row has its rate over the floor's alone; the footnotes say what they are.
+    const auto curator = words_of(row_line(text, "uncontended", "curator"));
+    ASSERT_GE(curator.size(), 1u) << text;
+    EXPECT_EQ(curator.back(), "0.40x") << text;  // 400 / 1000
+    const auto curator_line = row_line(text, "uncontended", "curator");
+    EXPECT_EQ(std::count(curator_line.begin(), curator_line.end(), 'x'), 1) << text;
+    EXPECT_EQ(row_line(text, "uncontended", "c-client").find('x'), std::string::npos) << text;
+    EXPECT_NE(text.find("vs floor: a row's ops/s over the floor's"), std::string::npos) << text;
+    EXPECT_NE(text.find("vs curator, kazoo: zklock's ops/s over theirs"), std::string::npos) << text;
+}
+
+// A requeue row's floor is the requeue floor; its peers are the plain ones
+// (a fleet taking turns against Curator's loop).
+TEST(BenchTable, RequeueRowsCompareWithTheRequeueFloorAndThePeers) {
+    auto rq = row("zookeeper", "contended", 8, 1800, 1, 1);
+    rq["requeue"] = true;
+    auto rq_floor = row("c-client floor", "contended", 8, 2000, 1, 1);
+    rq_floor["requeue"] = true;
+    std::vector<json> rows = {row("c-client floor", "contended", 8, 1000, 1, 1), row("zookeeper", "contended", 8, 900, 1, 1),
+                              rq_floor, rq, row("curator", "contended", 8, 600, 1, 1)};
+    add_rate_ratios(rows);
+    EXPECT_DOUBLE_EQ(rows[1]["ops_per_s_vs_floor"].get<double>(), 0.9);
+    EXPECT_DOUBLE_EQ(rows[1]["ops_per_s_vs_curator"].get<double>(), 1.5);
+    EXPECT_DOUBLE_EQ(rows[3]["ops_per_s_vs_floor"].get<double>(), 0.9);  // 1800 / the requeue floor's 2000
+    EXPECT_DOUBLE_EQ(rows[3]["ops_per_s_vs_curator"].get<double>(), 3.0);
+    EXPECT_DOUBLE_EQ(rows[4]["ops_per_s_vs_floor"].get<double>(), 0.6);
+    EXPECT_FALSE(rows[4].contains("ops_per_s_vs_kazoo")) << rows[4].dump();
+    for (const auto i : {0, 2}) EXPECT_FALSE(rows[i].contains("ops_per_s_vs_floor")) << rows[i].dump();
+    const auto text = format_table(rows, fifo);
+    std::vector<std::string> zk;
+    for (const auto& line : lines_of(text))
+        if (line.find("zookeeper requeue") != std::string::npos) zk = words_of(line);
+    ASSERT_GE(zk.size(), 3u) << text;
+    EXPECT_EQ(zk[zk.size() - 2], "0.90x") << text;
+    EXPECT_EQ(zk.back(), "3.00x") << text;
+    EXPECT_NE(row_line(text, "contended", "requeue").find("requeue floor"), std::string::npos) << text;
+}
+
+// --rounds N: a ratio is taken within a round, and the median row of each
+// client kind gives the median of each figure and of each round's ratio.
+TEST(BenchRounds, RatiosStayWithinARoundAndTheMediansAreOfTheRounds) {
+    std::vector<json> rows;
+    const double zklock[] = {900, 1200, 1000}, floor[] = {1000, 1000, 2000}, curator[] = {300, 600, 400};
+    for (int round = 1; round <= 3; ++round) {
+        for (const auto& [backend, rate] : {std::pair{"c-client floor", floor[round - 1]},
+                                            std::pair{"zookeeper", zklock[round - 1]},
+                                            std::pair{"curator", curator[round - 1]}}) {
+            auto r = row(backend, "uncontended", 1, rate, rate / 10, rate / 5);
+            r["round"] = round;
+            r["server_work"] = {{"transactions", 4000 + round}};
+            rows.push_back(r);
+        }
+    }
+    add_rate_ratios(rows);
+    EXPECT_DOUBLE_EQ(rows[1]["ops_per_s_vs_floor"].get<double>(), 0.9);   // round 1: 900 / 1000
+    EXPECT_DOUBLE_EQ(rows[4]["ops_per_s_vs_floor"].get<double>(), 1.2);   // round 2: 1200 / 1000
+    EXPECT_DOUBLE_EQ(rows[7]["ops_per_s_vs_floor"].get<double>(), 0.5);   // round 3: 1000 / 2000
+    EXPECT_DOUBLE_EQ(rows[7]["ops_per_s_vs_curator"].get<double>(), 2.5);  // 1000 / 400
+    const auto medians = median_rows(rows);
+    ASSERT_EQ(medians.size(), 3u);
+    const auto& zk = medians[1];
+    EXPECT_EQ(zk["backend"], "zookeeper");
+    EXPECT_EQ(zk["round"], "median");
+    EXPECT_EQ(zk["rounds"], 3);
+    EXPECT_DOUBLE_EQ(zk["ops_per_s"].get<double>(), 1000);
+    EXPECT_DOUBLE_EQ(zk["ops_per_s_vs_floor"].get<double>(), 0.9);  // of 0.9, 1.2, 0.5: not 1000 / 1000
+    EXPECT_DOUBLE_EQ(zk["ops_per_s_vs_curator"].get<double>(), 2.5);  // of 3, 2, 2.5
+    EXPECT_EQ(zk["server_work"]["transactions"], 4002);
+    EXPECT_EQ(zk["clients"], 1);
+    // The median rows keep their ratios in the table, beside the rounds'.
+    auto all = rows;
+    all.insert(all.end(), medians.begin(), medians.end());
+    const auto text = format_table(all, fifo);
+    // Each round's rows under a line that says which, the medians last.
+    std::string median_line;
+    bool in_medians = false;
+    std::vector<std::string> headings;
+    for (const auto& line : lines_of(text)) {
+        if (line.ends_with(":")) headings.push_back(line);
+        in_medians = in_medians || line == "median of 3 rounds:";
+        const auto w = words_of(line);
+        if (in_medians && w.size() > 1 && w[1] == "zookeeper") median_line = line;
+    }
+    EXPECT_EQ(headings, (std::vector<std::string>{"round 1:", "round 2:", "round 3:", "median of 3 rounds:"})) << text;
+    ASSERT_FALSE(median_line.empty()) << text;
+    const auto w = words_of(median_line);
+    EXPECT_EQ(w[w.size() - 2], "0.90x") << text;
+    EXPECT_EQ(w.back(), "2.50x") << text;
+    for (const auto& line : lines_of(text)) EXPECT_LE(line.size(), bench_table_width) << line;
 }
 
 // The widest table the mutex scenarios print: an ensemble's server, --busy,
@@ -124,6 +215,14 @@ TEST(BenchTable, TheWidestTableFitsTheWidth) {
         rows.push_back(r);
     }
     rows[1]["confirm_unlock"] = true;
+    // The requeue rows and --rounds' column.
+    for (const char* backend : {"c-client floor", "zookeeper"}) {
+        auto r = rows[0];
+        r["backend"] = backend;
+        r["requeue"] = true;
+        rows.push_back(r);
+    }
+    for (auto& r : rows) r["round"] = 100;  // a line of its own, before the rows
     const auto text = format_table(rows, fifo);
     EXPECT_NE(row_line(text, "contended", "zookeeper").find("(confirm)"), std::string::npos) << text;
     EXPECT_NE(text.find("vs\n"), std::string::npos) << text;

@@ -231,9 +231,10 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     o.backends = unique;
     // What the user asked for that runs the backend bench.
     const std::string via = b.report_alone ? "--report" : "--backend";
-    if (z.recipe != "mutex" || z.naive || z.curator || z.kazoo || z.confirm_unlock || z.one_thread) {
+    if (z.recipe != "mutex" || z.naive || z.curator || z.kazoo || z.confirm_unlock || z.one_thread || z.requeue ||
+        z.rounds > 1) {
         std::cerr << "zklock bench: " << via << " compares plain locks: --recipe, --naive, --curator, --kazoo, "
-                     "--confirm-unlock and --one-thread apply to the ZooKeeper bench only\n";
+                     "--confirm-unlock, --one-thread, --requeue and --rounds apply to the ZooKeeper bench only\n";
         return exit_usage;
     }
     // The scenarios of ZooKeeper's recipes alone: --backend would measure nothing.

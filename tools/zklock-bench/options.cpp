@@ -86,15 +86,36 @@ void add_floor_release_proof_option(CLI::App& cmd, bench_cli& c) {
 
 void add_floor_requeue_option(CLI::App& cmd, bench_cli& c) {
     cmd.add_flag("--floor-requeue", c.zookeeper.floor_requeue,
-                 "uncontended and contended: the floors hand the lock back and queue again in one transaction (a "
-                 "multi of the release's ops and the next node's create, the listing behind it) where zklock sends "
-                 "the release and the create apart: what a release-and-requeue call, which zklock does not have, "
-                 "would gain")
+                 "uncontended and contended: the plain floors hand the lock back and queue again in one transaction "
+                 "(a multi of the release's ops and the next node's create, the listing behind it) where zklock's "
+                 "lock() and unlock() send the release and the create apart: what requeue() gains (--requeue runs "
+                 "both floors)")
         ->group(developer_group);
+}
+
+void add_requeue_option(CLI::App& cmd, bench_cli& c) {
+    cmd.add_flag("--requeue", c.zookeeper.requeue,
+                 "also the requeue rows: zklock's workers taking turns with requeue() (release and queue again in "
+                 "one transaction; one worker uncontended, --clients contended) beside the floor doing the same");
+}
+
+void add_rounds_option(CLI::App& cmd, bench_cli& c) {
+    cmd.add_option("--rounds", c.zookeeper.rounds,
+                   "run each scenario's clients (zklock, the floors, the peers) N times in turn, each row "
+                   "saying its round, then the median row of each")
+        ->type_name("N")
+        ->check(CLI::Range(1, 100))
+        ->capture_default_str();
 }
 
 void add_curator_option(CLI::App& cmd, bench_cli& c) {
     cmd.add_flag("--curator", c.zookeeper.curator, "also run Apache Curator's InterProcessMutex on the same server");
+    cmd.add_option("--curator-warmup", c.zookeeper.curator_warmup,
+                   "unmeasured acquisitions in Curator's JVM before its measured ones, contended ones contended "
+                   "(its JIT compiled, as in a long-running service)")
+        ->type_name("N")
+        ->check(CLI::Range(0, 10000000))
+        ->capture_default_str();
 }
 
 void add_kazoo_option(CLI::App& cmd, bench_cli& c) {
@@ -143,6 +164,8 @@ const std::vector<option_group>& mutex_run_groups() {
         {&scenario_takes::floor, add_floor_option},
         {&scenario_takes::floor_release_proof, add_floor_release_proof_option},
         {&scenario_takes::floor_requeue, add_floor_requeue_option},
+        {&scenario_takes::requeue, add_requeue_option},
+        {&scenario_takes::rounds, add_rounds_option},
         {&scenario_takes::curator, add_curator_option},
         {&scenario_takes::kazoo, add_kazoo_option},
         {&scenario_takes::scripts, add_script_options},

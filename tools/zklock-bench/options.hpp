@@ -39,8 +39,8 @@ struct option_group {
 /// The groups of the ZooKeeper mutex runs, in the order they are registered:
 /// --naive, --no-release-mark and --lock-delay (the MutexOptions of zklock's
 /// mutexes); --confirm-unlock; --one-thread; --no-floor; --floor-release-proof;
-/// --floor-requeue; --curator; --kazoo; --curator-script and --kazoo-script;
-/// --ensemble and --busy.
+/// --floor-requeue; --requeue; --rounds; --curator and --curator-warmup;
+/// --kazoo; --curator-script and --kazoo-script; --ensemble and --busy.
 const std::vector<option_group>& mutex_run_groups();
 /// --backend, described as `text`; returned for the options that need it.
 CLI::Option* add_backend_option(CLI::App& cmd, bench_cli& c, const char* text);

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -77,6 +80,24 @@ nlohmann::json work_between(const server_counters& before, const server_counters
             leader_fsyncs > 0 ? nlohmann::json(per(txns, leader_fsyncs)) : nlohmann::json();
     }
     return w;
+}
+
+nlohmann::json measured_work(const std::optional<server_counters>& before, const std::optional<server_counters>& after,
+                             std::size_t turns) {
+    nlohmann::json w = {{"measured_transactions", nullptr}, {"transactions_per_turn", nullptr}};
+    if (!before || !after || epoch_of(after->zxid) != epoch_of(before->zxid)) return w;
+    const auto txns = after->zxid - before->zxid;
+    w["measured_transactions"] = txns;
+    if (turns > 0) w["transactions_per_turn"] = per(txns, static_cast<std::int64_t>(turns));
+    return w;
+}
+
+void add_transactions_per_turn(nlohmann::json& row) {
+    const auto txns = row.value("measured_transactions", nlohmann::json());
+    const auto turns = row.value("ops", nlohmann::json());
+    row["transactions_per_turn"] = txns.is_number() && turns.is_number() && turns.get<double>() > 0
+                                       ? nlohmann::json(txns.get<double>() / turns.get<double>())
+                                       : nlohmann::json();
 }
 
 } // namespace zklock::cli

@@ -14,10 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace zklock::cli {
 
@@ -41,5 +43,35 @@ std::optional<server_counters> read_server_counters(const std::string& server, s
 nlohmann::json work_between(const server_counters& before, const server_counters& after,
                             const std::optional<server_counters>& leader_before = std::nullopt,
                             const std::optional<server_counters>& leader_after = std::nullopt);
+
+/// What a row's measured part cost the server, from two readings around it
+/// alone (no warm-up, no session set-up): {"measured_transactions",
+/// "transactions_per_turn"} (a turn: one measured cycle or grant), each null
+/// when a reading is missing, a new epoch began in between or there were no
+/// turns.
+nlohmann::json measured_work(const std::optional<server_counters>& before, const std::optional<server_counters>& after,
+                             std::size_t turns);
+
+/// `row` (a peer's line, which gives its measured_transactions) with its
+/// transactions_per_turn over its ops.
+void add_transactions_per_turn(nlohmann::json& row);
+
+/// The readings of measured_work() around a run's measured part, taken on
+/// `server` (host:port) with `timeout`: begin() as it starts, end() once it is over.
+class measured_window {
+public:
+    measured_window(std::string server, std::chrono::milliseconds timeout)
+        : server_(std::move(server)), timeout_(timeout) {}
+    void begin() { before_ = read_server_counters(server_, timeout_); }
+    /// measured_work() since begin(), for `turns` turns.
+    nlohmann::json end(std::size_t turns) const {
+        return measured_work(before_, read_server_counters(server_, timeout_), turns);
+    }
+
+private:
+    std::string server_;
+    std::chrono::milliseconds timeout_;
+    std::optional<server_counters> before_;
+};
 
 } // namespace zklock::cli

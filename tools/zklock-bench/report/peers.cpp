@@ -2,9 +2,11 @@
 #include "report/peers.hpp"
 
 #include "bench.hpp"
+#include "runs/rounds.hpp"
 #include "terminal_text.hpp"
 
 #include <cmath>
+#include <optional>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -20,10 +22,18 @@ using json = nlohmann::json;
 // The client kinds of a table, in the order its rows show them.
 struct client_kind {
     const char* backend;  // the rows' "backend"
+    bool requeue;         // the rows' "requeue"
     const char* shown;    // the table's name for it
 };
-constexpr client_kind peer_kinds[] = {
-    {"zookeeper", "zklock"}, {"c-client floor", "C client floor"}, {"curator", "Curator"}, {"kazoo", "kazoo"}};
+constexpr client_kind peer_kinds[] = {{"zookeeper", false, "zklock"},
+                                      {"c-client floor", false, "C client floor"},
+                                      {"zookeeper", true, "zklock requeue"},
+                                      {"c-client floor", true, "requeue floor"},
+                                      {"curator", false, "Curator"},
+                                      {"kazoo", false, "kazoo"}};
+
+bool is_requeue(const json& r) { return r.value("requeue", false); }
+bool is_median(const json& r) { return r.value("round", json()) == "median"; }
 
 // a / b when both are positive numbers, else null.
 json quotient(const json& a, const json& b) {
@@ -33,11 +43,21 @@ json quotient(const json& a, const json& b) {
     return x / y;
 }
 
-const json* row_of(const json& rows, const std::string& backend, const json& scenario, const json& server) {
+// The row of `backend` (and, `requeue` given, of that kind) of the same run as `like`.
+const json* row_like(const json& rows, const std::string& backend, const json& like,
+                     std::optional<bool> requeue = std::nullopt) {
     for (const auto& r : rows)
-        if (r.value("backend", "") == backend && r.value("scenario", json()) == scenario &&
-            r.value("server", json()) == server)
+        if (r.value("backend", "") == backend && same_run(r, like) && (!requeue || is_requeue(r) == *requeue))
             return &r;
+    return nullptr;
+}
+
+// The row of `kind` on `server` in `rows` (one scenario's shown rows).
+const json* row_of(const std::vector<const json*>& rows, const client_kind& kind, const json& server) {
+    for (const auto* r : rows)
+        if (r->value("backend", "") == kind.backend && is_requeue(*r) == kind.requeue &&
+            r->value("server", json()) == server)
+            return r;
     return nullptr;
 }
 
@@ -68,15 +88,27 @@ std::vector<json> servers_in(const json& results) {
     return out;
 }
 
+// A scenario's rows as its table shows them: the medians when there are rounds, else every row.
+std::vector<const json*> shown_rows(const json& results, const std::string& scenario) {
+    bool medians = false;
+    for (const auto& r : results) medians = medians || is_median(r);
+    std::vector<const json*> out;
+    for (const auto& r : results)
+        if (r.value("scenario", "") == scenario && is_median(r) == medians) out.push_back(&r);
+    return out;
+}
+
 void write_table(std::ostringstream& md, const json& results, const std::string& scenario) {
     const bool contended = scenario == "contended";
+    const auto rows = shown_rows(results, scenario);
     md << "| server | client | p50 (us) | p99 (us) | acquisitions/s |" << (contended ? " handoff p50 (us) |" : "")
-       << " vs Curator | vs kazoo | vs floor |" << (contended ? "" : " client CPU, wait (us) |")
-       << " requests/txn | txns/fsync (leader) |\n|---|---|---:|---:|---:|" << (contended ? "---:|" : "")
-       << "---:|---:|---:|" << (contended ? "" : "---:|") << "---:|---:|\n";
+       << " vs Curator | vs kazoo | " << (contended ? "handoff" : "p50") << " vs floor | rate vs floor |"
+       << (contended ? "" : " client CPU, wait (us) |") << " txns/turn | requests/txn | txns/fsync (leader) |\n"
+       << "|---|---|---:|---:|---:|" << (contended ? "---:|" : "") << "---:|---:|---:|---:|"
+       << (contended ? "" : "---:|") << "---:|---:|---:|\n";
     for (const auto& server : servers_in(results))
         for (const auto& kind : peer_kinds) {
-            const auto* r = row_of(results, kind.backend, json(scenario), server);
+            const auto* r = row_of(rows, kind, server);
             if (!r) continue;
             const bool ours = std::string(kind.backend) == "zookeeper";
             md << "| " << (server.is_string() ? server.get<std::string>() : "-") << " | " << kind.shown << " | "
@@ -85,13 +117,17 @@ void write_table(std::ostringstream& md, const json& results, const std::string&
             if (contended) md << " " << number(field_of(r, "handoff_p50_us")) << " |";
             for (const char* ratio : {"ratio_to_curator", "ratio_to_kazoo", "ratio_to_floor"})
                 md << " " << (ours ? times(field_of(r, ratio)) : std::string()) << " |";
+            // Every client's rate over the floor's (the requeue rows': the requeue floor's).
+            md << " " << (std::string(kind.backend) == "c-client floor" ? std::string() : times(field_of(r, "ops_per_s_vs_floor")))
+               << " |";
             // The bench's own threads (runs/client_schedule.hpp): zklock's and the floor's, not the peers' processes.
             if (!contended) {
                 const auto cpu = field_of(r, "client_cpu_us_per_cycle");
                 const auto wait = field_of(r, "client_wait_us_per_cycle");
                 md << " " << (cpu.is_number() && wait.is_number() ? number(cpu) + ", " + number(wait) : std::string()) << " |";
             }
-            // What the servers did (ensemble/server_work.hpp): on the leader too when it is another server.
+            // What the servers did (ensemble/server_work.hpp): for the measured part alone, then around the row.
+            md << " " << number(field_of(r, "transactions_per_turn"), 2) << " |";
             const auto work = field_of(r, "server_work");
             const auto of_work = [&](const char* key) { return work.is_object() ? field_of(&work, key) : json(); };
             md << " " << number(of_work("requests_per_transaction"), 2) << " | "
@@ -100,6 +136,33 @@ void write_table(std::ostringstream& md, const json& results, const std::string&
                 md << " (" << number(of_work("leader_transactions_per_fsync"), 2) << ")";
             md << " |\n";
         }
+}
+
+// The rounds of --rounds N, one line each: every client's acquisitions/s and
+// zklock's over the peers'.
+void write_rounds(std::ostringstream& md, const json& results) {
+    md << "| scenario | server | round | zklock | floor | zklock requeue | requeue floor | Curator | kazoo "
+          "| zklock / Curator | zklock / kazoo | requeue / Curator |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& r : results) {
+        if (r.value("backend", "") != "zookeeper" || is_requeue(r) || is_median(r) || !r.contains("round")) continue;
+        const auto rate = [&](const char* backend, bool requeue) {
+            return field_of(row_like(results, backend, r, requeue), "ops_per_s");
+        };
+        const auto* requeue = row_like(results, "zookeeper", r, true);
+        md << "| " << r.value("scenario", "") << " | " << text_of(r, "server") << " | " << number(r["round"]) << " | "
+           << number(rate("zookeeper", false)) << " | " << number(rate("c-client floor", false)) << " | "
+           << number(rate("zookeeper", true)) << " | " << number(rate("c-client floor", true)) << " | "
+           << number(rate("curator", false)) << " | " << number(rate("kazoo", false)) << " | "
+           << times(field_of(&r, "ops_per_s_vs_curator")) << " | " << times(field_of(&r, "ops_per_s_vs_kazoo"))
+           << " | " << times(field_of(requeue, "ops_per_s_vs_curator")) << " |\n";
+    }
+}
+
+bool has_requeue(const json& results) {
+    for (const auto& r : results)
+        if (is_requeue(r)) return true;
+    return false;
 }
 
 bool has_scenario(const json& results, const std::string& scenario) {
@@ -123,16 +186,14 @@ std::string floor_measures(const json& results, const std::string& scenario, con
 
 json with_peer_ratios(json rows) {
     for (auto& r : rows) {
-        if (r.value("backend", "") != "zookeeper") continue;
-        const auto scenario = r.value("scenario", json());
-        const auto server = r.value("server", json());
-        const bool contended = scenario == "contended";
+        if (r.value("backend", "") != "zookeeper" || is_median(r)) continue;
+        const bool contended = r.value("scenario", json()) == "contended";
         for (const auto& [peer, key] : {std::pair{"curator", "ratio_to_curator"}, std::pair{"kazoo", "ratio_to_kazoo"}}) {
-            const auto* p = row_of(rows, peer, scenario, server);
+            const auto* p = row_like(rows, peer, r);
             r[key] = contended ? quotient(r.value("ops_per_s", json()), field_of(p, "ops_per_s"))
                                : quotient(field_of(p, "p50_us"), r.value("p50_us", json()));
         }
-        const auto* floor = row_of(rows, "c-client floor", scenario, server);
+        const auto* floor = row_like(rows, "c-client floor", r, is_requeue(r));
         const char* compared = contended ? "handoff_p50_us" : "p50_us";
         r["ratio_to_floor"] = quotient(r.value(compared, json()), field_of(floor, compared));
     }
@@ -173,7 +234,7 @@ std::string peers_markdown(const json& report) {
     md << "Load: "
        << (busy > 0 ? counted(busy, "CPU-bound process", "CPU-bound processes") + " (`--busy " + std::to_string(busy) +
                           "`) spun beside the whole measured run."
-                    : std::string("nothing else ran beside the bench."))
+                    : std::string("no `--busy` processes (what else ran on the machine is not recorded)."))
        << "\n\n";
     md << "Runs: " << number(report.value("ops", json())) << " measured acquisitions per row";
     if (has_scenario(results, "contended"))
@@ -182,8 +243,24 @@ std::string peers_markdown(const json& report) {
     md << "; " << (warmup > 0 ? std::to_string(warmup) + " unmeasured acquire/release cycles against each serving server "
                                                          "before its rows"
                               : std::string("no warm-up"))
-       << ". Compare rows of one table: they come from one run.\n\n"
-       << "What the servers did for each row (their mntr and srvr, read before and after it; warm-ups and "
+       << "; Curator " << (report.contains("curator_warmup") && report["curator_warmup"].is_number()
+                               ? number(report["curator_warmup"]) + " unmeasured acquisitions in its JVM first, "
+                                                                    "contended ones contended (its JIT warm, as in a "
+                                                                    "long-running service)"
+                               : std::string("not run"));
+    const int rounds = report.value("rounds", 1);
+    if (rounds > 1)
+        md << ". The clients ran in turn " << rounds << " times (rounds); the tables give each client's median over "
+           << "the rounds (of each figure and ratio), \"Rounds\" each round";
+    if (has_requeue(results))
+        md << ". zklock requeue: workers taking turns with requeue(), which releases and queues again in one "
+              "transaction (one worker uncontended; the contended clients contended), a sample being a turn; "
+              "requeue floor: the C client's loop doing the same, its ratios zklock requeue's";
+    md << ". Compare rows of one table: they come from one run.\n\n"
+       << "rate vs floor: each client's acquisitions/s over the C client floor's (the requeue rows': the requeue "
+          "floor's). txns/turn: the transactions the serving server committed during the measured part alone "
+          "(its srvr Zxid read before and after it, by the bench or the peer's harness), per measured acquisition. "
+          "What the servers did around each row (their mntr and srvr, read before and after it; warm-ups and "
           "sessions included): requests/txn, the requests the serving server received per transaction committed "
           "(a lock cycle is two transactions for every client: the create, and the delete or the release's "
           "transaction); txns/fsync, the transactions per sync of the serving server's transaction log, and in "
@@ -209,6 +286,11 @@ std::string peers_markdown(const json& report) {
            << floor_measures(results, "contended", "each waiter holding on its predecessor's deletion")
            << "; 1: at the floor).\n\n";
         write_table(md, results, "contended");
+    }
+    if (rounds > 1) {
+        md << "\n## Rounds\n\nAcquisitions/s of each client in each round, and zklock's over the peers' (requeue: "
+              "zklock requeue's over Curator's, a fleet taking turns against Curator's InterProcessMutex loop).\n\n";
+        write_rounds(md, results);
     }
     return md.str();
 }

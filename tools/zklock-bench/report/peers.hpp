@@ -10,9 +10,10 @@
 
 namespace zklock::cli {
 
-/// `rows` with zklock's row (backend "zookeeper") of each scenario and server
-/// given its ratios to the rows beside it (same scenario, same server), null
-/// where that row is missing:
+/// `rows` with zklock's rows (backend "zookeeper", plain and requeue) of each
+/// scenario, server and round given their ratios to the rows beside them
+/// (runs/rounds.hpp's same_run; a requeue row's floor the requeue floor), null
+/// where that row is missing; the median rows keep theirs (the rounds' medians):
 ///   ratio_to_curator, ratio_to_kazoo  uncontended: the peer's p50 / zklock's;
 ///                                     contended: zklock's acquisitions/s / the
 ///                                     peer's (above 1: zklock is ahead)
@@ -25,13 +26,15 @@ nlohmann::json with_peer_ratios(nlohmann::json rows);
 /// (how many, version, fsync, tickTime, maxSessionTimeout, extra zoo.cfg
 /// lines, the roles served), the load beside the run, and per scenario a
 /// table with a row per client kind per server (p50, p99, acquisitions/s;
-/// contended also the handoff p50) and zklock's ratios. `report` has the
-/// fields write_peers_report() writes.
+/// contended also the handoff p50; the medians with --rounds) and zklock's
+/// ratios; with --rounds, each round's rates. `report` has the fields
+/// write_peers_report() writes.
 std::string peers_markdown(const nlohmann::json& report);
 
 /// Writes `report` ({"command", "date", "machine", "servers": {"ensemble",
 /// "version", "fsync", "tick_time_ms", "max_session_timeout_ms", "config",
-/// "served"}, "busy", "clients", "ops", "warmup", "results"}, its results
+/// "served"}, "busy", "clients", "ops", "warmup", "curator_warmup", "rounds",
+/// "results"}, its results
 /// given their ratios by with_peer_ratios()) to DIR/STEM.json and its
 /// Markdown to DIR/STEM.md, DIR created if missing. Returns false after
 /// saying why on stderr.

@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -213,6 +214,7 @@ floor_result run_floor(const floor_options& o) {
         }, &txn);
         zoo_aget_children(h.zh, o.dir.c_str(), 0, on_listed, &st);
     };
+    if (o.warmup == 0 && o.on_measuring) o.on_measuring();
     auto schedule_from = read_process_schedule();  // read outside the measured wall time
     auto measured_from = clock_type::now();
     for (int i = 0; i < o.warmup + o.ops; ++i) {
@@ -243,6 +245,7 @@ floor_result run_floor(const floor_options& o) {
         previous = st.created;
         if (i >= o.warmup) r.samples_us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
         if (i + 1 == o.warmup) {
+            if (o.on_measuring) o.on_measuring();
             schedule_from = read_process_schedule();
             measured_from = clock_type::now();
         }
@@ -291,6 +294,7 @@ struct handoff_run {
     bool released = false;  // a holder has released since the first grant
     clock_type::time_point last_release, measured_from;
     process_schedule schedule_from;  // the thread's, read as the measured grants begin
+    std::function<void()> on_measuring;
     std::vector<double> acquire_us, handoff_us;
 };
 
@@ -309,6 +313,7 @@ void grant(floor_client* c) {
     const auto now = clock_type::now();
     if (r->grants >= r->total) return;
     if (r->grants == r->warmup) {
+        if (r->on_measuring) r->on_measuring();
         r->schedule_from = read_process_schedule();
         r->measured_from = clock_type::now();  // after the reading, which is not the grants' time
     }
@@ -432,6 +437,7 @@ handoff_floor_result run_handoff_floor(const handoff_floor_options& o) {
     run.release_proof = o.release_proof;
     run.requeue = o.requeue;
     run.warmup = o.warmup;
+    run.on_measuring = o.on_measuring;
     run.total = o.warmup + o.ops;
     const auto k = static_cast<std::size_t>(std::max(1, o.clients));
     std::vector<floor_client> clients(k);

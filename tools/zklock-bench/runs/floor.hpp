@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct floor_options {
     /// recipe (zklock has none): a transaction, and the log sync it waits for,
     /// per cycle. false: the release and the create are transactions of their own.
     bool requeue = false;
+    /// Called as the measured cycles (or grants) begin, after the warm-up,
+    /// outside the measured time: where a reading of the server's counters goes.
+    std::function<void()> on_measuring;
 };
 
 struct floor_result {

@@ -14,6 +14,8 @@
 #include "report/peers.hpp"
 #include "runs/busy.hpp"
 #include "runs/floor.hpp"
+#include "runs/requeue.hpp"
+#include "runs/rounds.hpp"
 #include "runs/run.hpp"
 #include "runs/zookeeper.hpp"
 
@@ -74,12 +76,14 @@ nlohmann::json cfg_number(const std::vector<std::string>& lines, const char* key
 
 } // namespace
 
-bench_result run_mutex_uncontended(const bench_options& o) {
+bench_result run_mutex_uncontended(const bench_options& o, measured_window* window) {
     Session session(session_options(o));
     connect_or_throw(session);
     Mutex m(session, unique_path(o, "uncontended"), mutex_options(o));
     warm_up(m, std::min(o.ops / 10, 200));
+    if (window) window->begin();
     auto r = run_uncontended(m, mutex_run(o));
+    if (window) r.extra.update(window->end(r.ops));
     return mark_options(r, o);
 }
 
@@ -105,7 +109,7 @@ struct mutex_clients {
 };
 
 // Every client on one executor that one thread runs (--one-thread).
-bench_result run_mutex_contended_on_one_thread(const bench_options& o) {
+bench_result run_mutex_contended_on_one_thread(const bench_options& o, measured_window* window) {
     boost::asio::io_context io;
     auto work = boost::asio::make_work_guard(io);
     std::thread runner([&io] { io.run(); });
@@ -114,7 +118,9 @@ bench_result run_mutex_contended_on_one_thread(const bench_options& o) {
     try {
         const boost::asio::any_io_executor executor = io.get_executor();
         const mutex_clients clients(o, unique_path(o, "contended"), &executor);
+        if (window) window->begin();
         r = run_clients_on_one_thread(executor, clients.locks, mutex_run(o));
+        if (window) r->extra.update(window->end(r->ops));
         // The mutexes and sessions close on the executor: it runs until they are gone.
     } catch (...) {
         failure = std::current_exception();
@@ -127,11 +133,29 @@ bench_result run_mutex_contended_on_one_thread(const bench_options& o) {
 
 } // namespace
 
-bench_result run_mutex_contended(const bench_options& o) {
-    if (o.one_thread) return run_mutex_contended_on_one_thread(o);
+bench_result run_mutex_contended(const bench_options& o, measured_window* window) {
+    if (o.one_thread) return run_mutex_contended_on_one_thread(o, window);
     const mutex_clients clients(o, unique_path(o, "contended"));
+    if (window) window->begin();
     auto r = run_clients(clients.locks, mutex_run(o), false);
+    if (window) r.extra.update(window->end(r.ops));
     return mark_options(r, o);
+}
+
+bench_result run_mutex_requeue(const bench_options& o, const std::string& scenario, measured_window* window) {
+    auto one = o;
+    if (scenario == "uncontended") one.clients = 1;
+    const mutex_clients clients(one, unique_path(o, "requeue-" + scenario));
+    std::vector<QueueLock*> workers;
+    for (const auto& m : clients.mutexes) workers.push_back(m.get());
+    requeue_options ro;
+    ro.ops = o.ops;
+    ro.warmup = scenario == "uncontended" ? std::min(o.ops / 10, 200) : 0;
+    if (window) ro.on_measuring = [window] { window->begin(); };
+    auto r = run_requeue_turns(workers, ro);
+    if (window) r.extra.update(window->end(r.ops));
+    if (o.naive) r.extra["naive"] = true;  // --confirm-unlock is not the requeue's: it releases in its multi
+    return r;
 }
 
 std::optional<nlohmann::json> run_peer(const bench_options& o, const std::string& peer, const std::string& scenario,
@@ -146,6 +170,8 @@ std::optional<nlohmann::json> run_peer(const bench_options& o, const std::string
             return std::nullopt;
         }
         argv = {o.curator_script, o.connect, scenario, std::to_string(clients), std::to_string(o.ops), path};
+        if (scenario == "uncontended" || scenario == "contended")
+            argv.insert(argv.end(), {"--warmup", std::to_string(o.curator_warmup)});
     } else {
         if (const auto why = kazoo_unavailable(o.kazoo_script); !why.empty()) {
             std::cerr << "zklock bench: kazoo not run: " << why << "\n";
@@ -169,7 +195,7 @@ std::optional<nlohmann::json> run_peer(const bench_options& o, const std::string
     return result;
 }
 
-nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
+nlohmann::json run_floor_beside(const bench_options& o, bench_result& r, bool requeue_row) {
     const bool contended = r.scenario == "contended";
     handoff_floor_options fo;
     fo.connect = o.connect;
@@ -179,7 +205,10 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
     fo.warmup = std::min(o.ops / 10, 200);
     fo.clients = r.clients;
     fo.release_proof = contended && o.floor_release_proof;
-    fo.requeue = o.floor_requeue;
+    fo.requeue = o.floor_requeue || requeue_row;
+    if (requeue_row) fo.dir = unique_path(o, contended ? "requeue-handoff-floor" : "requeue-floor");
+    measured_window window(o.connect, o.connect_timeout);
+    fo.on_measuring = [&window] { window.begin(); };
     bench_result floor;
     std::string measures;
     if (contended) {
@@ -209,8 +238,10 @@ nlohmann::json run_floor_beside(const bench_options& o, bench_result& r) {
         measures = fo.requeue ? "one transaction (delete, the next create) + getChildren pipelined, one round trip"
                               : "delete + create + getChildren pipelined, one round trip: the least a lock cycle costs";
     }
-    if (fo.requeue) r.extra["floor_requeue"] = true;
+    if (fo.requeue && !requeue_row) r.extra["floor_requeue"] = true;
     floor.backend = "c-client floor";
+    floor.extra.update(window.end(floor.ops));
+    if (requeue_row) floor.extra["requeue"] = true;
     // By construction: one listing per cycle or turn, behind its create; in
     // turns, each waiter woken once, by its predecessor's deletion.
     lock_stats by_design;
@@ -291,10 +322,6 @@ int bench_mutex_scenarios(const bench_options& o) {
             return work;
         };
         const auto emit = [&](nlohmann::json row) {
-            if (!row.contains("server_work")) row["server_work"] = take_work();
-            row["server"] = node.role;
-            row["ensemble"] = node.ensemble ? nlohmann::json(*node.ensemble) : nlohmann::json();
-            row["busy"] = busy.size();
             print_result(row, o.json);
             rows.push_back(std::move(row));
         };
@@ -311,40 +338,71 @@ int bench_mutex_scenarios(const bench_options& o) {
                       << o.warmup << " acquire/release cycles\n";
         }
         for (const auto& s : scenarios) {
-            before = read();
-            auto r = s == "uncontended" ? run_mutex_uncontended(on) : run_mutex_contended(on);
-            // zklock's row is printed after the floor's, which runs right
-            // after it on the same warm server: what the servers did for it
-            // is read first.
-            const auto zklock_work = take_work();
-            if (o.floor && !o.naive) {
-                // The floor is the C client's bare loop: a connection lost in a
-                // cycle ends it, where zklock's Session rides the loss out. Its
-                // row is then left out, and zklock's says why, rather than the
-                // invocation ending without any row.
-                try {
-                    emit(run_floor_beside(on, r));
-                } catch (const zklock::error& e) {
-                    // Only the ways a connection ends: a refusal or a bug still ends the run.
-                    const auto ec = e.code();
-                    if (ec != errc::connection_loss && ec != errc::session_expired && ec != errc::operation_timeout &&
-                        ec != errc::timeout)
-                        throw;
-                    std::cerr << "zklock bench: the C client's floor stopped (" << e.what()
-                              << "); its row is left out\n";
-                    r.extra["floor_failed"] = e.what();
-                    take_work();  // what the servers did for it is nobody's row
+            std::vector<nlohmann::json> rounds;
+            for (int round = 1; round <= std::max(1, o.rounds); ++round) {
+                // This round's rows: the server's tags, then its ratios once every client has run.
+                std::vector<nlohmann::json> these;
+                const auto add = [&](nlohmann::json row) {
+                    if (!row.contains("server_work")) row["server_work"] = take_work();
+                    row["server"] = node.role;
+                    row["ensemble"] = node.ensemble ? nlohmann::json(*node.ensemble) : nlohmann::json();
+                    row["busy"] = busy.size();
+                    if (o.rounds > 1) row["round"] = round;
+                    these.push_back(std::move(row));
+                };
+                // zklock's row, the floor's beside it (on the same warm server,
+                // right after it), zklock's row after the floor's.
+                const auto with_floor = [&](bench_result r, bool requeue_row) {
+                    // What the servers did for zklock's row is read before the floor runs.
+                    const auto zklock_work = take_work();
+                    if (o.floor && !o.naive) {
+                        // The floor is the C client's bare loop: a connection lost in a
+                        // cycle ends it, where zklock's Session rides the loss out. Its
+                        // row is then left out, and zklock's says why, rather than the
+                        // invocation ending without any row.
+                        try {
+                            add(run_floor_beside(on, r, requeue_row));
+                        } catch (const zklock::error& e) {
+                            // Only the ways a connection ends: a refusal or a bug still ends the run.
+                            const auto ec = e.code();
+                            if (ec != errc::connection_loss && ec != errc::session_expired &&
+                                ec != errc::operation_timeout && ec != errc::timeout)
+                                throw;
+                            std::cerr << "zklock bench: the C client's floor stopped (" << e.what()
+                                      << "); its row is left out\n";
+                            r.extra["floor_failed"] = e.what();
+                            take_work();  // what the servers did for it is nobody's row
+                        }
+                    }
+                    auto zklock_row = to_json(r);  // with the floor's ratios
+                    zklock_row["server_work"] = zklock_work;
+                    if (o.lock_delay_ms > 0) zklock_row["lock_delay_ms"] = o.lock_delay_ms;
+                    add(std::move(zklock_row));
+                };
+                measured_window window(node.connect, o.connect_timeout);
+                before = read();
+                with_floor(s == "uncontended" ? run_mutex_uncontended(on, &window) : run_mutex_contended(on, &window),
+                           false);
+                if (o.requeue) with_floor(run_mutex_requeue(on, s, &window), true);
+                for (const auto& [asked, peer] : {std::pair{o.curator, "curator"}, std::pair{o.kazoo, "kazoo"}}) {
+                    if (!asked || failed.contains(peer)) continue;
+                    auto row = run_peer(on, peer, s);
+                    if (!row) {
+                        failed.insert(peer);
+                        continue;
+                    }
+                    add_transactions_per_turn(*row);
+                    add(std::move(*row));
+                }
+                add_rate_ratios(these);
+                auto ratioed = with_peer_ratios(nlohmann::json(these));
+                for (auto& row : ratioed) {
+                    rounds.push_back(row);
+                    emit(std::move(row));
                 }
             }
-            auto zklock_row = to_json(r);  // with the floor's ratios
-            zklock_row["server_work"] = zklock_work;
-            if (o.lock_delay_ms > 0) zklock_row["lock_delay_ms"] = o.lock_delay_ms;
-            emit(std::move(zklock_row));
-            for (const auto& [asked, peer] : {std::pair{o.curator, "curator"}, std::pair{o.kazoo, "kazoo"}}) {
-                if (!asked || failed.contains(peer)) continue;
-                if (auto row = run_peer(on, peer, s)) emit(std::move(*row));
-                else failed.insert(peer);
-            }
+            if (o.rounds > 1)
+                for (auto& row : median_rows(rounds)) emit(std::move(row));
             print_table();  // this scenario's rows, without --json
         }
     }
@@ -367,6 +425,8 @@ int bench_mutex_scenarios(const bench_options& o) {
         {"clients", o.clients},
         {"ops", o.ops},
         {"warmup", o.warmup},
+        {"curator_warmup", o.curator ? nlohmann::json(o.curator_warmup) : nlohmann::json()},
+        {"rounds", o.rounds},
         {"results", rows}};
     if (!write_peers_report(o.report_dir, peers_report_stem(so.ensemble, o.busy), report)) return 1;
     return missing_peers(failed);

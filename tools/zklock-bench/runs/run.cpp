@@ -82,9 +82,6 @@ bench_result run_uncontended(Lock& lock, const scenario_options& o) {
     return r;
 }
 
-namespace {
-
-// The contended (or separate) scenario's figures from every client's grants.
 bench_result clients_result(std::vector<grant_record> all, bench_clock::time_point start,
                             const std::vector<Lock*>& locks, const scenario_options& o, bool separate) {
     const int k = static_cast<int>(locks.size());
@@ -114,8 +111,6 @@ bench_result clients_result(std::vector<grant_record> all, bench_clock::time_poi
     r.extra["measures"] = "acquire wait with K clients on one lock";
     return r;
 }
-
-} // namespace
 
 bench_result run_clients(const std::vector<Lock*>& locks, const scenario_options& o, bool separate) {
     const int k = static_cast<int>(locks.size());

@@ -11,6 +11,7 @@
 //                when nobody waits
 #pragma once
 
+#include "runs/fairness.hpp"
 #include "runs/result.hpp"
 
 #include <zklock/lock.hpp>
@@ -42,6 +43,12 @@ bench_result run_uncontended(Lock& lock, const scenario_options& o);
 /// session or connection); `separate`: each lock a different lock, otherwise
 /// all the same lock (contended).
 bench_result run_clients(const std::vector<Lock*>& locks, const scenario_options& o, bool separate);
+
+/// The contended (or `separate`) scenario's figures from every client's
+/// grants, the clients released at `start`: the waits, the handoffs (a
+/// holder's release to the next grant), fairness, the clients' counters.
+bench_result clients_result(std::vector<grant_record> all, bench_clock::time_point start,
+                            const std::vector<Lock*>& locks, const scenario_options& o, bool separate);
 
 /// The contended scenario with every client on one thread: `locks` are all
 /// on the same lock and their completions run on `executor`, which one

@@ -1,5 +1,7 @@
 #include "runs/table.hpp"
 
+#include "runs/rounds.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -56,31 +58,21 @@ std::string scalar(const json& v) {
 
 std::string backend_of(const json& row) { return row.value("backend", std::string()); }
 
-// The backend as the table names it, with how zklock's row was run.
+// The backend as the table names it, with how zklock's row was run; the
+// requeue rows "requeue floor" and "zookeeper requeue".
 std::string label(const json& row) {
-    auto l = backend_of(row);
+    const bool requeue = row.value("requeue", false);
+    auto l = requeue && backend_of(row) == "c-client floor" ? std::string("requeue floor")
+                                                            : backend_of(row) + (requeue ? " requeue" : "");
     if (row.value("naive", false)) l += " (naive)";
     if (row.value("confirm_unlock", false)) l += " (confirm)";
     return l;
 }
 
-// Both rows measure the same thing: the scenario, the clients, the server.
-bool same_run(const json& a, const json& b) {
-    for (const char* key : {"scenario", "recipe", "clients", "server", "ensemble", "busy"}) {
-        const json none;
-        if ((a.contains(key) ? a[key] : none) != (b.contains(key) ? b[key] : none)) return false;
-    }
-    return true;
-}
-
-// zklock's ops/s over that of the row of `other` run as `row` was, or "".
-std::string ratio_to(const std::vector<const json*>& rows, const json& row, const std::string& other) {
-    if (backend_of(row) != "zookeeper" || row.value("naive", false) || !is_number(row, "ops_per_s")) return "";
-    for (const auto* o : rows)
-        if (backend_of(*o) == other && same_run(row, *o) && is_number(*o, "ops_per_s") &&
-            (*o)["ops_per_s"].get<double>() > 0)
-            return fixed(row["ops_per_s"].get<double>() / (*o)["ops_per_s"].get<double>(), 2) + "x";
-    return "";
+// The row's ops/s over that of the row of `other` run as it was (add_rate_ratios()), or "".
+std::string ratio_to(const json& row, const std::string& other) {
+    const auto key = rate_ratio_key(other);
+    return is_number(row, key.c_str()) ? fixed(row[key].get<double>(), 2) + "x" : "";
 }
 
 // A line of the table, each cell text_of(its column).
@@ -136,7 +128,7 @@ void write_table(std::ostringstream& out, const std::vector<const json*>& rows, 
         column c{"vs\n" + (other == "c-client floor" ? std::string("floor") : other), true, {}};
         bool filled = false;
         for (const auto* r : rows) {
-            c.cells.push_back(ratio_to(rows, *r, other));
+            c.cells.push_back(ratio_to(*r, other));
             filled = filled || !c.cells.back().empty();
         }
         if (!filled) continue;
@@ -152,13 +144,24 @@ void write_table(std::ostringstream& out, const std::vector<const json*>& rows, 
     if (std::any_of(columns.begin(), columns.end(), [](const column& c) { return !c.top().empty(); }))
         write_line(out, columns, widths, [](const column& c) { return c.top(); });
     write_line(out, columns, widths, [](const column& c) { return c.bottom(); });
-    for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        // --rounds: a line before each round's rows, and before the medians.
+        const json none;
+        const auto& round = rows[i]->contains("round") ? (*rows[i])["round"] : none;
+        if (!round.is_null() && (i == 0 || !rows[i - 1]->contains("round") || (*rows[i - 1])["round"] != round))
+            out << (round == "median" ? "median of " + figure(*rows[i], "rounds") + " rounds:" : "round " + scalar(round) + ":")
+                << "\n";
         write_line(out, columns, widths, [i](const column& c) { return c.cells[i]; });
-    if (!compared.empty()) {
-        std::string names;
-        for (const auto& n : compared) names += (names.empty() ? "" : ", ") + n;
-        out << "vs " << names << ": zklock's ops/s over theirs, same scenario, clients and server (above 1: faster)\n";
     }
+    const std::string same = any([](const json& r) { return r.contains("round"); })
+                                 ? "same scenario, clients, server and round"
+                                 : "same scenario, clients and server";
+    std::string peers;
+    for (const auto& n : compared)
+        if (n != "floor") peers += (peers.empty() ? "" : ", ") + n;
+    if (!compared.empty() && compared.front() == "floor")
+        out << "vs floor: a row's ops/s over the floor's (requeue rows: the requeue floor's), " << same << "\n";
+    if (!peers.empty()) out << "vs " << peers << ": zklock's ops/s over theirs, " << same << " (above 1: faster)\n";
     if (starred)
         out << "* out of order on a FIFO lock: request times taken on the clients, compared across sessions "
                "(docs/benchmarks.md)\n";
@@ -185,7 +188,9 @@ void write_fields(std::ostringstream& out, const json& row) {
 
 } // namespace
 
-std::string format_table(const std::vector<json>& rows, const std::set<std::string>& fifo) {
+std::string format_table(const std::vector<json>& given, const std::set<std::string>& fifo) {
+    auto rows = given;
+    add_rate_ratios(rows);
     std::vector<const json*> timed;
     for (const auto& r : rows)
         if (r.contains("p50_us")) timed.push_back(&r);

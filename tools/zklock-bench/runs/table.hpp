@@ -29,7 +29,10 @@ inline const std::vector<std::string>& compared_backends() {
 ///   p99 (the handoff's p50 and the out-of-order grants where a row has them); then on
 ///   each zookeeper row its ops/s over that of each compared backend's row of
 ///   the same scenario, clients and server ("vs floor", "vs curator", ...),
-///   a column for each that ran; a footnote says what the ratios are;
+///   a column for each that ran (every row's over the floor's, a requeue
+///   row's over the requeue floor's; zklock's over the peers'); footnotes say
+///   what the ratios are; with --rounds a line before each round's rows
+///   ("round 2:") and before the medians ("median of 3 rounds:");
 /// - a footnote where a row of a backend in `fifo` has out-of-order grants
 ///   (they count request times taken on the clients, compared across
 ///   sessions: not the server's order);

@@ -3,6 +3,7 @@
 // (election, semaphore, read-write lock) share.
 #pragma once
 
+#include "ensemble/server_work.hpp"
 #include "runs/result.hpp"
 #include "common.hpp"
 
@@ -41,6 +42,9 @@ struct bench_options {
     bool floor = true;  ///< the C client's floor loop beside the uncontended mutex run
     bool floor_release_proof = false;  ///< contended: the floor releases as a Mutex does (--floor-release-proof)
     bool floor_requeue = false;  ///< the floors release and queue again in one transaction (--floor-requeue)
+    bool requeue = false;  ///< the requeue rows beside the plain ones: zklock's requeue() turns and the requeue floor
+    int rounds = 1;        ///< --rounds N: the clients of each scenario alternated N times, then the medians
+    int curator_warmup = 20000;  ///< Curator's unmeasured cycles in its own JVM before its measured ones
     std::string curator_script;
     std::string kazoo_script;
     std::string duration_text = "10s";  ///< --scenario mixed
@@ -72,13 +76,20 @@ std::string unique_path(const bench_options& o, const std::string& scenario);
 /// The MutexOptions of zklock's mutexes (--naive, --no-release-mark).
 MutexOptions mutex_options(const bench_options& o);
 
-/// zklock's run of the uncontended and the contended scenario on o.connect.
-bench_result run_mutex_uncontended(const bench_options& o);
-bench_result run_mutex_contended(const bench_options& o);
+/// zklock's run of the uncontended and the contended scenario on o.connect;
+/// with `window`, what the server committed for the measured part (the
+/// readings' fields in the result, ensemble/server_work.hpp).
+bench_result run_mutex_uncontended(const bench_options& o, measured_window* window = nullptr);
+bench_result run_mutex_contended(const bench_options& o, measured_window* window = nullptr);
+/// zklock's requeue row of `scenario` (uncontended: one worker; contended:
+/// o.clients workers) on o.connect (runs/requeue.hpp), `window` as above.
+bench_result run_mutex_requeue(const bench_options& o, const std::string& scenario, measured_window* window = nullptr);
 /// The C client's floor of zklock's scenario in `r` (runs/floor.cpp), run
-/// now on o.connect; zklock's ratios to it go into r.extra. Returns the
+/// now on o.connect, with what the server committed for its measured part;
+/// zklock's ratios to it go into r.extra. `requeue_row`: the requeue floor
+/// beside zklock's requeue row (the floor's row says "requeue"). Returns the
 /// floor's line.
-nlohmann::json run_floor_beside(const bench_options& o, bench_result& r);
+nlohmann::json run_floor_beside(const bench_options& o, bench_result& r, bool requeue_row = false);
 /// A peer's run of `scenario` on o.connect (Curator's harness,
 /// bench/curator/run.sh; kazoo's client, bench/kazoo/kazoo_bench.py), run as
 /// a child without a shell, `extra` after its arguments: its result line, or

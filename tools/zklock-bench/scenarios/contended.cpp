@@ -11,7 +11,7 @@ const scenario& contended_scenario() {
         .name = "contended",
         .description = "K clients on one lock: acquisitions/s, wait, handoff and fairness (with --backend: on each)",
         .takes = {.clients = true, .mutex = true, .confirm_unlock = true, .one_thread = true, .floor = true,
-                  .floor_release_proof = true, .floor_requeue = true, .curator = true, .kazoo = true, .scripts = true,
+                  .floor_release_proof = true, .floor_requeue = true, .requeue = true, .rounds = true, .curator = true, .kazoo = true, .scripts = true,
                   .ensemble = true, .backends = true, .servers = true},
         .clients_text = "sessions contending on one lock",
     };

@@ -24,7 +24,9 @@ struct scenario_takes {
     bool floor = false;           ///< --no-floor
     bool floor_release_proof = false;  ///< --floor-release-proof (the contended floor)
     bool floor_requeue = false;   ///< --floor-requeue (the mutex scenarios' floors)
-    bool curator = false;         ///< --curator
+    bool requeue = false;         ///< --requeue
+    bool rounds = false;          ///< --rounds
+    bool curator = false;         ///< --curator, --curator-warmup
     bool kazoo = false;           ///< --kazoo
     bool scripts = false;         ///< --curator-script, --kazoo-script
     bool ensemble = false;        ///< --ensemble, --busy

@@ -9,7 +9,7 @@ const scenario& uncontended_scenario() {
     static const scenario s{
         .name = "uncontended",
         .description = "One client, one lock: the latency of acquire + release (with --backend: on each backend)",
-        .takes = {.mutex = true, .confirm_unlock = true, .floor = true, .floor_requeue = true, .curator = true,
+        .takes = {.mutex = true, .confirm_unlock = true, .floor = true, .floor_requeue = true, .requeue = true, .rounds = true, .curator = true,
                   .kazoo = true, .scripts = true, .ensemble = true, .backends = true, .servers = true},
     };
     return s;
