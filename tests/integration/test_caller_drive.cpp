@@ -29,7 +29,7 @@ TEST_F(CallerDriveTest, ThreadsSharingOneSessionTakeTurnsOnItsLocks) {
     const std::string paths[2] = {lock_path("a"), lock_path("b")};
     std::atomic<int> inside[2] = {0, 0};
     std::atomic<int> overlaps{0}, grants{0};
-    constexpr int rounds = 25;
+    constexpr int rounds = 10;
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t) {
         threads.emplace_back([&, t] {
@@ -93,7 +93,7 @@ TEST_F(CallerDriveTest, ABlockingCallInAHandlerTheDriverRunsIsRefused) {
         if (!ec) waiting.unlock();
     });
     // Wait until the caller's acquire is queued behind the holder.
-    wait_for_contenders(*holder_session, busy, 2);
+    wait_for_contenders(*holder_session, busy, 2, 20s);
     async_one.async_lock([&](std::error_code ec) {
         EXPECT_FALSE(ec) << ec.message();
         std::error_code nested_ec;
