@@ -54,9 +54,11 @@ queue_entry::~queue_entry() { session_->unsubscribe(*this); }
 
 std::shared_ptr<loss_reports> queue_entry::losses(bool make) {
     const std::lock_guard lk(mutex_);
-    if (!losses_ && make)
+    if (!losses_ && make) {
+        user_hooks_ = true;
         losses_ = loss_reports::make([s = session_](std::function<void()> fn) { s->post(std::move(fn)); },
                                      session_->user_executor());
+    }
     return losses_;
 }
 
@@ -93,7 +95,8 @@ void queue_entry::acquire(std::optional<clock::time_point> deadline, bool no_wai
     // it depends on changes: decided here, a hold whose loss was being reported
     // on the strand at this moment refused an acquire that came just after it.
     const auto id = new_acquire_id(slot);
-    session_->post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
+    // Run here when this is a blocking call driving the session's loop (support/loop_baton.hpp).
+    session_->run_or_post([self = shared_from_this(), id, deadline, no_wait, cb = std::move(callback)]() mutable {
         if (!self->busy_.exchange(true)) {
             self->acquire_id_ = id;
             return self->start(deadline, no_wait, std::move(cb));
@@ -106,14 +109,20 @@ void queue_entry::acquire(std::optional<clock::time_point> deadline, bool no_wai
             return;
         }
         cb(make_error_code(errc::already_acquiring), false);
-    });
+    }, false);
 }
 
 std::error_code queue_entry::release(std::function<void(std::error_code)> done) {
     if (!held_.exchange(false)) return make_error_code(errc::not_held);
     token_ = 0;
     busy_ = false;  // the release is queued on the strand before any later acquire
-    session_->post([self = shared_from_this(), done = std::move(done)]() mutable { self->do_release(std::move(done)); });
+    // Sent from here when this thread may run the session's loop (a Session
+    // of its own thread, parked after a blocking acquire): the delete is on
+    // the wire when unlock() returns, and no other thread is woken. A release
+    // that waits for its answer, or tells user hooks, goes to the loop's thread.
+    const bool may_take = !done && !user_hooks_.load();
+    session_->run_or_post([self = shared_from_this(), done = std::move(done)]() mutable { self->do_release(std::move(done)); },
+                          may_take);
     return {};
 }
 
@@ -169,6 +178,7 @@ lock_stats queue_entry::stats() const noexcept {
 }
 
 void queue_entry::on_event(std::function<void(lock_event)> callback) {
+    if (callback) user_hooks_ = true;
     session_->post([self = shared_from_this(), cb = std::move(callback)]() mutable {
         self->event_callback_ = cb ? std::make_unique<std::function<void(lock_event)>>(std::move(cb)) : nullptr;
     });
@@ -195,6 +205,7 @@ std::optional<std::size_t> queue_entry::queue_position() const noexcept {
 
 void queue_entry::on_user_position(std::function<void(std::size_t)> callback) {
     auto shared = std::make_shared<std::function<void(std::size_t)>>(std::move(callback));
+    user_hooks_ = true;
     session_->post([self = shared_from_this(), shared, ex = session_->user_executor()] {
         self->position_callback_ = std::make_unique<std::function<void(std::size_t)>>(
             [shared, ex](std::size_t p) { boost::asio::post(ex, [shared, p] { (*shared)(p); }); });
@@ -203,6 +214,7 @@ void queue_entry::on_user_position(std::function<void(std::size_t)> callback) {
 
 void queue_entry::set_revocation(bool revocable, revocation_handler handler) {
     revocable_ = revocable;
+    if (revocable && handler) user_hooks_ = true;
     if (revocable && handler) revocation_handler_ = std::make_shared<const revocation_handler>(std::move(handler));
 }
 
@@ -313,9 +325,12 @@ void queue_entry::start(std::optional<clock::time_point> deadline, bool no_wait,
     if (deadline) {
         if (!deadline_timer_) deadline_timer_ = std::make_unique<timer>(session_->strand());
         deadline_timer_->expires_at(*deadline);
-        deadline_timer_->async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+        // The acquire's id: an expiry already queued when its acquire ended
+        // (granted in the same turn) must not end the next one.
+        deadline_timer_->async_wait([weak = weak_from_this(), id = acquire_id_](boost::system::error_code ec) {
             auto self = weak.lock();
-            if (!ec && self && self->phase_ == phase::acquiring) self->abandon(make_error_code(errc::timeout));
+            if (!ec && self && self->phase_ == phase::acquiring && self->acquire_id_ == id)
+                self->abandon(make_error_code(errc::timeout));
         });
     }
     if (no_wait_ && !session_->connected()) {

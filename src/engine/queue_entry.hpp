@@ -9,6 +9,7 @@
 
 #include "lock/loss_reports.hpp"
 #include "session/session_impl.hpp"
+#include "support/blocking_call.hpp"
 #include "support/io_seam.hpp"
 
 #include <zklock/backend.hpp>
@@ -54,8 +55,9 @@ template <class Machine> struct engine_attempt {
 };
 
 class queue_entry : public LockBackend,
-                                  public session_subscriber,
-                                  public std::enable_shared_from_this<queue_entry> {
+                    public session_subscriber,
+                    public drivable,
+                    public std::enable_shared_from_this<queue_entry> {
 public:
     using clock = zklock::detail::clock;  // support/io_seam.hpp
     ~queue_entry() override;
@@ -77,6 +79,10 @@ public:
     std::optional<clock::time_point> safe_until() const noexcept override;
     bool on_backend_thread() const noexcept override { return session_->on_session_thread(); }
     boost::asio::any_io_executor executor() const override { return session_->user_executor(); }
+    /// A blocking acquire on a Session of its own thread runs the loop on
+    /// the caller's thread; it drains what is ready after the grant when the
+    /// lock has user hooks (events, loss reports), which post to the user.
+    drive_options drive() const noexcept override { return {session_->own_loop(), user_hooks_.load()}; }
     lock_capabilities capabilities() const noexcept override { return zookeeper_capabilities(); }
     void on_lost(std::function<void(std::error_code)> callback) override;
     void wait_lost(boost::asio::cancellation_slot slot, std::function<void(std::error_code)> callback) override;
@@ -233,6 +239,7 @@ private:
     bool revocable_ = false;                                     // set once, before any acquire
     std::shared_ptr<const revocation_handler> revocation_handler_;  // null: let go
     std::atomic<std::int64_t> position_{-1};  // thread-safe snapshot
+    std::atomic<bool> user_hooks_{false};     // an event, position or loss hook: completions posted to the user
 };
 
 } // namespace zklock::detail

@@ -39,12 +39,18 @@ void try_once_if_passed(std::optional<time_point>& deadline, bool& no_wait) {
         no_wait = true;
     }
 }
+
+// How a blocking call on `backend` may drive its loop (support/blocking_call.hpp).
+drive_options drive_of(const LockBackend& backend) {
+    const auto* d = dynamic_cast<const drivable*>(&backend);
+    return d ? d->drive() : drive_options{};
+}
 } // namespace
 
 bool acquire_blocking(LockBackend& backend, std::optional<time_point> deadline, bool no_wait, std::error_code& ec) {
     try_once_if_passed(deadline, no_wait);
     const auto [e, acquired] = detail::wait_for_completion<bool>(
-        backend.on_backend_thread(), [&](auto done) { backend.acquire(deadline, no_wait, {}, done); });
+        backend.on_backend_thread(), drive_of(backend), [&](auto done) { backend.acquire(deadline, no_wait, {}, done); });
     ec = e;
     return acquired;
 }
@@ -54,7 +60,7 @@ bool acquire_blocking(LockBackend& backend, const acquire_start& start, std::opt
     bool no_wait = false;
     try_once_if_passed(deadline, no_wait);
     const auto [e, acquired] = detail::wait_for_completion<bool>(
-        backend.on_backend_thread(), [&](auto done) { start(deadline, no_wait, {}, done); });
+        backend.on_backend_thread(), drive_of(backend), [&](auto done) { start(deadline, no_wait, {}, done); });
     ec = e;
     return acquired;
 }

@@ -277,6 +277,7 @@ void session_impl::open_handle() {
 void session_impl::drop_handle() {
     ++fd_generation_;
     read_pending_ = write_pending_ = false;
+    write_waited_ = false;
     if (desc_.is_open()) {
         boost::system::error_code ignored;
         desc_.cancel(ignored);

@@ -106,8 +106,10 @@ void Session::async_connect_impl(asio::any_completion_handler<void(std::error_co
 }
 
 void Session::connect(std::error_code& ec) {
-    ec = std::get<0>(
-        detail::wait_for_completion<>(impl_->on_session_thread(), [&](auto done) { async_connect_impl(done); }));
+    // On a Session of its own thread, the caller runs the loop while it waits
+    // (support/loop_baton.hpp): the blocking calls that follow find it theirs.
+    ec = std::get<0>(detail::wait_for_completion<>(impl_->on_session_thread(), {impl_->own_loop(), true},
+                                                   [&](auto done) { async_connect_impl(done); }));
 }
 
 void Session::connect() {

@@ -78,6 +78,10 @@ private:
 /// notes that a request sent at `sent` got the answer `rc` (session_impl::note_answer).
 void note_answer_in_scope(std::chrono::steady_clock::time_point sent, int rc) noexcept;
 
+/// Replies and watch events the C client delivered on this thread, counted so
+/// that session_impl::process can tell whether a call read anything.
+extern thread_local std::uint64_t delivered_here;
+
 template <class Fn> struct request {
     Fn fn;
     std::chrono::steady_clock::time_point sent = clock::now();  // handed to the C client
@@ -87,6 +91,7 @@ template <class Fn> struct request {
     // off from the leader: take(data).
     static const void* make(Fn fn) { return new request{std::move(fn)}; }
     static std::unique_ptr<request> take(const void* data) {
+        ++delivered_here;
         return std::unique_ptr<request>(static_cast<request*>(const_cast<void*>(data)));
     }
     /// take(), from the C client's completion with the answer `rc`.
@@ -200,12 +205,67 @@ public:
     /// ended (the Session was destroyed), nothing runs the strand: fn runs here, on
     /// the caller's thread, where it finds the session closed and answers at once.
     template <class F> void post(F&& fn) {
-        if (own_ && own_->done) {
+        if (!own_) {
+            boost::asio::post(strand_, [self = shared_from_this(), f = std::forward<F>(fn)]() mutable { f(); });
+            return;
+        }
+        if (own_->done) {
             fn();
             return;
         }
-        boost::asio::post(strand_, [self = shared_from_this(), f = std::forward<F>(fn)]() mutable { f(); });
+        // Counted until run, so that a caller driving the loop runs it before
+        // it lets go; posted from a thread that neither runs nor drives the
+        // loop, it wakes the loop's thread when that is parked.
+        ++own_->queued;
+        boost::asio::post(strand_, [self = shared_from_this(), f = std::forward<F>(fn)]() mutable {
+            --self->own_->queued;
+            f();
+        });
+        if (!own_->baton.driven_here() && !own_->ioc.get_executor().running_in_this_thread()) own_->baton.nudge();
     }
+    /// What a user's call hands the strand (an acquire's start, a release),
+    /// on a Session of its own thread (support/loop_baton.hpp): when this
+    /// thread drives the loop (a blocking call of it is under way) and is
+    /// outside it, run here at once, unless something posted is still queued
+    /// (it would be overtaken: then posted, and the driver's loop runs it).
+    /// With `may_take` (a call that waits for no answer, as unlock()), taken
+    /// likewise when the loop's thread is parked and no one drives: run here,
+    /// with what is queued, and the loop given back. Otherwise posted. Either
+    /// way nothing runs beside it. Any thread.
+    template <class F> void run_or_post(F&& fn, bool may_take) {
+        if (own_ && !own_->done && !own_->ioc.get_executor().running_in_this_thread()) {
+            auto& own = *own_;
+            const bool driving = own.baton.driven_here();
+            if (driving ? !own.inline_running : may_take && own.baton.begin(false)) {
+                // Taken for this call: run what is queued, then give the loop up.
+                struct turn {
+                    own_context& own;
+                    bool taken;
+                    ~turn() {
+                        if (!taken) return;
+                        if (own.queued.load() > 0) own.ioc.poll();
+                        own.baton.end(own.queued.load() > 0);
+                    }
+                } t{own, !driving};
+                if (own.queued.load() == 0) {
+                    own.inline_running = true;
+                    struct reset {
+                        own_context& own;
+                        ~reset() { own.inline_running = false; }
+                    } r{own};
+                    fn();
+                    own.inline_running = false;
+                    flush_now();  // the sends its requests left due, now that it is done
+                } else {
+                    post(std::forward<F>(fn));  // the turn's end, or the driver's loop, runs it
+                }
+                return;
+            }
+        }
+        post(std::forward<F>(fn));
+    }
+    /// The own loop a blocking call may drive (null on a user's executor).
+    own_context* own_loop() const noexcept { return own_.get(); }
     /// Closes and waits when safe (see Session::close).
     void close_and_wait() noexcept;
     /// Shuts down the own thread, if any (Session destructor).
@@ -385,8 +445,14 @@ private:
     /// was answered for a third of the session timeout, then again a third
     /// later, while connected.
     void arm_probe();
-    void pump();
+    /// Waits for what the C client wants (zookeeper_interest); with
+    /// `may_write`, first sends what it has to send when connected (the C
+    /// client may call back: never inside a submit).
+    void pump(bool may_write = false);
     void process(int events);
+    /// A send is due that pump() could not make: made at the end of the turn.
+    void flush_soon();
+    void flush_now();
     void settle();  // runs the calls of settling_ that are due
     void arm_settle_timer(clock::time_point at);
     void notify(session_event e);
@@ -448,6 +514,8 @@ private:
     bool read_pending_ = false;
     bool write_pending_ = false;
     bool in_process_ = false;
+    bool flush_due_ = false;  // flush_soon: a send is due at the end of the turn
+    bool write_waited_ = false;  // desc_ has been waited on for writing (pump)
     bool closing_ = false;
     std::size_t auth_pending_ = 0;  // auths of this handle the server has not answered yet
     bool awaiting_auth_ = false;    // connected, not announced until the auth replies come

@@ -12,7 +12,9 @@
 namespace zklock::detail {
 namespace asio = boost::asio;
 
-void session_impl::pump() {
+thread_local std::uint64_t delivered_here = 0;
+
+void session_impl::pump(bool may_write) {
     if (!zh_ || in_process_ || closing_) return;
     // After a round in which every address refused, the C client is not asked
     // for its next connect (it would make it at once) until the attempt is due.
@@ -22,7 +24,28 @@ void session_impl::pump() {
     int fd = -1;
     int interest = 0;
     timeval tv{};
-    const int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
+    int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
+    // Connected on the socket of the last look, with requests to send: the C
+    // client sends them now rather than after a wait for the socket to turn
+    // writable, which it nearly always is (each wait costs an epoll_ctl and a
+    // wake-up). Only where the C client may call back (may_write: not inside
+    // a request's submit, whose caller is in the middle of its own work; there
+    // the send is put off to the end of the turn, flush_soon). What the kernel
+    // did not take is waited for.
+    const bool can_send = (interest & ZOOKEEPER_WRITE) && rc == ZOK && fd >= 0 && fd == fd_ && socket_steady_ &&
+                          !write_pending_ && zoo_state(zh_) == ZOO_CONNECTED_STATE;
+    if (can_send && !may_write) {
+        flush_soon();
+        interest &= ~ZOOKEEPER_WRITE;
+    } else if (can_send) {
+        in_process_ = true;
+        zookeeper_process(zh_, ZOOKEEPER_WRITE);
+        in_process_ = false;
+        if (!zh_ || closing_) return;
+        fd = -1;
+        interest = 0;
+        rc = zookeeper_interest(zh_, &fd, &interest, &tv);
+    }
     if (rc != ZOK && rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT) {
         // ZINVALIDSTATE: the handle is dead; the session watcher handles it.
         if (rc == ZINVALIDSTATE && state_ != session_state::closed && !closing_) {
@@ -49,6 +72,7 @@ void session_impl::pump() {
         socket_id_ = socket_id;
         ++fd_generation_;
         read_pending_ = write_pending_ = false;
+        write_waited_ = false;
         if (desc_.is_open()) {
             boost::system::error_code ignored;
             desc_.cancel(ignored);
@@ -65,6 +89,21 @@ void session_impl::pump() {
             if (ec) fd_ = -1;
         }
     }
+    // Connected now on a socket whose connect was waited for as writable: its
+    // registration with the reactor asks for writability from then on, and
+    // every re-armed read wait would report it (a wake-up for nothing per
+    // reply). Registered again, for reading; a write wait adds it back when
+    // the kernel once takes less than was sent.
+    if (connected_now && !socket_steady_ && fd_ >= 0 && write_waited_) {
+        boost::system::error_code ignored;
+        ++fd_generation_;
+        read_pending_ = write_pending_ = false;
+        desc_.cancel(ignored);
+        desc_.release();
+        desc_.assign(fd_, ignored);
+        if (ignored) fd_ = -1;
+        write_waited_ = false;
+    }
     socket_steady_ = connected_now && fd_ >= 0;
     if (fd_ >= 0) {
         const auto gen = fd_generation_;
@@ -79,6 +118,7 @@ void session_impl::pump() {
         }
         if ((interest & ZOOKEEPER_WRITE) && !write_pending_) {
             write_pending_ = true;
+            write_waited_ = true;
             desc_.async_wait(asio::posix::descriptor_base::wait_write,
                              [self = shared_from_this(), gen](boost::system::error_code ec) {
                                  if (gen != self->fd_generation_) return;
@@ -108,9 +148,37 @@ void session_impl::process(int events) {
     if (events & ZOOKEEPER_READ) last_receive_ = clock::now();
     in_process_ = true;
     const log_scope scope(this);
+    auto mark = delivered_here;
     zookeeper_process(zh_, events);
+    // The C client reads one reply per call, and the server often sent more
+    // (a pipelined delete, create and listing are answered together): read on
+    // while each call delivers something, so that the later replies cost no
+    // wait (an epoll_ctl and an epoll_wait each). A call that finds nothing
+    // costs one recv.
+    if (events & ZOOKEEPER_READ) {
+        for (int i = 0; i < 64 && delivered_here != mark && zh_ && !closing_ && zoo_state(zh_) == ZOO_CONNECTED_STATE;
+             ++i) {
+            mark = delivered_here;
+            zookeeper_process(zh_, ZOOKEEPER_READ);
+        }
+    }
     in_process_ = false;
-    pump();
+    pump(true);
+}
+
+void session_impl::flush_soon() {
+    if (flush_due_) return;
+    flush_due_ = true;
+    // Inside a blocking call's inline turn (run_or_post), at its end; inside
+    // a handler, right after it (a post from a handler wakes nobody).
+    if (own_ && own_->inline_running && own_->baton.driven_here()) return;
+    post([this] { flush_now(); });
+}
+
+void session_impl::flush_now() {
+    if (!flush_due_) return;
+    flush_due_ = false;
+    pump(true);
 }
 
 void session_impl::after_settling(std::function<void()> fn) {

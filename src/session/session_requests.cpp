@@ -69,6 +69,7 @@ std::uint64_t session_impl::register_watch(watch_fn fn) {
 }
 
 void session_impl::on_node_watch(zhandle_t* zh, int type, int, const char*, void* ctx) {
+    ++delivered_here;
     // Session events reach every registered watcher in the C client; the session
     // watcher handles them. A node event fires a watch once.
     if (type == ZOO_SESSION_EVENT) return;

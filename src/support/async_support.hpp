@@ -3,6 +3,8 @@
 // No ZooKeeper here, so the Redis and PostgreSQL libraries need no ZooKeeper headers.
 #pragma once
 
+#include "support/loop_baton.hpp"
+
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/execution.hpp>
@@ -53,23 +55,40 @@ inline std::error_code operation_aborted() noexcept { return std::make_error_cod
 
 /// The io_context and thread of a Session that brought no executor. The thread
 /// holds the context, so a Session destroyed by one of its own handlers does not
-/// destroy the io_context under the running thread.
+/// destroy the io_context under the running thread. A blocking call may run
+/// the loop on its caller's thread instead (baton, drive_until).
 struct own_context : std::enable_shared_from_this<own_context> {
     boost::asio::io_context ioc{1};
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{ioc.get_executor()};
     std::promise<void> finished;
     std::future<void> finished_future = finished.get_future();
     std::atomic<bool> done{false};  // the thread has left run(): nothing runs the io_context
+    loop_baton baton{ioc};
+    /// Handlers posted through the owner's post() (session_impl::post) and not
+    /// run yet: a driver runs them before it gives the loop up.
+    std::atomic<long> queued{0};
+    /// The driver runs a handler's work inline (session_impl::run_or_post); driver only.
+    bool inline_running = false;
     std::thread thread;
 
     static std::shared_ptr<own_context> start() {
         auto c = std::make_shared<own_context>();
         c->thread = std::thread([c] {
             c->ioc.run();
+            c->baton.stop();
             c->done = true;
             c->finished.set_value();
         });
         return c;
+    }
+    /// The baton's holder runs the loop on its thread until `done()`; then,
+    /// with `drain` or handlers queued, whatever is ready. False when the loop
+    /// stopped first (`done()` may come later, from another thread).
+    template <class Done> bool drive_until(Done&& done, bool drain) {
+        while (!done())
+            if (ioc.run_one() == 0) return false;
+        if (drain || queued.load() > 0) ioc.poll();
+        return true;
     }
     /// start(), on a thread that blocks SIGPIPE: for the clients that write to
     /// their sockets with write(2) (hiredis, libmemcached), a server that closed
@@ -93,9 +112,13 @@ struct own_context : std::enable_shared_from_this<own_context> {
     /// is done.
     void stop_and_join(std::chrono::milliseconds drain = std::chrono::seconds(5),
                        const std::function<void()>& overdue = {}) {
+        const bool driver = baton.driven_here();
+        baton.stop();
         guard.reset();
         if (!thread.joinable()) return;
-        if (thread.get_id() == std::this_thread::get_id()) {
+        // From the thread itself, or from a caller driving the loop (a handler
+        // it runs destroys the Session): the loop's thread finishes alone.
+        if (thread.get_id() == std::this_thread::get_id() || driver) {
             thread.detach();
             return;
         }

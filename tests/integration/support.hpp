@@ -131,10 +131,10 @@ class EventLog {
 public:
     explicit EventLog(Session& s)
         : sub_(s.subscribe([this](session_event e, std::int64_t) {
-              {
-                  std::lock_guard lk(m_);
-                  events_.push_back(e);
-              }
+              // Notified under the lock: a waiter that saw the event may end
+              // the test and destroy the log as soon as it has the lock.
+              std::lock_guard lk(m_);
+              events_.push_back(e);
               cv_.notify_all();
           })) {}
     bool wait_for(session_event e, std::chrono::milliseconds timeout = 15s) {
