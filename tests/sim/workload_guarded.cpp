@@ -30,6 +30,12 @@ public:
         : mutex_contender(env, index_, path), data_path_(std::move(data_path)), deleted_(deleted) {}
     bool node_deleted = false;  // the operator deleted the node of this hold
 
+    /// Writes at once (the operator just deleted its node: it does not know yet).
+    void write_now() {
+        env_.w.as(process, [this] { write(); });
+        env_.w.wake(process);
+    }
+
 private:
     void granted() override {
         node_deleted = deleted_.count(token) != 0;
@@ -105,6 +111,9 @@ private:
         deleted_.insert(czxid);
         for (auto& c : contenders_)
             if (c->holding && c->token == czxid) static_cast<writer&>(*c).node_deleted = true;
+        std::vector<writer*> to_write;
+        for (auto& c : contenders_)
+            if (c->holding && c->token == czxid) to_write.push_back(static_cast<writer*>(c.get()));
         env_.w.note("fault: an operator deletes " + q.front());
         int negotiated = 0;
         const auto s = env_.server.open_session(20'000, negotiated);
@@ -113,6 +122,7 @@ private:
         r.path = q.front();
         env_.server.apply(s, r);
         env_.server.close_session(s);
+        for (auto* c : to_write) c->write_now();
     }
 
     std::string path_, data_path_;
