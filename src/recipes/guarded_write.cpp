@@ -9,14 +9,18 @@
 #include "engine/contender.hpp"
 #include "engine/lock_set_engine.hpp"
 #include "fsm/guarded_txn.hpp"
+#include "recipes/guarded_commit.hpp"
 #include "recipes/internal_access.hpp"
 #include "session/session_impl.hpp"
 #include "support/blocking_call.hpp"
 
 #include <zookeeper.h>
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -48,39 +52,17 @@ multi_op to_multi_op(const guarded_op& op) {
 
 guarded_result commit(const std::shared_ptr<session_impl>& session, const std::vector<std::string>& lock_nodes,
                       const std::vector<guarded_op>& ops, std::error_code& ec) {
-    guarded_result out;
-    out.created.resize(ops.size());
-    if (const auto check = validate_guarded(lock_nodes, ops, session->options().max_request_bytes); !check) {
-        ec = check.error;
-        return out;
-    }
-    std::vector<multi_op> mops;
-    mops.reserve(lock_nodes.size() + ops.size());
-    for (const auto& node : lock_nodes) {
-        multi_op guard;
-        guard.type = multi_op::kind::check;
-        guard.path = node;
-        mops.push_back(std::move(guard));
-    }
-    for (const auto& op : ops) mops.push_back(to_multi_op(op));
-    auto [e, rc, errors, created] = wait_for_completion<int, std::vector<int>, std::vector<std::string>>(
+    auto [e, answer, out] = wait_for_completion<std::error_code, guarded_result>(
         session->on_session_thread(), [&](auto done) {
-            session->post([session, mops = std::move(mops), done]() mutable {
-                session->multi(std::move(mops), [done](int code, std::vector<int> errs, std::vector<std::string> made) {
-                    done({}, code, std::move(errs), std::move(made));
-                });
-            });
+            async_commit_guarded(session, lock_nodes, ops,
+                                 [done](std::error_code code, guarded_result r) { done({}, code, std::move(r)); });
         });
     if (e) {
         ec = e;
+        out.created.assign(ops.size(), std::string());
         return out;
     }
-    const auto outcome = read_guarded_answer(rc, errors, lock_nodes.size());
-    ec = outcome.error;
-    out.failed_op = outcome.failed_op;
-    if (!ec)
-        for (std::size_t i = 0; i < ops.size() && lock_nodes.size() + i < created.size(); ++i)
-            out.created[i] = std::move(created[lock_nodes.size() + i]);
+    ec = answer;
     return out;
 }
 
@@ -110,6 +92,39 @@ guarded_result commit_held(bool held, const std::shared_ptr<session_impl>& sessi
 }
 
 } // namespace
+
+void async_commit_guarded(const std::shared_ptr<session_impl>& session, const std::vector<std::string>& lock_nodes,
+                          const std::vector<guarded_op>& ops,
+                          std::function<void(std::error_code, guarded_result)> fn) {
+    guarded_result out;
+    out.created.resize(ops.size());
+    if (const auto check = validate_guarded(lock_nodes, ops, session->options().max_request_bytes); !check) {
+        fn(check.error, std::move(out));
+        return;
+    }
+    std::vector<multi_op> mops;
+    mops.reserve(lock_nodes.size() + ops.size());
+    for (const auto& node : lock_nodes) {
+        multi_op guard;
+        guard.type = multi_op::kind::check;
+        guard.path = node;
+        mops.push_back(std::move(guard));
+    }
+    for (const auto& op : ops) mops.push_back(to_multi_op(op));
+    const auto guards = lock_nodes.size();
+    session->post([session, mops = std::move(mops), guards, out = std::move(out), fn = std::move(fn)]() mutable {
+        session->multi(std::move(mops), [guards, out = std::move(out), fn = std::move(fn)](
+                                            int rc, std::vector<int> errors, std::vector<std::string> created) mutable {
+            const auto outcome = read_guarded_answer(rc, errors, guards);
+            out.failed_op = outcome.failed_op;
+            if (!outcome.error)
+                for (std::size_t i = 0; i < out.created.size() && guards + i < created.size(); ++i)
+                    out.created[i] = std::move(created[guards + i]);
+            fn(outcome.error, std::move(out));
+        });
+    });
+}
+
 } // namespace detail
 
 guarded_result commit_guarded(Session& session, const std::vector<std::string>& lock_nodes,

@@ -1,6 +1,7 @@
 #include "runner.hpp"
 
 #include "network.hpp"
+#include "workload.hpp"
 #include "world.hpp"
 #include "zk_model.hpp"
 
@@ -69,6 +70,13 @@ public:
         w_.verbose = options.verbose;
         network_options net;
         attach_network(w_, server_, net);
+        env_ = std::make_unique<workload_env>(workload_env{w_, server_, stopping_, 0, [this](std::string why) {
+                                                                if (pending_failure_.empty())
+                                                                    pending_failure_ = std::move(why);
+                                                            }});
+        server_.on_applied = [this](std::int64_t session, const zk_request& r, const zk_reply& reply) {
+            for (auto& wl : workloads_) wl->applied(session, r, reply);
+        };
     }
     ~schedule() {
         // The user's handlers still to come see stopping_ and touch nothing.
@@ -84,10 +92,13 @@ public:
             });
             w_.wake(c->process);
         }
+        for (auto& wl : workloads_) wl->teardown();
         // The sessions' closes were posted: run them (the C client then fails
         // what is in flight with ZCLOSING, as it does), then end the world.
         w_.run_ready();
         w_.shutdown();
+        server_.on_applied = nullptr;
+        workloads_.clear();
         contenders_.clear();
         detach_network();
     }
@@ -96,6 +107,12 @@ public:
         schedule_result out;
         const int lock_count = static_cast<int>(w_.uniform(1, 3));
         for (int i = 0; i < lock_count; ++i) {
+            // The runner's own recipes, or a workload's (tests/sim/workload_*.cpp).
+            if (const auto k = w_.uniform(0, 2 + workload_kinds); k > 2) {
+                workloads_.push_back(make_workload(static_cast<workload_kind>(k - 3), *env_, i));
+                w_.note(workloads_.back()->describe());
+                continue;
+            }
             lock_under_test l;
             l.kind = static_cast<lock_under_test::recipe>(w_.uniform(0, 2));
             if (l.kind == lock_under_test::recipe::semaphore) l.permits = static_cast<std::size_t>(w_.uniform(2, 3));
@@ -116,6 +133,7 @@ public:
         }
         const int n = static_cast<int>(w_.uniform(3, 12));
         const int timeout_ms = static_cast<int>(w_.uniform(10, 20) * 100);
+        env_->timeout_ms = timeout_ms;
         for (int i = 0; i < n; ++i) add_contender(i, timeout_ms);
         const int faults = static_cast<int>(w_.uniform(1, 5));
         for (int i = 0; i < faults; ++i) schedule_fault(n);
@@ -125,13 +143,15 @@ public:
             if (!w_.step()) break;
             ++steps;
             w_.run_ready();  // what the step's event set off, so that its loss reports have run
-            if (!check(out)) break;
-            if (!closed && std::all_of(contenders_.begin(), contenders_.end(), [](auto& c) { return c->done; })) {
+            if (!check(out) || !check_workloads(out)) break;
+            if (!closed && std::all_of(contenders_.begin(), contenders_.end(), [](auto& c) { return c->done; }) &&
+                std::all_of(workloads_.begin(), workloads_.end(), [](auto& wl) { return wl->done(); })) {
                 closed = true;
                 for (auto& c : contenders_) {
                     w_.as(c->process, [&] { c->session->close(); });
                     w_.wake(c->process);
                 }
+                for (auto& wl : workloads_) wl->close_sessions();
             }
         }
         out.steps = steps;
@@ -155,11 +175,21 @@ private:
     }
 
     void add_contender(int i, int timeout_ms) {
+        // A slot: one of the runner's locks, or a workload.
+        const auto slot = static_cast<std::size_t>(
+            w_.uniform(0, static_cast<std::int64_t>(locks_.size() + workloads_.size()) - 1));
+        if (slot >= locks_.size()) {
+            auto& wl = *workloads_[slot - locks_.size()];
+            wl.add(i);
+            auto* c = wl.contenders().back();
+            targets_.push_back({c->process, &c->session});
+            return;
+        }
         auto c = std::make_unique<contender>();
         c->index = i;
         c->process = w_.add_process(w_.uniform(-10'000, 10'000));  // up to 1% fast or slow
         c->rounds_left = static_cast<int>(w_.uniform(1, 4));
-        c->lock = static_cast<std::size_t>(w_.uniform(0, static_cast<std::int64_t>(locks_.size()) - 1));
+        c->lock = slot;
         const auto& l = locks_[c->lock];
         c->writer = l.kind != lock_under_test::recipe::read_write || w_.chance(0.4);
         w_.as(c->process, [&] {
@@ -201,6 +231,7 @@ private:
         });
         w_.wake(c->process);
         auto* raw = c.get();
+        targets_.push_back({raw->process, &raw->session});
         contenders_.push_back(std::move(c));
         w_.at(w_.now() + ms(w_.uniform(0, 200)), raw->process, [this, raw] { acquire(*raw); });
     }
@@ -349,8 +380,8 @@ private:
         const int who = static_cast<int>(w_.uniform(0, n - 1));
         const nanos length = ms(w_.uniform(50, 3000));
         w_.at(when, -1, [this, kind, who, length, first_in_line] {
-            auto& c = *contenders_[static_cast<std::size_t>(who)];
-            const auto sid = c.session->session_id();
+            const auto& target = targets_[static_cast<std::size_t>(who)];
+            const auto sid = (*target.second)->session_id();
             const std::string name = "c" + std::to_string(who);
             switch (kind) {
             case 0:
@@ -363,7 +394,7 @@ private:
                 break;
             case 2:
                 w_.note("fault: process of " + name + " paused for " + std::to_string(length / 1'000'000) + " ms");
-                w_.pause(c.process, w_.now() + length);
+                w_.pause(target.first, w_.now() + length);
                 break;
             case 3:
                 w_.note("fault: the next request of " + name + " loses its reply");
@@ -462,11 +493,21 @@ private:
         return true;
     }
 
+    /// Each workload's invariant, in its own form (tests/sim/workload_*.cpp).
+    bool check_workloads(schedule_result& out) {
+        for (auto& wl : workloads_) wl->check();
+        if (pending_failure_.empty()) return true;
+        fail(out, pending_failure_);
+        return false;
+    }
+
     void final_checks(schedule_result& out) {
         // Every client ended: no lock node, no lock directory left (containers
         // are reaped); the foreign session's expiry is run out first.
         if (foreign_) server_.expire(foreign_);
         while (w_.step()) {}
+        for (auto& wl : workloads_) wl->finish();
+        if (!pending_failure_.empty()) return fail(out, pending_failure_);
         // A container that never had a child stays (ZooKeeper's ContainerManager
         // reaps only those with cversion > 0): one a contender made and whose
         // node never came (its session expired or its acquire ended between the
@@ -487,6 +528,7 @@ private:
             if (path == "/" || kept.count(path) ||
                 (precreated_ && (path == "/sim" || path.find('/', 5) == std::string::npos)))
                 continue;
+            if (std::any_of(workloads_.begin(), workloads_.end(), [&](auto& wl) { return wl->keeps(path); })) continue;
             fail(out, "node left once every client ended: " + path);
             return;
         }
@@ -497,6 +539,9 @@ private:
     sim_options options_;
     std::vector<lock_under_test> locks_;
     std::vector<std::unique_ptr<contender>> contenders_;
+    std::unique_ptr<workload_env> env_;
+    std::vector<std::unique_ptr<workload>> workloads_;
+    std::vector<std::pair<int, const std::unique_ptr<Session>*>> targets_;  // per contender: process, session
     std::uint64_t grants_ = 0;
     std::int64_t foreign_ = 0;
     // The czxids of the lock nodes another client deleted: first by the recipe's rule, or behind others.

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ TEST(Simulation, SchedulesKeepEveryInvariant) {
         if (!r.ok) {
             if (failed.empty()) first_failure = report(seed, r);
             failed.push_back(seed);
+            if (failed.size() <= 50) std::printf("seed %llu: %s\n", static_cast<unsigned long long>(seed), r.failure.c_str());
         }
         grants += r.grants;
         steps += r.steps;

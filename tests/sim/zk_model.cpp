@@ -276,6 +276,7 @@ zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
         break;
     }
     }
+    if (on_applied) on_applied(session, r, out);
     return out;
 }
 

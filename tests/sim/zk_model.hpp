@@ -47,6 +47,8 @@ public:
 
     /// A watch event for `session` (delivered in order with its replies).
     std::function<void(std::int64_t session, int type, const std::string& path)> on_event;
+    /// A request of `session` was applied (for the workloads' invariants at commit).
+    std::function<void(std::int64_t session, const zk_request&, const zk_reply&)> on_applied;
     /// The server ended `session` (expiry): its connection is closed.
     std::function<void(std::int64_t session)> on_expired;
 
@@ -70,6 +72,8 @@ public:
         std::set<std::string> children;  // names
     };
     const std::map<std::string, znode>& nodes() const noexcept { return nodes_; }
+    /// The last transaction's zxid: it moves with every change of the tree.
+    std::int64_t last_zxid() const noexcept { return zxid_; }
     static const int tick_ms = 100;
 
 private:
