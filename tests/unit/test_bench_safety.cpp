@@ -21,7 +21,7 @@ TEST(SafetyPlan, EveryBackendAndBothAntiExamplesAreRowsInReportOrder) {
     const std::vector<std::string_view> expected = {
         "zookeeper",        "redis",       "redlock",        "postgres-lease", "postgres-advisory", "postgres-row",
         "postgres-version", "mysql-lease", "mysql-advisory", "mysql-row",      "mysql-version",     "flock",
-        "memcached",        "naive-setnx-expire", "naive-setnx-getset"};
+        "memcached",        "etcd",        "naive-setnx-expire", "naive-setnx-getset"};
     EXPECT_EQ(row_names(), expected);
     EXPECT_TRUE(is_anti_example("naive-setnx-expire"));
     EXPECT_TRUE(is_anti_example("naive-setnx-getset"));
