@@ -70,10 +70,12 @@ TEST_F(MultiMutexTest, ASetHoldsEveryPathWithOneTokenAndOthersWaitOnlyWhereItHol
     // bc's node is on the server; its position follows once bc has read the queue.
     EXPECT_TRUE(wait_until([&] { return bc.queue_positions()[0] == std::optional<std::size_t>(1); }))
         << "position on " << p[1] << ": " << bc.queue_positions()[0].value_or(0);
-    // It watches ab's node on b and nothing else (c it holds): that node is
-    // still there, so bc has been told nothing since it decided to wait.
+    // It watches ab's node on b and its own two nodes (so that a grant is
+    // never given on a node someone deleted), nothing else: ab's node is still
+    // there, so bc has been told nothing since it decided to wait.
     std::set<std::string> seen;
-    EXPECT_TRUE(watches_exactly(*server_, *s2, {ab.node_paths()[1]}, seen)) << "bc watches " << listed(seen);
+    EXPECT_TRUE(watches_exactly(*server_, *s2, {ab.node_paths()[1], bc.node_paths()[0], bc.node_paths()[1]}, seen))
+        << "bc watches " << listed(seen);
     EXPECT_EQ(waiting.wait_for(0s), std::future_status::timeout);
     log.releasing("ab");
     auto released = ab.async_unlock(boost::asio::use_future);

@@ -215,10 +215,11 @@ TEST_F(MutexTest, ContendersOfOneSessionShareTheirListingsAndKeepArrivalOrder) {
         // The last waiter watches the node ahead of it: the session's requests
         // before that watch have reached the server (they run in order).
         wait_for_watcher(s, mutexes[n - 2]->node_path());
-        // Per waiter a create, a watch of the node ahead and one of its release
-        // mark; the directory's create, once; and the two listings (and a
-        // probe or two of the session's). A listing each would be n more.
-        constexpr std::uint64_t expected = 3 * n + 1 + 2;
+        // Per waiter a create, a watch of the node ahead, one of its release
+        // mark and one of its own node; the directory's create, once; and the
+        // two listings (and a probe or two of the session's). A listing each
+        // would be n more.
+        constexpr std::uint64_t expected = 4 * n + 1 + 2;
         EXPECT_TRUE(wait_until([&] { return requests_received(*server_, s) - before >= expected; }));
         const auto received = requests_received(*server_, s) - before;
         EXPECT_LT(received, expected + n / 2) << "the session sent more than two listings";
@@ -357,11 +358,12 @@ TEST_F(MutexTest, AReleasedSiblingSomebodyLeftNeitherGrantsTheWaiterNorBlocksThe
     log.holds("holder");
     auto granted = log.lock(waiter, "waiter");
     wait_for_contenders(*a, path, 2, 20s);
-    // Its exists() found the sibling there and it watches the holder's node:
-    // it looked at both and decided to wait. Both are still there, so it has
-    // been told nothing since that could grant it before the release.
+    // Its exists() found the sibling there and it watches the holder's node
+    // (and its own): it looked at both and decided to wait. Both are still
+    // there, so it has been told nothing since that could grant it before the
+    // release.
     std::set<std::string> seen;
-    EXPECT_TRUE(watches_exactly(*server_, *b, {sibling, holder.node_path()}, seen))
+    EXPECT_TRUE(watches_exactly(*server_, *b, {sibling, holder.node_path(), waiter.node_path()}, seen))
         << "the waiter watches " << listed(seen);
     EXPECT_EQ(granted.wait_for(0s), std::future_status::timeout) << "granted while the holder holds";
     log.releasing("holder");

@@ -113,11 +113,12 @@ TEST_F(RecipeTest, SemaphoreGrantsInArrivalOrderAndReportsPositions) {
         std::lock_guard lk(m);
         EXPECT_EQ(positions[static_cast<std::size_t>(i)].front(), static_cast<std::size_t>(i + 2));
     }
-    // A waiter watches the two nodes just ahead of it. One whose watches all
-    // stand on nodes that are still there has been told of no change since it
-    // decided to wait, so it cannot be granted before the test releases one
-    // of them: then a grant still pending is not pending by luck.
-    const auto watching = [&](std::size_t waiter, const std::set<std::string>& nodes) {
+    // A waiter watches the two nodes just ahead of it (and its own). One whose
+    // watches all stand on nodes that are still there has been told of no
+    // change since it decided to wait, so it cannot be granted before the test
+    // releases one of them: then a grant still pending is not pending by luck.
+    const auto watching = [&](std::size_t waiter, std::set<std::string> nodes) {
+        nodes.insert(permits[waiter].node_path());
         std::set<std::string> seen;
         EXPECT_TRUE(watches_exactly(*server_, *sessions[waiter], nodes, seen))
             << "waiter " << waiter << " watches " << listed(seen) << ", not " << listed(nodes);
@@ -245,12 +246,14 @@ TEST_F(RecipeTest, PermitsOfEverySemaphoreObjectOnAPathShareOneCount) {
     log.holds("first");
     auto f = log.lock(second, "second");
     const auto queue = wait_for_contenders(*a, path, 3, 20s);
-    // It watches the two holders' nodes (and its session nothing else): both
-    // are still there, so it has been told nothing since it decided to wait,
-    // and only the release below can grant it.
+    // It watches the two holders' nodes and its own (and its session nothing
+    // else): both are still there, so it has been told nothing since it
+    // decided to wait, and only the release below can grant it.
     ASSERT_EQ(queue.size(), 3u);
     std::set<std::string> seen;
-    EXPECT_TRUE(watches_exactly(*server_, *a, {path + "/" + queue[0].node, path + "/" + queue[1].node}, seen))
+    EXPECT_TRUE(watches_exactly(*server_, *a,
+                                {path + "/" + queue[0].node, path + "/" + queue[1].node, path + "/" + queue[2].node},
+                                seen))
         << "the third permit's session watches " << listed(seen);
     EXPECT_FALSE(second.is_held()) << "a third permit was granted beside two holders";
     log.releasing("first");
@@ -580,12 +583,13 @@ TEST_F(RecipeTest, ReconnectWithinTheSessionTimeoutKeepsTheLeader) {
     EXPECT_TRUE(leader.is_leader());
     EXPECT_EQ(losses, 0);
     // The restarted server holds the follower's watches on the leader's node
-    // and on its release mark (re-armed by its client, or set anew after a
-    // listing that found the leader ahead): the node is still there and the
+    // and on its release mark, and on its own node (re-armed by its client, or
+    // set anew after a listing that found the leader ahead): the node is still there and the
     // mark absent, so nothing the follower was told since it last decided to
     // wait can have made it the leader.
     std::set<std::string> seen;
-    EXPECT_TRUE(watches_exactly(*server_, *b, {leader.node_path(), leader.node_path() + ".released"}, seen))
+    EXPECT_TRUE(watches_exactly(*server_, *b,
+                                {leader.node_path(), leader.node_path() + ".released", follower.node_path()}, seen))
         << "the follower watches " << listed(seen);
     EXPECT_EQ(second.wait_for(0ms), std::future_status::timeout) << "a second leader after a reconnect";
     const auto now = follower.leader();
