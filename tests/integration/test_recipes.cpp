@@ -113,12 +113,12 @@ TEST_F(RecipeTest, SemaphoreGrantsInArrivalOrderAndReportsPositions) {
         std::lock_guard lk(m);
         EXPECT_EQ(positions[static_cast<std::size_t>(i)].front(), static_cast<std::size_t>(i + 2));
     }
-    // A waiter watches the two nodes just ahead of it (and its own). One whose
-    // watches all stand on nodes that are still there has been told of no
-    // change since it decided to wait, so it cannot be granted before the test
-    // releases one of them: then a grant still pending is not pending by luck.
-    const auto watching = [&](std::size_t waiter, std::set<std::string> nodes) {
-        nodes.insert(permits[waiter].node_path());
+    // A waiter watches the two nodes just ahead of it (not its own: no single
+    // deletion grants it, a listing does). One whose watches all stand on nodes
+    // that are still there has been told of no change since it decided to
+    // wait, so it cannot be granted before the test releases one of them: then
+    // a grant still pending is not pending by luck.
+    const auto watching = [&](std::size_t waiter, const std::set<std::string>& nodes) {
         std::set<std::string> seen;
         EXPECT_TRUE(watches_exactly(*server_, *sessions[waiter], nodes, seen))
             << "waiter " << waiter << " watches " << listed(seen) << ", not " << listed(nodes);
