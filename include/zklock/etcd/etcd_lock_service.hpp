@@ -91,9 +91,12 @@ struct EtcdOptions {
     /// https:// endpoints: the CA certificates (PEM file) that sign the
     /// server's; empty: the system's roots.
     std::string tls_ca_file;
-    /// https:// endpoints: a client certificate and its key (PEM files), for
-    /// servers started with --client-cert-auth. Default empty: none.
-    std::string tls_cert_file, tls_key_file;
+    /// https:// endpoints: a client certificate (PEM file), for servers
+    /// started with --client-cert-auth. Default empty: none.
+    std::string tls_cert_file;
+    /// The client certificate's key (PEM file, private like an auth file).
+    /// Default empty: none.
+    std::string tls_key_file;
     /// Where completions go when a handler names no executor; empty (default):
     /// the service's own thread.
     boost::asio::any_io_executor executor;

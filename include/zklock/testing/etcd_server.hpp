@@ -68,9 +68,9 @@ ZKLOCK_TESTING_BACKENDS_EXPORT std::string etcd_request(std::uint16_t port, cons
 
 /// One key as etcd_keys() reads it.
 struct EtcdKey {
-    std::string key;
-    std::int64_t create_revision = 0;
-    std::int64_t lease = 0;
+    std::string key;                  ///< the whole key
+    std::int64_t create_revision = 0; ///< the revision that created it (a lock's fencing token)
+    std::int64_t lease = 0;           ///< its lease's id; 0: none
 };
 
 /// One etcd member.
@@ -83,6 +83,7 @@ struct EtcdKey {
 /// Destruction stops the member (SIGTERM, then SIGKILL) and removes its data.
 class ZKLOCK_TESTING_BACKENDS_EXPORT EtcdServer : public ServerProcess {
 public:
+    /// Starts the member and waits until it serves (unless options.start_only).
     explicit EtcdServer(EtcdServerOptions options = {});
     ~EtcdServer() override;
 
@@ -128,12 +129,15 @@ private:
 /// member serves (a leader is elected).
 class ZKLOCK_TESTING_BACKENDS_EXPORT EtcdCluster {
 public:
+    /// Starts `members` members with `options` (their ports chosen for each).
     explicit EtcdCluster(std::size_t members = 3, EtcdServerOptions options = {});
     ~EtcdCluster();
     EtcdCluster(const EtcdCluster&) = delete;
     EtcdCluster& operator=(const EtcdCluster&) = delete;
 
+    /// The members, "m0" first.
     [[nodiscard]] const std::vector<std::unique_ptr<EtcdServer>>& members() const noexcept { return members_; }
+    /// Member `i` (std::out_of_range past the last).
     EtcdServer& member(std::size_t i) { return *members_.at(i); }
     /// Every member's client address, comma separated ("127.0.0.1:P,127.0.0.1:Q,...").
     [[nodiscard]] std::string connect_string() const;
