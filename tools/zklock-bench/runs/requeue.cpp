@@ -3,6 +3,7 @@
 #include "bench.hpp"
 #include "runs/client_schedule.hpp"
 #include "runs/fairness.hpp"
+#include "runs/result.hpp"
 #include "runs/run.hpp"
 
 #include <zklock/lock.hpp>
@@ -18,15 +19,6 @@
 
 namespace zklock::cli {
 namespace {
-
-lock_stats stats_between(const lock_stats& before, const lock_stats& after) {
-    lock_stats d;
-    d.acquisitions = after.acquisitions - before.acquisitions;
-    d.attempts = after.attempts - before.attempts;
-    d.wakeups = after.wakeups - before.wakeups;
-    d.timer_retries = after.timer_retries - before.timer_retries;
-    return d;
-}
 
 bench_result one_worker(QueueLock& worker, const requeue_options& o) {
     worker.lock();

@@ -40,6 +40,15 @@ void add_stats(lock_stats& total, const lock_stats& more) {
     total.total_hold += more.total_hold;
 }
 
+lock_stats stats_between(const lock_stats& before, const lock_stats& after) {
+    lock_stats d;
+    d.acquisitions = after.acquisitions - before.acquisitions;
+    d.attempts = after.attempts - before.attempts;
+    d.wakeups = after.wakeups - before.wakeups;
+    d.timer_retries = after.timer_retries - before.timer_retries;
+    return d;
+}
+
 double ratio(std::uint64_t a, std::uint64_t b) {
     return b ? static_cast<double>(a) / static_cast<double>(b) : std::numeric_limits<double>::quiet_NaN();
 }

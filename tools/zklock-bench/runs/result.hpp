@@ -38,6 +38,8 @@ bench_result timed_result(std::string scenario, int clients, const std::vector<d
 
 /// `total` plus `more` (every counter and duration).
 void add_stats(lock_stats& total, const lock_stats& more);
+/// The acquisitions, attempts, wakeups and timer retries counted from `before` to `after`.
+lock_stats stats_between(const lock_stats& before, const lock_stats& after);
 
 /// `a / b`; NaN (null in the JSON) when b is 0.
 double ratio(std::uint64_t a, std::uint64_t b);

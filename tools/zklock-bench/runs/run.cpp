@@ -69,12 +69,7 @@ bench_result run_uncontended(Lock& lock, const scenario_options& o) {
     if (!o.confirm_unlock) warm_up(lock, 1);
     auto r = timed_result("uncontended", 1, samples, wall);
     r.backend = o.backend;
-    lock_stats measured;  // the warm-up before is not counted
-    measured.acquisitions = after.acquisitions - before.acquisitions;
-    measured.attempts = after.attempts - before.attempts;
-    measured.wakeups = after.wakeups - before.wakeups;
-    measured.timer_retries = after.timer_retries - before.timer_retries;
-    r.counters = measured;
+    r.counters = stats_between(before, after);  // the warm-up before is not counted
     r.wakeups_visible = wakeups_visible(lock);
     if (schedule.is_object()) r.extra.update(schedule);
     r.extra["measures"] = o.confirm_unlock ? "acquire + release, each waiting for the server"
