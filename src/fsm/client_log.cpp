@@ -33,12 +33,17 @@ std::optional<std::string> refused_address(std::string_view message) {
     message.remove_prefix(prefix.size());
     const auto end = message.find(retcode);
     if (end == std::string_view::npos || end == 0) return std::nullopt;
-    auto address = message.substr(0, end);
-    if (address.front() == '[' && address.back() == ']' && address.find("]:") == std::string_view::npos)
-        address = address.substr(1, address.size() - 2);  // "[ADDRESS]" in some versions
+    const auto address = endpoint_text(message.substr(0, end));
     const auto errno_text = "errno=" + std::to_string(ECONNREFUSED) + "(";
     if (message.find(errno_text, end) == std::string_view::npos) return std::nullopt;
     return std::string(address);
+}
+
+std::string_view endpoint_text(std::string_view endpoint) {
+    if (endpoint.size() >= 2 && endpoint.front() == '[' && endpoint.back() == ']' &&
+        endpoint.find("]:") == std::string_view::npos)
+        endpoint = endpoint.substr(1, endpoint.size() - 2);  // "[ADDRESS]" in some versions
+    return endpoint;
 }
 
 } // namespace zklock::detail

@@ -25,4 +25,8 @@ std::optional<client_log_line> parse_client_log(std::string_view line);
 /// refused to accept the client". nullopt for any other message.
 std::optional<std::string> refused_address(std::string_view message);
 
+/// An address as the C client writes it ("127.0.0.1:2181", "[::1]:2181"),
+/// in one form: some versions put the whole of it in brackets.
+std::string_view endpoint_text(std::string_view endpoint);
+
 } // namespace zklock::detail

@@ -286,6 +286,10 @@ public:
     void cancel_refusal_waiter(std::uint64_t id);
     /// The C client said a connect to `address` was refused (from its log).
     void note_refused(std::string address);
+    /// Before the C client's next connect after a refusal: moves its position
+    /// so that connect goes to an address that has not refused in this round
+    /// (fsm/server_rotation.hpp says why).
+    void steer_to_untried();
     /// Runs the C client (zookeeper_process, then pump()) at `deadline`, or
     /// earlier when already due earlier. Strand.
     void run_client_at(std::chrono::steady_clock::time_point deadline);
@@ -538,6 +542,7 @@ private:
     // wait refusal_backoff_ (growing to a cap) instead of following each other
     // as fast as the kernel refuses them.
     bool all_refused_ = false;
+    bool steer_pending_ = false;  // a refusal since the last pump: steer_to_untried() before the next connect
     std::chrono::milliseconds refusal_backoff_{0};
     std::chrono::steady_clock::time_point next_attempt_{};
     std::unordered_map<std::uint64_t, watch_fn> watches_;

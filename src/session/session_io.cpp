@@ -2,12 +2,17 @@
 // client asks for (zookeeper_interest), zookeeper_process on each event, the
 // waiters for a connection, and the calls made once a hold has settled.
 #include "session/session_impl.hpp"
+#include "fsm/client_log.hpp"
+#include "fsm/server_rotation.hpp"
 #include "support/io_seam.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
 
 namespace zklock::detail {
 namespace asio = boost::asio;
@@ -21,6 +26,7 @@ void session_impl::pump(bool may_write) {
     if (all_refused_ && clock::now() < next_attempt_ && zoo_state(zh_) != ZOO_CONNECTED_STATE)
         return run_client_at(next_attempt_);
     const log_scope scope(this);
+    if (steer_pending_) steer_to_untried();
     int fd = -1;
     int interest = 0;
     timeval tv{};
@@ -241,8 +247,12 @@ void session_impl::cancel_refusal_waiter(std::uint64_t id) { refusal_waiters_.er
 void session_impl::note_refused(std::string address) {
     if (connected() || addresses_ == 0) return;
     refused_.insert(std::move(address));
-    if (refused_.size() < addresses_) return;
+    if (refused_.size() < addresses_) {
+        steer_pending_ = true;
+        return;
+    }
     refused_.clear();
+    steer_pending_ = false;
     // A round in which every address refused: the C client would try again at
     // once, round after round, as fast as the kernel refuses (a busy loop while
     // nothing listens). The next round waits, 10 ms at first, doubling up to
@@ -257,6 +267,31 @@ void session_impl::note_refused(std::string address) {
     post([waiters = std::move(waiters)] {
         for (const auto& [id, w] : waiters) w();
     });
+}
+
+void session_impl::steer_to_untried() {
+    steer_pending_ = false;
+    if (!zh_ || refused_.empty() || zoo_state(zh_) == ZOO_CONNECTED_STATE) return;
+    // The C client's list, read by one full turn of its position, which ends
+    // where it began. A turn that does not come back (the C client between
+    // two server lists, choosing at random) leaves the choice to it.
+    const auto current = [this] {
+        const char* at = zoo_get_current_server(zh_);
+        return std::string(endpoint_text(at ? at : ""));
+    };
+    const auto start = current();
+    std::vector<std::string> ring{start};
+    bool turned = false;
+    for (std::size_t i = 0; i < 2 * addresses_ + 2 && !turned; ++i) {
+        zoo_cycle_next_server(zh_);
+        auto at = current();
+        turned = at == start;
+        if (!turned) ring.push_back(std::move(at));
+    }
+    if (!turned) return;
+    if (const auto steps = steps_to_untried(ring, refused_)) {
+        for (std::size_t i = 0; i < *steps; ++i) zoo_cycle_next_server(zh_);
+    }
 }
 
 } // namespace zklock::detail

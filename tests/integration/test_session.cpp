@@ -6,10 +6,17 @@
 
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/process.hpp>
+#include <zklock/testing/zookeeper_server.hpp>
 
 #include <boost/asio/io_context.hpp>
 
 #include <unistd.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
 
 using namespace zklock;
 using namespace zklock::test;
@@ -51,6 +58,58 @@ TEST(SessionNoServer, ConnectWhereNothingListensIsRefusedWithoutWaitingForTheDea
         EXPECT_NE(std::string(e.what()).find(o.connect), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("refused"), std::string::npos) << e.what();
     }
+}
+
+// Two servers, both down: after each failed connect the C client moves two
+// places along its list, so with two addresses it comes back, round after
+// round, to the one it tried first. The Session steers it, so once the other
+// server starts, the session connects to it.
+TEST(SessionNoServer, AfterARoundOfRefusalsEveryServerIsTriedAgain) {
+    const auto ports = zklock::testing::free_loopback_ports(2);
+    std::mutex m;
+    std::condition_variable changed;
+    std::vector<std::uint16_t> refused;  // in the order the C client tried them
+    bool connected = false;
+    SessionOptions o;
+    o.connect = "127.0.0.1:" + std::to_string(ports[0]) + ",127.0.0.1:" + std::to_string(ports[1]);
+    o.connect_timeout = std::chrono::seconds(60);
+    o.log.level = log_level::error;
+    o.log.callback = [&](const log_record& r) {
+        if (r.source != "zookeeper" || r.message.find("errno=111") == std::string_view::npos) return;
+        for (const auto port : ports) {
+            if (r.message.find(":" + std::to_string(port) + " ") == std::string_view::npos) continue;
+            const std::lock_guard lk(m);
+            refused.push_back(port);
+            changed.notify_all();
+        }
+    };
+    Session s(o);
+    auto subscription = s.subscribe([&](session_event e, std::int64_t) {
+        if (e != session_event::connected) return;
+        const std::lock_guard lk(m);
+        connected = true;
+        changed.notify_all();
+    });
+    std::error_code ec;
+    s.connect(ec);
+    ASSERT_EQ(ec, errc::connection_refused) << ec.message();
+    std::uint16_t second = 0;
+    {
+        std::unique_lock lk(m);
+        ASSERT_TRUE(changed.wait_for(lk, std::chrono::seconds(30), [&] { return refused.size() >= 2; }));
+        ASSERT_NE(refused[0], refused[1]) << "the first round tried one server twice";
+        second = refused[1];
+    }
+    zklock::testing::ZooKeeperServerOptions server_options;
+    server_options.port = second;
+    zklock::testing::ZooKeeperServer server(server_options);
+    std::unique_lock lk(m);
+    EXPECT_TRUE(changed.wait_for(lk, std::chrono::seconds(60), [&] { return connected; }))
+        << "never connected to 127.0.0.1:" << second << " (tried since the first round: " << [&] {
+               std::string tried;
+               for (std::size_t i = 2; i < refused.size() && i < 40; ++i) tried += std::to_string(refused[i]) + " ";
+               return tried;
+           }() << ")";
 }
 
 // A listener that never answers the handshake is no refusal: the wait ends at

@@ -500,6 +500,9 @@ int zoo_recv_timeout(zhandle_t* zh) { return zh->negotiated; }
 const void* zoo_get_context(zhandle_t* zh) { return zh->context; }
 void zoo_set_context(zhandle_t* zh, void* context) { zh->context = context; }
 int zoo_set_servers_resolution_delay(zhandle_t*, int) { return ZOK; }
+// One server, never refusing: the Session never steers the rotation here.
+void zoo_cycle_next_server(zhandle_t*) {}
+const char* zoo_get_current_server(zhandle_t*) { return "sim:2181"; }
 void zoo_set_debug_level(ZooLogLevel) {}
 void zoo_set_log_stream(FILE*) {}
 int is_unrecoverable(zhandle_t* zh) { return zh->state == ZOO_EXPIRED_SESSION_STATE ? ZINVALIDSTATE : ZOK; }
