@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace zklock::sim {
 namespace {
@@ -457,40 +458,50 @@ private:
         }
         // Never more holders whose budgets are positive (each on its own
         // clock) than the recipe allows: one of a mutex, K of a semaphore, a
-        // writer alone or readers alone.
-        std::vector<std::size_t> positive(locks_.size()), writers(locks_.size());
-        std::vector<std::string> who(locks_.size());
+        // writer alone or readers alone. Counted on every step; the holders
+        // are named only for a failure's report.
+        positive_.assign(locks_.size(), 0);
+        writers_.assign(locks_.size(), 0);
         for (auto& c : contenders_) {
-            // Deleting a holder's node breaks the exclusion from outside: that
-            // holder is only owed the news.
-            if (c->holding && (foreign_deleted_.count(c->token) || deleted_waiting_.count(c->token))) continue;
-            bool counts = false;
-            w_.as(c->process, [&] {
-                const auto left = c->mutex->safe_for();
-                counts = c->mutex->is_held() && left && left->count() > 0;
-                if (counts)
-                    who[c->lock] += " c" + std::to_string(c->index) + (c->writer ? "" : "(reader)") + "(" +
-                                    std::to_string(left->count()) + " ms)";
-            });
-            if (counts) {
-                ++positive[c->lock];
-                if (c->writer) ++writers[c->lock];
-            }
+            if (!certainly_holds(*c)) continue;
+            ++positive_[c->lock];
+            if (c->writer) ++writers_[c->lock];
         }
         for (std::size_t i = 0; i < locks_.size(); ++i) {
             const auto& l = locks_[i];
             bool broken = false;
             switch (l.kind) {
-            case lock_under_test::recipe::mutex: broken = positive[i] > 1; break;
-            case lock_under_test::recipe::semaphore: broken = positive[i] > l.permits; break;
-            case lock_under_test::recipe::read_write: broken = writers[i] > 0 && positive[i] > 1; break;
+            case lock_under_test::recipe::mutex: broken = positive_[i] > 1; break;
+            case lock_under_test::recipe::semaphore: broken = positive_[i] > l.permits; break;
+            case lock_under_test::recipe::read_write: broken = writers_[i] > 0 && positive_[i] > 1; break;
             }
             if (broken) {
-                fail(out, l.path + " (" + recipe_name(l.kind) + "): holders with positive budgets at once:" + who[i]);
+                std::string who;
+                for (auto& c : contenders_) {
+                    if (c->lock != i || !certainly_holds(*c)) continue;
+                    w_.as(c->process, [&] {
+                        who += " c" + std::to_string(c->index) + (c->writer ? "" : "(reader)") + "(" +
+                               std::to_string(c->mutex->safe_for()->count()) + " ms)";
+                    });
+                }
+                fail(out, l.path + " (" + recipe_name(l.kind) + "): holders with positive budgets at once:" + who);
                 return false;
             }
         }
         return true;
+    }
+
+    /// Held with a positive budget on its own clock, and counted: deleting a
+    /// holder's node breaks the exclusion from outside, and that holder is
+    /// only owed the news.
+    bool certainly_holds(const contender& c) {
+        if (c.holding && (foreign_deleted_.count(c.token) || deleted_waiting_.count(c.token))) return false;
+        bool counts = false;
+        w_.as(c.process, [&] {
+            const auto left = c.mutex->safe_for();
+            counts = c.mutex->is_held() && left && left->count() > 0;
+        });
+        return counts;
     }
 
     /// Each workload's invariant, in its own form (tests/sim/workload_*.cpp).
@@ -542,6 +553,7 @@ private:
     std::unique_ptr<workload_env> env_;
     std::vector<std::unique_ptr<workload>> workloads_;
     std::vector<std::pair<int, const std::unique_ptr<Session>*>> targets_;  // per contender: process, session
+    std::vector<std::size_t> positive_, writers_;  // per lock, at this step (check())
     std::uint64_t grants_ = 0;
     std::int64_t foreign_ = 0;
     // The czxids of the lock nodes another client deleted: first by the recipe's rule, or behind others.

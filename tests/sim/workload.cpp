@@ -4,8 +4,11 @@
 #include <zklock/session_options.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace zklock::sim {
 
@@ -130,16 +133,19 @@ void mutex_contender::async_release(std::function<void(std::error_code)> done) {
     mutex_->async_unlock(std::move(done));
 }
 
-void check_exclusion(workload_env& env, const std::vector<sim_contender*>& contenders, const std::string& what,
-                     std::size_t allowed) {
+void check_exclusion(workload_env& env, const std::vector<std::unique_ptr<sim_contender>>& contenders,
+                     const std::string& what, std::size_t allowed) {
+    // Counted on every step; the holders are named only for a failure's report.
+    const auto holds = [](sim_contender& c) {
+        return c.counts_for_exclusion() && (c.holding || c.is_held()) && c.certainly_holds();
+    };
     std::size_t holders = 0;
+    for (const auto& c : contenders) holders += holds(*c) ? 1 : 0;
+    if (holders <= allowed) return;
     std::string who;
-    for (auto* c : contenders)
-        if ((c->holding || c->is_held()) && c->certainly_holds()) {
-            ++holders;
-            who += " " + c->name();
-        }
-    if (holders > allowed) env.fail(what + ": holders with positive budgets at once:" + who);
+    for (const auto& c : contenders)
+        if (holds(*c)) who += " " + c->name();
+    env.fail(what + ": holders with positive budgets at once:" + who);
 }
 
 std::vector<sim_contender*> workload::contenders() const {
@@ -186,17 +192,26 @@ bool serial_before(std::int32_t a, std::int32_t b) {
     return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) - static_cast<std::uint32_t>(b)) < 0;
 }
 
-std::vector<std::string> queue_of(const zk_server& server, const std::string& dir) {
-    std::vector<std::string> out;
+std::int64_t children_version(const zk_server& server, const std::string& dir) {
     const auto it = server.nodes().find(dir);
-    if (it == server.nodes().end()) return out;
+    return it == server.nodes().end() ? -1 : it->second.stat.pzxid;
+}
+
+std::vector<std::string> queue_of(const zk_server& server, const std::string& dir) {
+    std::vector<std::pair<std::int32_t, std::string>> found;
+    const auto it = server.nodes().find(dir);
+    if (it == server.nodes().end()) return {};
     for (const auto& child : it->second.children) {
-        const auto path = dir + "/" + child;
+        auto path = dir + "/" + child;
         const auto n = server.nodes().find(path);
-        if (n != server.nodes().end() && n->second.stat.ephemeralOwner != 0) out.push_back(path);
+        if (n != server.nodes().end() && n->second.stat.ephemeralOwner != 0)
+            found.emplace_back(sequence_of(path), std::move(path));
     }
-    std::sort(out.begin(), out.end(),
-              [](const std::string& a, const std::string& b) { return serial_before(sequence_of(a), sequence_of(b)); });
+    std::sort(found.begin(), found.end(),
+              [](const auto& a, const auto& b) { return serial_before(a.first, b.first); });
+    std::vector<std::string> out;
+    out.reserve(found.size());
+    for (auto& f : found) out.push_back(std::move(f.second));
     return out;
 }
 

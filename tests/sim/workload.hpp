@@ -64,6 +64,9 @@ public:
     bool certainly_holds();
     /// Destroys the lock objects, then the session, as the contender's process.
     void teardown();
+    /// Whether its hold counts in check_exclusion (one whose node was deleted
+    /// from outside is only owed the news).
+    virtual bool counts_for_exclusion() const { return true; }
 
     // The recipe.
     virtual void async_acquire(std::function<void(std::error_code)> done) = 0;
@@ -112,10 +115,10 @@ private:
     std::unique_ptr<Mutex> mutex_;
 };
 
-/// Fails when more of `contenders` than `allowed` hold `what` with positive
-/// budgets at once (each on its own clock).
-void check_exclusion(workload_env& env, const std::vector<sim_contender*>& contenders, const std::string& what,
-                     std::size_t allowed = 1);
+/// Fails when more of `contenders` (those that count_for_exclusion()) than
+/// `allowed` hold `what` with positive budgets at once (each on its own clock).
+void check_exclusion(workload_env& env, const std::vector<std::unique_ptr<sim_contender>>& contenders,
+                     const std::string& what, std::size_t allowed = 1);
 
 /// One recipe's workload.
 class workload {
@@ -168,6 +171,10 @@ std::unique_ptr<workload> make_requeue_workload(workload_env& env, int instance)
 std::int32_t sequence_of(const std::string& path);
 /// a before b in serial-number order.
 bool serial_before(std::int32_t a, std::int32_t b);
+/// Moves whenever the children of `dir` change, or `dir` is made or removed
+/// (its pzxid; -1 while it does not exist): what queue_of(dir) reads changes
+/// only with it (a node's ephemeral owner is fixed at its create).
+std::int64_t children_version(const zk_server& server, const std::string& dir);
 /// The ephemeral children of `dir` (full paths) in queue order.
 std::vector<std::string> queue_of(const zk_server& server, const std::string& dir);
 /// The full path of the ephemeral node whose czxid is `czxid`, or nullptr.

@@ -53,9 +53,7 @@ public:
     }
 
     void check() override {
-        std::vector<sim_contender*> all;
-        for (auto& c : contenders_) all.push_back(c.get());
-        check_exclusion(env_, all, path_ + " (leaders)");
+        check_exclusion(env_, contenders_, exclusion_);
         // A leader's node is first among the live sessions' nodes.
         for (auto& c : contenders_) {
             if (!c->holding || c->granted_at != env_.w.now()) continue;
@@ -69,6 +67,7 @@ public:
 
 private:
     std::string path_;
+    std::string exclusion_ = path_ + " (leaders)";  // what check_exclusion names
 };
 
 } // namespace

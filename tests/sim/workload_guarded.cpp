@@ -29,6 +29,8 @@ public:
            const std::set<std::int64_t>& deleted)
         : mutex_contender(env, index_, path), data_path_(std::move(data_path)), deleted_(deleted) {}
     bool node_deleted = false;  // the operator deleted the node of this hold
+    /// A holder whose node the operator deleted is only owed the news.
+    bool counts_for_exclusion() const override { return !node_deleted; }
 
     /// Writes at once (the operator just deleted its node: it does not know yet).
     void write_now() {
@@ -79,11 +81,7 @@ public:
     }
 
     void check() override {
-        // A holder whose node the operator deleted is only owed the news.
-        std::vector<sim_contender*> counted;
-        for (auto& c : contenders_)
-            if (!static_cast<writer&>(*c).node_deleted) counted.push_back(c.get());
-        check_exclusion(env_, counted, path_ + " (guarded writes)");
+        check_exclusion(env_, contenders_, exclusion_);
     }
 
     void applied(std::int64_t session, const zk_request& r, const zk_reply& reply) override {
@@ -126,6 +124,7 @@ private:
     }
 
     std::string path_, data_path_;
+    std::string exclusion_ = path_ + " (guarded writes)";  // what check_exclusion names
     std::int64_t last_ = 0;
     std::set<std::int64_t> deleted_;
 };

@@ -47,11 +47,11 @@ public:
     }
 
     void check() override {
-        std::vector<sim_contender*> all;
-        for (auto& c : contenders_) all.push_back(c.get());
-        check_exclusion(env_, all, path_ + " (lock-delay)");
-        if (env_.server.last_zxid() == seen_zxid_) return;
-        seen_zxid_ = env_.server.last_zxid();
+        check_exclusion(env_, contenders_, exclusion_);
+        // The rest reads the queue: only when it changed (a child came or
+        // went, or the directory was made or reaped: its pzxid moves).
+        if (const auto v = children_version(env_.server, path_); v != seen_) seen_ = v;
+        else return;
         const auto& nodes = env_.server.nodes();
         const auto dir = nodes.find(path_);
         if (dir == nodes.end()) {
@@ -95,11 +95,12 @@ private:
     }
 
     std::string path_;
+    std::string exclusion_ = path_ + " (lock-delay)";  // what check_exclusion names
     nanos delay_;
     std::optional<std::string> head_;  // the first node at the last step
     std::optional<nanos> lost_at_;     // the last loss of a first node
     bool reaped_ = false;              // the directory was reaped since that loss
-    std::int64_t seen_zxid_ = -1;
+    std::int64_t seen_ = -2;           // children_version at the last read
 };
 
 } // namespace

@@ -11,6 +11,8 @@
 #include <zookeeper.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -74,28 +76,40 @@ public:
             paths.resize(static_cast<std::size_t>(w.uniform(2, 3)));
             contenders_.push_back(std::make_unique<set_contender>(env_, index, paths));
         }
+        unsigned mask = 0;
+        for (std::size_t i = 0; i < paths_.size(); ++i)
+            if (("," + contenders_.back()->lock_path + ",").find("," + paths_[i] + ",") != std::string::npos)
+                mask |= 1u << i;
+        paths_of_.push_back(mask);
         w.note(contenders_.back()->name() + " takes " + contenders_.back()->lock_path);
         contenders_.back()->start();
     }
 
     void check() override {
         // One holder per path.
-        std::vector<std::string> holders(paths_.size());
-        std::vector<int> count(paths_.size());
-        for (auto& c : contenders_) {
-            if (!c->holding && !c->is_held()) continue;
-            if (!c->certainly_holds()) continue;
-            for (std::size_t i = 0; i < paths_.size(); ++i)
-                if (("," + c->lock_path + ",").find("," + paths_[i] + ",") != std::string::npos) {
-                    ++count[i];
-                    holders[i] += " " + c->name();
-                }
+        std::array<int, 3> count{};
+        for (std::size_t k = 0; k < contenders_.size(); ++k) {
+            auto& c = *contenders_[k];
+            if (!c.holding && !c.is_held()) continue;
+            if (!c.certainly_holds()) continue;
+            for (std::size_t i = 0; i < paths_.size(); ++i) count[i] += (paths_of_[k] >> i) & 1u;
         }
-        for (std::size_t i = 0; i < paths_.size(); ++i)
-            if (count[i] > 1) env_.fail(paths_[i] + " (lock sets): holders with positive budgets at once:" + holders[i]);
-        // The rest reads the tree: only when it changed.
-        if (env_.server.last_zxid() == seen_zxid_) return;
-        seen_zxid_ = env_.server.last_zxid();
+        for (std::size_t i = 0; i < paths_.size(); ++i) {
+            if (count[i] <= 1) continue;
+            std::string holders;
+            for (std::size_t k = 0; k < contenders_.size(); ++k) {
+                auto& c = *contenders_[k];
+                if ((paths_of_[k] >> i & 1u) && (c.holding || c.is_held()) && c.certainly_holds())
+                    holders += " " + c.name();
+            }
+            env_.fail(paths_[i] + " (lock sets): holders with positive budgets at once:" + holders);
+        }
+        // The rest reads the queues: only when one changed (a child came or
+        // went, or a directory was made or reaped: its pzxid moves).
+        std::array<std::int64_t, 3> seen{};
+        for (std::size_t i = 0; i < paths_.size(); ++i) seen[i] = children_version(env_.server, paths_[i]);
+        if (seen == seen_) return;
+        seen_ = seen;
         // Every set's nodes: all or none.
         std::map<std::string, std::size_t> present;
         std::vector<std::vector<std::string>> queues;
@@ -153,8 +167,9 @@ private:
         return false;
     }
     std::vector<std::string> paths_;
+    std::vector<unsigned> paths_of_;  // per contender: which of paths_ it takes (bit i: paths_[i])
     std::map<std::string, std::size_t> size_of_;  // guid -> how many nodes the set has
-    std::int64_t seen_zxid_ = -1;
+    std::array<std::int64_t, 3> seen_{-2, -2, -2};  // children_version of paths_ at the last read
 };
 
 } // namespace

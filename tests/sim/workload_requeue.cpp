@@ -82,9 +82,7 @@ public:
     }
 
     void check() override {
-        std::vector<sim_contender*> all;
-        for (auto& c : contenders_) all.push_back(c.get());
-        check_exclusion(env_, all, path_ + " (requeue)");
+        check_exclusion(env_, contenders_, exclusion_);
     }
 
     void applied(std::int64_t session, const zk_request& r, const zk_reply& reply) override {
@@ -108,6 +106,7 @@ public:
 
 private:
     std::string path_;
+    std::string exclusion_ = path_ + " (requeue)";  // what check_exclusion names
     std::map<std::string, requeue_commit> commits_;  // the node a requeue released -> its commit
 };
 

@@ -65,17 +65,16 @@ public:
     }
 
     void check() override {
-        std::vector<sim_contender*> all;
-        for (auto& c : contenders_) all.push_back(c.get());
-        check_exclusion(env_, all, path_ + " (revocable)");
+        check_exclusion(env_, contenders_, exclusion_);
         // Whoever holds last, with nobody left to ask it, lets go.
         std::size_t active = 0;
         for (auto& c : contenders_) active += c->done ? 0 : 1;
         if (active <= 1)
             for (auto& c : contenders_) static_cast<revocable_contender&>(*c).let_go_unasked();
-        // The queue is read anew when the tree changed.
-        if (env_.server.last_zxid() != seen_zxid_) {
-            seen_zxid_ = env_.server.last_zxid();
+        // The queue is read anew when it changed (a child came or went, or
+        // the directory was made or reaped: its pzxid moves).
+        if (const auto v = children_version(env_.server, path_); v != seen_) {
+            seen_ = v;
             queue_ = queue_of(env_.server, path_);
         }
         const auto& q = queue_;
@@ -139,10 +138,11 @@ private:
     }
 
     std::string path_;
+    std::string exclusion_ = path_ + " (revocable)";  // what check_exclusion names
     std::map<std::string, request> asked_;  // node asked -> by whom
     std::optional<request> expect_next_;
-    std::int64_t seen_zxid_ = -1;
-    std::vector<std::string> queue_;  // as of seen_zxid_
+    std::int64_t seen_ = -2;          // children_version at the last read
+    std::vector<std::string> queue_;  // as of seen_
 };
 
 } // namespace

@@ -1,6 +1,12 @@
 #include "world.hpp"
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace zklock::sim {
 
@@ -20,15 +26,20 @@ world::~world() {
 void world::shutdown() {
     // Destroying a handler may destroy a session, which cancels its timers
     // and waits: take everything out before it goes.
-    while (!queue_.empty() || !readers_.empty() || !processes_.empty()) {
-        auto queue = std::move(queue_);
-        queue_.clear();
-        events_.clear();
+    const auto waits = [this] {
+        return !heap_.empty() || std::any_of(readers_.begin(), readers_.end(), [](const reader& r) { return bool(r.ready); });
+    };
+    while (waits() || !processes_.empty()) {
+        auto slots = std::move(slots_);
+        slots_.clear();
+        heap_.clear();
+        free_slots_.clear();
+        stale_ = 0;
         auto readers = std::move(readers_);
         readers_.clear();
-        queue.clear();
+        slots.clear();
         readers.clear();
-        if (queue_.empty() && readers_.empty()) {
+        if (!waits()) {
             auto processes = std::move(processes_);
             processes_.clear();
             for (std::size_t i = 0; i < processes.size(); ++i) as(static_cast<int>(i), [&] { processes[i].reset(); });
@@ -65,20 +76,45 @@ nanos world::local_of(int process, nanos global) const {
 
 world::time_point world::local_now() { return time_point(std::chrono::nanoseconds(local_of(current_, now_))); }
 
+void world::push(pending p) {
+    heap_.push_back(p);
+    std::push_heap(heap_.begin(), heap_.end(), later);
+}
+
 std::uint64_t world::at(nanos when, int process, std::function<void()> fn) {
     if (when < now_) when = now_;
-    const auto id = next_id_++;
-    const auto key = std::make_pair(when, id);
-    queue_.emplace(key, event{process, std::move(fn)});
-    events_.emplace(id, key);
-    return id;
+    std::uint32_t index;
+    if (!free_slots_.empty()) {
+        index = free_slots_.back();
+        free_slots_.pop_back();
+    } else {
+        if (slots_.size() >= (std::size_t{1} << slot_bits)) throw std::length_error("sim: too many pending events");
+        index = static_cast<std::uint32_t>(slots_.size());
+        slots_.emplace_back();
+    }
+    const auto seq = next_seq_++;
+    auto& s = slots_[index];
+    s.seq = seq;
+    s.process = process;
+    s.fn = std::move(fn);
+    push(pending{when, seq, index});
+    return (seq << slot_bits) | index;
 }
 
 void world::cancel(std::uint64_t id) {
-    const auto it = events_.find(id);
-    if (it == events_.end()) return;
-    queue_.erase(it->second);
-    events_.erase(it);
+    const auto index = static_cast<std::size_t>(id & ((std::uint64_t{1} << slot_bits) - 1));
+    if (index >= slots_.size() || slots_[index].seq != id >> slot_bits) return;
+    auto& s = slots_[index];
+    s.seq = 0;
+    const auto fn = std::move(s.fn);  // destroyed here, after the slot is free
+    s.fn = nullptr;
+    free_slots_.push_back(static_cast<std::uint32_t>(index));
+    // Its heap entry stays until it comes up; many such: rebuild the heap.
+    if (++stale_ > 256 && stale_ > heap_.size() / 2) {
+        std::erase_if(heap_, [this](const pending& p) { return slots_[p.slot].seq != p.seq; });
+        std::make_heap(heap_.begin(), heap_.end(), later);
+        stale_ = 0;
+    }
 }
 
 std::uint64_t world::set_alarm(time_point local, std::function<void()> fire) {
@@ -104,14 +140,24 @@ void world::wait_readable(int fd, std::function<void()> ready) {
         ready();
         return;
     }
-    readers_[fd] = {current_, std::move(ready)};
+    if (fd < 0) return;
+    if (static_cast<std::size_t>(fd) >= readers_.size()) readers_.resize(static_cast<std::size_t>(fd) + 1);
+    readers_[static_cast<std::size_t>(fd)] = reader{current_, std::move(ready)};
+}
+
+void world::cancel_readable(int fd) {
+    if (fd >= 0 && static_cast<std::size_t>(fd) < readers_.size()) {
+        const auto gone = std::move(readers_[static_cast<std::size_t>(fd)].ready);
+        readers_[static_cast<std::size_t>(fd)].ready = nullptr;
+    }
 }
 
 void world::readable(int fd) {
-    const auto it = readers_.find(fd);
-    if (it == readers_.end()) return;
-    auto [p, fn] = std::move(it->second);
-    readers_.erase(it);
+    if (fd < 0 || static_cast<std::size_t>(fd) >= readers_.size() || !readers_[static_cast<std::size_t>(fd)].ready) return;
+    auto& r = readers_[static_cast<std::size_t>(fd)];
+    const int p = r.process;
+    auto fn = std::move(r.ready);
+    r.ready = nullptr;
     as(p, fn);
     wake(p);
 }
@@ -140,22 +186,31 @@ void world::run_ready() {
 
 bool world::step() {
     run_ready();
-    if (queue_.empty()) return false;
-    auto it = queue_.begin();
-    auto [key, ev] = std::move(*it);
-    queue_.erase(it);
-    events_.erase(key.second);
-    now_ = key.first;
-    // An event of a paused process waits for its end.
-    if (ev.process >= 0 && processes_.at(ev.process)->paused_until > now_) {
-        const auto k = std::make_pair(processes_.at(ev.process)->paused_until, key.second);
-        queue_.emplace(k, std::move(ev));
-        events_.emplace(key.second, k);
+    for (;;) {
+        if (heap_.empty()) return false;
+        std::pop_heap(heap_.begin(), heap_.end(), later);
+        const auto top = heap_.back();
+        heap_.pop_back();
+        auto& s = slots_[top.slot];
+        if (s.seq != top.seq) {  // cancelled
+            --stale_;
+            continue;
+        }
+        now_ = top.when;
+        // An event of a paused process waits for its end.
+        if (s.process >= 0 && processes_.at(s.process)->paused_until > now_) {
+            push(pending{processes_.at(s.process)->paused_until, top.seq, top.slot});
+            return true;
+        }
+        const int process = s.process;
+        auto fn = std::move(s.fn);
+        s.fn = nullptr;
+        s.seq = 0;
+        free_slots_.push_back(top.slot);
+        as(process, fn);
+        wake(process);
         return true;
     }
-    as(ev.process, ev.fn);
-    wake(ev.process);
-    return true;
 }
 
 void world::note(std::string line) {

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -83,7 +82,7 @@ public:
     void cancel_alarm(std::uint64_t id) override { cancel(id); }
     std::uint64_t random() override { return rng_(); }
     void wait_readable(int fd, std::function<void()> ready) override;
-    void cancel_readable(int fd) override { readers_.erase(fd); }
+    void cancel_readable(int fd) override;
 
     /// The simulated C client: says that `fd` has something to read now.
     void readable(int fd);
@@ -98,18 +97,39 @@ private:
         bool ready = false;  // may have handlers to run
         boost::asio::io_context ioc;
     };
-    struct event {
-        int process;
+    // The queue of events: a binary min-heap of (time, sequence) over slots
+    // that hold the handlers. An event's id names its slot and sequence;
+    // cancel() destroys its handler at once and leaves its heap entry to be
+    // skipped. No node is allocated per event once the vectors have grown.
+    struct pending {
+        nanos when;
+        std::uint64_t seq;  // order among events of one instant: first scheduled, first run
+        std::uint32_t slot;
+    };
+    struct slot {
+        std::uint64_t seq = 0;  // 0: free
+        int process = -1;
         std::function<void()> fn;
     };
+    static constexpr int slot_bits = 24;
+    static bool later(const pending& a, const pending& b) {
+        return a.when != b.when ? a.when > b.when : a.seq > b.seq;
+    }
+    void push(pending p);
     nanos now_ = 0;
     int current_ = -1;
     std::mt19937_64 rng_;
     std::vector<std::unique_ptr<process>> processes_;
-    std::uint64_t next_id_ = 1;
-    std::map<std::pair<nanos, std::uint64_t>, event> queue_;
-    std::map<std::uint64_t, std::pair<nanos, std::uint64_t>> events_;  // id -> queue key
-    std::map<int, std::pair<int, std::function<void()>>> readers_;     // fd -> (process, ready)
+    std::uint64_t next_seq_ = 1;
+    std::vector<pending> heap_;
+    std::vector<slot> slots_;
+    std::vector<std::uint32_t> free_slots_;
+    std::size_t stale_ = 0;  // heap entries of cancelled events
+    struct reader {
+        int process = -1;
+        std::function<void()> ready;  // empty: no wait
+    };
+    std::vector<reader> readers_;  // by descriptor
     std::vector<std::string> journal_;
     std::string model_error_;
     clock_hooks* previous_;
