@@ -23,7 +23,7 @@
 namespace zklock {
 
 namespace detail {
-class lock_set_engine;
+class contender_engine;
 struct internal_access;
 }
 
@@ -145,10 +145,10 @@ public:
 private:
     friend struct detail::internal_access;
     MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options, std::error_code* ec);
-    ZKLOCK_NO_EXPORT MultiMutex(std::shared_ptr<detail::lock_set_engine> engine, std::vector<std::string> paths);
+    ZKLOCK_NO_EXPORT MultiMutex(std::shared_ptr<detail::contender_engine> engine, std::vector<std::string> paths);
 
     std::vector<std::string> paths_;
-    std::shared_ptr<detail::lock_set_engine> engine_;
+    std::shared_ptr<detail::contender_engine> engine_;
 };
 
 } // namespace zklock

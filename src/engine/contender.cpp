@@ -2,6 +2,7 @@
 
 #include "fsm/acl_check.hpp"
 #include "fsm/dialect.hpp"
+#include "fsm/joined_completion.hpp"
 #include "fsm/limits.hpp"
 #include "fsm/lock_node.hpp"
 #include "fsm/release_proof.hpp"
@@ -22,25 +23,46 @@ namespace asio = boost::asio;
 std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session, std::string dir,
                                                         queue_rule rule, std::shared_ptr<const std::string> node_data,
                                                         std::shared_ptr<const c_acl> acl) {
+    std::vector<std::string> dirs;
+    dirs.push_back(std::move(dir));
+    return make_engine(std::move(session), std::move(dirs), std::move(rule), std::move(node_data), std::move(acl));
+}
+
+std::shared_ptr<contender_engine> contender_engine::make(std::shared_ptr<session_impl> session,
+                                                        std::vector<std::string> dirs, queue_rule rule,
+                                                        std::shared_ptr<const std::string> node_data,
+                                                        std::shared_ptr<const c_acl> acl) {
+    return make_engine(std::move(session), std::move(dirs), std::move(rule), std::move(node_data), std::move(acl));
+}
+
+std::shared_ptr<contender_engine> contender_engine::make_engine(std::shared_ptr<session_impl> session,
+                                                               std::vector<std::string> dirs, queue_rule rule,
+                                                               std::shared_ptr<const std::string> node_data,
+                                                               std::shared_ptr<const c_acl> acl) {
     // One allocation for the engine and its count (the constructor is private:
     // a local class may call it).
     struct made : contender_engine {
-        made(std::shared_ptr<session_impl> s, std::string d, queue_rule r, std::shared_ptr<const std::string> n,
-             std::shared_ptr<const c_acl> a)
+        made(std::shared_ptr<session_impl> s, std::vector<std::string> d, queue_rule r,
+             std::shared_ptr<const std::string> n, std::shared_ptr<const c_acl> a)
             : contender_engine(std::move(s), std::move(d), std::move(r), std::move(n), std::move(a)) {}
     };
-    std::shared_ptr<contender_engine> c = std::make_shared<made>(std::move(session), std::move(dir), std::move(rule),
+    std::shared_ptr<contender_engine> c = std::make_shared<made>(std::move(session), std::move(dirs), std::move(rule),
                                                                  std::move(node_data), std::move(acl));
     c->session()->subscribe(*c);
     return c;
 }
 
-contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
-                                   std::shared_ptr<const std::string> node_data, std::shared_ptr<const c_acl> acl)
+contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
+                                   queue_rule rule, std::shared_ptr<const std::string> node_data,
+                                   std::shared_ptr<const c_acl> acl)
     : queue_entry(std::move(session)),
       node_data_(node_data ? std::move(node_data) : session_->default_data()),
       acl_(acl ? std::move(acl) : session_->acl()) {
-    setup_.dir = std::move(dir);
+    // A refused lock set gets an engine without directories: it never sends anything.
+    setup_.dirs = std::move(dirs);
+    for (const auto& d : setup_.dirs) event_path_ += (event_path_.empty() ? "" : ",") + d;
+    node_names_.resize(std::max<std::size_t>(setup_.dirs.size(), 1));
+    if (setup_.dirs.size() > 1) positions_.resize(setup_.dirs.size());
     // A naming without this role is refused before the engine is made (the recipes' factory).
     setup_.form = form_of(rule.names, rule.role).value_or(node_form{});
     setup_.rule = std::move(rule);
@@ -53,12 +75,41 @@ contender_engine::contender_engine(std::shared_ptr<session_impl> session, std::s
 
 std::string contender_engine::node_path() const {
     std::lock_guard lk(mutex_);
-    return node_name_.empty() ? std::string() : path_of(node_name_);
+    return node_names_.front().empty() ? std::string() : path_of(node_names_.front());  // set once there is a dir
 }
 
-void contender_engine::set_node_name(std::string name) {
+std::vector<std::string> contender_engine::node_paths() const {
     std::lock_guard lk(mutex_);
-    node_name_ = std::move(name);
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < setup_.dirs.size(); ++i)
+        out.push_back(node_names_[i].empty() ? std::string() : path_of(node_names_[i], i));
+    return out;
+}
+
+std::vector<std::optional<std::size_t>> contender_engine::queue_positions() const {
+    if (setup_.dirs.size() == 1) return {queue_position()};
+    std::lock_guard lk(mutex_);
+    return positions_;
+}
+
+void contender_engine::set_node_name(std::string name, std::size_t queue) {
+    std::lock_guard lk(mutex_);
+    node_names_[queue] = std::move(name);
+}
+
+void contender_engine::forget_nodes() {
+    {
+        std::lock_guard lk(mutex_);
+        for (auto& n : node_names_) n.clear();
+        for (auto& p : positions_) p.reset();
+    }
+    set_position(-1);
+}
+
+bool contender_engine::dirs_known() const {
+    for (const auto& d : setup_.dirs)
+        if (!session_->dirs().contains(d)) return false;
+    return true;
 }
 
 std::string contender_engine::describe() const {
@@ -87,6 +138,10 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
     case kind::grant:
         begin_hold(action.number);
         set_position(0);
+        if (!positions_.empty()) {
+            std::lock_guard lk(mutex_);
+            positions_.assign(positions_.size(), 0);
+        }
         watch_own_node_later(a);
         return complete_grant();
     case kind::node_gone:
@@ -96,7 +151,7 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
         // connection's end).
         held_ = false;
         token_ = 0;
-        return find_loss_reason(setup_.dir, [this, a] { return phase_ == phase::held && attempt_ == a; });
+        return find_loss_reason(dir(), [this, a] { return phase_ == phase::held && attempt_ == a; });
     case kind::lose: return lose(action.ec);
     case kind::requeue: return new_attempt();
     case kind::fail: return fail(action.ec, action.detail);
@@ -105,17 +160,23 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
         if (auto done = std::exchange(a->done, nullptr)) done({});
         return;
     case kind::position:
+        if (!positions_.empty()) {  // a set's places, per queue; its place is the farthest
+            std::lock_guard lk(mutex_);
+            positions_ = a->fsm.positions();
+        }
         set_position(action.number);
         return report_position(static_cast<std::size_t>(action.number));
-    case kind::forget_position: return set_position(-1);
+    case kind::forget_position: return forget_nodes();
     case kind::node_known:
         // A requeue's node found by its guid after the multi's answer was lost: it applied.
         if (requeue_for(a) && !requeue_->in_flight) requeue_.reset();
-        return set_node_name(action.name);
+        return set_node_name(action.name, action.queue);
     case kind::revocation_request:
     case kind::revoke:
+        // A request to any node of a set concerns the whole set.
         if (attempt_ != a) return;
-        return revocation_requested(setup_.dir, path_of(action.name), action.what == kind::revoke);
+        return revocation_requested(setup_.dirs[action.queue], path_of(action.name, action.queue),
+                                    action.what == kind::revoke);
     case kind::count_attempt:
     case kind::count_wakeup: {
         std::lock_guard lk(mutex_);
@@ -133,12 +194,12 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
     case kind::wait_connected:
         if (action.ec) {
             static constexpr const char* steps[] = {"create", "recovery", "listing", "watch of its own node",
-                                                    "sync before the grant"};
+                                                    "sync before the grant", "read of its token"};
             session_->log(log_level::warn, "lock " + event_path() + ": its " + steps[static_cast<int>(action.step)] +
                                                " was interrupted (" + action.ec.message() + "); retried once connected");
         }
-        session_->when_connected([self = shared_from_this(), a, step = action.step](std::error_code ec) {
-            self->feed(a, [&](acquire_machine& m) { return ec ? m.connect_failed(ec) : m.connected(step); });
+        session_->when_connected([self = shared_from_this(), a, step = action.step, i = action.queue](std::error_code ec) {
+            self->feed(a, [&](acquire_machine& m) { return ec ? m.connect_failed(ec) : m.connected(step, i); });
         });
         return;
     default: return send(a, action);
@@ -148,34 +209,36 @@ void contender_engine::perform(const std::shared_ptr<attempt>& a, const acquire_
 void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_action& action) {
     using kind = acquire_action::kind;
     auto self = shared_from_this();
+    const auto i = action.queue;
+    const auto& dir = setup_.dirs[i];
     auto read_dir = [&](auto answer) {
-        session_->get_data(setup_.dir, {}, [self, a, answer](int rc, std::string data, const node_stat& st) {
-            self->feed(a, [&](acquire_machine& m) { return answer(m, rc, data, st); });
+        session_->get_data(dir, {}, [self, a, i, answer](int rc, std::string data, const node_stat& st) {
+            self->feed(a, [&](acquire_machine& m) { return answer(m, i, rc, data, st); });
         });
     };
     switch (action.what) {
     case kind::read_dir_data:
-        return read_dir([](acquire_machine& m, int rc, const std::string& data, const node_stat& st) {
+        return read_dir([](acquire_machine& m, std::size_t, int rc, const std::string& data, const node_stat& st) {
             return m.dir_data_read(rc, data, st.version);
         });
     case kind::reread_dir_data:
-        return read_dir([](acquire_machine& m, int rc, const std::string& data, const node_stat&) {
+        return read_dir([](acquire_machine& m, std::size_t, int rc, const std::string& data, const node_stat&) {
             return m.dir_data_reread(rc, data);
         });
     case kind::read_dir_before:
-        return read_dir([](acquire_machine& m, int rc, const std::string& data, const node_stat& st) {
-            return m.dir_before_read(rc, data, st);
+        return read_dir([](acquire_machine& m, std::size_t q, int rc, const std::string& data, const node_stat& st) {
+            return m.dir_before_read(q, rc, data, st);
         });
     case kind::read_handover:
-        return read_dir([](acquire_machine& m, int rc, const std::string& data, const node_stat&) {
-            return m.handover_read(rc, data);
+        return read_dir([](acquire_machine& m, std::size_t q, int rc, const std::string& data, const node_stat&) {
+            return m.handover_read(q, rc, data);
         });
     case kind::claim_dir:
-        return session_->set_data(setup_.dir, setup_.rule.dir_data, static_cast<std::int32_t>(action.number),
+        return session_->set_data(dir, setup_.rule.dir_data, static_cast<std::int32_t>(action.number),
                                   [self, a](int rc) { self->feed(a, [&](acquire_machine& m) { return m.dir_claimed(rc); }); });
     case kind::read_dir_acl:
-        return session_->get_acl(setup_.dir, [self, a](int rc, acl_list acl) {
-            self->feed(a, [&](acquire_machine& m) { return m.dir_acl_read(rc, acl); });
+        return session_->get_acl(dir, [self, a, i](int rc, acl_list acl) {
+            self->feed(a, [&](acquire_machine& m) { return m.dir_acl_read(i, rc, acl); });
         });
     case kind::make_dir:
         // Known from now on: the session's requests run in order, so every
@@ -183,31 +246,26 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
         // it failed, fails as it would have, NONODE, and makes it then). A burst
         // of acquires in a new directory sends it once, not once each. A create
         // that failed (no parent, refused, cut off) leaves it unknown again.
-        session_->dirs().seen(setup_.dir);
-        return session_->create(setup_.dir, setup_.rule.dir_data, ZOO_CONTAINER, *acl_,
-                                [self](int rc, std::string, const node_stat&) {
-                                    if (rc != ZOK && rc != ZNODEEXISTS) self->session_->dirs().gone(self->setup_.dir);
+        // (A set asks for each directory: those the session knows need none.)
+        if (session_->dirs().contains(dir)) return;
+        session_->dirs().seen(dir);
+        return session_->create(dir, setup_.rule.dir_data, ZOO_CONTAINER, *acl_,
+                                [self, i](int rc, std::string, const node_stat&) {
+                                    if (rc != ZOK && rc != ZNODEEXISTS) self->session_->dirs().gone(self->setup_.dirs[i]);
                                 });
-    case kind::create:
-        if (requeue_for(a)) return send_requeue(a, action);
-        return session_->create(path_of(action.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
-                                [self, a](int rc, std::string name, const node_stat& st) {
-                                    if (rc == ZOK) self->session_->dirs().seen(self->setup_.dir);
-                                    if (rc == ZNONODE) self->session_->dirs().gone(self->setup_.dir);
-                                    self->feed(a, [&](acquire_machine& m) { return m.created(rc, name, st); });
-                                });
+    case kind::create: return send_create(a, action);
     case kind::ensure_parents:
-        return session_->ensure_parents(setup_.dir, setup_.rule.dir_data, acl_, [self, a](int rc, const std::string& at) {
-            if (rc == ZOK) self->session_->dirs().seen(self->setup_.dir);
-            self->feed(a, [&](acquire_machine& m) { return m.parents_ensured(rc, at); });
+        return session_->ensure_parents(dir, setup_.rule.dir_data, acl_, [self, a, i](int rc, const std::string& at) {
+            if (rc == ZOK) self->session_->dirs().seen(self->setup_.dirs[i]);
+            self->feed(a, [&](acquire_machine& m) { return m.parents_ensured(i, rc, at); });
         });
     case kind::read_token:
-        return session_->get_data(path_of(action.name), {}, [self, a](int rc, std::string, const node_stat& st) {
+        return session_->get_data(path_of(action.name, i), {}, [self, a](int rc, std::string, const node_stat& st) {
             self->feed(a, [&](acquire_machine& m) { return m.token_read(rc, st); });
         });
     case kind::confirm_session:
         // Answered, it is the hold's budget basis (noted before this callback runs).
-        return session_->sync(setup_.dir, [self, a](int rc) {
+        return session_->sync(dir, [self, a](int rc) {
             self->feed(a, [&](acquire_machine& m) { return m.synced(rc); });
         });
     case kind::list: return send_list(a, action);
@@ -218,6 +276,31 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
     case kind::delete_by_guid: return send_delete(a, action);
     default: return;
     }
+}
+
+void contender_engine::send_create(const std::shared_ptr<attempt>& a, const acquire_action& action) {
+    auto self = shared_from_this();
+    if (setup_.dirs.size() > 1) {
+        // One transaction: every node gets its zxid, and sequence numbers in
+        // every directory are assigned in commit order (no cycle of waits).
+        std::vector<multi_op> ops;
+        ops.reserve(setup_.dirs.size());
+        for (const auto& dir : setup_.dirs)
+            ops.push_back({multi_op::kind::create, child_path(dir, action.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL,
+                           -1, acl_});
+        return session_->multi(std::move(ops), [self, a](int rc, std::vector<int> errors, std::vector<std::string> created) {
+            if (rc == ZOK)
+                for (const auto& dir : self->setup_.dirs) self->session_->dirs().seen(dir);
+            self->feed(a, [&](acquire_machine& m) { return m.multi_created(rc, errors, created); });
+        });
+    }
+    if (requeue_for(a)) return send_requeue(a, action);
+    session_->create(path_of(action.name), *node_data_, ZOO_EPHEMERAL_SEQUENTIAL, *acl_,
+                     [self, a](int rc, std::string name, const node_stat& st) {
+                         if (rc == ZOK) self->session_->dirs().seen(self->dir());
+                         if (rc == ZNONODE) self->session_->dirs().gone(self->dir());
+                         self->feed(a, [&](acquire_machine& m) { return m.created(rc, name, st); });
+                     });
 }
 
 // The holder's watch on its own node tells it when someone else deletes the
@@ -241,13 +324,14 @@ void contender_engine::send_list(const std::shared_ptr<attempt>& a, const acquir
 void contender_engine::list_now(const std::shared_ptr<attempt>& a, const acquire_action& action) {
     auto self = shared_from_this();
     const auto which = action.which;
+    const auto i = action.queue;
     // A listing without a watch may answer other contenders of this session too.
     if (!action.watch)
-        return session_->list_shared(setup_.dir, [self, a, which](int rc, const children_listing& children) {
-            self->feed(a, [&](acquire_machine& m) { return m.listed(which, rc, children); });
+        return session_->list_shared(setup_.dirs[i], [self, a, i, which](int rc, const children_listing& children) {
+            self->feed(a, [&](acquire_machine& m) { return m.listed(i, which, rc, children); });
         });
     session_->get_children_watch(
-        setup_.dir,
+        dir(),
         [self, a, generation = action.number](int type) {
             self->feed(a, [&](acquire_machine& m) { return m.watch_fired({}, generation, type); });
         },
@@ -258,23 +342,24 @@ void contender_engine::list_now(const std::shared_ptr<attempt>& a, const acquire
 
 void contender_engine::send_watch(const std::shared_ptr<attempt>& a, const acquire_action& action) {
     auto self = shared_from_this();
+    const auto i = action.queue;
     // getData, not exists: a node that is already gone leaves no watch behind.
     if (action.what != acquire_action::kind::watch_node) {
-        // Our own node, held: tells the holder when someone else deletes it.
+        // Our own node: tells a holder (or a waiter) when someone else deletes it.
         return session_->get_data(
-            path_of(action.name),
-            [self, a](int type) { self->feed(a, [&](acquire_machine& m) { return m.own_watch_fired(type); }); },
-            [self, a](int rc, std::string data, const node_stat& st) {
-                self->feed(a, [&](acquire_machine& m) { return m.own_watch_set(rc, data, st.version); });
+            path_of(action.name, i),
+            [self, a, i](int type) { self->feed(a, [&](acquire_machine& m) { return m.own_watch_fired(i, type); }); },
+            [self, a, i](int rc, std::string data, const node_stat& st) {
+                self->feed(a, [&](acquire_machine& m) { return m.own_watch_set(i, rc, data, st.version); });
             });
     }
     session_->get_data(
-        path_of(action.name),
-        [self, a, name = action.name, generation = action.number](int type) {
-            self->feed(a, [&](acquire_machine& m) { return m.watch_fired(name, generation, type); });
+        path_of(action.name, i),
+        [self, a, i, name = action.name, generation = action.number](int type) {
+            self->feed(a, [&](acquire_machine& m) { return m.watch_fired(i, name, generation, type); });
         },
-        [self, a, name = action.name, generation = action.number](int rc, std::string, const node_stat& st) {
-            self->feed(a, [&](acquire_machine& m) { return m.watch_set(name, generation, rc, st); });
+        [self, a, i, name = action.name, generation = action.number](int rc, std::string, const node_stat& st) {
+            self->feed(a, [&](acquire_machine& m) { return m.watch_set(i, name, generation, rc, st); });
         });
 }
 
@@ -304,21 +389,26 @@ void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acqu
     }
     auto done = action.wait ? std::exchange(a->done, nullptr) : nullptr;
     if (action.what == acquire_action::kind::delete_by_guid) {
-        if (!action.wait) return session_->delete_owned_by_guid(setup_.dir, action.name, action.number);
-        return session_->delete_owned_by_guid(setup_.dir, action.name, action.number, std::move(done));
+        // In every directory: the cleanup completes once all have answered.
+        done = joined_completion(setup_.dirs.size(), std::move(done));
+        for (const auto& dir : setup_.dirs) {
+            if (!done) session_->delete_owned_by_guid(dir, action.name, action.number);
+            else session_->delete_owned_by_guid(dir, action.name, action.number, done);
+        }
+        return;
     }
+    std::vector<multi_op> records;
+    for (const auto& [dir, data] : action.records) records.push_back(multi_op{multi_op::kind::set_data, dir, data, 0, -1, nullptr});
+    // Several nodes (a set's): one multi; a node already gone fails it, and
+    // the session then deletes the others one by one.
+    if (!action.paths.empty()) return session_->delete_owned_set(action.paths, action.number, std::move(done), std::move(records));
+    const auto path = path_of(action.name, action.queue);
     // A marked release also proves itself to the successor (fsm/release_proof.hpp).
-    auto proof = action.mark ? acl_ : nullptr;
-    if (action.release_record) {
-        multi_op record{multi_op::kind::set_data, setup_.dir, *action.release_record, 0, -1, nullptr};
-        return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {std::move(record)},
-                                          action.mark, std::move(proof));
-    }
-    if (action.mark)
-        return session_->delete_owned_set({path_of(action.name)}, action.number, std::move(done), {}, true,
-                                          std::move(proof));
-    if (!action.wait) return session_->delete_owned(path_of(action.name), action.number);
-    session_->delete_owned(path_of(action.name), action.number, std::move(done));
+    if (action.mark || !records.empty())
+        return session_->delete_owned_set({path}, action.number, std::move(done), std::move(records), action.mark,
+                                          action.mark ? acl_ : nullptr);
+    if (!done) return session_->delete_owned(path, action.number);
+    session_->delete_owned(path, action.number, std::move(done));
 }
 
 // ---- the front half's hooks ---------------------------------------------------------
@@ -343,8 +433,7 @@ void contender_engine::new_attempt() {
 void contender_engine::abandon(std::error_code ec) {
     if (phase_ != phase::acquiring) return;  // a second cancel or a late deadline: already done
     auto finish = stop_acquiring(ec);
-    set_position(-1);
-    set_node_name({});
+    forget_nodes();
     drop_requeue();  // cancelled before its multi was sent: the held node goes as unlock() sends it
     auto a = std::exchange(attempt_, nullptr);
     if (!a) return finish({});
@@ -368,8 +457,7 @@ void contender_engine::do_release(std::function<void(std::error_code)> done) {
         return;
     }
     auto a = std::exchange(attempt_, nullptr);
-    set_position(-1);
-    set_node_name({});
+    forget_nodes();
     // A server that takes the delete and never answers: after the session
     // timeout the release completes with errc::timeout (not confirmed; the
     // session keeps the delete).
@@ -381,11 +469,7 @@ void contender_engine::lose(std::error_code ec) {
     if (phase_ != phase::held) return;
     auto a = std::exchange(attempt_, nullptr);
     auto next = end_hold();
-    set_position(-1);
-    {
-        std::lock_guard lk(mutex_);
-        node_name_.clear();
-    }
+    forget_nodes();
     if (a) feed(a, [ec](acquire_machine& m) { return m.lost(ec); });
     report_loss(ec, std::move(next));
 }
@@ -398,8 +482,7 @@ void contender_engine::let_go_revoked() {
     auto a = std::exchange(attempt_, nullptr);
     auto next = end_hold();
     token_ = 0;
-    set_position(-1);
-    set_node_name({});
+    forget_nodes();
     // Deleted as a release deletes it (with the mark: it held); nobody waits for it.
     feed(a, [](acquire_machine& m) { return m.release(); });
     report_loss(make_error_code(errc::revoked), std::move(next));

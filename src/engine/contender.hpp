@@ -1,8 +1,10 @@
-// The queue engine: one place in a ZooKeeper lock queue, written once and
-// shared by every recipe. A recipe chooses the rule (how many leases, which
-// marker); the protocol's decisions are fsm/acquire_machine's, and this
-// engine performs them: it sends the requests, feeds the answers, watches and
-// session events back, grants, releases and reports loss.
+// The queue engine: one place in a ZooKeeper lock queue, or in several at
+// once (a lock set, MultiMutex: one node in each directory, made by one
+// transaction), written once and shared by every recipe. A recipe chooses the
+// rule (how many leases, which marker); the protocol's decisions are
+// fsm/acquire_machine's, and this engine performs them: it sends the
+// requests, feeds the answers, watches and session events back, grants,
+// releases and reports loss.
 #pragma once
 
 #include "engine/queue_entry.hpp"
@@ -39,10 +41,22 @@ public:
     static std::shared_ptr<contender_engine> make(std::shared_ptr<session_impl> session, std::string dir,
                                                   queue_rule rule, std::shared_ptr<const std::string> node_data,
                                                   std::shared_ptr<const c_acl> acl = nullptr);
+    /// A lock set's: `dirs` already validated (validate_lock_set), `rule` the
+    /// mutex rule (with its lock_delay); the set is held when it is first in
+    /// every queue.
+    static std::shared_ptr<contender_engine> make(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
+                                                  queue_rule rule, std::shared_ptr<const std::string> node_data,
+                                                  std::shared_ptr<const c_acl> acl = nullptr);
 
     // ---- thread-safe (acquire, release, loss: queue_entry) ----------------------
+    /// Our node's full path in the first directory; empty when none.
     std::string node_path() const;
-    const std::string& dir() const noexcept { return setup_.dir; }
+    /// Per lock directory, our node's full path once created; empty when none.
+    std::vector<std::string> node_paths() const;
+    /// Per lock directory, our place in its queue as of its last listing (0 = first).
+    std::vector<std::optional<std::size_t>> queue_positions() const;
+    const std::string& dir() const noexcept { return setup_.dirs.front(); }
+    const std::vector<std::string>& dirs() const noexcept { return setup_.dirs; }
     /// The recipe's queue rule (who holds: revoke_holders()).
     const queue_rule& rule() const noexcept { return setup_.rule; }
     /// Releases the held node and creates the next at the tail of the queue in
@@ -58,9 +72,11 @@ public:
 private:
     using attempt = engine_attempt<acquire_machine>;
 
-    contender_engine(std::shared_ptr<session_impl> session, std::string dir, queue_rule rule,
-                     std::shared_ptr<const std::string> node_data,
-                     std::shared_ptr<const c_acl> acl);
+    contender_engine(std::shared_ptr<session_impl> session, std::vector<std::string> dirs, queue_rule rule,
+                     std::shared_ptr<const std::string> node_data, std::shared_ptr<const c_acl> acl);
+    static std::shared_ptr<contender_engine> make_engine(std::shared_ptr<session_impl> session, std::vector<std::string> dirs,
+                                                  queue_rule rule, std::shared_ptr<const std::string> node_data,
+                                                  std::shared_ptr<const c_acl> acl);
 
     std::shared_ptr<contender_engine> shared_from_this() {
         return std::static_pointer_cast<contender_engine>(queue_entry::shared_from_this());
@@ -73,11 +89,13 @@ private:
     void do_release(std::function<void(std::error_code)> done) override;
     bool hold_ending() const noexcept override { return attempt_ && attempt_->fsm.node_gone(); }
     void lose(std::error_code ec) override;
-    std::string event_path() const override { return setup_.dir; }
+    std::string event_path() const override { return event_path_; }
     void let_go_revoked() override;
     /// Fails the acquire (or loses the hold) with `ec`, keeping `detail` for failure_detail().
     void fail(std::error_code ec, std::string detail);
-    void set_node_name(std::string name);
+    void set_node_name(std::string name, std::size_t queue = 0);
+    /// Our nodes and places are not known (none queued).
+    void forget_nodes();
     void on_session_event(session_event e) override;
 
     /// Tells `a`'s machine an event (`event(machine)` returns its actions) and performs them.
@@ -86,6 +104,8 @@ private:
     void perform(const std::shared_ptr<attempt>& a, const acquire_action& action);
     /// The request of `action`, its answer fed back to `a`.
     void send(const std::shared_ptr<attempt>& a, const acquire_action& action);
+    /// The create: one queue's create2, or a multi of every queue's create.
+    void send_create(const std::shared_ptr<attempt>& a, const acquire_action& action);
     /// The listing of `action`; a requeue's pipelined listing goes behind its multi (send_requeue).
     void send_list(const std::shared_ptr<attempt>& a, const acquire_action& action);
     void list_now(const std::shared_ptr<attempt>& a, const acquire_action& action);
@@ -99,7 +119,10 @@ private:
     /// server keeps a watch on a path nobody creates until the session ends.
     void drop_release_watch(attempt& a);
     void watch_own_node_later(const std::shared_ptr<attempt>& a);
-    std::string path_of(const std::string& child) const { return child_path(setup_.dir, child); }
+    std::string path_of(const std::string& child, std::size_t queue = 0) const {
+        return child_path(setup_.dirs[queue], child);
+    }
+    bool dirs_known() const;
 
     // The requeue (strand only, contender_requeue.cpp): the hold's release
     // joins the next attempt's create in one multi.
@@ -131,22 +154,25 @@ private:
 
     std::shared_ptr<const std::string> node_data_;  // the session's default, shared, unless given
     std::shared_ptr<const c_acl> acl_;
-    acquire_setup setup_;  // what every attempt's machine is told; setup_.dir is the lock directory
+    acquire_setup setup_;  // what every attempt's machine is told; setup_.dirs are the lock directories
+    std::string event_path_;  // the directories, comma-separated
 
     // strand only
     std::shared_ptr<attempt> attempt_;
     std::unique_ptr<pending_requeue> requeue_;  // null unless a requeue's multi is to be sent or answered
     bool capturing_release_ = false;            // do_requeue: the machine's release delete goes into requeue_
 
-    // thread-safe snapshots (mutex_ guards node_name_: our node's name, its
-    // path made when asked, so a held lock keeps the directory's path once)
-    std::string node_name_;
+    // thread-safe snapshots (mutex_ guards them): our nodes' names, per
+    // directory (their paths made when asked, so a held lock keeps the
+    // directory's path once), and a set's places in its queues
+    std::vector<std::string> node_names_;
+    std::vector<std::optional<std::size_t>> positions_;
 };
 
 template <class Event>
 void contender_engine::feed(const std::shared_ptr<attempt>& a, Event&& event) {
     a->fsm.session = {session_->session_id(), session_->connected(), session_->state() == session_state::closed,
-                      session_->dirs().contains(setup_.dir), attempt_budget()};
+                      dirs_known(), attempt_budget()};
     // An action that ends the attempt (fail, requeue, give up) comes last.
     for (const auto& action : event(a->fsm)) perform(a, action);
 }

@@ -57,7 +57,7 @@ void contender_engine::do_requeue(std::optional<clock::time_point> deadline, boo
     acquire_id_ = id;
     auto held = std::exchange(attempt_, nullptr);
     set_position(-1);
-    set_node_name({});
+    forget_nodes();
     // The machine releases as unlock() does (the mark, the proof, lock-delay's
     // record); its delete is kept to go in the next attempt's create.
     requeue_ = std::make_unique<pending_requeue>();
@@ -77,8 +77,8 @@ void contender_engine::send_requeue(const std::shared_ptr<attempt>& a, const acq
     r.listing_sent = false;
     const auto& release = r.release;
     std::vector<multi_op> extra;
-    if (release.release_record)
-        extra.push_back(multi_op{multi_op::kind::set_data, setup_.dir, *release.release_record, 0, -1, nullptr});
+    for (const auto& [dir, data] : release.records)
+        extra.push_back(multi_op{multi_op::kind::set_data, dir, data, 0, -1, nullptr});
     // A set_data of the transaction (the mark, lock-delay's record) returns a
     // Stat whose mzxid is the transaction's zxid: the new node's czxid, its
     // fencing token. With one, the turn is one round trip (the multi and the

@@ -1,10 +1,9 @@
-// The front half every ZooKeeper queue engine shares, the single queue's
-// (contender.hpp) and the lock set's (lock_set_engine.hpp): one acquire per
-// object, decided on the session's strand; an acquire made while a lost hold's
-// reason is still unknown waits for it; a cancellation reaches only the
-// acquire its slot was given to; the deadline; release and shutdown as the
-// public API sees them; loss reports. The engine behind it creates, lists,
-// watches, grants and deletes.
+// The front half of the ZooKeeper queue engine (contender.hpp), for one queue
+// or a lock set's several: one acquire per object, decided on the session's
+// strand; an acquire made while a lost hold's reason is still unknown waits
+// for it; a cancellation reaches only the acquire its slot was given to; the
+// deadline; release and shutdown as the public API sees them; loss reports.
+// The engine behind it creates, lists, watches, grants and deletes.
 #pragma once
 
 #include "lock/loss_reports.hpp"

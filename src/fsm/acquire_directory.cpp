@@ -1,7 +1,7 @@
-// The acquire machine's reads of the lock directory: a semaphore's permit
-// count (read, claimed, compared), the directory's ACL against the policy,
-// and lock-delay's reads (the directory before the create, the handover
-// before a grant).
+// The acquire machine's reads of the lock directories: a semaphore's permit
+// count (read, claimed, compared; a semaphore is one queue), each directory's
+// ACL against the policy, and lock-delay's reads (each directory before the
+// create, every handover before a grant).
 #include "fsm/acquire_machine.hpp"
 
 #include "fsm/acl_check.hpp"
@@ -16,7 +16,7 @@ namespace zklock::detail {
 using kind = acquire_action::kind;
 
 std::string acquire_machine::foreign_semaphore(const std::string& peer) const {
-    return setup_.dir + " is " + peer + ": zklock's Semaphore does not share a path with it (each would admit its own "
+    return dir(0) + " is " + peer + ": zklock's Semaphore does not share a path with it (each would admit its own "
            "permits); give the zklock semaphore another path";
 }
 
@@ -43,7 +43,7 @@ void acquire_machine::compare_dir_data(std::string_view dir_data) {
         return;
     }
     rare().dir_error = make_error_code(errc::permits_mismatch);
-    rare().dir_error_detail = setup_.dir + " is a semaphore with " + data + ", not " + setup_.rule.dir_data;
+    rare().dir_error_detail = dir(0) + " is a semaphore with " + data + ", not " + setup_.rule.dir_data;
 }
 
 acquire_actions acquire_machine::dir_claimed(int rc) {
@@ -59,56 +59,63 @@ acquire_actions acquire_machine::dir_data_reread(int rc, std::string_view data) 
         compare_dir_data(data);
     } else if (rc != ZNONODE && !dir_error()) {
         rare().dir_error = rc == ZOK ? make_error_code(errc::connection_loss) : from_zookeeper(rc);
-        rare().dir_error_detail = "could not set the permit count of " + setup_.dir;
+        rare().dir_error_detail = "could not set the permit count of " + dir(0);
     }
     // The claim settled: a listing that came meanwhile decides now.
     claiming_ = false;
     if (!rare_ || !rare_->deferred_listing) return {};
     const auto children = std::move(*rare_->deferred_listing);
     rare_->deferred_listing.reset();
-    return evaluate(ZOK, children);
+    return evaluate(0, ZOK, children);
 }
 
-acquire_actions acquire_machine::dir_acl_read(int rc, const acl_list& actual) {
+acquire_actions acquire_machine::dir_acl_read(std::size_t queue, int rc, const acl_list& actual) {
     if (stage_ != stage::waiting) return {};
     if (rc == ZNOAUTH && !dir_error()) {
         rare().dir_error = make_error_code(errc::no_auth);
-        rare().dir_error_detail = refused("read the ACL of", setup_.dir);
+        rare().dir_error_detail = refused("read the ACL of", dir(queue));
         return {};
     }
     if (rc != ZOK) return {};  // a missing directory is created with the policy
     if (const auto excess = first_excess(actual, words().expanded_acl); excess && !dir_error()) {
         rare().dir_error = make_error_code(errc::insecure_acl);
-        rare().dir_error_detail = "the ACL of " + setup_.dir + " (" + to_string(actual) + ") grants " +
+        rare().dir_error_detail = "the ACL of " + dir(queue) + " (" + to_string(actual) + ") grants " +
                                   to_string(*excess) + ", more than the ACL policy (" + words().acl_text +
                                   "): someone else created it; set its ACL (setAcl) or delete it";
     }
     return {};
 }
 
-acquire_actions acquire_machine::dir_before_read(int rc, std::string_view data, const node_stat& st) {
-    if (stage_ == stage::waiting && delay_) delay_->before = directory_read(rc, data, st);
+acquire_actions acquire_machine::dir_before_read(std::size_t queue, int rc, std::string_view data,
+                                                 const node_stat& st) {
+    if (stage_ == stage::waiting && queue < delay_.size()) delay_[queue].before = directory_read(rc, data, st);
     return {};
 }
 
 // ---- lock-delay ----------------------------------------------------------------------
 
-acquire_actions acquire_machine::handover_read(int rc, std::string_view data) {
-    if (stage_ != stage::waiting || !delay_ || delay_->handover != handover_check::reading) return {};
-    if (session_gone(rc)) return {};  // the session event decides
+acquire_actions acquire_machine::handover_read(std::size_t queue, int rc, std::string_view data) {
+    if (stage_ != stage::waiting || queue >= delay_.size() || handover_ != handover_check::reading ||
+        gathering_ != gathering::handover)
+        return {};
+    const auto& d = delay_[queue];
     handover h;
-    if (delay_->ahead) h.ahead_before = delay_->ahead->to_vector();
-    h.ahead_now = delay_->ahead_now.to_vector();
+    if (d.ahead) h.ahead_before = d.ahead->to_vector();
+    h.ahead_now = d.ahead_now.to_vector();
     if (rc == ZOK) h.now = split_release_marker(data);
-    h.before = delay_->before;
+    h.before = d.before;
     h.exclusive = !setup_.rule.read_write && setup_.rule.permits <= 1;
-    if (rc == ZOK && clean_handover(h)) {
-        delay_->handover = handover_check::done;
+    handover_session_gone_ = handover_session_gone_ || session_gone(rc);
+    handover_clean_ = handover_clean_ && rc == ZOK && clean_handover(h);
+    if (!gathered(gathering::handover)) return {};
+    if (handover_session_gone_) return {};  // the session event decides
+    if (handover_clean_) {
+        handover_ = handover_check::done;
         return grant();
     }
     // A holder went without releasing (or we cannot tell): it may still be
     // acting, so wait lock_delay before telling anyone we hold.
-    delay_->handover = handover_check::delaying;
+    handover_ = handover_check::delaying;
     return actions_of(act(kind::start_delay));
 }
 

@@ -7,7 +7,6 @@
 #include <zklock/session.hpp>
 
 #include "engine/contender.hpp"
-#include "engine/lock_set_engine.hpp"
 #include "fsm/guarded_txn.hpp"
 #include "recipes/guarded_commit.hpp"
 #include "recipes/internal_access.hpp"

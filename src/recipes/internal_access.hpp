@@ -16,13 +16,12 @@
 namespace zklock::detail {
 
 class contender_engine;
-class lock_set_engine;
 class session_impl;
 
 struct internal_access {
     static const std::shared_ptr<session_impl>& session(const Session& s) noexcept { return s.impl_; }
     static const std::shared_ptr<contender_engine>& engine(const QueueLock& l) noexcept { return l.engine_; }
-    static const std::shared_ptr<lock_set_engine>& engine(const MultiMutex& m) noexcept { return m.engine_; }
+    static const std::shared_ptr<contender_engine>& engine(const MultiMutex& m) noexcept { return m.engine_; }
     static QueueLock queue_lock(std::shared_ptr<contender_engine> engine, std::string path) {
         return QueueLock(std::move(engine), std::move(path));
     }

@@ -1,7 +1,7 @@
 #include <zklock/multi_mutex.hpp>
 
 #include "recipes/internal_access.hpp"
-#include "engine/lock_set_engine.hpp"
+#include "engine/contender.hpp"
 
 #include "fsm/lock_set.hpp"
 #include "fsm/limits.hpp"
@@ -34,7 +34,7 @@ detail::check_result check_input(const Session& session, const std::vector<std::
 }
 
 // The engine of a set; bad input throws, or with `ec` refuses every acquire.
-std::shared_ptr<detail::lock_set_engine> make_engine(Session& session, const std::vector<std::string>& paths,
+std::shared_ptr<detail::contender_engine> make_engine(Session& session, const std::vector<std::string>& paths,
                                                    MultiMutexOptions options, std::error_code* ec) {
     const auto data = detail::set_node_data(
         options.node_data.empty() ? *detail::internal_access::session(session)->default_data() : options.node_data,
@@ -42,10 +42,14 @@ std::shared_ptr<detail::lock_set_engine> make_engine(Session& session, const std
     const auto check = check_input(session, paths, options, data);
     if (check.error && !ec) throw error(check.error, "zklock::MultiMutex: " + check.reason);
     if (ec) *ec = check.error;
-    // A refused set still gets an engine (with no paths it never sends anything).
-    auto engine = detail::lock_set_engine::make(
-        detail::internal_access::session(session), check.error ? std::vector<std::string>{} : paths, data,
-        options.acl ? std::make_shared<const detail::c_acl>(std::move(*options.acl)) : nullptr, options.lock_delay);
+    // A set is a place in every queue under the mutex rule. A refused set
+    // still gets an engine (with no paths it never sends anything).
+    detail::queue_rule rule;
+    rule.lock_delay = options.lock_delay;
+    auto engine = detail::contender_engine::make(
+        detail::internal_access::session(session), check.error ? std::vector<std::string>{} : paths, std::move(rule),
+        std::make_shared<const std::string>(data),
+        options.acl ? std::make_shared<const detail::c_acl>(std::move(*options.acl)) : nullptr);
     if (check.error) engine->refuse(check.error, check.reason);
     engine->set_revocation(options.revocable, std::move(options.on_revocation));
     return engine;
@@ -63,7 +67,7 @@ std::string subject_of(const std::vector<std::string>& paths) {
 MultiMutex::MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options, std::error_code* ec)
     : MultiMutex(make_engine(session, paths, std::move(options), ec), paths) {}
 
-MultiMutex::MultiMutex(std::shared_ptr<detail::lock_set_engine> engine, std::vector<std::string> paths)
+MultiMutex::MultiMutex(std::shared_ptr<detail::contender_engine> engine, std::vector<std::string> paths)
     : Lock(engine, subject_of(paths)), paths_(std::move(paths)), engine_(std::move(engine)) {}
 
 MultiMutex::MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options)

@@ -10,7 +10,6 @@
 #include <zklock/session.hpp>
 
 #include "engine/contender.hpp"
-#include "engine/lock_set_engine.hpp"
 #include "fsm/lock_node.hpp"
 #include "fsm/path.hpp"
 #include "fsm/revocation.hpp"

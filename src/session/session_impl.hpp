@@ -387,7 +387,7 @@ public:
                               std::function<void(std::error_code)> fn = {});
 
     /// How long a hold lasts before its holder watches its own nodes
-    /// (contender_engine, lock_set_engine): a shorter hold never pays for the watch.
+    /// (contender_engine): a shorter hold never pays for the watch.
     static constexpr std::chrono::milliseconds settle_delay{10};
     /// Runs fn on the strand settle_delay (at most one and a half of it) from
     /// now; calls run in the order made, by one timer. Dropped, not run, when
