@@ -138,12 +138,7 @@ acquire_actions acquire_machine::connected(acquire_step step, std::size_t queue)
     rare().recovery.assign(queues(), {});
     acquire_actions out;
     out.reserve(queues() + 1);
-    out.push_back(act(kind::count_attempt));
-    for (std::size_t i = 0; i < queues(); ++i) {
-        auto l = act(kind::list, {}, 0, i);
-        l.which = listing::recover;
-        out.push_back(std::move(l));
-    }
+    append_listings(out, listing::recover);
     return out;
 }
 
@@ -183,13 +178,17 @@ acquire_actions acquire_machine::send_create() {
     // listings already hold the nodes the create above makes. One round trip
     // in all, unless another contender of the session is listing a directory:
     // then this one shares the next listing (fsm/listing_batches.hpp).
+    append_listings(out, listing::pipelined);
+    return out;
+}
+
+void acquire_machine::append_listings(acquire_actions& out, listing which) const {
     out.push_back(act(kind::count_attempt));
     for (std::size_t i = 0; i < queues(); ++i) {
         auto l = act(kind::list, {}, 0, i);
-        l.which = listing::pipelined;
+        l.which = which;
         out.push_back(std::move(l));
     }
-    return out;
 }
 
 acquire_actions acquire_machine::created(int rc, std::string_view path, const node_stat& st) {

@@ -309,6 +309,8 @@ private:
     acquire_actions recovered(const std::vector<std::vector<std::string>>& listings);
     acquire_actions read_token();
     acquire_actions list(std::size_t queue);
+    /// Appends an attempt and a listing of every queue, of kind `which`.
+    void append_listings(acquire_actions& out, listing which) const;
     acquire_actions evaluate(std::size_t queue, int rc, const children_listing& children);
     acquire_actions decide_all();
     acquire_actions decided(std::size_t decided_queue, const std::vector<std::pair<std::size_t, queue_decision>>& d);

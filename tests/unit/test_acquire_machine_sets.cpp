@@ -14,6 +14,7 @@
 #include <zookeeper.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace zklock;
@@ -70,6 +71,14 @@ struct fixture {
                   (words{"position #1", "watch_own_node " + ours_a, "watch_own_node @1 " + ours_b,
                          "watch_node " + ahead_a + " #1"}));
         EXPECT_TRUE(m.waiting());
+    }
+    /// Under lock-delay: each directory's record read (`before_a`, `before_b`) and the transaction made our nodes.
+    void create_after_reading(std::string_view before_a, std::string_view before_b) {
+        m.begin();
+        m.connected(acquire_step::create);
+        m.dir_before_read(0, ZOK, before_a, node_stat{});
+        m.dir_before_read(1, ZOK, before_b, node_stat{});
+        m.multi_created(ZOK, {}, {path_a, path_b});
     }
     acquire_setup setup;
     acquire_machine m;
@@ -596,11 +605,7 @@ TEST(AcquireMachineSet, UnderLockDelayACleanHandoverEverywhereGrantsAtOnce) {
     auto s = two_locks();
     s.rule.lock_delay = 2s;
     fixture f(s);
-    f.m.begin();
-    f.m.connected(acquire_step::create);
-    f.m.dir_before_read(0, ZOK, "zklock released=3", node_stat{});
-    f.m.dir_before_read(1, ZOK, "", node_stat{});
-    f.m.multi_created(ZOK, {}, {path_a, path_b});
+    f.create_after_reading("zklock released=3", "");
     f.m.listed(0, listing::pipelined, ZOK, {ahead_a, ours_a});
     f.m.listed(1, listing::pipelined, ZOK, {ours_b});
     f.m.token_read(ZOK, stat_of(50, session_a));
@@ -614,11 +619,7 @@ TEST(AcquireMachineSet, UnderLockDelayAGrantDecidedAgainWhileTheHandoverIsChecke
     auto s = two_locks();
     s.rule.lock_delay = 2s;
     fixture f(s);
-    f.m.begin();
-    f.m.connected(acquire_step::create);
-    f.m.dir_before_read(0, ZOK, "", node_stat{});
-    f.m.dir_before_read(1, ZOK, "", node_stat{});
-    f.m.multi_created(ZOK, {}, {path_a, path_b});
+    f.create_after_reading("", "");
     f.m.listed(0, listing::pipelined, ZOK, {ahead_a, ours_a});
     f.m.listed(1, listing::pipelined, ZOK, {ahead_b, ours_b});
     f.m.token_read(ZOK, stat_of(50, session_a));
