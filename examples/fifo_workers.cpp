@@ -8,7 +8,11 @@
 //   ./example_fifo_workers                  # starts a throwaway ZooKeeper (needs java + the zookeeper package)
 //   ./example_fifo_workers 127.0.0.1:2181   # or use yours
 //
-// Each worker has its own Session, as separate processes would.
+// Each worker has its own Session, as separate processes would. Arrival order
+// is what the slots follow: no worker gets its slot after a later worker has
+// already finished with one. (Two workers granted by one release return from
+// lock() in either order: their threads, not the queue, decide which prints
+// first.)
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 #include <zklock/testing/zookeeper_server.hpp>
@@ -53,7 +57,8 @@ int main(int argc, char** argv) {
         constexpr int workers = 10;
 
         std::mutex order_mutex;
-        std::vector<int> served;  // the order in which workers got a slot
+        int events = 0;                                 // grants and releases, counted in order
+        std::vector<int> got(workers + 1, 0), freed(workers + 1, 0);  // each worker's events
         int inside = 0, most_inside = 0;
 
         std::vector<std::jthread> threads;
@@ -82,7 +87,7 @@ int main(int argc, char** argv) {
                     std::unique_lock held(slot);  // blocks until one of the 3 slots is ours
                     {
                         std::lock_guard lock(order_mutex);
-                        served.push_back(w);
+                        got[w] = ++events;
                         most_inside = std::max(most_inside, ++inside);
                     }
                     say("worker ", w, ": got a slot (fencing token ", slot.fencing_token(), ")");
@@ -91,6 +96,7 @@ int main(int argc, char** argv) {
                     {
                         std::lock_guard lock(order_mutex);
                         --inside;
+                        freed[w] = ++events;
                     }
                     say("worker ", w, ": done, frees its slot");
                     held.unlock();  // (leaving the scope would release it too)
@@ -102,8 +108,12 @@ int main(int argc, char** argv) {
         }
         for (auto& t : threads) t.join();
 
-        bool fifo = served.size() == workers;
-        for (std::size_t i = 0; fifo && i < served.size(); ++i) fifo = served[i] == static_cast<int>(i) + 1;
+        // Overtaken: an earlier worker got its slot (or none) only after a later
+        // one had finished its turn.
+        bool fifo = true;
+        for (int i = 1; i <= workers; ++i)
+            for (int j = i + 1; j <= workers; ++j)
+                if (got[i] == 0 || (freed[j] != 0 && got[i] > freed[j])) fifo = false;
         if (!fifo || most_inside > static_cast<int>(permits)) {
             std::cerr << "unexpected: " << (fifo ? "more holders than permits" : "not served in arrival order") << "\n";
             return 1;
