@@ -35,9 +35,14 @@ bool clean_handover(const handover& h) {
     if (!h.ahead_before) {
         if (!h.before) return false;
         const auto& b = *h.before;
-        if (!b.exists) return true;
+        // The server reaps an emptied directory (a container) whenever its
+        // container manager looks, the record of how its last holder left
+        // with it: a directory missing, or made again and never used, may
+        // follow a loss (a client cannot tell a container from a persistent
+        // node: both read ephemeralOwner 0).
+        if (!b.exists || b.cversion == 0) return false;
         if (static_cast<std::size_t>(std::max(b.num_children, 0)) > h.ahead_now.size()) return false;  // someone left
-        if (b.num_children > 0 || b.cversion == 0) return true;
+        if (b.num_children > 0) return true;
         return b.data.released && b.pzxid == b.mzxid;
     }
     std::vector<std::int32_t> gone;

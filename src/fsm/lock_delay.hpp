@@ -74,11 +74,12 @@ enum class handover_check { unchecked, reading, delaying, done };
 /// True when the lock came to us by a clean release (or from nobody), false
 /// when a node that may have held it went without one: then the grant waits
 /// lock_delay. Judged conservatively: a doubt is a loss.
-/// - First listing: nothing may have left between the read before our create
-///   and the listing (the directory had no more children than the contenders
-///   now ahead), and an empty directory's last child change must be a clean
-///   release (one transaction: pzxid == mzxid, with a record) unless it never
-///   had a child or did not exist.
+/// - First listing: the directory existed and had had a child (a missing or
+///   never-used one may be a container the server reaped after a loss, and
+///   made again), nothing left between the read before our create and the
+///   listing (the directory had no more children than the contenders now
+///   ahead), and an empty directory's last child change was a clean release
+///   (one transaction: pzxid == mzxid, with a record).
 /// - Later: of the contenders ahead of us that left since the previous listing,
 ///   exclusive: the newest recorded a clean release; shared (several holders):
 ///   exactly one left and it recorded one.

@@ -1,6 +1,7 @@
 // Lock-delay against a real server: a clean release hands over at once; the
 // successor of a holder that went without releasing waits at least the delay
-// (a lower bound on a monotonic clock); a paused holder that resumes within
+// (a lower bound on a monotonic clock), and so does the first holder of a
+// directory that is new or was reaped; a paused holder that resumes within
 // the delay acts while nobody else holds. The tests share one server.
 #include "support.hpp"
 
@@ -12,6 +13,8 @@
 #include <boost/asio/use_future.hpp>
 
 #include <atomic>
+#include <string>
+#include <system_error>
 
 using namespace zklock;
 using namespace zklock::test;
@@ -26,6 +29,36 @@ protected:
         o.lock_delay = delay;
         return o;
     }
+    // A lock whose directory records a clean release, as one in use has: a
+    // persistent directory (nothing reaps it during the test) held once and
+    // released cleanly. A new directory's first holder waits the delay
+    // (ANewDirectorysFirstHolderWaitsAtLeastTheDelay); this one's, 1 ms.
+    std::string used_lock_path(const std::string& name = "lock", std::size_t permits = 0) {
+        const auto path = lock_path(name);
+        auto s = connect();
+        for (auto at = path.find('/', 1);; at = path.find('/', at + 1)) {
+            try {
+                zt::create_node(*s, path.substr(0, at));
+            } catch (const std::system_error& e) {
+                if (e.code() != errc::node_exists) throw;
+            }
+            if (at == std::string::npos) break;
+        }
+        if (permits > 0) {
+            SemaphoreOptions o;
+            o.lock_delay = 1ms;
+            Semaphore sem(*s, path, permits, o);
+            auto p = sem.permit();
+            p.lock();
+            p.unlock();
+        } else {
+            Mutex m(*s, path, delayed(1ms));
+            m.lock();
+            m.unlock();
+        }
+        wait_for_contenders(*s, path, 0, 10s);
+        return path;
+    }
 };
 
 using steady = std::chrono::steady_clock;
@@ -37,12 +70,12 @@ using steady = std::chrono::steady_clock;
 constexpr auto forever = std::chrono::hours(1);
 
 TEST_F(LockDelayTest, ACleanReleaseHandsOverWithoutTheDelay) {
-    const auto path = lock_path();
+    const auto path = used_lock_path();
     auto s1 = connect();
     auto s2 = connect();
     auto observer = connect();
     Mutex first(*s1, path, delayed(forever));
-    ASSERT_TRUE(first.try_lock_for(10s)) << "a new lock path: nobody held it before";
+    ASSERT_TRUE(first.try_lock_for(10s)) << "its last holder released it cleanly";
     Mutex waiter(*s2, path, delayed(forever));
     auto granted = waiter.async_lock(boost::asio::use_future);
     wait_for_contenders(*observer, path, 2, 10s);
@@ -58,14 +91,14 @@ TEST_F(LockDelayTest, ACleanReleaseHandsOverWithoutTheDelay) {
 }
 
 TEST_F(LockDelayTest, ASemaphoresPermitCountSurvivesTheRecord) {
-    const auto path = lock_path();
+    const auto path = used_lock_path("lock", 2);
     auto s = connect();
     SemaphoreOptions o;
     o.lock_delay = forever;
     Semaphore sem(*s, path, 2, o);
     auto a = sem.permit();
     ASSERT_TRUE(a.try_lock_for(10s));
-    auto holder = sem.permit();  // keeps the directory (a container) alive
+    auto holder = sem.permit();  // keeps the directory's last change a release's
     ASSERT_TRUE(holder.try_lock_for(10s));
     a.unlock();
     // The clean release recorded itself beside the count, not over it.
@@ -79,7 +112,7 @@ TEST_F(LockDelayTest, ASemaphoresPermitCountSurvivesTheRecord) {
 
 TEST_F(LockDelayTest, AnExpiredHoldersSuccessorWaitsAtLeastTheDelay) {
     constexpr auto delay = 1500ms;
-    const auto path = lock_path();
+    const auto path = used_lock_path();
     auto holder_session = connect();
     auto s2 = connect();
     auto observer = connect();
@@ -97,7 +130,7 @@ TEST_F(LockDelayTest, AnExpiredHoldersSuccessorWaitsAtLeastTheDelay) {
 
 TEST_F(LockDelayTest, ANewcomerAfterADeletedHoldersNodeWaitsAtLeastTheDelay) {
     constexpr auto delay = 1500ms;
-    const auto path = lock_path();
+    const auto path = used_lock_path();
     auto s1 = connect();
     auto s2 = connect();
     auto observer = connect();
@@ -111,12 +144,44 @@ TEST_F(LockDelayTest, ANewcomerAfterADeletedHoldersNodeWaitsAtLeastTheDelay) {
     newcomer.unlock();
 }
 
+// A new directory, or one the server reaped once it was empty (a container),
+// has no record of how its last holder left: its first holder waits.
+TEST_F(LockDelayTest, ANewDirectorysFirstHolderWaitsAtLeastTheDelay) {
+    constexpr auto delay = 1500ms;
+    const auto path = lock_path();
+    auto s1 = connect();
+    Mutex first(*s1, path, delayed(delay));
+    const auto asked_at = steady::now();
+    ASSERT_TRUE(first.try_lock_for(15s));
+    EXPECT_GE(steady::now() - asked_at, delay) << "the first holder of a new directory";
+    first.unlock();
+}
+
+TEST_F(LockDelayTest, ANewcomerAfterTheDirectoryWasReapedWaitsAtLeastTheDelay) {
+    constexpr auto delay = 1500ms;
+    const auto path = used_lock_path();
+    auto s1 = connect();
+    auto s2 = connect();
+    auto observer = connect();
+    Mutex holder(*s1, path, delayed(delay));
+    ASSERT_TRUE(holder.try_lock_for(10s));
+    const auto lost_at = steady::now();
+    // Lost without a release, then the emptied container reaped with the
+    // directory's record (as the server's container manager does).
+    zt::delete_node(*observer, holder.node_path());
+    zt::delete_node(*observer, path);
+    Mutex newcomer(*s2, path, delayed(delay));
+    ASSERT_TRUE(newcomer.try_lock_for(15s));
+    EXPECT_GE(steady::now() - lost_at, delay) << "granted at once in the directory made again";
+    newcomer.unlock();
+}
+
 // A holder frozen past its session timeout (as by SIGSTOP) resumes within the
 // delay and makes its late write: the successor, already first in the queue,
 // is not told it holds yet, so the resource sees the two one after the other.
 TEST_F(LockDelayTest, APausedHolderResumingWithinTheDelayOverlapsNobody) {
     constexpr auto delay = 2s;
-    const auto path = lock_path();
+    const auto path = used_lock_path();
     auto holder_session = connect();
     auto s2 = connect();
     auto observer = connect();
@@ -148,7 +213,7 @@ TEST_F(LockDelayTest, APausedHolderResumingWithinTheDelayOverlapsNobody) {
 // set's loss delays the next holder of any of its queues.
 TEST_F(LockDelayTest, ALockSetHandsOverCleanlyAndItsLossDelaysTheNextHolder) {
     constexpr auto delay = 1500ms;
-    const std::vector<std::string> paths = {lock_path("a"), lock_path("b")};
+    const std::vector<std::string> paths = {used_lock_path("a"), used_lock_path("b")};
     auto s1 = connect();
     auto s2 = connect();
     auto s3 = connect();

@@ -55,8 +55,8 @@ public:
         const auto& nodes = env_.server.nodes();
         const auto dir = nodes.find(path_);
         if (dir == nodes.end()) {
-            // The container was reaped: the record of the last release went with it.
-            if (head_) reaped_ = true;
+            // The container was reaped with the record of the last release:
+            // a grant in the directory made again still waits from the loss.
             head_.reset();
             return;
         }
@@ -66,7 +66,6 @@ public:
             const bool clean = released && *released == sequence_of(*head_) && st.mzxid == st.pzxid;
             if (!clean) {
                 lost_at_ = env_.w.now();
-                reaped_ = false;
                 env_.w.note(*head_ + " went without a clean release: lock-delay from now");
             }
         }
@@ -81,14 +80,6 @@ private:
         // Elapsed on the grantee's clock since the loss reached the server.
         const auto waited = env_.w.local_of(c.process, env_.w.now()) - env_.w.local_of(c.process, *lost_at_);
         if (waited >= delay_) return;
-        if (reaped_) {
-            // The directory, and the record with it, went before the grant:
-            // the model's container manager runs every 50 to 500 ms, a
-            // server's every minute (znode.container.checkIntervalMs).
-            env_.w.note(c.name() + " granted " + std::to_string(waited / 1'000'000) +
-                        " ms after a loss, the directory reaped between");
-            return;
-        }
         env_.fail(c.name() + " granted " + path_ + " " + std::to_string(waited / 1'000'000) +
                   " ms (its clock) after a holder's node went without a clean release; lock-delay is " +
                   std::to_string(delay_ / 1'000'000) + " ms");
@@ -99,7 +90,6 @@ private:
     nanos delay_;
     std::optional<std::string> head_;  // the first node at the last step
     std::optional<nanos> lost_at_;     // the last loss of a first node
-    bool reaped_ = false;              // the directory was reaped since that loss
     std::int64_t seen_ = -2;           // children_version at the last read
 };
 

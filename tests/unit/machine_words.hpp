@@ -31,4 +31,13 @@ inline zklock::detail::node_stat stat_of(std::int64_t czxid, std::int64_t owner)
     return st;
 }
 
+/// A lock directory that had children, the last of them gone in the
+/// transaction that last wrote its data (a clean release's, with a record).
+inline zklock::detail::node_stat released_cleanly() {
+    zklock::detail::node_stat st;
+    st.cversion = 4;
+    st.pzxid = st.mzxid = 40;
+    return st;
+}
+
 } // namespace machine_words

@@ -364,7 +364,7 @@ TEST(AcquireMachine, WithLockDelayTheSyncComesAfterTheHandoverCheck) {
     fixture f(s);
     f.m.begin();
     f.m.connected(acquire_step::create);
-    f.m.dir_before_read(ZNONODE, {}, {});  // a new lock: nobody held it
+    f.m.dir_before_read(ZOK, with_release_marker("", 3), released_cleanly());  // its last holder released it
     f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
     f.m.session.budget = false;
     EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "read_handover"}));
@@ -624,12 +624,25 @@ TEST(AcquireMachine, LockDelayGrantsAtOnceAfterACleanReleaseAndRecordsItsOwn) {
     f.m.begin();
     EXPECT_EQ(said(f.m.connected(acquire_step::create)),
               (words{"read_dir_before", "create _c_" + guid + "-lock-", "count_attempt", "list pipelined"}));
-    f.m.dir_before_read(ZNONODE, {}, {});  // a new lock: nobody held it
+    f.m.dir_before_read(ZOK, with_release_marker("", 3), released_cleanly());  // its last holder released it
     f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
     EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "read_handover"}));
     EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"grant " + ours + " #50"}));
     EXPECT_EQ(said(f.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait record /locks/a=" +
                                                                  with_release_marker("", 5)}));
+}
+
+TEST(AcquireMachine, LockDelayWaitsAtANewDirectory) {
+    auto s = mutex_setup();
+    s.rule.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.dir_before_read(ZNONODE, {}, {});  // new, or reaped after a loss with its record
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "read_handover"}));
+    EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"start_delay"}));
+    EXPECT_EQ(said(f.m.delay_elapsed()), (words{"grant " + ours + " #50"}));
 }
 
 namespace {

@@ -76,8 +76,8 @@ struct fixture {
     void create_after_reading(std::string_view before_a, std::string_view before_b) {
         m.begin();
         m.connected(acquire_step::create);
-        m.dir_before_read(0, ZOK, before_a, node_stat{});
-        m.dir_before_read(1, ZOK, before_b, node_stat{});
+        m.dir_before_read(0, ZOK, before_a, released_cleanly());
+        m.dir_before_read(1, ZOK, before_b, released_cleanly());
         m.multi_created(ZOK, {}, {path_a, path_b});
     }
     acquire_setup setup;
@@ -605,7 +605,7 @@ TEST(AcquireMachineSet, UnderLockDelayACleanHandoverEverywhereGrantsAtOnce) {
     auto s = two_locks();
     s.rule.lock_delay = 2s;
     fixture f(s);
-    f.create_after_reading("zklock released=3", "");
+    f.create_after_reading("zklock released=3", "zklock released=2");
     f.m.listed(0, listing::pipelined, ZOK, {ahead_a, ours_a});
     f.m.listed(1, listing::pipelined, ZOK, {ours_b});
     f.m.token_read(ZOK, stat_of(50, session_a));

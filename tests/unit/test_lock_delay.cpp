@@ -58,9 +58,9 @@ TEST(LockDelay, AFirstListingIsJudgedByTheDirectoryReadBeforeTheCreate) {
     handover h;
     EXPECT_FALSE(clean_handover(h)) << "not read: a doubt is a loss";
     h.before = directory_before{};
-    EXPECT_TRUE(clean_handover(h)) << "no directory: nobody held";
+    EXPECT_FALSE(clean_handover(h)) << "no directory: never made, or reaped after a loss with its record";
     h.before->exists = true;
-    EXPECT_TRUE(clean_handover(h)) << "never a child";
+    EXPECT_FALSE(clean_handover(h)) << "never a child: it may have been made again after a reap";
     h.before->cversion = 8;
     h.before->pzxid = 100;
     h.before->mzxid = 90;

@@ -203,6 +203,18 @@ int bench_waiters(const scale_bench_options& o) {
     std::vector<std::error_code> errors;
     const auto release = [&](int i) { waiters[static_cast<std::size_t>(i)]->async_unlock([](std::error_code) {}); };
 
+    // Under lock-delay a new directory's first holder waits the delay (its
+    // last holder may have been lost in a directory the server reaped): a
+    // gate with a delay of 1 ms holds first, and its clean release starts the
+    // drain, so every waiter is handed the lock by a release's record.
+    std::unique_ptr<Mutex> gate;
+    if (o.mutex.lock_delay.count() > 0) {
+        auto gate_options = o.mutex;
+        gate_options.lock_delay = std::chrono::milliseconds(1);
+        gate = std::make_unique<Mutex>(*sessions.front(), o.path, gate_options);
+        gate->lock();
+    }
+
     const auto enqueue_start = clock_type::now();
     for (int i = 0; i < n; ++i) {
         waiters.push_back(std::make_unique<Mutex>(*sessions[static_cast<std::size_t>(i % s)], o.path, o.mutex));
@@ -242,6 +254,7 @@ int bench_waiters(const scale_bench_options& o) {
         std::lock_guard lk(m);
         draining = true;
         if (parked >= 0) release(parked);
+        if (gate) gate->async_unlock([](std::error_code) {});
     }
     granted.wait_for(static_cast<std::size_t>(n));
     const double drain_s = seconds_since(drain_start);
