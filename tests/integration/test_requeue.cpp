@@ -215,8 +215,18 @@ TEST_F(RequeueTest, WithLockDelayTheRequeueRecordsACleanReleaseInTheSameTransact
     auto s1 = connect();
     auto s2 = connect();
     auto observer = connect();
+    // A new directory's first holder waits the delay: a gate with 1 ms holds
+    // first and hands the worker the lock by its clean release.
+    MutexOptions g;
+    g.lock_delay = 1ms;
+    Mutex gate(*observer, path, g);
+    gate.lock();
     Mutex worker(*s1, path, o);
-    ASSERT_TRUE(worker.try_lock_for(10s)) << "a new lock path: nobody held it before";
+    auto worker_granted = worker.async_lock(boost::asio::use_future);
+    wait_for_contenders(*observer, path, 2, 10s);
+    wait_for_watcher(*s1, gate.node_path());
+    gate.unlock();
+    ASSERT_FALSE(get_within(worker_granted)) << "the gate's clean release handed the worker the lock";
     Mutex waiter(*s2, path, o);
     auto granted = waiter.async_lock(boost::asio::use_future);
     wait_for_contenders(*observer, path, 2, 10s);
