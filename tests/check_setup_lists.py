@@ -3,7 +3,8 @@
 
 Two checks, both cheap (a few dpkg queries, no compiling, no server):
 
-1. What the configure step finds is installed by `scripts/setup --build`.
+1. What the configure step finds is installed by `scripts/setup --build`
+   and `--peers`.
    zklock is configured with the default options in a temporary directory
    (configured only: seconds), and every absolute path in its CMakeCache.txt
    (the libraries, headers, CMake packages and programs that find_package,
@@ -163,7 +164,9 @@ def configure(args, build_dir, findings):
 
 
 def check_found(args, findings):
-    listed = setup_list(args.setup, "--build")
+    # The configure step of scripts/test runs once before the peers are
+    # installed and once after: what it finds comes from both lists.
+    listed = setup_list(args.setup, "--build") + setup_list(args.setup, "--peers")
     with tempfile.TemporaryDirectory(prefix="zklock-setup-lists-") as build_dir:
         if not configure(args, build_dir, findings):
             return
@@ -191,7 +194,7 @@ def check_found(args, findings):
     packages, provides = installed_packages()
     missing_listed = [p for p in listed if p not in packages]
     for name in missing_listed:
-        findings.append(f"scripts/setup --build lists {name}, which is not installed here: run scripts/setup --build")
+        findings.append(f"scripts/setup --build or --peers lists {name}, which is not installed here: run scripts/setup")
     have = closure(listed + [p for p, (essential, _) in packages.items() if essential], packages, provides)
     needed = {}
     for path, key in sorted(paths.items()):

@@ -10,10 +10,12 @@
 
 #include <zklock/testing/process.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -25,13 +27,22 @@
 namespace zklock::test {
 
 /// Why the Curator peer cannot run here, or nullopt when it can.
+/// (Where the harness is compiled to is fixed; what the configure step found
+/// is not compiled in, so configuring again once the packages came builds the
+/// harness without recompiling the tests.)
 inline std::optional<std::string> curator_peer_unavailable() {
-#ifdef ZKLOCK_CURATOR_SKIP
-    return std::string(ZKLOCK_CURATOR_SKIP);
-#else
-    if (::access(ZKLOCK_JAVA, X_OK) != 0) return std::string(ZKLOCK_JAVA) + " is missing: run scripts/setup";
-    return std::nullopt;
-#endif
+    if (::access(ZKLOCK_CURATOR_CLASS, R_OK) != 0)
+        return std::string(ZKLOCK_CURATOR_CLASS) +
+               " was not built: a JDK or Curator's jars were missing when zklock was configured (scripts/setup "
+               "installs default-jdk-headless and libcurator-recipes-java; configure again)";
+    const char* path = std::getenv("PATH");
+    for (std::string_view dirs = path != nullptr ? path : ""; !dirs.empty();) {
+        const auto colon = dirs.find(':');
+        const auto dir = dirs.substr(0, colon);
+        if (!dir.empty() && ::access((std::string(dir) + "/java").c_str(), X_OK) == 0) return std::nullopt;
+        dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
+    }
+    return std::string("no java on PATH: run scripts/setup (default-jre-headless)");
 }
 
 /// One Curator session on one lock path (see CuratorPeer.java for the protocol).
@@ -158,15 +169,10 @@ private:
 
     static std::vector<std::string> argv(const std::string& connect, const std::string& path,
                                          const std::filesystem::path& fifo) {
-#ifdef ZKLOCK_CURATOR_SKIP
-        (void)connect, (void)path, (void)fifo;
-        return {"false"};
-#else
         // A small JVM: two cores and little memory are shared by the whole test run.
-        return {ZKLOCK_JAVA,  "-Xmx64m", "-XX:+UseSerialGC", "-Xshare:auto", "-XX:TieredStopAtLevel=1",
+        return {"java",       "-Xmx64m", "-XX:+UseSerialGC", "-Xshare:auto", "-XX:TieredStopAtLevel=1",
                 "-cp",        ZKLOCK_CURATOR_CLASSPATH, "CuratorPeer", "--connect", connect, "--path", path,
                 "--commands", fifo.string()};
-#endif
     }
     static testing::ChildProcessOptions child_options(const std::filesystem::path& out) {
         testing::ChildProcessOptions o;
