@@ -14,7 +14,10 @@ it includes, directly or through zklock's headers.
 
 It also keeps the boundary of the library: the tools (tools/) and the lab
 (lab/) include zklock's installed headers (<zklock/...>) and their own, never
-the library's internals (src/), and the ops tool (tools/) nothing of the lab's.
+the library's internals (src/), and the ops tool (tools/) nothing of the lab's;
+and its layers (docs/design.md, "Layers"): a folder of src/ includes only the
+folders LAYERS allows it, and the backend-neutral lock layer (src/lock/) not
+the C client's <zookeeper.h>.
 
 Exit status 0 when every file includes what it uses and keeps the boundary, 1
 otherwise (each finding on a line: FILE: uses NAME, declared in HEADER, without
@@ -29,6 +32,18 @@ EXTENSIONS = (".hpp", ".cpp", ".h", ".in")
 # Where a quoted include is looked for, after the including file's own folder.
 INCLUDE_DIRS = ("src", "include", "tools/cli", "tools/zklock", "lab", "tests/integration",
                 "tests/unit")
+
+# Which folders of src/ each folder's files may include (besides its own).
+LAYERS = {
+    "fsm": set(),
+    "support": set(),
+    "lock": {"fsm", "support"},
+    "session": {"fsm", "support"},
+    "engine": {"fsm", "support", "lock", "session"},
+    "recipes": {"fsm", "support", "lock", "session", "engine"},
+    "backends": {"fsm", "support", "lock"},
+    "testing": {"fsm", "support"},
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 # At namespace scope: zklock's headers do not indent a namespace's contents,
@@ -160,9 +175,22 @@ def main():
     # The boundary: what the tools and the lab may include besides their own.
     forbidden = {"tools": ("src", "lab"), "lab": ("src",)}
     for f in sorted(files):
-        top = os.path.relpath(f, root).split(os.sep)[0]
+        rel = os.path.relpath(f, root).split(os.sep)
+        top = rel[0]
+        layer = rel[1] if top == "src" and len(rel) > 2 else None
+        if layer is not None and layer not in LAYERS:
+            findings.append(f"{os.path.relpath(f, root)}: src/{layer}/ is a folder outside the layers' graph "
+                            "(tests/check_includes.py LAYERS, docs/design.md)")
         for kind, name in INCLUDE.findall(texts[f]):
+            if layer == "lock" and kind == "<" and name == "zookeeper.h":
+                findings.append(f"{os.path.relpath(f, root)}: includes <zookeeper.h>: the lock layer is "
+                                "backend-neutral")
             target = resolve(f, kind, name)
+            if layer in LAYERS and target:
+                trel = os.path.relpath(target, root).split(os.sep)
+                if trel[0] == "src" and len(trel) > 2 and trel[1] != layer and trel[1] not in LAYERS[layer]:
+                    findings.append(f"{os.path.relpath(f, root)}: includes {os.path.relpath(target, root)}, up the "
+                                    f"layers (src/{layer}/ may include {', '.join(sorted(LAYERS[layer])) or 'none'})")
             if top in forbidden and target and os.path.relpath(target, root).split(os.sep)[0] in forbidden[top]:
                 findings.append(f"{os.path.relpath(f, root)}: includes {os.path.relpath(target, root)}, across the "
                                 f"boundary ({top}/ may not include {os.path.relpath(target, root).split(os.sep)[0]}/)")

@@ -2,7 +2,7 @@
 
 #include <zklock/error.hpp>
 
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 #include "session/session_impl.hpp"
 
 #include <memory>
@@ -18,7 +18,7 @@ using detail::session_impl;
 // session closes first.
 template <class Send, class Closed>
 void when_connected(Session& session, Send send, Closed closed) {
-    auto impl = detail::internal_access::session(session);
+    auto impl = detail::session_access::session(session);
     impl->post([impl, send = std::move(send), closed = std::move(closed)]() mutable {
         impl->when_connected([impl, send = std::move(send), closed = std::move(closed)](std::error_code ec) mutable {
             if (ec) return closed();
@@ -30,7 +30,7 @@ void when_connected(Session& session, Send send, Closed closed) {
 } // namespace
 
 void run_on_strand(Session& session, std::function<void(const strand_turn&)> fn) {
-    auto impl = detail::internal_access::session(session);
+    auto impl = detail::session_access::session(session);
     impl->post([impl, fn = std::move(fn)] {
         strand_turn turn;
         turn.on_session_thread = impl->on_session_thread();
