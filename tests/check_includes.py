@@ -12,18 +12,38 @@ it includes, directly or through zklock's headers.
 
     tests/check_includes.py SOURCE_DIR
 
-Exit status 0 when every file includes what it uses, 1 otherwise (each
-finding on a line: FILE: uses NAME, declared in HEADER, without including it).
+It also keeps the boundary of the library: the tools (tools/) and the lab
+(lab/) include zklock's installed headers (<zklock/...>) and their own, never
+the library's internals (src/), and the ops tool (tools/) nothing of the lab's;
+and its layers (docs/design.md, "Layers"): a folder of src/ includes only the
+folders LAYERS allows it, and the backend-neutral lock layer (src/lock/) not
+the C client's <zookeeper.h>.
+
+Exit status 0 when every file includes what it uses and keeps the boundary, 1
+otherwise (each finding on a line: FILE: uses NAME, declared in HEADER, without
+including it; FILE: includes HEADER, ...).
 """
 import os
 import re
 import sys
 
-ROOTS = ("include", "src", "tools", "tests", "examples")
+ROOTS = ("include", "src", "tools", "lab", "tests", "examples")
 EXTENSIONS = (".hpp", ".cpp", ".h", ".in")
 # Where a quoted include is looked for, after the including file's own folder.
-INCLUDE_DIRS = ("src", "include", "tools/cli", "tools/zklock", "tools/zklock-bench", "tests/integration",
+INCLUDE_DIRS = ("src", "include", "tools/cli", "tools/zklock", "lab", "tests/integration",
                 "tests/unit")
+
+# Which folders of src/ each folder's files may include (besides its own).
+LAYERS = {
+    "fsm": set(),
+    "support": set(),
+    "lock": {"fsm", "support"},
+    "session": {"fsm", "support"},
+    "engine": {"fsm", "support", "lock", "session"},
+    "recipes": {"fsm", "support", "lock", "session", "engine"},
+    "backends": {"fsm", "support", "lock"},
+    "testing": {"fsm", "support"},
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 # At namespace scope: zklock's headers do not indent a namespace's contents,
@@ -124,7 +144,7 @@ def main():
     # headers name their functions after what tests hold in variables).
     declared = {}  # name -> (headers that declare it, is a function)
     headers = [f for f in files if f.endswith((".hpp", ".h")) and
-               os.path.relpath(f, root).split(os.sep)[0] in ("include", "src", "tools")]
+               os.path.relpath(f, root).split(os.sep)[0] in ("include", "src", "tools", "lab")]
     for h in headers:
         for n in set(TYPE.findall(code[h])) | set(ALIAS.findall(code[h])):
             declared.setdefault(n, [set(), False])[0].add(h)
@@ -142,7 +162,38 @@ def main():
     owner = {n: (next(iter(hs)), function) for n, (hs, function) in declared.items()
              if len(hs) == 1 and n not in COMMON and len(n) > 3 and elsewhere.get(n, 0) <= 1}
 
+    # A public function that an internal header declares again in its own
+    # namespace (the check_result forms of the path checks, say): a file that
+    # reaches the internal one may mean it.
+    internal_functions = {}
+    for h in headers:
+        if os.path.relpath(h, root).startswith("src" + os.sep):
+            for n in set(FUNCTION.findall(code[h])):
+                internal_functions.setdefault(n, set()).add(h)
+
     findings = []
+    # The boundary: what the tools and the lab may include besides their own.
+    forbidden = {"tools": ("src", "lab"), "lab": ("src",)}
+    for f in sorted(files):
+        rel = os.path.relpath(f, root).split(os.sep)
+        top = rel[0]
+        layer = rel[1] if top == "src" and len(rel) > 2 else None
+        if layer is not None and layer not in LAYERS:
+            findings.append(f"{os.path.relpath(f, root)}: src/{layer}/ is a folder outside the layers' graph "
+                            "(tests/check_includes.py LAYERS, docs/design.md)")
+        for kind, name in INCLUDE.findall(texts[f]):
+            if layer == "lock" and kind == "<" and name == "zookeeper.h":
+                findings.append(f"{os.path.relpath(f, root)}: includes <zookeeper.h>: the lock layer is "
+                                "backend-neutral")
+            target = resolve(f, kind, name)
+            if layer in LAYERS and target:
+                trel = os.path.relpath(target, root).split(os.sep)
+                if trel[0] == "src" and len(trel) > 2 and trel[1] != layer and trel[1] not in LAYERS[layer]:
+                    findings.append(f"{os.path.relpath(f, root)}: includes {os.path.relpath(target, root)}, up the "
+                                    f"layers (src/{layer}/ may include {', '.join(sorted(LAYERS[layer])) or 'none'})")
+            if top in forbidden and target and os.path.relpath(target, root).split(os.sep)[0] in forbidden[top]:
+                findings.append(f"{os.path.relpath(f, root)}: includes {os.path.relpath(target, root)}, across the "
+                                f"boundary ({top}/ may not include {os.path.relpath(target, root).split(os.sep)[0]}/)")
     for f in sorted(files):
         reachable = closure(f)
         own = set(TYPE.findall(code[f])) | set(ALIAS.findall(code[f]))
@@ -157,7 +208,7 @@ def main():
             if n not in owner or n in own or n in reported:
                 continue
             h, function = owner[n]
-            if h in reachable:
+            if h in reachable or (function and internal_functions.get(n, set()) & reachable):
                 continue
             after = text[m.end():m.end() + 40]
             # A snake_case name is also what code calls its variables: only a
@@ -178,7 +229,8 @@ def main():
     for line in findings:
         print(line)
     if findings:
-        print(f"check_includes: {len(findings)} name(s) used without their header", file=sys.stderr)
+        print(f"check_includes: {len(findings)} finding(s): a name used without its header, or an include "
+              "across the boundary", file=sys.stderr)
         return 1
     print(f"check_includes: {len(files)} files include what they use of {len(owner)} names of zklock's headers")
     return 0

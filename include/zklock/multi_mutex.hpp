@@ -24,7 +24,7 @@ namespace zklock {
 
 namespace detail {
 class contender_engine;
-struct internal_access;
+struct engine_access;
 }
 
 /// Options of a MultiMutex.
@@ -143,7 +143,7 @@ public:
     ///@}
 
 private:
-    friend struct detail::internal_access;
+    friend struct detail::engine_access;
     MultiMutex(Session& session, std::vector<std::string> paths, MultiMutexOptions options, std::error_code* ec);
     ZKLOCK_NO_EXPORT MultiMutex(std::shared_ptr<detail::contender_engine> engine, std::vector<std::string> paths);
 

@@ -28,7 +28,7 @@ namespace zklock {
 
 namespace detail {
 class contender_engine;
-struct internal_access;
+struct engine_access;
 }
 
 /// One place in the queue of a ZooKeeper lock path: a zklock::Lock (lock,
@@ -206,7 +206,7 @@ public:
             [this, deadline](auto handler) { async_try_requeue_impl(deadline, std::move(handler)); }, token);
     }
 private:
-    friend struct detail::internal_access;  // the recipes make their places through the engine's factory
+    friend struct detail::engine_access;  // the recipes make their places through the engine's factory
     ZKLOCK_NO_EXPORT QueueLock(std::shared_ptr<detail::contender_engine> engine, std::string path);
     bool requeue_blocking(std::optional<std::chrono::steady_clock::time_point> deadline, std::error_code& ec);
     /// Throws zklock::error for `ec` (if set), failure_detail() in its message.

@@ -20,7 +20,7 @@ namespace zklock {
 
 namespace detail {
 class session_impl;
-struct internal_access;
+struct session_access;
 }
 
 /// Keeps a subscribe() callback registered; unregisters it when destroyed.
@@ -127,7 +127,7 @@ public:
     [[nodiscard]] Subscription subscribe(std::function<void(session_event, std::int64_t session_id)> callback);
 
 private:
-    friend struct detail::internal_access;  // the recipes and fixtures reach impl_
+    friend struct detail::session_access;  // the engines, recipes and the testing seam reach impl_
     void async_connect_impl(boost::asio::any_completion_handler<void(std::error_code)> handler);
 
     std::shared_ptr<detail::session_impl> impl_;

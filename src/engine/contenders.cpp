@@ -4,7 +4,7 @@
 #include "engine/queue_listing.hpp"
 #include "support/blocking_call.hpp"
 #include "support/io_seam.hpp"
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 
 #include "fsm/limits.hpp"
 #include "fsm/reply_kind.hpp"
@@ -164,11 +164,11 @@ std::vector<zklock::contender> list_contenders(const std::shared_ptr<session_imp
 } // namespace detail
 
 std::vector<contender> list_contenders(Session& session, const std::string& path, std::error_code& ec) {
-    return detail::list_contenders(detail::internal_access::session(session), path, ec);
+    return detail::list_contenders(detail::session_access::session(session), path, ec);
 }
 
 queue_listing list_queue(Session& session, const std::string& path, std::error_code& ec) {
-    return list_children(detail::internal_access::session(session), path, ec);
+    return list_children(detail::session_access::session(session), path, ec);
 }
 
 queue_listing list_queue(Session& session, const std::string& path) {

@@ -1,7 +1,8 @@
 #include <zklock/diagnostics.hpp>
 
 #include "engine/contender.hpp"
-#include "recipes/internal_access.hpp"
+#include "engine/engine_access.hpp"
+#include "session/session_access.hpp"
 #include "session/session_impl.hpp"
 
 #include <future>
@@ -26,12 +27,12 @@ std::string on_strand(const std::shared_ptr<detail::session_impl>& impl, std::fu
 }  // namespace
 
 std::string describe_internals(const Session& session, std::chrono::milliseconds timeout) {
-    auto impl = detail::internal_access::session(session);
+    auto impl = detail::session_access::session(session);
     return on_strand(impl, [impl] { return impl->describe(); }, timeout);
 }
 
 std::string describe_internals(const QueueLock& lock, std::chrono::milliseconds timeout) {
-    auto engine = detail::internal_access::engine(lock);
+    auto engine = detail::engine_access::engine(lock);
     return on_strand(engine->session(), [engine] { return engine->describe(); }, timeout);
 }
 

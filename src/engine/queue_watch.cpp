@@ -2,7 +2,7 @@
 
 #include "support/async_support.hpp"
 #include "support/blocking_call.hpp"
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 #include "engine/queue_listing.hpp"
 #include "session/session_impl.hpp"
 
@@ -90,7 +90,7 @@ QueueWatch::QueueWatch(Session& session, std::string path) {
     if (const auto check = detail::validate_lock_path(path); !check)
         throw error(check.error, "zklock::QueueWatch: " + check.reason + ": '" + path + "'");
     state_ = std::make_shared<detail::queue_watch_state>();
-    state_->session = detail::internal_access::session(session);
+    state_->session = detail::session_access::session(session);
     state_->path = std::move(path);
     std::weak_ptr<detail::queue_watch_state> weak = state_;
     state_->listener = state_->session->add_listener([weak](session_event e, std::int64_t) {

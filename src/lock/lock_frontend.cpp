@@ -2,7 +2,7 @@
 
 #include "support/blocking_call.hpp"
 #include "support/io_seam.hpp"
-#include "session/session_impl.hpp"
+#include "support/async_support.hpp"
 
 #include <future>
 

@@ -9,7 +9,7 @@
 #include "engine/contender.hpp"
 #include "fsm/guarded_txn.hpp"
 #include "recipes/guarded_commit.hpp"
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 #include "session/session_impl.hpp"
 #include "support/blocking_call.hpp"
 
@@ -129,7 +129,7 @@ void async_commit_guarded(const std::shared_ptr<session_impl>& session, const st
 guarded_result commit_guarded(Session& session, const std::vector<std::string>& lock_nodes,
                               const std::vector<guarded_op>& ops, std::error_code& ec) {
     ec.clear();
-    return detail::commit(detail::internal_access::session(session), lock_nodes, ops, ec);
+    return detail::commit(detail::session_access::session(session), lock_nodes, ops, ec);
 }
 
 guarded_result commit_guarded(Session& session, const std::vector<std::string>& lock_nodes,

@@ -1,7 +1,8 @@
 #include <zklock/leader_election.hpp>
 
 #include "engine/contender.hpp"
-#include "recipes/internal_access.hpp"
+#include "engine/engine_access.hpp"
+#include "session/session_access.hpp"
 #include "recipes/queue_factory.hpp"
 #include "session/session_impl.hpp"
 
@@ -145,7 +146,7 @@ private:
 namespace {
 // The session state our place in the queue keeps alive.
 const std::shared_ptr<detail::session_impl>& session_of(const QueueLock& place) {
-    return detail::internal_access::engine(place)->session();
+    return detail::engine_access::engine(place)->session();
 }
 
 MutexOptions participant(std::string id, LeaderElectionOptions options) {
@@ -173,7 +174,7 @@ LeaderElection::LeaderElection(Session& session, std::string path, std::string p
                                LeaderElectionOptions options, std::error_code* ec)
     : participant_id_(participant_id),
       candidate_(detail::make_queue_lock(
-          detail::internal_access::session(session),
+          detail::session_access::session(session),
           detail::request_of(std::move(path), participant(std::move(participant_id), std::move(options)), candidate()),
           ec)) {}
 
@@ -205,7 +206,7 @@ Leadership LeaderElection::campaign() {
     return t;
 }
 
-void LeaderElection::resign() noexcept { detail::internal_access::engine(candidate_)->shutdown(); }
+void LeaderElection::resign() noexcept { detail::engine_access::engine(candidate_)->shutdown(); }
 
 void LeaderElection::async_resign_impl(asio::any_completion_handler<void(std::error_code)> handler) {
     if (candidate_.is_held()) return candidate_.async_unlock(std::move(handler));  // not_held if lost meanwhile
@@ -220,7 +221,7 @@ void LeaderElection::async_campaign_impl(asio::any_completion_handler<void(std::
     // queue place it keeps alive, not from `this`.
     auto user_ex = asio::get_associated_executor(handler, ex);  // where the slot is detached (see Semaphore)
     candidate_.async_lock(asio::bind_cancellation_slot(
-        slot, asio::bind_executor(user_ex, [engine = detail::internal_access::engine(candidate_), id = participant_id_, ex,
+        slot, asio::bind_executor(user_ex, [engine = detail::engine_access::engine(candidate_), id = participant_id_, ex,
                                             h = std::move(handler)](std::error_code ec) mutable {
             Leadership term;
             if (!ec) term = Leadership{engine->fencing_token(), engine->node_path(), id};

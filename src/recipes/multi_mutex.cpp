@@ -1,6 +1,6 @@
 #include <zklock/multi_mutex.hpp>
 
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 #include "engine/contender.hpp"
 
 #include "fsm/lock_set.hpp"
@@ -37,7 +37,7 @@ detail::check_result check_input(const Session& session, const std::vector<std::
 std::shared_ptr<detail::contender_engine> make_engine(Session& session, const std::vector<std::string>& paths,
                                                    MultiMutexOptions options, std::error_code* ec) {
     const auto data = detail::set_node_data(
-        options.node_data.empty() ? *detail::internal_access::session(session)->default_data() : options.node_data,
+        options.node_data.empty() ? *detail::session_access::session(session)->default_data() : options.node_data,
         paths);
     const auto check = check_input(session, paths, options, data);
     if (check.error && !ec) throw error(check.error, "zklock::MultiMutex: " + check.reason);
@@ -47,7 +47,7 @@ std::shared_ptr<detail::contender_engine> make_engine(Session& session, const st
     detail::queue_rule rule;
     rule.lock_delay = options.lock_delay;
     auto engine = detail::contender_engine::make(
-        detail::internal_access::session(session), check.error ? std::vector<std::string>{} : paths, std::move(rule),
+        detail::session_access::session(session), check.error ? std::vector<std::string>{} : paths, std::move(rule),
         std::make_shared<const std::string>(data),
         options.acl ? std::make_shared<const detail::c_acl>(std::move(*options.acl)) : nullptr);
     if (check.error) engine->refuse(check.error, check.reason);

@@ -5,7 +5,7 @@
 #include "fsm/limits.hpp"
 #include "fsm/node_form.hpp"
 #include "fsm/path.hpp"
-#include "recipes/internal_access.hpp"
+#include "engine/engine_access.hpp"
 #include "session/session_impl.hpp"
 
 #include <zklock/error.hpp>
@@ -74,7 +74,7 @@ QueueLock make_queue_lock(const std::shared_ptr<session_impl>& session, queue_re
         request.acl ? std::make_shared<const c_acl>(std::move(*request.acl)) : nullptr);
     if (check.error) engine->refuse(check.error, check.reason);
     engine->set_revocation(request.revocable, std::move(request.on_revocation));
-    return internal_access::queue_lock(std::move(engine), std::move(request.path));
+    return engine_access::queue_lock(std::move(engine), std::move(request.path));
 }
 
 } // namespace zklock::detail

@@ -13,7 +13,7 @@
 #include "fsm/lock_node.hpp"
 #include "fsm/path.hpp"
 #include "fsm/revocation.hpp"
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 #include "session/session_impl.hpp"
 #include "support/blocking_call.hpp"
 
@@ -111,7 +111,7 @@ void request_revocation(Session& session, const std::string& node_path, std::err
         return;
     }
     std::vector<int> codes;
-    if ((ec = detail::write_requests(detail::internal_access::session(session), {node_path}, codes))) return;
+    if ((ec = detail::write_requests(detail::session_access::session(session), {node_path}, codes))) return;
     if (codes.front() != ZOK) ec = detail::reply_code(codes.front());
 }
 

@@ -7,7 +7,7 @@
 #include "fsm/lock_node.hpp"
 #include "fsm/path.hpp"
 #include "fsm/reply_kind.hpp"
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 #include "recipes/queue_factory.hpp"
 #include "session/session_impl.hpp"
 #include "support/blocking_call.hpp"
@@ -58,7 +58,7 @@ detail::queue_request permit_request(const std::string& path, std::size_t permit
 } // namespace
 
 Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, SemaphoreOptions options)
-    : session_(detail::internal_access::session(session)), path_(std::move(path)), permits_(permits),
+    : session_(detail::session_access::session(session)), path_(std::move(path)), permits_(permits),
       options_(std::move(options)) {
     if (const auto check = detail::validate_lock_path(path_); !check)
         throw error(check.error, "zklock::Semaphore: " + check.reason + ": '" + path_ + "'");
@@ -69,7 +69,7 @@ Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, Se
 
 Semaphore::Semaphore(Session& session, std::string path, std::size_t permits, SemaphoreOptions options,
                      std::error_code& ec)
-    : session_(detail::internal_access::session(session)), path_(std::move(path)), permits_(permits),
+    : session_(detail::session_access::session(session)), path_(std::move(path)), permits_(permits),
       options_(std::move(options)) {
     ec.clear();
     if (const auto check = check_semaphore(permits_, options_); !check) {
@@ -124,7 +124,7 @@ std::optional<std::size_t> stored_permits(Session& session, const std::string& p
         ec = check.error;
         return std::nullopt;
     }
-    const auto impl = detail::internal_access::session(session);
+    const auto impl = detail::session_access::session(session);
     const auto [refused, rc, data] =
         detail::wait_for_completion<int, std::string>(impl->on_session_thread(), [&](auto done) {
             impl->post([impl, path, done] {

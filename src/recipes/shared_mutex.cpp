@@ -2,7 +2,7 @@
 
 #include "fsm/lock_node.hpp"
 #include "fsm/node_form.hpp"
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 #include "recipes/queue_factory.hpp"
 
 #include <memory>
@@ -18,7 +18,7 @@ QueueLock side(Session& session, std::string path, MutexOptions options, detail:
     detail::queue_rule rule;
     rule.read_write = true;
     rule.role = role;
-    return detail::make_queue_lock(detail::internal_access::session(session),
+    return detail::make_queue_lock(detail::session_access::session(session),
                                    detail::request_of(std::move(path), std::move(options), std::move(rule)), ec);
 }
 

@@ -3,7 +3,7 @@
 #include "engine/contender.hpp"
 #include "fsm/lock_node.hpp"
 #include "fsm/path.hpp"
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 
 #include <zklock/error.hpp>
 #include <zklock/mutex.hpp>
@@ -13,7 +13,7 @@
 namespace zklock {
 
 ZooKeeperLockService::ZooKeeperLockService(Session& session, std::string root)
-    : session_(detail::internal_access::session(session)), root_(std::move(root)) {
+    : session_(detail::session_access::session(session)), root_(std::move(root)) {
     const auto check = detail::validate_lock_path(root_);
     if (!check) throw error(check.error, "zklock::ZooKeeperLockService: " + check.reason + ": '" + root_ + "'");
 }

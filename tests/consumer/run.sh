@@ -83,9 +83,11 @@ echo "install_consumer: installing $build_dir into $prefix"
 "$cmake_cmd" --install "$build_dir" --prefix "$prefix"
 
 # The installed headers are what users call: of detail/, only deadline.hpp
-# (the timed acquires' templates use it); none of zklock's own harness.
+# (the timed acquires' templates use it) and session_seam.hpp (what
+# zklock::testing's faults reach a Session through); none of zklock's own
+# harness.
 internal_headers=$(cd "$prefix" && find include/zklock/detail include/zklock/testing -name '*.hpp' 2>/dev/null |
-  grep -vE '^include/zklock/detail/deadline\.hpp$|^include/zklock/testing/' || true)
+  grep -vE '^include/zklock/detail/(deadline|session_seam)\.hpp$|^include/zklock/testing/' || true)
 harness_headers=$(cd "$prefix" && find include/zklock/testing -name 'chaos.hpp' -o -name 'safety_ledger.hpp' \
   -o -name 'internals.hpp' 2>/dev/null || true)
 if [[ -n $internal_headers$harness_headers ]]; then
@@ -377,5 +379,12 @@ if [[ -n $shared_library ]]; then
     fi
   done
   echo "install_consumer: [shared] no library exports zklock::detail or zklock::lab symbols"
+  # Each library exports only what its installed headers declare: libzklock
+  # nothing of zklock::testing's (its headers may not be installed), a
+  # backend nothing its folder and the core do not name.
+  includedir=$(cache_value CMAKE_INSTALL_INCLUDEDIR)
+  includedir=${includedir:-include}
+  [[ $includedir == /* ]] || includedir=$prefix/$includedir
+  python3 "$source_dir/check_exports.py" "$includedir" "$libdir"/libzklock*.so
 fi
 echo "install_consumer: OK"

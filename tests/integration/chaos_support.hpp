@@ -5,7 +5,7 @@
 #include "fault_support.hpp"
 #include "support.hpp"
 
-#include "lab/chaos.hpp"
+#include "chaos/chaos.hpp"
 
 #include <gtest/gtest.h>
 

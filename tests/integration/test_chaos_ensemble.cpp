@@ -1,7 +1,7 @@
 // Chaos on a 3-node ensemble: six clients loop on one lock (a Mutex, then a
 // LeaderElection) while the leader is killed and restarted, holders are
 // frozen past their session timeout, sessions expire and the leader is cut off.
-// Pass conditions: see chaos_support.hpp and zklock/testing/chaos.hpp.
+// Pass conditions: see chaos_support.hpp and lab/chaos/chaos.hpp.
 #include "chaos_support.hpp"
 
 #include <zklock/testing/packet_filter.hpp>

@@ -1,5 +1,5 @@
 // zklock's own recipes on one path: every recipe sees every other one's nodes
-// (detail/dialect.hpp), so a Mutex, a SharedMutex and a Semaphore that share a
+// (src/fsm/dialect.hpp), so a Mutex, a SharedMutex and a Semaphore that share a
 // path by mistake still never hold beside one another, in any naming they write.
 #include "grant_support.hpp"
 #include "support.hpp"

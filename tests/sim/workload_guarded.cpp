@@ -7,7 +7,7 @@
 #include "workload.hpp"
 
 #include "recipes/guarded_commit.hpp"
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 
 #include <zklock/guarded_write.hpp>
 #include <zklock/mutex.hpp>
@@ -51,7 +51,7 @@ private:
         if (!holding || !mutex().is_held()) return;
         const auto node = mutex().node_path();
         const auto t = std::to_string(token);
-        detail::async_commit_guarded(detail::internal_access::session(*session), {node},
+        detail::async_commit_guarded(detail::session_access::session(*session), {node},
                                      {guarded_op::set_data(data_path_, t)},
                                      [this, t](std::error_code ec, const guarded_result&) {
                                          if (env_.stopping || !env_.w.verbose) return;

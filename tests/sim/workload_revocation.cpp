@@ -7,7 +7,7 @@
 // grant is the revoker's while its node is still there.
 #include "workload.hpp"
 
-#include "recipes/internal_access.hpp"
+#include "session/session_access.hpp"
 #include "session/session_impl.hpp"
 
 #include <zklock/mutex.hpp>
@@ -113,7 +113,7 @@ private:
     void ask(sim_contender& revoker, const std::string& holder_node, const std::string& own_node) {
         asked_[holder_node] = request{revoker.index, own_node, false};
         env_.w.note(revoker.name() + " asks " + holder_node + " to let go");
-        auto impl = detail::internal_access::session(*revoker.session);
+        auto impl = detail::session_access::session(*revoker.session);
         env_.w.as(revoker.process, [&] {
             impl->post([this, impl, holder_node] {
                 impl->set_data(holder_node, std::string(revocation_request_data), -1, [this, holder_node](int rc) {

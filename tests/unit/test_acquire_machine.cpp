@@ -1,4 +1,4 @@
-// The acquire protocol (detail/acquire_machine.hpp) step by step, without a
+// The acquire protocol (src/fsm/acquire_machine.hpp) step by step, without a
 // server: each test feeds the events a server and a session would give and
 // checks the actions the machine asks for, in order.
 #include "fsm/acquire_machine.hpp"

@@ -1,4 +1,4 @@
-// zklock bench's fairness figures (tools/zklock-bench/runs/fairness.cpp) against
+// zklock bench's fairness figures (lab/runs/fairness.cpp) against
 // their definitions, counted pair by pair.
 #include "runs/fairness.hpp"
 

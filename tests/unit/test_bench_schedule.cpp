@@ -1,5 +1,5 @@
 // zklock bench's account of its own threads' scheduling
-// (tools/zklock-bench/runs/client_schedule.cpp): the schedstat line, and the
+// (lab/runs/client_schedule.cpp): the schedstat line, and the
 // figures per cycle between two readings.
 #include "runs/client_schedule.hpp"
 

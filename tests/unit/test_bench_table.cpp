@@ -1,8 +1,8 @@
-// zklock bench's plain output (tools/zklock-bench/runs/table.cpp): the rows
+// zklock bench's plain output (lab/runs/table.cpp): the rows
 // that --json prints, as one compact table with each row's rate over the
 // floor's and zklock's over each peer's, and the rows without a latency as
 // wrapped lines; and the comparisons within a run it uses
-// (tools/zklock-bench/runs/rounds.cpp): the rate ratios, the rounds' medians.
+// (lab/runs/rounds.cpp): the rate ratios, the rounds' medians.
 #include "runs/rounds.hpp"
 #include "runs/table.hpp"
 

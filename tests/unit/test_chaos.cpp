@@ -1,5 +1,5 @@
 // The chaos engine's pure parts: seeds, fault schedules, verdicts.
-#include "lab/chaos.hpp"
+#include "chaos/chaos.hpp"
 
 #include <gtest/gtest.h>
 

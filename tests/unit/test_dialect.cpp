@@ -1,5 +1,5 @@
 // Peer dialects: every peer recipe's contender names are read as contenders,
-// ordered by sequence, and block zklock's waiters (detail/dialect.hpp).
+// ordered by sequence, and block zklock's waiters (src/fsm/dialect.hpp).
 #include "fsm/dialect.hpp"
 #include "fsm/lock_node.hpp"
 

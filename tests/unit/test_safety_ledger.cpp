@@ -1,5 +1,5 @@
 // The chaos checker: overlaps, fenced and unfenced resources, duplicate tokens.
-#include "lab/safety_ledger.hpp"
+#include "safety/safety_ledger.hpp"
 
 #include <gtest/gtest.h>
 

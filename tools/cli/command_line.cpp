@@ -3,9 +3,9 @@
 #include "arguments.hpp"
 #include "common.hpp"
 #include "terminal_text.hpp"
-#include "support/secrets.hpp"
 
 #include <zklock/error.hpp>
+#include <zklock/secrets.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -17,7 +17,7 @@ namespace zklock::cli {
 std::vector<std::string> take_arguments(int argc, char** argv) {
     std::vector<std::string> copy(argv, argv + argc);
     for (int i = 1; i < argc; ++i) {
-        const auto redacted = zklock::detail::redact_secrets(argv[i]);
+        const auto redacted = zklock::redact_secrets(argv[i]);
         if (redacted == argv[i]) continue;
         const std::size_t n = std::strlen(argv[i]);
         std::memset(argv[i], 0, n);

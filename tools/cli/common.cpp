@@ -5,9 +5,8 @@
 #include "reachability.hpp"
 #include "terminal_text.hpp"
 
-#include "fsm/limits.hpp"
-#include "fsm/path.hpp"
 #include <zklock/error.hpp>
+#include <zklock/lock_path.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -201,8 +200,9 @@ int exit_status_for(const std::error_code& ec) {
 }
 
 std::string lock_path_problem(const std::string& path) {
-    const auto check = detail::validate_lock_path(path);
-    return check ? std::string() : check.reason + ": '" + shortened(path) + "'";
+    std::string reason;
+    if (!validate_lock_path(path, &reason)) return {};
+    return reason + ": '" + shortened(path) + "'";
 }
 
 std::string notice_text(const std::string& what) { return "zklock: " + escape_control(what) + "\n"; }
@@ -246,7 +246,7 @@ std::string connect_failure_text(const SessionOptions& o, const std::error_code&
 }
 
 std::string missing_chroot_text(const std::string& connect) {
-    const auto chroot = detail::chroot_of(connect);
+    const auto chroot = connect_string_chroot(connect);
     if (chroot.empty()) return {};
     return "the chroot " + std::string(chroot) + " of the connect string does not exist on the server";
 }

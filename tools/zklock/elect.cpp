@@ -7,7 +7,6 @@
 #include "supervisor.hpp"
 #include "terminal_text.hpp"
 
-#include "fsm/path.hpp"
 #include <zklock/leader_election.hpp>
 #include <zklock/session.hpp>
 

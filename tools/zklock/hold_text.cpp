@@ -3,8 +3,8 @@
 #include "status_view.hpp"
 #include "terminal_text.hpp"
 
-#include "fsm/lock_set.hpp"
 #include <zklock/error.hpp>
+#include <zklock/queue_view.hpp>
 
 namespace zklock::cli {
 namespace {
@@ -12,7 +12,7 @@ namespace {
 // The OWNER zklock status shows: the node's data (without a lock set's list
 // of paths), or the node when there is none.
 std::string owner_of(const contender& c) {
-    const auto data = detail::parse_set_node_data(c.data).data;
+    const auto data = parse_contender_data(c.data).data;
     return data.empty() ? "node " + shortened(c.node) + ", no owner data" : shortened(data);
 }
 

@@ -6,9 +6,9 @@
 #include "status_view.hpp"
 #include "terminal_text.hpp"
 
-#include "fsm/dialect.hpp"
 #include <zklock/error.hpp>
 #include <zklock/queue_lock.hpp>
+#include <zklock/queue_view.hpp>
 #include <zklock/revocation.hpp>
 #include <zklock/session.hpp>
 
@@ -32,7 +32,7 @@ struct revoke_options {
 
 // A node (its last element a contender's name, of any dialect) or a lock path.
 bool is_node(const std::string& target) {
-    return detail::recognise(std::string_view(target).substr(target.rfind('/') + 1)).has_value();
+    return is_contender_node(std::string_view(target).substr(target.rfind('/') + 1));
 }
 
 // The nodes that hold `path` now, as zklock status shows them: a semaphore's

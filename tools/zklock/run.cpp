@@ -11,10 +11,9 @@
 #include "supervisor.hpp"
 #include "terminal_text.hpp"
 
-#include "fsm/lock_set.hpp"
-#include "fsm/path.hpp"
 #include <zklock/error.hpp>
 #include <zklock/lock_events.hpp>
+#include <zklock/lock_path.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 
@@ -379,8 +378,8 @@ int run_command(run_options o) {
             return exit_usage;
         }
     if (o.paths.size() > 1)
-        if (const auto check = detail::validate_lock_set(o.paths); !check) {  // twice, or nested
-            notice(check.reason);
+        if (std::string reason; validate_lock_set(o.paths, &reason)) {  // twice, or nested
+            notice(reason);
             return exit_usage;
         }
     if (o.paths.size() > 1 && o.permits) {

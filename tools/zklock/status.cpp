@@ -5,7 +5,6 @@
 #include "stop_signals.hpp"
 #include "terminal_text.hpp"
 
-#include "fsm/path.hpp"
 #include <zklock/mutex.hpp>
 #include <zklock/queue_watch.hpp>
 #include <zklock/session.hpp>

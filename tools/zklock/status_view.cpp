@@ -2,8 +2,7 @@
 
 #include "terminal_text.hpp"
 
-#include "fsm/lock_node.hpp"
-#include "fsm/lock_set.hpp"
+#include <zklock/queue_view.hpp>
 #include <zklock/revocation.hpp>
 
 #include <algorithm>
@@ -64,12 +63,12 @@ std::string joined(const std::vector<std::string>& items) {
 std::string shown_data(const std::string& data, const std::string& path) {
     // The request replaced whatever the node held (its owner's name).
     if (is_revocation_request(data)) return "[revocation requested]";
-    const auto set = detail::parse_set_node_data(data);
+    const auto set = parse_contender_data(data);
     std::string out = set.data;
     std::vector<std::string> others;
-    for (const auto& p : set.paths)
+    for (const auto& p : set.lock_set)
         if (p != path) others.push_back(p);
-    if (!set.paths.empty()) out += (out.empty() ? "" : " ") + std::string("[lock set, also: ") + joined(others) + "]";
+    if (!set.lock_set.empty()) out += (out.empty() ? "" : " ") + std::string("[lock set, also: ") + joined(others) + "]";
     return out;
 }
 
@@ -172,23 +171,7 @@ std::size_t permits_of(Session& session, const std::string& path, const queue_li
     return stored_permits(session, path, ec).value_or(1);
 }
 
-std::vector<bool> holders(const queue_listing& listing, std::size_t permits) {
-    std::vector<std::string> names;
-    for (const auto& c : listing.contenders) names.push_back(c.node);
-    const auto sorted = detail::sorted_contenders(names);
-    const bool read_write = permits <= 1 && has_readers(listing);
-    // The listing is in queue order and, under every rule, the holders are its
-    // first entries (the first K, the readers ahead of the first writer): each
-    // decision is a search of the queue, so stop at the first that does not hold.
-    std::vector<bool> out(listing.contenders.size(), false);
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        const auto& node = listing.contenders[i].node;
-        out[i] = read_write ? detail::decide_read_write(sorted, node).acquired
-                            : detail::decide(sorted, node, std::max<std::size_t>(permits, 1)).acquired;
-        if (!out[i]) break;
-    }
-    return out;
-}
+std::vector<bool> holders(const queue_listing& listing, std::size_t permits) { return queue_holders(listing, permits); }
 
 std::int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -251,12 +234,12 @@ nlohmann::ordered_json status_json(const std::string& path, const queue_listing&
                                      {"owner_session", hex_session(c.owner_session)},
                                      {"persistent", c.persistent},
                                      {"created_ms", c.created_ms},
-                                     {"data", detail::parse_set_node_data(c.data).data},
+                                     {"data", parse_contender_data(c.data).data},
                                      {"revocation_requested", is_revocation_request(c.data)},
                                      {"age_ms", std::max<std::int64_t>(0, now - c.created_ms)}});
         // A lock set's node: every lock path of its set.
-        if (const auto set = detail::parse_set_node_data(c.data); !set.paths.empty())
-            out["contenders"].back()["lock_set"] = set.paths;
+        if (const auto set = parse_contender_data(c.data); !set.lock_set.empty())
+            out["contenders"].back()["lock_set"] = set.lock_set;
     }
     return out;
 }

@@ -1,4 +1,5 @@
-// Faults injected into a real server's view of a session, for tests.
+// Faults injected into a real server's view of a session, for tests
+// (zklock::testing, over the core's zklock/detail/session_seam.hpp).
 //
 // The rest of the fault kit: faultable_process.hpp (kill -9, pause_for,
 // restart of any process the fixtures start), faulty_link.hpp (delay,
@@ -9,7 +10,7 @@
 
 #include <zklock/acl.hpp>
 #include <zklock/session.hpp>
-#include <zklock/export.hpp>
+#include <zklock/testing/export.hpp>
 
 #include <chrono>
 #include <future>
@@ -25,7 +26,7 @@ namespace zklock::testing {
 /// its process were paused), so it cannot take the session back first. `session`
 /// then sees `expired` when it next talks to the server and opens a new session.
 /// Throws zklock::error (errc::timeout) when that does not happen within `timeout`.
-ZKLOCK_EXPORT void expire_session(Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+ZKLOCK_TESTING_EXPORT void expire_session(Session& session, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 /// Freezes a Session as SIGSTOP freezes the process it lives in: the thread
 /// that runs the session (its strand) is held, so the session reads nothing,
@@ -41,7 +42,7 @@ ZKLOCK_EXPORT void expire_session(Session& session, std::chrono::milliseconds ti
 /// Needs a Session on its own thread (SessionOptions without an executor) or on
 /// an executor that some other thread runs. Not thread-safe: use from one
 /// thread (never the session's own).
-class ZKLOCK_EXPORT SessionFreeze {
+class ZKLOCK_TESTING_EXPORT SessionFreeze {
 public:
     /// Holds the session's strand; returns once the hold has taken effect (a
     /// handler running on the strand finishes first). Throws zklock::error
@@ -73,7 +74,7 @@ private:
 
 /// Deletes the node at `path` through `session` (as an operator or another client
 /// would), waiting for the server's answer. Throws zklock::error on failure.
-ZKLOCK_EXPORT void delete_node(Session& session, const std::string& path);
+ZKLOCK_TESTING_EXPORT void delete_node(Session& session, const std::string& path);
 
 // What another client on the same ZooKeeper can do to a lock: each waits for
 // the server's answer and throws zklock::error with its code (errc::no_auth
@@ -81,15 +82,15 @@ ZKLOCK_EXPORT void delete_node(Session& session, const std::string& path);
 
 /// Creates `path` with `data` through `session`, persistent unless `ephemeral`,
 /// with the session's ACL policy (SessionOptions::acl). Its parent must exist.
-ZKLOCK_EXPORT void create_node(Session& session, const std::string& path, const std::string& data = {}, bool ephemeral = false);
+ZKLOCK_TESTING_EXPORT void create_node(Session& session, const std::string& path, const std::string& data = {}, bool ephemeral = false);
 /// Creates a sequential node: `prefix` with the server's sequence appended (as a
 /// recipe creates its queue node), ephemeral unless `ephemeral` is false; returns
 /// the path the server made. Its parent must exist.
-ZKLOCK_EXPORT std::string create_sequential_node(Session& session, const std::string& prefix,
+ZKLOCK_TESTING_EXPORT std::string create_sequential_node(Session& session, const std::string& prefix,
                                                          const std::string& data = {}, bool ephemeral = true);
 /// Sets the ACL of `path` (any version) through `session`.
-ZKLOCK_EXPORT void set_acl(Session& session, const std::string& path, const acl_list& acl);
+ZKLOCK_TESTING_EXPORT void set_acl(Session& session, const std::string& path, const acl_list& acl);
 /// The ACL of `path`, read through `session`.
-ZKLOCK_EXPORT acl_list get_acl(Session& session, const std::string& path);
+ZKLOCK_TESTING_EXPORT acl_list get_acl(Session& session, const std::string& path);
 
 } // namespace zklock::testing

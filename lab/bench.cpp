@@ -14,7 +14,7 @@
 #include "safety/safety.hpp"
 
 #include <zklock/backends.hpp>
-#include "support/secrets.hpp"
+#include <zklock/secrets.hpp>
 
 #include <zklock/leader_election.hpp>
 #include <zklock/mutex.hpp>
@@ -179,7 +179,7 @@ int bench(bench_options o) {
 /// may quote the address it was given).
 std::string error_text(const zklock::error& e, const std::string& connect) {
     if (e.code() == errc::no_node && !missing_chroot_text(connect).empty()) return failure_text(e.code(), connect);
-    return detail::redact_secrets(e.what());
+    return redact_secrets(e.what());
 }
 
 /// This process's command line as typed ("zklock bench ...", or
@@ -394,7 +394,7 @@ int run_bench(bench_cli& c, const CLI::App& cmd) {
         try {
             return run_safety_bench(o, b, cmd);
         } catch (const std::exception& e) {
-            std::cerr << "zklock bench: " << detail::redact_secrets(e.what()) << "\n";
+            std::cerr << "zklock bench: " << redact_secrets(e.what()) << "\n";
             return 1;
         }
     }
@@ -419,7 +419,7 @@ int run_bench(bench_cli& c, const CLI::App& cmd) {
             std::cerr << "zklock bench: " << error_text(e, o.connect) << "\n";
             return exit_status_for(e.code());
         } catch (const std::exception& e) {
-            std::cerr << "zklock bench: " << detail::redact_secrets(e.what()) << "\n";
+            std::cerr << "zklock bench: " << redact_secrets(e.what()) << "\n";
             return 1;
         }
     }

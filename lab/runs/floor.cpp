@@ -25,7 +25,6 @@
 
 #include "bench.hpp"
 #include "runs/client_schedule.hpp"
-#include "fsm/release_proof.hpp"
 
 #include <zklock/error.hpp>
 
@@ -43,6 +42,11 @@
 
 namespace zklock::cli {
 namespace {
+
+// The release proof's sibling, as a Mutex names it: the wire format is stated
+// once, in docs/design.md ("The handoff without a listing"); the floor writes
+// it against the C client as any other client of the protocol would.
+std::string release_proof_path(const std::string& node_path) { return node_path + ".released"; }
 
 using clock_type = std::chrono::steady_clock;
 
@@ -333,7 +337,7 @@ void grant(floor_client* c) {
         t->node = c->node;
         int n = 0;
         if (r->release_proof) {
-            t->sibling = zklock::detail::release_proof_path(c->node);
+            t->sibling = release_proof_path(c->node);
             zoo_create_op_init(&t->ops[n++], t->sibling.c_str(), nullptr, -1, r->acl, ZOO_EPHEMERAL, t->sibling_created,
                                sizeof t->sibling_created);
             zoo_delete_op_init(&t->ops[n++], t->sibling.c_str(), -1);
@@ -420,7 +424,7 @@ void send_listing(floor_client* c) {
         }
         // As a Mutex's waiter: the sibling's exists watch and the node's getData
         // watch, sent together.
-        const auto sibling = zklock::detail::release_proof_path(predecessor);
+        const auto sibling = release_proof_path(predecessor);
         zoo_awexists(c->zh, sibling.c_str(), sibling_watch, c, [](int, const Stat*, const void*) {}, c);
         zoo_awget(c->zh, predecessor.c_str(), ignored_watch, c,
                   [](int rc, const char*, int, const Stat*, const void* d) { predecessor_gone(rc, d); }, c);

@@ -1,12 +1,20 @@
+// The faults a test injects into a Session, over the core's seam
+// (zklock/detail/session_seam.hpp): the strand is held by a handler posted
+// through it, and the requests another client would send go through it too.
 #include <zklock/testing/faults.hpp>
 
-#include "recipes/internal_access.hpp"
-#include "session/session_impl.hpp"
+#include <zklock/detail/session_seam.hpp>
+#include <zklock/error.hpp>
 
+#include <zookeeper.h>
+
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <future>
+#include <memory>
 #include <poll.h>
+#include <utility>
 
 namespace zklock::testing {
 
@@ -51,18 +59,17 @@ void take_over_and_close(const Session& session, const clientid_t& id, std::chro
 } // namespace
 
 SessionFreeze::SessionFreeze(Session& session, std::chrono::milliseconds timeout) : session_(session) {
-    auto impl = zklock::detail::internal_access::session(session);
-    if (impl->state() == session_state::closed)
+    if (session.state() == session_state::closed)
         throw error(make_error_code(errc::session_closed), "SessionFreeze: the session is closed");
     // Hold the session's strand: a handler that waits until thawed.
-    auto held = std::make_shared<std::promise<std::optional<clientid_t>>>();
+    auto held = std::make_shared<std::promise<std::optional<seam::session_identity>>>();
     auto f = held->get_future();
     release_ = std::make_shared<std::promise<void>>();
-    impl->post([impl, held, released = release_->get_future().share()] {
-        held->set_value(impl->client_id());
+    seam::run_on_strand(session, [held, released = release_->get_future().share()](const seam::strand_turn& turn) {
+        held->set_value(turn.identity);
         // Run inline on the caller's thread (the session's thread has ended):
         // nothing to hold.
-        if (impl->on_session_thread()) released.wait();
+        if (turn.on_session_thread) released.wait();
     });
     if (f.wait_for(timeout) != std::future_status::ready) {
         thaw();
@@ -70,7 +77,7 @@ SessionFreeze::SessionFreeze(Session& session, std::chrono::milliseconds timeout
     }
     if (const auto id = f.get()) {
         client_id_ = id->client_id;
-        password_.assign(id->passwd, sizeof id->passwd);
+        password_ = id->password;
     }
 }
 
@@ -98,70 +105,51 @@ void expire_session(Session& session, std::chrono::milliseconds timeout) {
 
 namespace {
 
-// Runs `submit(impl, done)` on the session's strand once connected and waits for
-// the return code it passes to `done`.
-int on_session(Session& session, const std::function<void(zklock::detail::session_impl&, std::function<void(int)>)>& submit) {
-    auto impl = zklock::detail::internal_access::session(session);
-    auto p = std::make_shared<std::promise<int>>();
-    auto f = p->get_future();
-    impl->post([impl, p, submit] {
-        impl->when_connected([impl, p, submit](std::error_code ec) {
-            if (ec) return p->set_value(ZCLOSING);
-            submit(*impl, [p](int rc) { p->set_value(rc); });
-        });
-    });
-    return f.get();
-}
+// Waits for the answer a seam request gives its completion.
+template <class T>
+struct answer {
+    std::shared_ptr<std::promise<std::pair<std::error_code, T>>> promise =
+        std::make_shared<std::promise<std::pair<std::error_code, T>>>();
+    std::pair<std::error_code, T> get() { return promise->get_future().get(); }
+};
 
 } // namespace
 
 void delete_node(Session& session, const std::string& path) {
-    const int rc = on_session(session, [path](zklock::detail::session_impl& s, std::function<void(int)> done) {
-        s.remove(path, -1, std::move(done));
-    });
-    throw_if(from_zookeeper(rc), "zklock::testing::delete_node " + path);
+    answer<int> a;
+    seam::remove_node(session, path, [p = a.promise](std::error_code ec) { p->set_value({ec, 0}); });
+    throw_if(a.get().first, "zklock::testing::delete_node " + path);
 }
 
 void create_node(Session& session, const std::string& path, const std::string& data, bool ephemeral) {
-    const int rc = on_session(session, [path, data, ephemeral](zklock::detail::session_impl& s, std::function<void(int)> done) {
-        s.create(path, data, ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT, *s.acl(),
-                 [done = std::move(done)](int rc, std::string, const zklock::detail::node_stat&) { done(rc); });
-    });
-    throw_if(from_zookeeper(rc), "zklock::testing::create_node " + path);
+    answer<std::string> a;
+    seam::create_node(session, path, data, ephemeral, false,
+                      [p = a.promise](std::error_code ec, std::string made) { p->set_value({ec, std::move(made)}); });
+    throw_if(a.get().first, "zklock::testing::create_node " + path);
 }
 
 std::string create_sequential_node(Session& session, const std::string& prefix, const std::string& data,
                                    bool ephemeral) {
-    auto made = std::make_shared<std::string>();
-    const int rc = on_session(session, [prefix, data, ephemeral, made](zklock::detail::session_impl& s, std::function<void(int)> done) {
-        s.create(prefix, data, ZOO_SEQUENCE | (ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT), *s.acl(),
-                 [made, done = std::move(done)](int rc, std::string path, const zklock::detail::node_stat&) {
-                     *made = std::move(path);
-                     done(rc);
-                 });
-    });
-    throw_if(from_zookeeper(rc), "zklock::testing::create_sequential_node " + prefix);
-    return *made;
+    answer<std::string> a;
+    seam::create_node(session, prefix, data, ephemeral, true,
+                      [p = a.promise](std::error_code ec, std::string made) { p->set_value({ec, std::move(made)}); });
+    auto [ec, made] = a.get();
+    throw_if(ec, "zklock::testing::create_sequential_node " + prefix);
+    return made;
 }
 
 void set_acl(Session& session, const std::string& path, const acl_list& acl) {
-    auto c = std::make_shared<const zklock::detail::c_acl>(acl);
-    const int rc = on_session(session, [path, c](zklock::detail::session_impl& s, std::function<void(int)> done) {
-        s.set_acl(path, -1, *c, std::move(done));
-    });
-    throw_if(from_zookeeper(rc), "zklock::testing::set_acl " + path);
+    answer<int> a;
+    seam::set_acl(session, path, acl, [p = a.promise](std::error_code ec) { p->set_value({ec, 0}); });
+    throw_if(a.get().first, "zklock::testing::set_acl " + path);
 }
 
 acl_list get_acl(Session& session, const std::string& path) {
-    auto out = std::make_shared<acl_list>();
-    const int rc = on_session(session, [path, out](zklock::detail::session_impl& s, std::function<void(int)> done) {
-        s.get_acl(path, [out, done = std::move(done)](int rc, acl_list acl) {
-            *out = std::move(acl);
-            done(rc);
-        });
-    });
-    throw_if(from_zookeeper(rc), "zklock::testing::get_acl " + path);
-    return *out;
+    answer<acl_list> a;
+    seam::get_acl(session, path, [p = a.promise](std::error_code ec, acl_list acl) { p->set_value({ec, std::move(acl)}); });
+    auto [ec, acl] = a.get();
+    throw_if(ec, "zklock::testing::get_acl " + path);
+    return acl;
 }
 
 } // namespace zklock::testing

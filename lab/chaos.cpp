@@ -11,7 +11,7 @@
 #include "common.hpp"
 #include "terminal_text.hpp"
 
-#include "lab/chaos.hpp"
+#include "chaos/chaos.hpp"
 #include <zklock/testing/packet_filter.hpp>
 
 #include <cerrno>

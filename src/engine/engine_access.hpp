@@ -1,13 +1,11 @@
-// How zklock's own code reaches the internals of its public classes: the
-// session state a recipe works on, the engine behind a queue place or a lock
-// set, and a QueueLock made around an engine (queue_factory.hpp is the one
-// place that does). The public classes name this as their friend instead of
+// How zklock's own code reaches the engine behind a queue place or a lock set,
+// and makes a QueueLock around an engine (queue_factory.hpp is the one place
+// that does): QueueLock and MultiMutex name this as their friend instead of
 // handing their internals to every user.
 #pragma once
 
 #include <zklock/multi_mutex.hpp>
 #include <zklock/queue_lock.hpp>
-#include <zklock/session.hpp>
 
 #include <memory>
 #include <string>
@@ -16,10 +14,8 @@
 namespace zklock::detail {
 
 class contender_engine;
-class session_impl;
 
-struct internal_access {
-    static const std::shared_ptr<session_impl>& session(const Session& s) noexcept { return s.impl_; }
+struct engine_access {
     static const std::shared_ptr<contender_engine>& engine(const QueueLock& l) noexcept { return l.engine_; }
     static const std::shared_ptr<contender_engine>& engine(const MultiMutex& m) noexcept { return m.engine_; }
     static QueueLock queue_lock(std::shared_ptr<contender_engine> engine, std::string path) {

@@ -7,7 +7,7 @@
 #include "safety/tally.hpp"
 #include "terminal_text.hpp"
 
-#include "support/secrets.hpp"
+#include <zklock/secrets.hpp>
 #include <zklock/testing/faulty_link.hpp>
 #include <zklock/testing/packet_filter.hpp>
 #include <zklock/testing/process.hpp>
@@ -37,7 +37,7 @@ std::string log_tail(const std::filesystem::path& path, std::size_t lines = 3) {
     std::string out;
     for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
         out += (out.empty() ? "" : " | ") + all[i];
-    return detail::redact_secrets(out);
+    return redact_secrets(out);
 }
 
 nlohmann::json failed(const std::string& row, const std::string& fault, const std::string& why,

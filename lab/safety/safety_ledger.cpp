@@ -1,4 +1,4 @@
-#include "lab/safety_ledger.hpp"
+#include "safety/safety_ledger.hpp"
 
 #include <zklock/fencing.hpp>
 

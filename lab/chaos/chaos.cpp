@@ -1,4 +1,4 @@
-#include "lab/chaos.hpp"
+#include "chaos/chaos.hpp"
 
 #include <zklock/error.hpp>
 #include <zklock/leader_election.hpp>

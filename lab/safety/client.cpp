@@ -16,7 +16,7 @@
 #include "common.hpp"
 
 #include <zklock/backends.hpp>
-#include "support/secrets.hpp"
+#include <zklock/secrets.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -132,7 +132,7 @@ void library_client(control_channel& bench, const nlohmann::json& c) {
         std::error_code ec;
         lock.lock(ec);
         if (ec) {
-            bench.ask(request_kind::failed, 0, "acquire failed: " + detail::redact_secrets(ec.message()));
+            bench.ask(request_kind::failed, 0, "acquire failed: " + redact_secrets(ec.message()));
             std::this_thread::sleep_for(std::min(milliseconds(100), ttl / 4));
             continue;
         }
@@ -155,7 +155,7 @@ void library_client(control_channel& bench, const nlohmann::json& c) {
             outcome = "error: the release did not complete within " + std::to_string((3 * ttl).count() + 2000) + " ms";
         else if (const auto e = released.get(); e)
             outcome = (is_lock_lost(e) || e == make_error_code(errc::not_held) ? "lost: " : "error: ") +
-                      detail::redact_secrets(e.message());
+                      redact_secrets(e.message());
         bench.ask(request_kind::released, 0, outcome);
     }
 }
@@ -195,7 +195,7 @@ int safety_client(const std::string& control, int index) {
         else library_client(bench, config);
         return 0;
     } catch (const std::exception& e) {
-        std::cerr << "zklock bench-safety-client " << index << ": " << detail::redact_secrets(e.what()) << "\n";
+        std::cerr << "zklock bench-safety-client " << index << ": " << redact_secrets(e.what()) << "\n";
         return 1;
     }
 }

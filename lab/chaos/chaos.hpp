@@ -41,7 +41,7 @@
 #include <zklock/testing/ensemble.hpp>
 #include <zklock/testing/faults.hpp>
 #include <zklock/testing/faulty_link.hpp>
-#include "lab/safety_ledger.hpp"
+#include "safety/safety_ledger.hpp"
 
 #include <atomic>
 #include <chrono>

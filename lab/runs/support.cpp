@@ -1,9 +1,8 @@
 // What the ZooKeeper bench, the backend bench and the report share.
 #include "bench.hpp"
 
-#include "support/cloexec_file.hpp"
 
-#include "support/secrets.hpp"
+#include <zklock/secrets.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -41,7 +40,7 @@ std::string shell_quote(const std::string& s) {
 std::string shown_command(const std::vector<std::string>& argv) {
     std::string line;
     for (const auto& raw : argv) {
-        const auto arg = detail::redact_secrets(raw);
+        const auto arg = redact_secrets(raw);
         const bool plain = !arg.empty() && arg.find_first_of(" '\"$\\*?;&|<>()\t\n") == std::string::npos;
         line += (line.empty() ? "" : " ") + (plain ? arg : shell_quote(arg));
     }
@@ -53,7 +52,7 @@ std::optional<std::string> capture(const std::vector<std::string>& argv,
                                    const std::vector<std::string>& unset_env) {
     const auto fail = [&](const std::string& why, const std::string& output) -> std::optional<std::string> {
         std::cerr << "zklock bench: '" << shown_command(argv) << "' " << why << (output.empty() ? "\n" : ":\n")
-                  << detail::redact_secrets(output);
+                  << redact_secrets(output);
         return std::nullopt;
     };
     // The environment: ours, less what is unset or set anew, plus what is set.
@@ -165,16 +164,37 @@ std::chrono::steady_clock::time_point run_together(int k, const std::function<vo
     return start;
 }
 
-// The fixtures' close-on-exec file helpers: one implementation for both.
-std::string read_text_file(const std::string& path) { return testing::detail::read_file_cloexec(path); }
+// Whole files through close-on-exec descriptors: std::ifstream and
+// std::ofstream open theirs without O_CLOEXEC, and the bench starts servers
+// and clients from other threads meanwhile.
+std::string read_text_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    std::string text;
+    char buf[8192];
+    while (true) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) text.append(buf, static_cast<std::size_t>(n));
+        else if (n == 0 || errno != EINTR) break;
+    }
+    ::close(fd);
+    return text;
+}
 
 bool write_text_file(const std::string& path, const std::string& text) {
-    try {
-        testing::detail::write_file_cloexec(path, text);
-        return true;
-    } catch (const std::system_error&) {
-        return false;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            ::close(fd);
+            return false;
+        }
+        done += static_cast<std::size_t>(n);
     }
+    return ::close(fd) == 0;
 }
 
 std::string now_utc() {

@@ -1,14 +1,14 @@
 // zklock bench --safety: from what the clients of one run did to the row of
 // the report. Pure; unit-tested.
 //
-// The SafetyLedger (src/lab/safety_ledger.hpp) judges the writes
+// The SafetyLedger (lab/safety/safety_ledger.hpp) judges the writes
 // (overlaps, stale writes accepted by the unfenced copy, refused by the fenced
 // one, duplicate tokens, the longest gap). This adds what the ledger does not
 // keep: which critical section was overtaken by a later grant, whether its
 // holder was told, and how long the lock took to be granted again.
 #pragma once
 
-#include "lab/safety_ledger.hpp"
+#include "safety/safety_ledger.hpp"
 
 #include <nlohmann/json.hpp>
 

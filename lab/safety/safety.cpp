@@ -7,7 +7,7 @@
 #include "safety/servers.hpp"
 #include "safety/tally.hpp"
 
-#include "support/secrets.hpp"
+#include <zklock/secrets.hpp>
 
 #include <atomic>
 #include <csignal>
@@ -109,7 +109,7 @@ int bench_safety(const safety_bench_options& o) {
                 std::cerr << "zklock bench: interrupted; stopped every server and client\n";
                 return 130;
             } catch (const std::exception& e) {
-                rows.push_back(safety::skipped_row(row, fault, "failed", detail::redact_secrets(e.what())));
+                rows.push_back(safety::skipped_row(row, fault, "failed", redact_secrets(e.what())));
             }
             if (rows.back()["status"] == "failed") ++failures;
             print_safety_row(rows.back(), o.json);

@@ -16,7 +16,7 @@
 #include "safety/protocol.hpp"
 #include "safety/tally.hpp"
 
-#include "lab/safety_ledger.hpp"
+#include "safety/safety_ledger.hpp"
 
 #include <nlohmann/json.hpp>
 
