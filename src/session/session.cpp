@@ -333,6 +333,9 @@ void session_impl::close_on_strand() {
     // locks on, so nobody here may still hold one when that happens.
     state_ = session_state::closed;
     notify(session_event::closed);
+#ifndef ZKLOCK_SIMULATION
+    if (legs_ && zh_ && zoo_state(zh_) == ZOO_CONNECTED_STATE) legs_->close_sessions();
+#endif
     drop_handle();
     closing_ = true;  // for good: nothing is submitted any more
 #ifndef ZKLOCK_SIMULATION

@@ -16,6 +16,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <list>
@@ -120,6 +121,20 @@ public:
         connect_next();
     }
 
+    /// Sends the server a closeSession, as zookeeper_close would, which a
+    /// closing Session's C client cannot send through this leg: the leg runs
+    /// on the thread zookeeper_close blocks. Only between two of the C
+    /// client's requests (never inside one), then closes.
+    void close_session() noexcept {
+        if (ready_ && !closed_ && up_bytes_ == 0 && frame_left_ == 0 && length_have_ == 0) {
+            // Length 8, then RequestHeader {xid, type ZOO_CLOSE_OP (-11)}, big-endian.
+            const std::array<unsigned char, 12> packet{0, 0, 0, 8, 0x7f, 0xff, 0xff, 0xf0, 0xff, 0xff, 0xff, 0xf5};
+            boost::system::error_code ec;
+            asio::write(server_, asio::buffer(packet), ec);
+        }
+        close();
+    }
+
     void close() noexcept {
         if (closed_) return;
         closed_ = true;
@@ -133,8 +148,30 @@ private:
         client_.async_read_some(asio::buffer(up_), [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
             if (ec || self->closed_) return self->close();
             self->up_bytes_ = n;
+            self->follow_frames(n);
             if (self->ready_) self->write_server();
         });
+    }
+
+    /// Follows the C client's framing (a 4-byte big-endian length, then that
+    /// many bytes) over `n` bytes just read, so close_session() knows whether
+    /// the stream is between two requests.
+    void follow_frames(std::size_t n) {
+        std::size_t at = 0;
+        while (at < n) {
+            if (frame_left_ > 0) {
+                const auto take = std::min<std::size_t>(frame_left_, n - at);
+                frame_left_ -= static_cast<std::uint32_t>(take);
+                at += take;
+                continue;
+            }
+            length_ = (length_ << 8) | static_cast<unsigned char>(up_[at++]);
+            if (++length_have_ == 4) {
+                frame_left_ = length_;
+                length_ = 0;
+                length_have_ = 0;
+            }
+        }
     }
 
     void write_server() {
@@ -239,6 +276,9 @@ private:
     bool heard_ = false;   // the server sent something after the handshake
     bool closed_ = false;
     std::size_t up_bytes_ = 0;
+    std::uint32_t frame_left_ = 0;   // bytes of the C client's current request not read yet
+    std::uint32_t length_ = 0;       // its length prefix, while read
+    int length_have_ = 0;            // bytes of that prefix read
     // One buffer per direction: the C client's requests, the server's replies
     // (a TLS record holds at most 16 KiB of them).
     std::array<char, 16384> up_{};
@@ -334,6 +374,11 @@ std::string tls_legs::server_text(std::size_t leg) const {
 
 void tls_legs::start() {
     for (std::size_t i = 0; i < state_->legs.size(); ++i) state_->accept(i, state_);
+}
+
+void tls_legs::close_sessions() noexcept {
+    for (auto& w : state_->connections)
+        if (auto c = w.lock()) c->close_session();
 }
 
 void tls_legs::close() noexcept {

@@ -70,6 +70,11 @@ public:
     std::string server_text(std::size_t leg) const;
     /// Starts accepting.
     void start();
+    /// Before the C client's zookeeper_close, which waits for an answer no
+    /// leg can forward while it blocks the strand: sends each server
+    /// connection's closeSession (so the server ends the session at once and
+    /// deletes its nodes) and closes it, so zookeeper_close returns at once.
+    void close_sessions() noexcept;
     /// Stops accepting and closes every forwarded connection; no hook runs after.
     void close() noexcept;
 

@@ -1,0 +1,272 @@
+// ZooKeeper over TLS (SessionOptions::tls): locks through the Session's TLS
+// legs to a real server's secure client port, and every way TLS can fail
+// reported as its own error, never as a hang. Real servers with throwaway
+// certificates (ZooKeeperServerOptions::tls).
+#include "support.hpp"
+
+#include <zklock/mutex.hpp>
+#include <zklock/tls_options.hpp>
+#include <zklock/lock_stats.hpp>
+#include <zklock/queue_lock.hpp>
+#include <zklock/testing/process.hpp>
+#include <zklock/testing/zookeeper_server.hpp>
+
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <string>
+#include <system_error>
+
+using namespace zklock;
+using namespace zklock::test;
+namespace zt = zklock::testing;
+
+namespace {
+
+zt::ZooKeeperServerOptions tls_server_options(zt::TestCertificateOptions certificates = {}) {
+    zt::ZooKeeperServerOptions o;
+    o.tick_time_ms = 100;
+    // Long enough that a node deleted before its session could expire was
+    // deleted by the session's close (ClosingDeletesTheNodesAtOnce).
+    o.max_session_timeout_ms = 60000;
+    o.tls = true;
+    o.tls_certificates = std::move(certificates);
+    return o;
+}
+
+/// The TLS options that `server` accepts: its CA, its client certificate.
+TlsOptions tls_of(const zt::ZooKeeperServer& server) {
+    const auto& c = server.certificates();
+    return {c.ca_file.string(), c.client_cert_file.string(), c.client_key_file.string()};
+}
+
+/// The code connect() fails with (empty when it connects).
+std::error_code connect_code(const SessionOptions& o) {
+    try {
+        Session s(o);
+        s.connect();
+    } catch (const zklock::error& e) {
+        return e.code();
+    }
+    return {};
+}
+
+} // namespace
+
+class TlsTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { server() = std::make_unique<zt::ZooKeeperServer>(tls_server_options()); }
+    static void TearDownTestSuite() { server().reset(); }
+
+    static std::unique_ptr<zt::ZooKeeperServer>& server() {
+        static std::unique_ptr<zt::ZooKeeperServer> s;
+        return s;
+    }
+
+    void TearDown() override {
+        // No lock node is left behind, as a plain session on the same server sees.
+        if (checked_.empty()) return;
+        SessionOptions o;
+        o.connect = server()->connect_string();
+        Session observer(o);
+        observer.connect();
+        for (const auto& p : checked_) {
+            std::vector<contender> left;
+            EXPECT_TRUE(wait_until([&] {
+                std::error_code ec;
+                left = list_contenders(observer, p, ec);
+                return !ec && left.empty();
+            })) << left.size() << " lock node(s) left under " << p;
+        }
+    }
+
+    /// Options of a session over TLS to the suite's server. The connect
+    /// deadline is long: a TLS failure must end connect() well before it.
+    SessionOptions tls_options(const zt::ZooKeeperServer& s) const {
+        SessionOptions o;
+        o.connect = s.secure_connect_string();
+        o.session_timeout = 2000ms;
+        o.connect_timeout = 60s;
+        o.tls = tls_of(s);
+        return o;
+    }
+    SessionOptions tls_options() const { return tls_options(*server()); }
+
+    std::string lock_path(const std::string& name = "lock") {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        auto p = "/zklock-tls-tests/" + std::string(info->name()) + "/" + name;
+        checked_.push_back(p);
+        return p;
+    }
+
+    std::vector<std::string> checked_;
+};
+
+TEST_F(TlsTest, LockOverTls) {
+    Session session(tls_options());
+    session.connect();
+    EXPECT_EQ(session.state(), session_state::connected);
+    const auto path = lock_path();
+    Mutex m(session, path);
+    m.lock();
+    EXPECT_TRUE(m.is_held());
+    // The node is on the server, seen by a plain session on its plain port.
+    SessionOptions plain;
+    plain.connect = server()->connect_string();
+    Session observer(plain);
+    observer.connect();
+    const auto queue = list_contenders(observer, path);
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + "/" + queue[0].node, m.node_path());
+    EXPECT_EQ(queue[0].owner_session, session.session_id());
+    m.unlock();
+}
+
+TEST_F(TlsTest, ClosingDeletesTheNodesAtOnce) {
+    // zookeeper_close's closeSession cannot pass the leg while it blocks the
+    // session's thread; the leg sends its own, or the node would stay for
+    // the session timeout.
+    auto o = tls_options();
+    o.session_timeout = 60s;
+    auto holder = std::make_unique<Session>(o);
+    holder->connect();
+    const auto path = lock_path();
+    Mutex m(*holder, path);
+    m.lock();
+    SessionOptions plain;
+    plain.connect = server()->connect_string();
+    Session observer(plain);
+    observer.connect();
+    ASSERT_EQ(list_contenders(observer, path).size(), 1u);
+    holder->close();
+    EXPECT_TRUE(wait_until([&] { return list_contenders(observer, path).empty(); }, 30s))
+        << "the node outlived its session's close";
+}
+
+TEST_F(TlsTest, TwoTlsSessionsAreGrantedInQueueOrder) {
+    Session a(tls_options()), b(tls_options()), c(tls_options());
+    a.connect();
+    b.connect();
+    c.connect();
+    const auto path = lock_path();
+    Mutex ma(a, path), mb(b, path), mc(c, path);
+    ma.lock();
+    auto granted_b = granted_at(mb);
+    wait_for_contenders(a, path, 2, 10s);
+    auto granted_c = granted_at(mc);
+    wait_for_contenders(a, path, 3, 10s);
+    EXPECT_EQ(granted_b.wait_for(0ms), std::future_status::timeout);
+    ma.unlock();
+    // b queued first: it is granted, over its TLS leg's watch, while c waits.
+    const auto at_b = get_within(granted_b, 20s);
+    EXPECT_TRUE(mb.is_held());
+    EXPECT_EQ(granted_c.wait_for(0ms), std::future_status::timeout);
+    mb.unlock();
+    const auto at_c = get_within(granted_c, 20s);
+    EXPECT_LE(at_b, at_c);
+    EXPECT_TRUE(mc.is_held());
+    mc.unlock();
+}
+
+TEST_F(TlsTest, ServerSignedByAnotherCaIsUntrusted) {
+    auto o = tls_options();
+    o.tls.ca_file = server()->certificates().other_ca_file.string();
+    EXPECT_EQ(connect_code(o), errc::tls_untrusted_server);
+}
+
+TEST_F(TlsTest, InsecureAcceptsAnUntrustedServer) {
+    auto o = tls_options();
+    o.tls.ca_file = server()->certificates().other_ca_file.string();
+    o.tls.insecure = true;
+    EXPECT_EQ(connect_code(o), std::error_code());
+}
+
+TEST_F(TlsTest, CertificateForAnotherHostIsRefused) {
+    zt::TestCertificateOptions names;
+    names.server_names = {"zk.example.invalid"};
+    zt::ZooKeeperServer other(tls_server_options(names));
+    auto o = tls_options(other);
+    EXPECT_EQ(connect_code(o), errc::tls_wrong_host);
+    // The name is all that is wrong: without the host check it connects.
+    o.tls.verify_host = false;
+    EXPECT_EQ(connect_code(o), std::error_code());
+}
+
+TEST_F(TlsTest, ExpiredServerCertificateIsRefused) {
+    zt::TestCertificateOptions expired;
+    expired.expired_server_certificate = true;
+    zt::ZooKeeperServer other(tls_server_options(expired));
+    EXPECT_EQ(connect_code(tls_options(other)), errc::tls_certificate_expired);
+}
+
+TEST_F(TlsTest, PlainPortIsAFailedHandshake) {
+    auto o = tls_options();
+    o.connect = server()->connect_string();
+    EXPECT_EQ(connect_code(o), errc::tls_handshake_failed);
+}
+
+TEST_F(TlsTest, NoClientCertificateIsAFailedHandshake) {
+    auto o = tls_options();
+    o.tls.cert_file.clear();
+    o.tls.key_file.clear();
+    EXPECT_EQ(connect_code(o), errc::tls_handshake_failed);
+}
+
+TEST_F(TlsTest, NothingListeningIsARefusal) {
+    // The leg tells the session its server refused, as the C client would
+    // have: connect() ends with the refusal, not at its deadline.
+    auto o = tls_options();
+    o.connect = "127.0.0.1:" + std::to_string(zt::free_loopback_port());
+    EXPECT_EQ(connect_code(o), errc::connection_refused);
+}
+
+TEST_F(TlsTest, SessionSurvivesAServerRestart) {
+    // The C client reconnects through the same leg to the restarted server,
+    // within the session timeout: the session and its lock live on.
+    auto so = tls_server_options();
+    zt::ZooKeeperServer own(so);
+    auto o = tls_options(own);
+    o.session_timeout = 30s;
+    Session session(o);
+    EventLog events(session);
+    session.connect();
+    const auto path = "/zklock-tls-tests/restart/lock";
+    Mutex m(session, path);
+    m.lock();
+    const auto id = session.session_id();
+    own.restart();
+    EXPECT_TRUE(events.wait_for(session_event::suspended, 30s));
+    EXPECT_TRUE(events.wait_for(session_event::reconnected, 30s));
+    EXPECT_EQ(session.session_id(), id);
+    EXPECT_TRUE(m.is_held());
+    SessionOptions plain;
+    plain.connect = own.connect_string();
+    Session observer(plain);
+    observer.connect();
+    const auto queue = list_contenders(observer, path);
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + std::string("/") + queue[0].node, m.node_path());
+    m.unlock();
+    EXPECT_TRUE(wait_until([&] { return list_contenders(observer, path).empty(); }));
+}
+
+TEST_F(TlsTest, KeyFileOthersMayReadIsRefused) {
+    const auto& c = server()->certificates();
+    const auto copy = c.client_key_file.parent_path() / "client-open.key";
+    std::filesystem::copy_file(c.client_key_file, copy, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::permissions(copy, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                           std::filesystem::perms::others_read);
+    auto o = tls_options();
+    o.tls.key_file = copy.string();
+    std::string reason;
+    EXPECT_EQ(validate_tls(o.tls, &reason), errc::invalid_argument);
+    EXPECT_NE(reason.find("chmod 600"), std::string::npos) << reason;
+    try {
+        Session s(o);
+        ADD_FAILURE() << "a Session took a key file others may read";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::invalid_argument);
+        EXPECT_NE(std::string(e.what()).find(copy.string()), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(copy);
+}
