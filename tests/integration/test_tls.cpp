@@ -270,3 +270,35 @@ TEST_F(TlsTest, KeyFileOthersMayReadIsRefused) {
     }
     std::filesystem::remove(copy);
 }
+
+#ifdef ZKLOCK_CLI_PATH
+#include "test_cli_support.hpp"
+
+// `zklock run` over TLS: the lock held through --tls-*, and each refusal
+// with its own exit status and a message that names no key material.
+TEST_F(TlsTest, CliRunsOverTlsAndSaysWhyNot) {
+    cli::Cli z;
+    const auto& c = server()->certificates();
+    const auto path = lock_path();
+    const auto args = [&](const std::string& ca, const std::string& key, const std::string& connect) {
+        return std::vector<std::string>{"run", "-c", connect, "--tls-ca", ca, "--tls-cert", c.client_cert_file.string(),
+                                        "--tls-key", key, "--connect-timeout", "60s", path, "--", "true"};
+    };
+    const auto secure = server()->secure_connect_string();
+    auto held = z.start(args(c.ca_file.string(), c.client_key_file.string(), secure), "held");
+    EXPECT_EQ(cli::exit_code(held, 60s), 0) << z.output("held");
+    auto untrusted = z.start(args(c.other_ca_file.string(), c.client_key_file.string(), secure), "untrusted");
+    EXPECT_EQ(cli::exit_code(untrusted, 60s), 81) << z.output("untrusted");
+    EXPECT_TRUE(cli::contains(z.output("untrusted"), "not signed by a trusted CA")) << z.output("untrusted");
+    auto plain = z.start(args(c.ca_file.string(), c.client_key_file.string(), server()->connect_string()), "plain");
+    EXPECT_EQ(cli::exit_code(plain, 60s), 80) << z.output("plain");
+    const auto open_key = z.file("open.key");
+    std::filesystem::copy_file(c.client_key_file, open_key);
+    std::filesystem::permissions(open_key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                               std::filesystem::perms::group_read);
+    auto refused = z.start(args(c.ca_file.string(), open_key.string(), secure), "open-key");
+    EXPECT_EQ(cli::exit_code(refused, 60s), 64) << z.output("open-key");
+    EXPECT_TRUE(cli::contains(z.output("open-key"), "chmod 600")) << z.output("open-key");
+    EXPECT_FALSE(cli::contains(z.output("open-key"), "PRIVATE KEY")) << z.output("open-key");
+}
+#endif
