@@ -2,6 +2,8 @@
 // legs to a real server's secure client port, and every way TLS can fail
 // reported as its own error, never as a hang. Real servers with throwaway
 // certificates (ZooKeeperServerOptions::tls).
+#include "grant_support.hpp"
+#include "kazoo_peer.hpp"
 #include "support.hpp"
 
 #include <zklock/mutex.hpp>
@@ -269,6 +271,40 @@ TEST_F(TlsTest, KeyFileOthersMayReadIsRefused) {
         EXPECT_NE(std::string(e.what()).find(copy.string()), std::string::npos) << e.what();
     }
     std::filesystem::remove(copy);
+}
+
+// kazoo (use_ssl) and zklock, both over TLS, queue FIFO on one lock: a zklock
+// holder, a kazoo waiter behind its node, a zklock waiter behind kazoo's.
+TEST_F(TlsTest, KazooJoinsTheTlsLockInQueueOrder) {
+    const auto& c = server()->certificates();
+    const auto path = lock_path();
+    Session a(tls_options()), b(tls_options());
+    a.connect();
+    b.connect();
+    Mutex first(a, path), last(b, path);
+    first.lock();
+    zt::TempDir dir("zklock-tls-kazoo-");
+    KazooPeer kazoo(dir.path(), server()->secure_connect_string(), path, "kz",
+                    plus(kazoo_sees_zklock_mutex, {"--tls-ca", c.ca_file.string(), "--tls-cert",
+                                                   c.client_cert_file.string(), "--tls-key",
+                                                   c.client_key_file.string()}));
+    // kazoo waits for the zklock holder's node, over its own TLS connection.
+    EXPECT_EQ(kazoo.wait_for_value("predecessor"), std::filesystem::path(first.node_path()).filename().string())
+        << kazoo.output();
+    const auto granted = grant::make();
+    last.async_lock(on_grant(granted));
+    wait_for_contenders(a, path, 3, 20s);
+    const auto first_leave = monotonic_ns();
+    first.unlock();
+    const auto kazoo_acquired = kazoo.wait_for("acquired");
+    ASSERT_TRUE(kazoo_acquired) << kazoo.output();
+    EXPECT_TRUE(pending(granted)) << "the zklock waiter overtook kazoo";
+    kazoo.release();
+    ASSERT_FALSE(get_within(granted->result, 60s));
+    ASSERT_TRUE(kazoo.exited_cleanly()) << kazoo.output();
+    EXPECT_LT(first_leave, *kazoo_acquired);
+    EXPECT_LT(kazoo.sections().at(0).leave, granted->at.load()) << "zklock acquired while kazoo held the lock";
+    last.unlock();
 }
 
 #ifdef ZKLOCK_CLI_PATH
