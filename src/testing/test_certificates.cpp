@@ -78,6 +78,9 @@ TestCertificates make_test_certificates(const std::filesystem::path& dir, const 
     c.server_truststore = dir / "trust.p12";
     run({"openssl", "pkcs12", "-export", "-in", c.server_cert_file.string(), "-inkey", c.server_key_file.string(),
          "-out", c.server_keystore.string(), "-passout", "pass:" + c.store_password, "-name", "server"});
+    c.client_keystore = dir / "client.p12";
+    run({"openssl", "pkcs12", "-export", "-in", c.client_cert_file.string(), "-inkey", c.client_key_file.string(),
+         "-out", c.client_keystore.string(), "-passout", "pass:" + c.store_password, "-name", "client"});
     run({"keytool", "-importcert", "-noprompt", "-alias", "ca", "-file", c.ca_file.string(), "-keystore",
          c.server_truststore.string(), "-storetype", "PKCS12", "-storepass", c.store_password});
     return c;

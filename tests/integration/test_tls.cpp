@@ -15,6 +15,10 @@
 
 #include <filesystem>
 #include <future>
+#include <set>
+#include <vector>
+
+#include <fcntl.h>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -40,6 +44,31 @@ zt::ZooKeeperServerOptions tls_server_options(zt::TestCertificateOptions certifi
 TlsOptions tls_of(const zt::ZooKeeperServer& server) {
     const auto& c = server.certificates();
     return {c.ca_file.string(), c.client_cert_file.string(), c.client_key_file.string()};
+}
+
+/// The descriptors this process has open now.
+std::set<int> open_descriptors() {
+    std::set<int> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+        const int fd = std::stoi(e.path().filename().string());
+        out.insert(fd);
+    }
+    return out;
+}
+
+/// What each descriptor opened since `before` is, for those a program started
+/// now would inherit (no FD_CLOEXEC).
+std::vector<std::string> inheritable_since(const std::set<int>& before) {
+    std::vector<std::string> out;
+    for (const int fd : open_descriptors()) {
+        if (before.count(fd)) continue;
+        const int flags = ::fcntl(fd, F_GETFD);
+        if (flags < 0 || (flags & FD_CLOEXEC)) continue;  // closed meanwhile (the listing's own), or close-on-exec
+        std::error_code ec;
+        const auto target = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
+        out.push_back(std::to_string(fd) + " -> " + (ec ? std::string("?") : target.string()));
+    }
+    return out;
 }
 
 /// The code connect() fails with (empty when it connects).
@@ -250,6 +279,20 @@ TEST_F(TlsTest, SessionSurvivesAServerRestart) {
     EXPECT_EQ(path + std::string("/") + queue[0].node, m.node_path());
     m.unlock();
     EXPECT_TRUE(wait_until([&] { return list_contenders(observer, path).empty(); }));
+}
+
+TEST_F(TlsTest, EveryDescriptorOfTheLegIsCloseOnExec) {
+    // The legs' listeners, the C client's accepted connection and the TLS
+    // socket to the server: a program this process starts inherits none.
+    const auto before = open_descriptors();
+    Session session(tls_options());
+    session.connect();
+    const auto path = lock_path();
+    Mutex m(session, path);
+    m.lock();
+    EXPECT_GE(open_descriptors().size(), before.size() + 4) << "not the listener, both ends and the TLS socket";
+    EXPECT_EQ(inheritable_since(before), std::vector<std::string>{});
+    m.unlock();
 }
 
 TEST_F(TlsTest, KeyFileOthersMayReadIsRefused) {

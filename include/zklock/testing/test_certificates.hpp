@@ -20,7 +20,8 @@ struct TestCertificates {
     std::filesystem::path other_ca_file;     ///< an unrelated CA's certificate: trusts neither of the above
     std::filesystem::path server_keystore;   ///< PKCS12: the server's key and certificate
     std::filesystem::path server_truststore; ///< PKCS12: the CA, for the server to check client certificates
-    std::string store_password;              ///< of both PKCS12 stores (a test value, not a secret)
+    std::filesystem::path client_keystore;   ///< PKCS12: the client's key and certificate (Java clients)
+    std::string store_password;              ///< of the PKCS12 stores (a test value, not a secret)
 };
 
 /// Options of make_test_certificates().
@@ -34,8 +35,8 @@ struct TestCertificateOptions {
 };
 
 /// Makes a CA, a server and a client certificate in `dir` (created if
-/// missing) with openssl, and the server's PKCS12 stores with openssl and the
-/// JDK's keytool. Throws std::runtime_error with the tool's output when a
+/// missing) with openssl, and the PKCS12 stores with openssl and the JDK's
+/// keytool (server_truststore serves a Java client as its trust store too). Throws std::runtime_error with the tool's output when a
 /// step fails.
 ZKLOCK_TESTING_EXPORT TestCertificates make_test_certificates(const std::filesystem::path& dir,
                                                               const TestCertificateOptions& options = {});
