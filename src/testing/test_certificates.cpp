@@ -68,12 +68,15 @@ TestCertificates make_test_certificates(const std::filesystem::path& dir, const 
     // The server checks a client certificate's address too unless told not
     // to: the client connects from 127.0.0.1.
     signed_certificate(dir, "client", "/CN=zklock-test-client", "subjectAltName=IP:127.0.0.1", 2, 3);
+    signed_certificate(dir, "other-client", "/CN=zklock-test-other", "subjectAltName=IP:127.0.0.1", 2, 4);
     c.ca_file = dir / "ca.crt";
     c.other_ca_file = dir / "other-ca.crt";
     c.server_cert_file = dir / "server.crt";
     c.server_key_file = dir / "server.key";
     c.client_cert_file = dir / "client.crt";
     c.client_key_file = dir / "client.key";
+    c.other_client_cert_file = dir / "other-client.crt";
+    c.other_client_key_file = dir / "other-client.key";
     c.server_keystore = dir / "server.p12";
     c.server_truststore = dir / "trust.p12";
     run({"openssl", "pkcs12", "-export", "-in", c.server_cert_file.string(), "-inkey", c.server_key_file.string(),

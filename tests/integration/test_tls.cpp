@@ -6,7 +6,9 @@
 #include "kazoo_peer.hpp"
 #include "support.hpp"
 
+#include <zklock/acl.hpp>
 #include <zklock/mutex.hpp>
+#include <zklock/testing/faults.hpp>
 #include <zklock/tls_options.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/queue_lock.hpp>
@@ -14,11 +16,13 @@
 #include <zklock/testing/zookeeper_server.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <set>
 #include <vector>
 
 #include <fcntl.h>
+#include <unistd.h>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -279,6 +283,51 @@ TEST_F(TlsTest, SessionSurvivesAServerRestart) {
     EXPECT_EQ(path + std::string("/") + queue[0].node, m.node_path());
     m.unlock();
     EXPECT_TRUE(wait_until([&] { return list_contenders(observer, path).empty(); }));
+}
+
+// A client certificate is an identity (x509:<subject DN>): a lock whose
+// directory only that identity may touch cannot be stolen, deleted or
+// blocked by a client with another certificate, nor by one without TLS.
+TEST_F(TlsTest, X509AclShutsOutClientsWithoutTheCertificate) {
+    const acl_list owner_only{{"x509", "CN=zklock-test-client", perms::all}};
+    auto o = tls_options();
+    o.acl = owner_only;
+    Session owner(o);
+    owner.connect();
+    const auto path = "/zklock-tls-tests/X509AclShutsOutClientsWithoutTheCertificate/" + std::to_string(::getpid());
+    Mutex held(owner, path + "/lock");
+    held.lock();
+    auto other = tls_options();
+    other.tls.cert_file = server()->certificates().other_client_cert_file.string();
+    other.tls.key_file = server()->certificates().other_client_key_file.string();
+    Session intruder(other);
+    intruder.connect();
+    SessionOptions plain;
+    plain.connect = server()->connect_string();
+    Session outsider(plain);
+    outsider.connect();
+    const auto code = [](const std::function<void()>& f) -> std::error_code {
+        try {
+            f();
+        } catch (const zklock::error& e) {
+            return e.code();
+        }
+        return {};
+    };
+    for (Session* s : {&intruder, &outsider}) {
+        EXPECT_EQ(code([&] { zt::delete_node(*s, held.node_path()); }), errc::no_auth);
+        EXPECT_EQ(code([&] { zt::create_node(*s, path + "/lock/_c_forged-lock-0000000000", "x"); }), errc::no_auth);
+        EXPECT_EQ(code([&] { zt::set_acl(*s, path + "/lock", acls::open_unsafe()); }), errc::no_auth);
+        Mutex thief(*s, path + "/lock");
+        std::error_code ec;
+        EXPECT_FALSE(thief.try_lock(ec));
+        EXPECT_EQ(ec, errc::no_auth);
+    }
+    EXPECT_TRUE(held.is_held());
+    const auto queue = list_contenders(owner, path + "/lock");
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + "/lock/" + queue[0].node, held.node_path());
+    held.unlock();
 }
 
 TEST_F(TlsTest, EveryDescriptorOfTheLegIsCloseOnExec) {

@@ -17,6 +17,8 @@ struct TestCertificates {
     std::filesystem::path server_key_file;   ///< its key
     std::filesystem::path client_cert_file;  ///< a client certificate (CN=zklock-test-client)
     std::filesystem::path client_key_file;   ///< its key, mode 0600
+    std::filesystem::path other_client_cert_file;  ///< another client certificate of the CA (CN=zklock-test-other)
+    std::filesystem::path other_client_key_file;   ///< its key, mode 0600
     std::filesystem::path other_ca_file;     ///< an unrelated CA's certificate: trusts neither of the above
     std::filesystem::path server_keystore;   ///< PKCS12: the server's key and certificate
     std::filesystem::path server_truststore; ///< PKCS12: the CA, for the server to check client certificates
