@@ -255,6 +255,23 @@ TEST_F(TlsTest, NothingListeningIsARefusal) {
     EXPECT_EQ(connect_code(o), errc::connection_refused);
 }
 
+TEST_F(TlsTest, ServersThatFailAreRotatedPastWhileOneServes) {
+    // One leg per server: a server that fails TLS (a plain port) or refuses
+    // is one address of the C client's rotation, and the session goes on to
+    // the one that serves instead of closing.
+    auto o = tls_options();
+    o.connect = server()->connect_string() + ",127.0.0.1:" + std::to_string(zt::free_loopback_port()) + "," +
+                server()->secure_connect_string();
+    Session session(o);
+    session.connect();
+    EXPECT_EQ(session.state(), session_state::connected);
+    const auto path = lock_path();
+    Mutex m(session, path);
+    m.lock();
+    EXPECT_TRUE(m.is_held());
+    m.unlock();
+}
+
 TEST_F(TlsTest, SessionSurvivesAServerRestart) {
     // The C client reconnects through the same leg to the restarted server,
     // within the session timeout: the session and its lock live on.
