@@ -458,7 +458,10 @@ namespace {
 // holder, Curator behind it, a zklock waiter behind Curator.
 TEST_F(CuratorInteropTest, CuratorJoinsATlsLockInQueueOrder) {
     testing::ZooKeeperServerOptions so;
+    // Room for the first TLS handshakes of two cold JVMs: the Curator client's
+    // connect and read timeouts follow the session timeout.
     so.tick_time_ms = 100;
+    so.max_session_timeout_ms = 20000;
     so.tls = true;
     testing::ZooKeeperServer tls_server(so);
     const auto& c = tls_server.certificates();
