@@ -10,8 +10,10 @@
 // Digest authentication (`digest:user:password`) accepts any user:password
 // pair: it only names an identity. A wrong password shows up later, as
 // errc::no_auth on the first operation against a directory that identity may
-// not touch. The credentials cross the network in clear text (Debian's C client
-// has neither TLS nor SASL): run ZooKeeper on a network you trust.
+// not touch. The credentials cross the network in clear text unless the
+// Session uses TLS (SessionOptions::tls; Debian's C client has no SASL). Over
+// TLS with a client certificate the server also knows the session as
+// `x509:<subject DN>`, which an ACL entry may name (e.g. x509:CN=worker-7).
 #pragma once
 
 #include <zklock/export.hpp>

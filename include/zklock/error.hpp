@@ -34,6 +34,10 @@ enum class errc {
     foreign_recipe,         ///< the path holds another library's recipe that zklock cannot share it with (a peer semaphore)
     connection_refused,     ///< every server address refused the connection (nothing listens there); compares equal to std::errc::connection_refused
     revoked,                ///< a revocable lock let go at a revocation request (include/zklock/revocation.hpp)
+    tls_handshake_failed,   ///< the TLS handshake with a server failed (not a TLS port, our certificate refused, no common protocol)
+    tls_untrusted_server,   ///< a server's TLS certificate does not chain to a trusted CA (TlsOptions::ca_file)
+    tls_certificate_expired, ///< a server's TLS certificate has expired (or is not valid yet)
+    tls_wrong_host,         ///< a server's TLS certificate does not name the host of the connect string
 
     // --- one per ZooKeeper client/server error (ZOO_ERRORS) -----------------
     system_error = 100,         ///< ZSYSTEMERROR

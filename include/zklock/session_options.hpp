@@ -1,9 +1,10 @@
 // zklock::SessionOptions: what a Session is made with (servers, timeouts,
-// credentials, ACL policy, log). A plain aggregate, without Asio.
+// credentials, ACL policy, log, TLS). A plain aggregate, without Asio.
 #pragma once
 
 #include <zklock/acl.hpp>
 #include <zklock/log.hpp>
+#include <zklock/tls_options.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -58,6 +59,9 @@ struct SessionOptions {
     /// participant id) that would make a create larger than this is refused with
     /// errc::invalid_argument before any server call. Default 0xfffff, the server's default.
     std::size_t max_request_bytes = 0xfffff;
+    /// TLS to the servers' secure client ports (see TlsOptions): with it on,
+    /// `connect` names those ports. Default: off (plain TCP).
+    TlsOptions tls;
 };
 
 } // namespace zklock

@@ -46,6 +46,7 @@ check_result validate_session_options(const SessionOptions& o) {
     std::string reason;
     if (const auto ec = validate_auth(o.auth, &reason)) return refuse(std::move(reason));
     if (const auto ec = validate_acl(o.acl, !o.auth.empty(), &reason)) return refuse(std::move(reason));
+    if (const auto ec = validate_tls(o.tls, &reason)) return refuse(std::move(reason));
     return {};
 }
 

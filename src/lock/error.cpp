@@ -29,6 +29,11 @@ public:
         case errc::foreign_recipe: return "the path holds another library's recipe that zklock cannot share it with";
         case errc::connection_refused: return "every server refused the connection (nothing listens there)";
         case errc::revoked: return "the lock was revoked: a revocation request asked its holder to let go";
+        case errc::tls_handshake_failed:
+            return "the TLS handshake with the server failed (not its secure client port, or it refused our certificate)";
+        case errc::tls_untrusted_server: return "the server's TLS certificate is not signed by a trusted CA";
+        case errc::tls_certificate_expired: return "the server's TLS certificate has expired or is not valid yet";
+        case errc::tls_wrong_host: return "the server's TLS certificate does not name the host connected to";
         case errc::system_error: return "ZooKeeper client system error";
         case errc::runtime_inconsistency: return "ZooKeeper runtime inconsistency";
         case errc::data_inconsistency: return "ZooKeeper data inconsistency";

@@ -14,6 +14,10 @@
 #include "fsm/limits.hpp"
 #include "fsm/session_states.hpp"
 
+#ifndef ZKLOCK_SIMULATION
+#include "session/tls_leg.hpp"
+#endif
+
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 
@@ -78,7 +82,22 @@ session_impl::session_impl(asio::any_io_executor ex, SessionOptions options, std
       timer_(strand_),
       suspend_timer_(strand_),
       probe_timer_(strand_),
-      settle_timer_(strand_) {}
+      settle_timer_(strand_) {
+    client_connect_ = options_.connect;
+#ifndef ZKLOCK_SIMULATION
+    if (options_.tls.enabled()) {
+        // The C client has no TLS: it talks to a loopback leg per server,
+        // which forwards over TLS (tls_leg.hpp). Its hooks run on the strand.
+        tls_legs::hooks h;
+        h.tls_failed = [this](std::size_t leg, std::error_code code, const std::string& detail) {
+            note_tls_failure(leg, code, detail);
+        };
+        h.refused = [this](const std::string& loopback) { note_refused(loopback); };
+        legs_ = std::make_shared<tls_legs>(strand_, options_.tls, options_.connect, std::move(h));
+        client_connect_ = legs_->client_connect();
+    }
+#endif
+}
 
 std::shared_ptr<const policy_words> session_impl::words_for(const std::shared_ptr<const c_acl>& acl) const {
     if (!acl || acl == acl_) return words_;
@@ -92,6 +111,9 @@ session_impl::~session_impl() {
     if (desc_.is_open()) desc_.release();
     const log_scope scope(this);
     if (zh_) zookeeper_close(zh_);
+#ifndef ZKLOCK_SIMULATION
+    if (legs_) legs_->close();
+#endif
 }
 
 bool session_impl::on_session_thread() const noexcept {
@@ -200,6 +222,9 @@ void session_impl::notify(session_event e) {
 void session_impl::start() {
     // The C client's process-wide level is the program's to set
     // (set_zookeeper_client_log_level): a Session never changes it.
+#ifndef ZKLOCK_SIMULATION
+    if (legs_) legs_->start();
+#endif
     open_handle();
 }
 
@@ -239,13 +264,14 @@ std::size_t resolved_addresses(std::string_view connect) {
 
 void session_impl::open_handle() {
     state_ = session_state::connecting;
-    addresses_ = resolved_addresses(options_.connect);
+    addresses_ = resolved_addresses(client_connect_);
+    tls_failed_.clear();
     refused_.clear();
     all_refused_ = false;
     refusal_backoff_ = std::chrono::milliseconds(0);
     const int timeout = static_cast<int>(options_.session_timeout.count());
     const log_scope scope(this);
-    zh_ = zookeeper_init2(options_.connect.c_str(), &session_impl::on_session_watch, timeout, nullptr, this, 0,
+    zh_ = zookeeper_init2(client_connect_.c_str(), &session_impl::on_session_watch, timeout, nullptr, this, 0,
                           &session_impl::on_client_log);
     if (!zh_) {
         state_ = session_state::closed;
@@ -307,8 +333,14 @@ void session_impl::close_on_strand() {
     // locks on, so nobody here may still hold one when that happens.
     state_ = session_state::closed;
     notify(session_event::closed);
+#ifndef ZKLOCK_SIMULATION
+    if (legs_ && zh_ && zoo_state(zh_) == ZOO_CONNECTED_STATE) legs_->close_sessions();
+#endif
     drop_handle();
     closing_ = true;  // for good: nothing is submitted any more
+#ifndef ZKLOCK_SIMULATION
+    if (legs_) legs_->close();
+#endif
     auto waiters = std::move(connect_waiters_);
     connect_waiters_.clear();
     for (auto& [id, w] : waiters) w(close_reason_ ? close_reason_ : make_error_code(errc::session_closed));
@@ -403,6 +435,7 @@ void session_impl::on_connected() {
     session_id_ = id;
     state_ = session_state::connected;
     refused_.clear();
+    tls_failed_.clear();
     all_refused_ = false;
     refusal_backoff_ = std::chrono::milliseconds(0);
     suspend_timer_.cancel();
@@ -453,6 +486,23 @@ std::chrono::steady_clock::time_point session_impl::safe_until(std::uint64_t gen
     std::lock_guard lk(heard_m_);
     if (generation != heard_generation_) return {};
     return detail::safe_until(heard_, negotiated_timeout());
+}
+
+void session_impl::note_tls_failure(std::size_t leg, std::error_code code, const std::string& detail) {
+#ifndef ZKLOCK_SIMULATION
+    if (closing_ || state_ == session_state::closed || connected() || !legs_) return;
+    log(log_level::error, "TLS to " + legs_->server_text(leg) + " failed: " + code.message() + " (" + detail + ")");
+    tls_failed_.insert(leg);
+    if (tls_failed_.size() < legs_->size()) return;
+    // Every server failed: another round would fail the same way, for ever.
+    post([self = shared_from_this(), code] {
+        if (self->closing_ || self->state_ == session_state::closed) return;
+        self->close_reason_ = code;
+        self->close_on_strand();
+    });
+#else
+    (void)leg, (void)code, (void)detail;
+#endif
 }
 
 void session_impl::on_auth_reply(int rc, const void* data) {

@@ -40,6 +40,8 @@
 
 namespace zklock::detail {
 
+class tls_legs;
+
 /// The Stat the C client gave (all zero for none).
 inline node_stat stat_of(const Stat* s) {
     node_stat n;
@@ -286,6 +288,11 @@ public:
     void cancel_refusal_waiter(std::uint64_t id);
     /// The C client said a connect to `address` was refused (from its log).
     void note_refused(std::string address);
+    /// TLS leg `leg` (SessionOptions::tls) reached its server but TLS failed
+    /// with `code`: logged; once every server has failed so since the last
+    /// connection, the session closes with `code` (the C client would
+    /// reconnect for ever).
+    void note_tls_failure(std::size_t leg, std::error_code code, const std::string& detail);
     /// Before the C client's next connect after a refusal: moves its position
     /// so that connect goes to an address that has not refused in this round
     /// (fsm/server_rotation.hpp says why).
@@ -546,6 +553,12 @@ private:
     std::chrono::milliseconds refusal_backoff_{0};
     std::chrono::steady_clock::time_point next_attempt_{};
     std::unordered_map<std::uint64_t, watch_fn> watches_;
+    // With SessionOptions::tls: the loopback legs the C client connects to
+    // (client_connect_), and the legs whose server failed TLS since the last
+    // connection.
+    std::shared_ptr<tls_legs> legs_;
+    std::string client_connect_;
+    std::set<std::size_t> tls_failed_;
     std::deque<std::shared_ptr<janitor_entry>> janitor_;
     known_dirs dirs_;
     listing_batches listings_;  // list_shared's

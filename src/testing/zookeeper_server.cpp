@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <system_error>
 
 namespace zklock::testing {
@@ -46,6 +47,25 @@ std::string join_classpath(const std::string& classpath, const std::string& logg
 
 }  // namespace detail
 
+namespace {
+
+/// The zoo.cfg lines of a secure client port on 127.0.0.1 served with `c`.
+std::string tls_config(std::uint16_t secure_port, const TestCertificates& c) {
+    std::ostringstream cfg;
+    cfg << "secureClientPort=" << secure_port << '\n'
+        << "secureClientPortAddress=127.0.0.1\n"
+        << "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n"
+        << "ssl.keyStore.location=" << c.server_keystore.string() << '\n'
+        << "ssl.keyStore.password=" << c.store_password << '\n'
+        << "ssl.keyStore.type=PKCS12\n"
+        << "ssl.trustStore.location=" << c.server_truststore.string() << '\n'
+        << "ssl.trustStore.password=" << c.store_password << '\n'
+        << "ssl.trustStore.type=PKCS12\n";
+    return cfg.str();
+}
+
+}  // namespace
+
 ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options)
     : ServerProcess("ZooKeeper server", options.start_timeout) {
     temp_dir_.emplace("zklock-zk-");
@@ -53,13 +73,20 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options)
     data_dir_ = options.data_dir.empty() ? directory_ / "data" : std::filesystem::absolute(options.data_dir);
     std::filesystem::create_directories(data_dir_);
     config_path_ = directory_ / "zoo.cfg";
-    launch_ = Launch{options.java, detail::join_classpath(options.classpath, options.logging_classpath),
+    // Debian's zookeeper.jar names no Netty codec or resolver in its manifest.
+    const std::string netty = options.tls ? "/usr/share/java/netty-codec.jar:/usr/share/java/netty-resolver.jar" : "";
+    launch_ = Launch{options.java,
+                     detail::join_classpath(detail::join_classpath(options.classpath, netty), options.logging_classpath),
                      std::move(options.jvm_flags), options.quiet, options.start_timeout};
+    if (options.tls) certificates_ = make_test_certificates(directory_ / "tls", options.tls_certificates);
     // A port chosen here was free when it was chosen; another process (a test
     // running beside this one) may bind it before the server does. Then the
     // server exits at once, and a new port is chosen, twice at most.
     for (int attempt = 1;; ++attempt) {
         const std::uint16_t port = options.port != 0 ? options.port : free_loopback_port();
+        secure_port_ = 0;
+        if (certificates_)
+            for (secure_port_ = free_loopback_port(); secure_port_ == port;) secure_port_ = free_loopback_port();
         const auto log = directory_ / "zookeeper.log";
         std::filesystem::remove(log);
         configure(port, log, config_path_);
@@ -67,6 +94,7 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options)
                                 detail::common_zoo_config(data_dir_, port, options.tick_time_ms,
                                                           options.min_session_timeout_ms,
                                                           options.max_session_timeout_ms) +
+                                    (certificates_ ? tls_config(secure_port_, *certificates_) : std::string()) +
                                     detail::config_lines(options.extra_config));
         try {
             spawn();
@@ -127,6 +155,17 @@ void ZooKeeperServer::restart(bool wait) {
     stop();
     spawn();
     if (wait) wait_until_serving(std::chrono::steady_clock::now() + launch_.start_timeout);
+}
+
+std::uint16_t ZooKeeperServer::secure_port() const noexcept { return secure_port_; }
+
+std::string ZooKeeperServer::secure_connect_string() const {
+    return secure_port_ == 0 ? std::string() : "127.0.0.1:" + std::to_string(secure_port_);
+}
+
+const TestCertificates& ZooKeeperServer::certificates() const {
+    if (!certificates_) throw std::logic_error("ZooKeeperServer::certificates(): the server has no TLS");
+    return *certificates_;
 }
 
 std::uint16_t ZooKeeperServer::quorum_port() const noexcept { return quorum_port_; }

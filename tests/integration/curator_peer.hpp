@@ -49,9 +49,12 @@ inline std::optional<std::string> curator_peer_unavailable() {
 /// The commands go through a FIFO the peer reads; its report goes to a file.
 class CuratorPeer {
 public:
-    CuratorPeer(const std::filesystem::path& dir, const std::string& connect, const std::string& path)
+    /// With `jvm_flags` (system properties, e.g. ZooKeeper's client TLS ones)
+    /// before the class path, and `extra_classpath` appended to it.
+    CuratorPeer(const std::filesystem::path& dir, const std::string& connect, const std::string& path,
+                std::vector<std::string> jvm_flags = {}, const std::string& extra_classpath = {})
         : fifo_(dir / "curator-peer.commands"), out_(dir / "curator-peer.out"), commands_{open_fifo(fifo_)},
-          child_(argv(connect, path, fifo_), child_options(out_)) {}
+          child_(argv(connect, path, fifo_, std::move(jvm_flags), extra_classpath), child_options(out_)) {}
 
     CuratorPeer(const CuratorPeer&) = delete;
     CuratorPeer& operator=(const CuratorPeer&) = delete;
@@ -168,11 +171,16 @@ private:
     }
 
     static std::vector<std::string> argv(const std::string& connect, const std::string& path,
-                                         const std::filesystem::path& fifo) {
+                                         const std::filesystem::path& fifo, std::vector<std::string> jvm_flags,
+                                         const std::string& extra_classpath) {
         // A small JVM: two cores and little memory are shared by the whole test run.
-        return {"java",       "-Xmx64m", "-XX:+UseSerialGC", "-Xshare:auto", "-XX:TieredStopAtLevel=1",
-                "-cp",        ZKLOCK_CURATOR_CLASSPATH, "CuratorPeer", "--connect", connect, "--path", path,
-                "--commands", fifo.string()};
+        std::vector<std::string> out{"java", "-Xmx64m", "-XX:+UseSerialGC", "-Xshare:auto", "-XX:TieredStopAtLevel=1"};
+        out.insert(out.end(), jvm_flags.begin(), jvm_flags.end());
+        const std::string cp =
+            std::string(ZKLOCK_CURATOR_CLASSPATH) + (extra_classpath.empty() ? "" : ":" + extra_classpath);
+        out.insert(out.end(), {"-cp", cp, "CuratorPeer", "--connect", connect, "--path", path, "--commands",
+                               fifo.string()});
+        return out;
     }
     static testing::ChildProcessOptions child_options(const std::filesystem::path& out) {
         testing::ChildProcessOptions o;

@@ -449,3 +449,69 @@ TEST_F(CuratorInteropTest, ZklocksRequestMakesARevocableCuratorHolderLetGoAndOne
 
 } // namespace
 } // namespace zklock::test
+
+namespace zklock::test {
+namespace {
+
+// Curator over TLS (ZooKeeper's client TLS properties, Netty's client socket)
+// and zklock over its TLS leg queue FIFO on one lock of a TLS server: a zklock
+// holder, Curator behind it, a zklock waiter behind Curator.
+TEST_F(CuratorInteropTest, CuratorJoinsATlsLockInQueueOrder) {
+    testing::ZooKeeperServerOptions so;
+    // Room for the first TLS handshakes of two cold JVMs: the Curator client's
+    // connect and read timeouts follow the session timeout.
+    so.tick_time_ms = 100;
+    so.max_session_timeout_ms = 20000;
+    so.tls = true;
+    testing::ZooKeeperServer tls_server(so);
+    const auto& c = tls_server.certificates();
+    SessionOptions o;
+    o.connect = tls_server.secure_connect_string();
+    o.session_timeout = 2000ms;
+    o.connect_timeout = 60s;
+    o.tls = {c.ca_file.string(), c.client_cert_file.string(), c.client_key_file.string()};
+    const auto path = lock_path();
+    Session s1(o), s2(o);
+    s1.connect();
+    s2.connect();
+    Mutex first(s1, path), last(s2, path);
+    first.lock();
+    const std::string java = "/usr/share/java/";
+    std::string netty;
+    for (const char* jar : {"netty-handler", "netty-transport", "netty-buffer", "netty-common", "netty-codec",
+                            "netty-resolver", "netty-transport-native-epoll", "netty-transport-native-unix-common"})
+        netty += (netty.empty() ? "" : ":") + java + jar + ".jar";
+    const auto p = [](const std::string& k, const std::string& v) { return "-D" + k + "=" + v; };
+    CuratorPeer curator(dir_.path(), tls_server.secure_connect_string(), path,
+                        {p("zookeeper.client.secure", "true"),
+                         p("zookeeper.clientCnxnSocket", "org.apache.zookeeper.ClientCnxnSocketNetty"),
+                         p("zookeeper.ssl.keyStore.location", c.client_keystore.string()),
+                         p("zookeeper.ssl.keyStore.password", c.store_password),
+                         p("zookeeper.ssl.keyStore.type", "PKCS12"),
+                         p("zookeeper.ssl.trustStore.location", c.server_truststore.string()),
+                         p("zookeeper.ssl.trustStore.password", c.store_password),
+                         p("zookeeper.ssl.trustStore.type", "PKCS12")},
+                        netty);
+    ASSERT_TRUE(curator.wait_for("ready", "peer"));
+    curator.mutex("c");
+    wait_for_contenders(s1, path, 2, 60s);
+    const auto last_granted = grant::make();
+    last.async_lock(on_grant(last_granted));
+    wait_for_contenders(s1, path, 3, 60s);
+    const auto first_leave = monotonic_ns();
+    first.unlock();
+    const auto c_enter = curator.wait_for("acquired", "c");
+    ASSERT_TRUE(c_enter);
+    EXPECT_LT(first_leave, *c_enter) << "Curator acquired while the zklock holder held the lock";
+    EXPECT_TRUE(pending(last_granted)) << "the zklock waiter acquired while Curator held the lock";
+    curator.release("c");
+    const auto c_leave = curator.wait_for("releasing", "c");
+    ASSERT_FALSE(get_within(last_granted->result, 60s));
+    ASSERT_TRUE(c_leave);
+    EXPECT_LT(*c_leave, last_granted->at.load()) << "the zklock waiter acquired while Curator held the lock";
+    last.unlock();
+    EXPECT_TRUE(curator.quit());
+}
+
+} // namespace
+} // namespace zklock::test

@@ -22,6 +22,9 @@ extra_lock_patterns.
 (hold mode only; no "predecessor" lines: kazoo's Semaphore queues on its own
 lock beside the path).
 
+--tls-ca FILE (with --tls-cert FILE --tls-key FILE) connects over TLS
+(kazoo's use_ssl) to a secure client port, checking the server's certificate.
+
 Anything else it prints (kazoo's log) goes to stderr. Configured by argv only;
 it takes no credentials.
 """
@@ -52,6 +55,9 @@ def main():
                     help="kazoo's extra_lock_patterns: another dialect's marker this client queues behind")
     ap.add_argument("--wait-for-go", action="store_true", help="churn mode: start on SIGUSR1")
     ap.add_argument("--timeout", type=float, default=60.0, help="give up an acquire after this many seconds")
+    ap.add_argument("--tls-ca", help="connect over TLS, trusting this CA file (PEM)")
+    ap.add_argument("--tls-cert", help="with --tls-ca: the client certificate (PEM)")
+    ap.add_argument("--tls-key", help="with --tls-ca: its key (PEM)")
     args = ap.parse_args()
     if args.iterations < 1:
         ap.error("--iterations must be at least 1")
@@ -63,7 +69,10 @@ def main():
     # starts its threads, so they inherit the mask and none of them takes it.
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
 
-    zk = KazooClient(hosts=args.connect, timeout=10.0)
+    tls = {}
+    if args.tls_ca:
+        tls = dict(use_ssl=True, verify_certs=True, ca=args.tls_ca, certfile=args.tls_cert, keyfile=args.tls_key)
+    zk = KazooClient(hosts=args.connect, timeout=10.0, **tls)
     zk.start(timeout=30)
     election = None
     if args.recipe == "election":

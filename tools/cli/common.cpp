@@ -105,6 +105,18 @@ void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl) {
                    "mysql:USER:PASSWORD (MySQL); "
                    "the file must be private (chmod 600). Default: $ZKLOCK_AUTH_FILE")
         ->type_name("FILE");
+    cmd.add_option("--tls-ca", o.tls.ca_file,
+                   "Connect over TLS to the servers' secure client port (the connect string names it), trusting the "
+                   "CA certificates of this PEM file; the server's certificate must name the host connected to")
+        ->type_name("FILE");
+    cmd.add_option("--tls-cert", o.tls.cert_file, "Client certificate (PEM) presented over TLS, with --tls-key")
+        ->type_name("FILE");
+    cmd.add_option("--tls-key", o.tls.key_file,
+                   "Private key (PEM, unencrypted) of --tls-cert; the file must be private (chmod 600)")
+        ->type_name("FILE");
+    cmd.add_flag("--tls-insecure", o.tls.insecure,
+                 "TLS without checking the server's certificate at all: for tests only (anyone on the path can read "
+                 "and change the traffic)");
     if (with_acl)
         cmd.add_option("--acl", o.acl,
                        "ACL of the nodes zklock creates, in zkCli's syntax: scheme:id:perms[,...], e.g. auth::cdrwa "
@@ -164,12 +176,22 @@ std::optional<credentials> load_credentials(const auth_options& o) {
         }
     }
     auto c = credentials_of(std::move(entries), file, o.acl);
-    if (!c.value) notice(c.problem);
+    if (!c.value) {
+        notice(c.problem);
+        return std::nullopt;
+    }
+    std::string reason;
+    if (validate_tls(o.tls, &reason)) {
+        notice(reason);
+        return std::nullopt;
+    }
+    c.value->tls = o.tls;
     return std::move(c.value);
 }
 
 void apply(const credentials& c, SessionOptions& s) {
     s.auth = c.zookeeper;
+    s.tls = c.tls;
     if (c.acl) s.acl = *c.acl;
 }
 
@@ -190,6 +212,10 @@ std::optional<SessionOptions> session_options_of(const std::string& connect,
 }
 
 int exit_status_for(const std::error_code& ec) {
+    if (ec == errc::tls_handshake_failed) return exit_tls_handshake;
+    if (ec == errc::tls_untrusted_server) return exit_tls_untrusted;
+    if (ec == errc::tls_certificate_expired) return exit_tls_expired;
+    if (ec == errc::tls_wrong_host) return exit_tls_wrong_host;
     if (ec == errc::no_auth || ec == errc::auth_failed || ec == errc::insecure_acl) return exit_noperm;
     if (ec == errc::invalid_path || ec == errc::invalid_argument || ec == errc::invalid_acl ||
         ec == errc::permits_mismatch || ec == errc::foreign_recipe)
@@ -234,6 +260,11 @@ connect_failure describe_connect_failure(const SessionOptions& o, const std::err
         }
         return {"invalid connect string " + shown + " (the ZooKeeper client refused it)", exit_usage, ec};
     }
+    if (ec == errc::tls_untrusted_server)
+        return {"could not connect to " + o.connect + " over TLS: " + ec.message() + " (--tls-ca names the CA)",
+                exit_status_for(ec), ec};
+    if (ec == errc::tls_handshake_failed || ec == errc::tls_certificate_expired || ec == errc::tls_wrong_host)
+        return {"could not connect to " + o.connect + " over TLS: " + ec.message(), exit_status_for(ec), ec};
     if (ec == errc::auth_failed)
         return {o.connect + " refused the authentication as " + identity(o.auth) +
                     " (a scheme the server does not accept; check the auth file)",

@@ -7,6 +7,7 @@
 #include <zklock/acl.hpp>
 #include <zklock/error.hpp>
 #include <zklock/session.hpp>
+#include <zklock/tls_options.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -30,6 +31,14 @@ inline constexpr int exit_config = 78;        ///< EX_CONFIG: the connect string
 /// revocation request asked the holder to let go; the command was stopped and
 /// the lock released. Past sysexits' range, so that no script mistakes it.
 inline constexpr int exit_revoked = 79;
+/// TLS to ZooKeeper failed (--tls-ca ...), one status per reason, past
+/// sysexits' range as exit_revoked: the handshake (not a TLS port, our
+/// certificate refused), a server certificate no trusted CA signed, an expired
+/// one, one for another host.
+inline constexpr int exit_tls_handshake = 80;
+inline constexpr int exit_tls_untrusted = 81;
+inline constexpr int exit_tls_expired = 82;
+inline constexpr int exit_tls_wrong_host = 83;
 
 /// The lines that describe zklock-bench's commands, in zklock's list of
 /// commands as in zklock-bench's.
@@ -86,6 +95,7 @@ inline constexpr const char* auth_file_variable = "ZKLOCK_AUTH_FILE";
 struct auth_options {
     std::string file;              ///< --auth-file; empty: $ZKLOCK_AUTH_FILE, if set
     std::vector<std::string> acl;  ///< --acl entries (zkCli syntax), joined with ','
+    TlsOptions tls;                ///< --tls-ca, --tls-cert, --tls-key, --tls-insecure
 };
 
 /// What --auth-file and --acl give. Secrets stay in here: nothing prints them.
@@ -96,13 +106,16 @@ struct credentials {
     std::string mysql_user;             ///< from a `mysql:USER:PASSWORD` line; empty: none
     std::string mysql_password;
     std::optional<acl_list> acl;        ///< --acl; none: the open default
+    TlsOptions tls;                     ///< the TLS options, checked (validate_tls)
 };
 
-/// Adds --auth-file FILE and, with `with_acl`, --acl ACL to `cmd`.
+/// Adds --auth-file FILE, the TLS options (--tls-ca FILE, --tls-cert FILE,
+/// --tls-key FILE, --tls-insecure) and, with `with_acl`, --acl ACL to `cmd`.
 void add_auth_options(CLI::App& cmd, auth_options& o, bool with_acl = true);
 /// Reads the auth file (lines `digest:user:password` for ZooKeeper,
 /// `redis:user:password` for Redis, `mysql:user:password` for MySQL; refused when group or others may read it)
-/// and parses --acl. On bad input prints "zklock: ..." (never a secret) and
+/// parses --acl and checks the TLS files (validate_tls). On bad input prints
+/// "zklock: ..." (never a secret) and
 /// returns nullopt: the command exits with exit_usage.
 std::optional<credentials> load_credentials(const auth_options& o);
 /// What load_credentials() makes of the entries read from the auth file
@@ -114,7 +127,7 @@ struct credentials_or_problem {
 };
 credentials_or_problem credentials_of(std::vector<auth_entry> entries, const std::string& file,
                                       const std::vector<std::string>& acl_words);
-/// Puts the ZooKeeper part of `c` into `s` (auth, and the ACL when given).
+/// Puts the ZooKeeper part of `c` into `s` (auth, TLS, and the ACL when given).
 void apply(const credentials& c, SessionOptions& s);
 
 /// The exit status for an error from the server or the library: exit_noperm for

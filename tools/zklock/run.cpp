@@ -487,7 +487,9 @@ CLI::App* add_hold_command(CLI::App& app, int& exit_code, const std::shared_ptr<
                 "69 no server reachable (the message says what each server gave: connection refused, unreachable, "
                 "no answer), or no host of the connect string resolves (an unknown name, or no answer from DNS);\n"
                 "77 not authorized, authentication refused, or a lock directory with a more open ACL than --acl;\n"
-                "78 the connect string's chroot does not exist.");
+                "78 the connect string's chroot does not exist;\n"
+                "80-83 TLS failed (--tls-ca): 80 the handshake (not a TLS port, the client certificate refused), 81 "
+                "a server certificate no trusted CA signed, 82 an expired one, 83 one for another host.");
     add_hold_options(*cmd, *o);
     cmd->callback([o, &exit_code] { exit_code = run_command(*o); });
     return cmd;

@@ -35,6 +35,7 @@
 #include "zklock/testing/four_letter_words.hpp"
 #include "zklock/testing/process.hpp"
 #include "zklock/testing/server_process.hpp"
+#include "zklock/testing/test_certificates.hpp"
 
 namespace zklock::testing {
 
@@ -79,6 +80,14 @@ struct ZooKeeperServerOptions : ZooKeeperProcessOptions {
     std::string data_dir;
     /// How long a start (constructor, restart()) may take before it fails. Default 30 s.
     std::chrono::milliseconds start_timeout{30000};
+    /// Also serve TLS on a secure client port (secure_port()): the server runs
+    /// Netty's connection factory (netty-codec.jar and netty-resolver.jar are
+    /// added to the class path) with certificates made at start in its temp
+    /// dir (certificates()); it asks clients for a certificate signed by the
+    /// same CA. The plain port keeps serving. Default false.
+    bool tls = false;
+    /// The certificates made when `tls` is set.
+    TestCertificateOptions tls_certificates;
 };
 
 class Ensemble;
@@ -126,6 +135,14 @@ public:
     /// call Ensemble::wait_for_quorum() afterwards.
     void restart(bool wait);
 
+    /// The TLS port on 127.0.0.1 (ZooKeeperServerOptions::tls); 0 without TLS.
+    [[nodiscard]] std::uint16_t secure_port() const noexcept;
+    /// "127.0.0.1:SECURE_PORT"; empty without TLS.
+    [[nodiscard]] std::string secure_connect_string() const;
+    /// The certificates of a TLS server (its CA, a client certificate and key
+    /// it accepts, an unrelated CA). Throws std::logic_error without TLS.
+    [[nodiscard]] const TestCertificates& certificates() const;
+
     /// An ensemble node's quorum port (where a leader accepts followers) and
     /// election port on 127.0.0.1; 0 for a standalone server.
     ///@{
@@ -164,6 +181,8 @@ private:
     std::filesystem::path config_path_;
     std::uint16_t quorum_port_ = 0;
     std::uint16_t election_port_ = 0;
+    std::uint16_t secure_port_ = 0;
+    std::optional<TestCertificates> certificates_;
     Launch launch_;
 };
 

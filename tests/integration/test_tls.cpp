@@ -1,0 +1,449 @@
+// ZooKeeper over TLS (SessionOptions::tls): locks through the Session's TLS
+// legs to a real server's secure client port, and every way TLS can fail
+// reported as its own error, never as a hang. Real servers with throwaway
+// certificates (ZooKeeperServerOptions::tls).
+#include "grant_support.hpp"
+#include "kazoo_peer.hpp"
+#include "support.hpp"
+
+#include <zklock/acl.hpp>
+#include <zklock/mutex.hpp>
+#include <zklock/testing/faults.hpp>
+#include <zklock/tls_options.hpp>
+#include <zklock/lock_stats.hpp>
+#include <zklock/queue_lock.hpp>
+#include <zklock/testing/process.hpp>
+#include <zklock/testing/zookeeper_server.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <set>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <memory>
+#include <string>
+#include <system_error>
+
+using namespace zklock;
+using namespace zklock::test;
+namespace zt = zklock::testing;
+
+namespace {
+
+zt::ZooKeeperServerOptions tls_server_options(zt::TestCertificateOptions certificates = {}) {
+    zt::ZooKeeperServerOptions o;
+    o.tick_time_ms = 100;
+    // Long enough that a node deleted before its session could expire was
+    // deleted by the session's close (ClosingDeletesTheNodesAtOnce).
+    o.max_session_timeout_ms = 60000;
+    o.tls = true;
+    o.tls_certificates = std::move(certificates);
+    return o;
+}
+
+/// The TLS options that `server` accepts: its CA, its client certificate.
+TlsOptions tls_of(const zt::ZooKeeperServer& server) {
+    const auto& c = server.certificates();
+    return {c.ca_file.string(), c.client_cert_file.string(), c.client_key_file.string()};
+}
+
+/// The descriptors this process has open now.
+std::set<int> open_descriptors() {
+    std::set<int> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+        const int fd = std::stoi(e.path().filename().string());
+        out.insert(fd);
+    }
+    return out;
+}
+
+/// What each descriptor opened since `before` is, for those a program started
+/// now would inherit (no FD_CLOEXEC).
+std::vector<std::string> inheritable_since(const std::set<int>& before) {
+    std::vector<std::string> out;
+    for (const int fd : open_descriptors()) {
+        if (before.count(fd)) continue;
+        const int flags = ::fcntl(fd, F_GETFD);
+        if (flags < 0 || (flags & FD_CLOEXEC)) continue;  // closed meanwhile (the listing's own), or close-on-exec
+        std::error_code ec;
+        const auto target = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
+        out.push_back(std::to_string(fd) + " -> " + (ec ? std::string("?") : target.string()));
+    }
+    return out;
+}
+
+/// The code connect() fails with (empty when it connects).
+std::error_code connect_code(const SessionOptions& o) {
+    try {
+        Session s(o);
+        s.connect();
+    } catch (const zklock::error& e) {
+        return e.code();
+    }
+    return {};
+}
+
+} // namespace
+
+class TlsTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { server() = std::make_unique<zt::ZooKeeperServer>(tls_server_options()); }
+    static void TearDownTestSuite() { server().reset(); }
+
+    static std::unique_ptr<zt::ZooKeeperServer>& server() {
+        static std::unique_ptr<zt::ZooKeeperServer> s;
+        return s;
+    }
+
+    void TearDown() override {
+        // No lock node is left behind, as a plain session on the same server sees.
+        if (checked_.empty()) return;
+        SessionOptions o;
+        o.connect = server()->connect_string();
+        Session observer(o);
+        observer.connect();
+        for (const auto& p : checked_) {
+            std::vector<contender> left;
+            EXPECT_TRUE(wait_until([&] {
+                std::error_code ec;
+                left = list_contenders(observer, p, ec);
+                return !ec && left.empty();
+            })) << left.size() << " lock node(s) left under " << p;
+        }
+    }
+
+    /// Options of a session over TLS to the suite's server. The connect
+    /// deadline is long: a TLS failure must end connect() well before it.
+    SessionOptions tls_options(const zt::ZooKeeperServer& s) const {
+        SessionOptions o;
+        o.connect = s.secure_connect_string();
+        o.session_timeout = 2000ms;
+        o.connect_timeout = 60s;
+        o.tls = tls_of(s);
+        return o;
+    }
+    SessionOptions tls_options() const { return tls_options(*server()); }
+
+    std::string lock_path(const std::string& name = "lock") {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        auto p = "/zklock-tls-tests/" + std::string(info->name()) + "/" + name;
+        checked_.push_back(p);
+        return p;
+    }
+
+    std::vector<std::string> checked_;
+};
+
+TEST_F(TlsTest, LockOverTls) {
+    Session session(tls_options());
+    session.connect();
+    EXPECT_EQ(session.state(), session_state::connected);
+    const auto path = lock_path();
+    Mutex m(session, path);
+    m.lock();
+    EXPECT_TRUE(m.is_held());
+    // The node is on the server, seen by a plain session on its plain port.
+    SessionOptions plain;
+    plain.connect = server()->connect_string();
+    Session observer(plain);
+    observer.connect();
+    const auto queue = list_contenders(observer, path);
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + "/" + queue[0].node, m.node_path());
+    EXPECT_EQ(queue[0].owner_session, session.session_id());
+    m.unlock();
+}
+
+TEST_F(TlsTest, ClosingDeletesTheNodesAtOnce) {
+    // zookeeper_close's closeSession cannot pass the leg while it blocks the
+    // session's thread; the leg sends its own, or the node would stay for
+    // the session timeout.
+    auto o = tls_options();
+    o.session_timeout = 60s;
+    auto holder = std::make_unique<Session>(o);
+    holder->connect();
+    const auto path = lock_path();
+    Mutex m(*holder, path);
+    m.lock();
+    SessionOptions plain;
+    plain.connect = server()->connect_string();
+    Session observer(plain);
+    observer.connect();
+    ASSERT_EQ(list_contenders(observer, path).size(), 1u);
+    holder->close();
+    EXPECT_TRUE(wait_until([&] { return list_contenders(observer, path).empty(); }, 30s))
+        << "the node outlived its session's close";
+}
+
+TEST_F(TlsTest, TwoTlsSessionsAreGrantedInQueueOrder) {
+    Session a(tls_options()), b(tls_options()), c(tls_options());
+    a.connect();
+    b.connect();
+    c.connect();
+    const auto path = lock_path();
+    Mutex ma(a, path), mb(b, path), mc(c, path);
+    ma.lock();
+    auto granted_b = granted_at(mb);
+    wait_for_contenders(a, path, 2, 10s);
+    auto granted_c = granted_at(mc);
+    wait_for_contenders(a, path, 3, 10s);
+    EXPECT_EQ(granted_b.wait_for(0ms), std::future_status::timeout);
+    ma.unlock();
+    // b queued first: it is granted, over its TLS leg's watch, while c waits.
+    const auto at_b = get_within(granted_b, 20s);
+    EXPECT_TRUE(mb.is_held());
+    EXPECT_EQ(granted_c.wait_for(0ms), std::future_status::timeout);
+    mb.unlock();
+    const auto at_c = get_within(granted_c, 20s);
+    EXPECT_LE(at_b, at_c);
+    EXPECT_TRUE(mc.is_held());
+    mc.unlock();
+}
+
+TEST_F(TlsTest, ServerSignedByAnotherCaIsUntrusted) {
+    auto o = tls_options();
+    o.tls.ca_file = server()->certificates().other_ca_file.string();
+    EXPECT_EQ(connect_code(o), errc::tls_untrusted_server);
+}
+
+TEST_F(TlsTest, InsecureAcceptsAnUntrustedServer) {
+    auto o = tls_options();
+    o.tls.ca_file = server()->certificates().other_ca_file.string();
+    o.tls.insecure = true;
+    EXPECT_EQ(connect_code(o), std::error_code());
+}
+
+TEST_F(TlsTest, CertificateForAnotherHostIsRefused) {
+    zt::TestCertificateOptions names;
+    names.server_names = {"zk.example.invalid"};
+    zt::ZooKeeperServer other(tls_server_options(names));
+    auto o = tls_options(other);
+    EXPECT_EQ(connect_code(o), errc::tls_wrong_host);
+    // The name is all that is wrong: without the host check it connects.
+    o.tls.verify_host = false;
+    EXPECT_EQ(connect_code(o), std::error_code());
+}
+
+TEST_F(TlsTest, ExpiredServerCertificateIsRefused) {
+    zt::TestCertificateOptions expired;
+    expired.expired_server_certificate = true;
+    zt::ZooKeeperServer other(tls_server_options(expired));
+    EXPECT_EQ(connect_code(tls_options(other)), errc::tls_certificate_expired);
+}
+
+TEST_F(TlsTest, PlainPortIsAFailedHandshake) {
+    auto o = tls_options();
+    o.connect = server()->connect_string();
+    EXPECT_EQ(connect_code(o), errc::tls_handshake_failed);
+}
+
+TEST_F(TlsTest, NoClientCertificateIsAFailedHandshake) {
+    auto o = tls_options();
+    o.tls.cert_file.clear();
+    o.tls.key_file.clear();
+    EXPECT_EQ(connect_code(o), errc::tls_handshake_failed);
+}
+
+TEST_F(TlsTest, NothingListeningIsARefusal) {
+    // The leg tells the session its server refused, as the C client would
+    // have: connect() ends with the refusal, not at its deadline.
+    auto o = tls_options();
+    o.connect = "127.0.0.1:" + std::to_string(zt::free_loopback_port());
+    EXPECT_EQ(connect_code(o), errc::connection_refused);
+}
+
+TEST_F(TlsTest, ServersThatFailAreRotatedPastWhileOneServes) {
+    // One leg per server: a server that fails TLS (a plain port) or refuses
+    // is one address of the C client's rotation, and the session goes on to
+    // the one that serves instead of closing.
+    auto o = tls_options();
+    o.connect = server()->connect_string() + ",127.0.0.1:" + std::to_string(zt::free_loopback_port()) + "," +
+                server()->secure_connect_string();
+    Session session(o);
+    session.connect();
+    EXPECT_EQ(session.state(), session_state::connected);
+    const auto path = lock_path();
+    Mutex m(session, path);
+    m.lock();
+    EXPECT_TRUE(m.is_held());
+    m.unlock();
+}
+
+TEST_F(TlsTest, SessionSurvivesAServerRestart) {
+    // The C client reconnects through the same leg to the restarted server,
+    // within the session timeout: the session and its lock live on.
+    auto so = tls_server_options();
+    zt::ZooKeeperServer own(so);
+    auto o = tls_options(own);
+    o.session_timeout = 30s;
+    Session session(o);
+    EventLog events(session);
+    session.connect();
+    const auto path = "/zklock-tls-tests/restart/lock";
+    Mutex m(session, path);
+    m.lock();
+    const auto id = session.session_id();
+    own.restart();
+    EXPECT_TRUE(events.wait_for(session_event::suspended, 30s));
+    EXPECT_TRUE(events.wait_for(session_event::reconnected, 30s));
+    EXPECT_EQ(session.session_id(), id);
+    EXPECT_TRUE(m.is_held());
+    SessionOptions plain;
+    plain.connect = own.connect_string();
+    Session observer(plain);
+    observer.connect();
+    const auto queue = list_contenders(observer, path);
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + std::string("/") + queue[0].node, m.node_path());
+    m.unlock();
+    EXPECT_TRUE(wait_until([&] { return list_contenders(observer, path).empty(); }));
+}
+
+// A client certificate is an identity (x509:<subject DN>): a lock whose
+// directory only that identity may touch cannot be stolen, deleted or
+// blocked by a client with another certificate, nor by one without TLS.
+TEST_F(TlsTest, X509AclShutsOutClientsWithoutTheCertificate) {
+    const acl_list owner_only{{"x509", "CN=zklock-test-client", perms::all}};
+    auto o = tls_options();
+    o.acl = owner_only;
+    Session owner(o);
+    owner.connect();
+    const auto path = "/zklock-tls-tests/X509AclShutsOutClientsWithoutTheCertificate/" + std::to_string(::getpid());
+    Mutex held(owner, path + "/lock");
+    held.lock();
+    auto other = tls_options();
+    other.tls.cert_file = server()->certificates().other_client_cert_file.string();
+    other.tls.key_file = server()->certificates().other_client_key_file.string();
+    Session intruder(other);
+    intruder.connect();
+    SessionOptions plain;
+    plain.connect = server()->connect_string();
+    Session outsider(plain);
+    outsider.connect();
+    const auto code = [](const std::function<void()>& f) -> std::error_code {
+        try {
+            f();
+        } catch (const zklock::error& e) {
+            return e.code();
+        }
+        return {};
+    };
+    for (Session* s : {&intruder, &outsider}) {
+        EXPECT_EQ(code([&] { zt::delete_node(*s, held.node_path()); }), errc::no_auth);
+        EXPECT_EQ(code([&] { zt::create_node(*s, path + "/lock/_c_forged-lock-0000000000", "x"); }), errc::no_auth);
+        EXPECT_EQ(code([&] { zt::set_acl(*s, path + "/lock", acls::open_unsafe()); }), errc::no_auth);
+        Mutex thief(*s, path + "/lock");
+        std::error_code ec;
+        EXPECT_FALSE(thief.try_lock(ec));
+        EXPECT_EQ(ec, errc::no_auth);
+    }
+    EXPECT_TRUE(held.is_held());
+    const auto queue = list_contenders(owner, path + "/lock");
+    ASSERT_EQ(queue.size(), 1u);
+    EXPECT_EQ(path + "/lock/" + queue[0].node, held.node_path());
+    held.unlock();
+}
+
+TEST_F(TlsTest, EveryDescriptorOfTheLegIsCloseOnExec) {
+    // The legs' listeners, the C client's accepted connection and the TLS
+    // socket to the server: a program this process starts inherits none.
+    const auto before = open_descriptors();
+    Session session(tls_options());
+    session.connect();
+    const auto path = lock_path();
+    Mutex m(session, path);
+    m.lock();
+    EXPECT_GE(open_descriptors().size(), before.size() + 4) << "not the listener, both ends and the TLS socket";
+    EXPECT_EQ(inheritable_since(before), std::vector<std::string>{});
+    m.unlock();
+}
+
+TEST_F(TlsTest, KeyFileOthersMayReadIsRefused) {
+    const auto& c = server()->certificates();
+    const auto copy = c.client_key_file.parent_path() / "client-open.key";
+    std::filesystem::copy_file(c.client_key_file, copy, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::permissions(copy, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                           std::filesystem::perms::others_read);
+    auto o = tls_options();
+    o.tls.key_file = copy.string();
+    std::string reason;
+    EXPECT_EQ(validate_tls(o.tls, &reason), errc::invalid_argument);
+    EXPECT_NE(reason.find("chmod 600"), std::string::npos) << reason;
+    try {
+        Session s(o);
+        ADD_FAILURE() << "a Session took a key file others may read";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::invalid_argument);
+        EXPECT_NE(std::string(e.what()).find(copy.string()), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(copy);
+}
+
+// kazoo (use_ssl) and zklock, both over TLS, queue FIFO on one lock: a zklock
+// holder, a kazoo waiter behind its node, a zklock waiter behind kazoo's.
+TEST_F(TlsTest, KazooJoinsTheTlsLockInQueueOrder) {
+    const auto& c = server()->certificates();
+    const auto path = lock_path();
+    Session a(tls_options()), b(tls_options());
+    a.connect();
+    b.connect();
+    Mutex first(a, path), last(b, path);
+    first.lock();
+    zt::TempDir dir("zklock-tls-kazoo-");
+    KazooPeer kazoo(dir.path(), server()->secure_connect_string(), path, "kz",
+                    plus(kazoo_sees_zklock_mutex, {"--tls-ca", c.ca_file.string(), "--tls-cert",
+                                                   c.client_cert_file.string(), "--tls-key",
+                                                   c.client_key_file.string()}));
+    // kazoo waits for the zklock holder's node, over its own TLS connection.
+    EXPECT_EQ(kazoo.wait_for_value("predecessor"), std::filesystem::path(first.node_path()).filename().string())
+        << kazoo.output();
+    const auto granted = grant::make();
+    last.async_lock(on_grant(granted));
+    wait_for_contenders(a, path, 3, 20s);
+    const auto first_leave = monotonic_ns();
+    first.unlock();
+    const auto kazoo_acquired = kazoo.wait_for("acquired");
+    ASSERT_TRUE(kazoo_acquired) << kazoo.output();
+    EXPECT_TRUE(pending(granted)) << "the zklock waiter overtook kazoo";
+    kazoo.release();
+    ASSERT_FALSE(get_within(granted->result, 60s));
+    ASSERT_TRUE(kazoo.exited_cleanly()) << kazoo.output();
+    EXPECT_LT(first_leave, *kazoo_acquired);
+    EXPECT_LT(kazoo.sections().at(0).leave, granted->at.load()) << "zklock acquired while kazoo held the lock";
+    last.unlock();
+}
+
+#ifdef ZKLOCK_CLI_PATH
+#include "test_cli_support.hpp"
+
+// `zklock run` over TLS: the lock held through --tls-*, and each refusal
+// with its own exit status and a message that names no key material.
+TEST_F(TlsTest, CliRunsOverTlsAndSaysWhyNot) {
+    cli::Cli z;
+    const auto& c = server()->certificates();
+    const auto path = lock_path();
+    const auto args = [&](const std::string& ca, const std::string& key, const std::string& connect) {
+        return std::vector<std::string>{"run", "-c", connect, "--tls-ca", ca, "--tls-cert", c.client_cert_file.string(),
+                                        "--tls-key", key, "--connect-timeout", "60s", path, "--", "true"};
+    };
+    const auto secure = server()->secure_connect_string();
+    auto held = z.start(args(c.ca_file.string(), c.client_key_file.string(), secure), "held");
+    EXPECT_EQ(cli::exit_code(held, 60s), 0) << z.output("held");
+    auto untrusted = z.start(args(c.other_ca_file.string(), c.client_key_file.string(), secure), "untrusted");
+    EXPECT_EQ(cli::exit_code(untrusted, 60s), 81) << z.output("untrusted");
+    EXPECT_TRUE(cli::contains(z.output("untrusted"), "not signed by a trusted CA")) << z.output("untrusted");
+    auto plain = z.start(args(c.ca_file.string(), c.client_key_file.string(), server()->connect_string()), "plain");
+    EXPECT_EQ(cli::exit_code(plain, 60s), 80) << z.output("plain");
+    const auto open_key = z.file("open.key");
+    std::filesystem::copy_file(c.client_key_file, open_key);
+    std::filesystem::permissions(open_key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                               std::filesystem::perms::group_read);
+    auto refused = z.start(args(c.ca_file.string(), open_key.string(), secure), "open-key");
+    EXPECT_EQ(cli::exit_code(refused, 60s), 64) << z.output("open-key");
+    EXPECT_TRUE(cli::contains(z.output("open-key"), "chmod 600")) << z.output("open-key");
+    EXPECT_FALSE(cli::contains(z.output("open-key"), "PRIVATE KEY")) << z.output("open-key");
+}
+#endif
