@@ -214,7 +214,7 @@ endfunction()
 
 # Boost and Threads have no pkg-config module: the core's Cflags and Libs say
 # -pthread, and the Boost headers are expected on the include path.
-zklock_pkgconfig(zklock "Distributed locks on ZooKeeper" "" "libcrypto" "-lzookeeper_st")
+zklock_pkgconfig(zklock "Distributed locks on ZooKeeper" "" "libssl, libcrypto" "-lzookeeper_st")
 zklock_pkgconfig(testing "zklock's real-server test fixtures (ZooKeeper) and fault kit"
   "zklock = ${PROJECT_VERSION}" "" "-lzookeeper_st")
 zklock_pkgconfig(testing-backends "zklock's Redis, PostgreSQL and MariaDB test fixtures"
