@@ -24,8 +24,9 @@ namespace zklock {
 /// errc::tls_wrong_host (the certificate does not name the host of the connect
 /// string), errc::tls_handshake_failed (anything else: not a TLS port, our
 /// client certificate refused). When every server of the connect string failed
-/// so since the last connection, the session closes with that code (connect()
-/// reports it) instead of reconnecting for ever.
+/// so before the session ever connected, it closes with that code (connect()
+/// reports it) instead of reconnecting for ever; a session that connected once
+/// keeps reconnecting (a server restarting, a certificate being replaced).
 struct TlsOptions {
     /// PEM file of the CA certificates that sign the servers' certificates.
     /// Empty (with TLS on): the system's default trust store. Default: empty.

@@ -492,6 +492,11 @@ void session_impl::note_tls_failure(std::size_t leg, std::error_code code, const
 #ifndef ZKLOCK_SIMULATION
     if (closing_ || state_ == session_state::closed || connected() || !legs_) return;
     log(log_level::error, "TLS to " + legs_->server_text(leg) + " failed: " + code.message() + " (" + detail + ")");
+    // A session that has connected once keeps trying: a server restarting
+    // (its secure port open before it serves) or a certificate replaced
+    // fails a handshake for a while, and the loss of a hold is told as
+    // without TLS. Only a first connect gives up.
+    if (session_id_.load() != 0) return;
     tls_failed_.insert(leg);
     if (tls_failed_.size() < legs_->size()) return;
     // Every server failed: another round would fail the same way, for ever.

@@ -289,9 +289,9 @@ public:
     /// The C client said a connect to `address` was refused (from its log).
     void note_refused(std::string address);
     /// TLS leg `leg` (SessionOptions::tls) reached its server but TLS failed
-    /// with `code`: logged; once every server has failed so since the last
-    /// connection, the session closes with `code` (the C client would
-    /// reconnect for ever).
+    /// with `code`: logged; when every server has failed so and the session
+    /// never connected, it closes with `code` (the C client would reconnect
+    /// for ever); a session that connected once keeps trying.
     void note_tls_failure(std::size_t leg, std::error_code code, const std::string& detail);
     /// Before the C client's next connect after a refusal: moves its position
     /// so that connect goes to an address that has not refused in this round

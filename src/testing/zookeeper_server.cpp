@@ -10,6 +10,11 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 namespace zklock::testing {
 
 namespace detail {
@@ -48,6 +53,20 @@ std::string join_classpath(const std::string& classpath, const std::string& logg
 }  // namespace detail
 
 namespace {
+
+/// True when something accepts a TCP connection on 127.0.0.1:`port` (a
+/// loopback connect is answered at once: accepted or refused).
+bool accepts_connections(std::uint16_t port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    sockaddr_in loopback{};
+    loopback.sin_family = AF_INET;
+    loopback.sin_port = htons(port);
+    loopback.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool accepted = ::connect(fd, reinterpret_cast<const sockaddr*>(&loopback), sizeof loopback) == 0;
+    ::close(fd);
+    return accepted;
+}
 
 /// The zoo.cfg lines of a secure client port on 127.0.0.1 served with `c`.
 std::string tls_config(std::uint16_t secure_port, const TestCertificates& c) {
@@ -143,6 +162,9 @@ bool ZooKeeperServer::serving(std::chrono::milliseconds timeout) {
     try {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         if (testing::four_letter_word(port(), "ruok", timeout) != "imok") return false;
+        // The secure port opens after the plain one: a TLS client connecting
+        // in between would be refused.
+        if (secure_port_ != 0 && !accepts_connections(secure_port_)) return false;
         return server_mode(testing::four_letter_word(port(), "srvr", posix_io::until(deadline, timeout))).has_value();
     } catch (const std::system_error&) {
         return false;
