@@ -194,11 +194,16 @@ TEST_F(CliBenchRoundsTest, RequeueRowsRoundsAndCuratorsWarmUp) {
                 EXPECT_EQ(r.at("ops"), ops) << r.dump();
                 EXPECT_DOUBLE_EQ(r.at("transactions_per_turn").get<double>(), static_cast<double>(txns) / ops)
                     << r.dump();
+                // Contended, each of the clients may have its next create
+                // committed before the measured part begins (queued during
+                // the warm-up) or after it ends: the count is exact to
+                // within one transaction a client.
+                const int slack = s == 0 ? 0 : r.at("clients").get<int>();
                 if (kinds[k].ends_with("requeue")) {
-                    EXPECT_GE(txns, ops) << r.dump();
-                    EXPECT_LT(txns, 2 * ops) << r.dump();
+                    EXPECT_GE(txns, ops - slack) << r.dump();
+                    EXPECT_LT(txns, 2 * ops - slack) << r.dump();
                 } else {
-                    EXPECT_GE(txns, 2 * ops) << r.dump();
+                    EXPECT_GE(txns, 2 * ops - slack) << r.dump();
                 }
             }
             // Rates over the floor's of the same round: the requeue row's over the requeue floor's.
