@@ -2,6 +2,7 @@
 // a paused holder's late write, and concurrent writers in random order.
 #pragma once
 
+#include "descriptors.hpp"
 #include "support.hpp"
 
 #include <zklock/fencing.hpp>
@@ -17,7 +18,6 @@
 #include <tuple>
 #include <vector>
 
-#include <dirent.h>
 #include <fcntl.h>
 
 namespace zklock {
@@ -136,33 +136,8 @@ inline void expect_consistent(std::int64_t token, const fenced_write_result& r) 
 
 inline std::string value_of(std::int64_t token) { return "value-of-" + std::to_string(token); }
 
-/// The descriptors open in this process now.
-inline std::set<int> open_descriptors() {
-    std::set<int> out;
-    DIR* dir = ::opendir("/proc/self/fd");
-    if (!dir) return out;
-    while (const dirent* e = ::readdir(dir)) {
-        if (e->d_name[0] == '.') continue;
-        const int fd = std::stoi(e->d_name);
-        if (fd != ::dirfd(dir)) out.insert(fd);
-    }
-    ::closedir(dir);
-    return out;
-}
-
-/// The descriptors opened since `before` that a program started now would
-/// inherit (no FD_CLOEXEC), with what they are.
-inline std::vector<std::string> inheritable_since(const std::set<int>& before) {
-    std::vector<std::string> out;
-    for (const int fd : open_descriptors()) {
-        if (before.count(fd)) continue;
-        const int flags = ::fcntl(fd, F_GETFD);
-        if (flags < 0 || (flags & FD_CLOEXEC)) continue;
-        std::error_code ec;
-        const auto target = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
-        out.push_back(std::to_string(fd) + " -> " + (ec ? std::string("?") : target.string()));
-    }
-    return out;
-}
+// The close-on-exec checks' descriptor listings (descriptors.hpp).
+using zklock::test::inheritable_since;
+using zklock::test::open_descriptors;
 
 } // namespace zklock::test::fence

@@ -1,5 +1,6 @@
 // zklock::open_lock_service: every backend opened by name against the real
 // servers it needs, the options it refuses, and Lock::stats() of a waiter.
+#include "descriptors.hpp"
 #include "proof_support.hpp"
 #include "silent_listener.hpp"
 #include "support.hpp"
@@ -22,7 +23,6 @@
 #include <thread>
 #include <vector>
 
-#include <dirent.h>
 #include <fcntl.h>
 
 namespace zklock::test {
@@ -395,35 +395,6 @@ TEST_P(Counters, AWaiterGrantedAfterTheReleaseCountsOneGrantAndItsWait) {
 INSTANTIATE_TEST_SUITE_P(Backends, Counters, ::testing::ValuesIn(backend_names()), test_name);
 
 // --- descriptors ---------------------------------------------------------------------
-
-/// The descriptors open in this process now (the listing's own excluded).
-std::set<int> open_descriptors() {
-    std::set<int> out;
-    DIR* dir = ::opendir("/proc/self/fd");
-    if (!dir) throw std::system_error(errno, std::generic_category(), "opendir /proc/self/fd");
-    while (const dirent* e = ::readdir(dir)) {
-        if (e->d_name[0] == '.') continue;
-        const int fd = std::stoi(e->d_name);
-        if (fd != ::dirfd(dir)) out.insert(fd);
-    }
-    ::closedir(dir);
-    return out;
-}
-
-/// What each descriptor opened since `before` is ("socket:[123]", a path), for
-/// those a program started now would inherit (no FD_CLOEXEC).
-std::vector<std::string> inheritable_since(const std::set<int>& before) {
-    std::vector<std::string> out;
-    for (const int fd : open_descriptors()) {
-        if (before.count(fd)) continue;
-        const int flags = ::fcntl(fd, F_GETFD);
-        if (flags < 0 || (flags & FD_CLOEXEC)) continue;  // closed meanwhile, or close-on-exec
-        std::error_code ec;
-        const auto target = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
-        out.push_back(std::to_string(fd) + " -> " + (ec ? std::string("?") : target.string()));
-    }
-    return out;
-}
 
 class CloseOnExec : public Factory {};
 

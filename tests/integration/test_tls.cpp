@@ -2,6 +2,7 @@
 // legs to a real server's secure client port, and every way TLS can fail
 // reported as its own error, never as a hang. Real servers with throwaway
 // certificates (ZooKeeperServerOptions::tls).
+#include "descriptors.hpp"
 #include "grant_support.hpp"
 #include "kazoo_peer.hpp"
 #include "support.hpp"
@@ -48,31 +49,6 @@ zt::ZooKeeperServerOptions tls_server_options(zt::TestCertificateOptions certifi
 TlsOptions tls_of(const zt::ZooKeeperServer& server) {
     const auto& c = server.certificates();
     return {c.ca_file.string(), c.client_cert_file.string(), c.client_key_file.string()};
-}
-
-/// The descriptors this process has open now.
-std::set<int> open_descriptors() {
-    std::set<int> out;
-    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-        const int fd = std::stoi(e.path().filename().string());
-        out.insert(fd);
-    }
-    return out;
-}
-
-/// What each descriptor opened since `before` is, for those a program started
-/// now would inherit (no FD_CLOEXEC).
-std::vector<std::string> inheritable_since(const std::set<int>& before) {
-    std::vector<std::string> out;
-    for (const int fd : open_descriptors()) {
-        if (before.count(fd)) continue;
-        const int flags = ::fcntl(fd, F_GETFD);
-        if (flags < 0 || (flags & FD_CLOEXEC)) continue;  // closed meanwhile (the listing's own), or close-on-exec
-        std::error_code ec;
-        const auto target = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
-        out.push_back(std::to_string(fd) + " -> " + (ec ? std::string("?") : target.string()));
-    }
-    return out;
 }
 
 /// The code connect() fails with (empty when it connects).
