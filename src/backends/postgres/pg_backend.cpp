@@ -78,7 +78,7 @@ private:
 };
 
 void pg_backend::open_connection(std::function<void(std::error_code)> done) {
-    conn_ = std::make_shared<connection>(pctx_->strand);
+    conn_ = std::make_shared<connection>(pctx_->strand, pctx_);
     auto conn = conn_;
     if (pctx_->options.log.callback)  // a copy of the sink: the context owns the thread whose handlers own conn
         conn->on_notice([sink = pctx_->options.log, source = method().capabilities().backend, name = name_](

@@ -6,7 +6,9 @@
 
 #include <zklock/error.hpp>
 
+#include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
 
 #include <string_view>
 #include <utility>
@@ -69,7 +71,8 @@ std::optional<std::string> first_value(const std::vector<result>& results, int c
     return std::string(PQgetvalue(r, 0, column), static_cast<std::size_t>(PQgetlength(r, 0, column)));
 }
 
-connection::connection(strand_type strand) : sd_(strand), timer_(strand) {}
+connection::connection(strand_type strand, std::shared_ptr<const void> keep_alive)
+    : sd_(strand), timer_(strand), keep_alive_(std::move(keep_alive)) {}
 
 connection::~connection() { close(); }
 
@@ -129,10 +132,23 @@ void connection::send_cancel() {
     if (!conn_) return;
     PGcancel* cancel = PQgetCancel(conn_);
     if (!cancel) return;
-    std::thread([cancel] {
+    // Until PQcancel returns, the server may not have acted on the request yet:
+    // a statement sent meanwhile could be the one it cancels. send_next()
+    // holds the queue until every request has been handled. The thread keeps
+    // the loop alive (tracked work, and the owner's keep-alive for a loop the
+    // owner runs) but not the connection.
+    ++cancels_in_flight_;
+    auto strand = asio::prefer(sd_.get_executor(), asio::execution::outstanding_work.tracked);
+    std::thread([cancel, weak = weak_from_this(), strand = std::move(strand), keep = keep_alive_] {
         char err[256];
         PQcancel(cancel, err, sizeof err);
         PQfreeCancel(cancel);
+        asio::post(strand, [weak] {
+            if (auto self = weak.lock()) {
+                --self->cancels_in_flight_;
+                self->send_next();
+            }
+        });
     }).detach();
 }
 
@@ -193,7 +209,7 @@ void connection::connect_step(PostgresPollingStatusType status) {
 }
 
 void connection::send_next() {
-    if (active_ || queue_.empty() || !connected_) return;
+    if (active_ || queue_.empty() || !connected_ || cancels_in_flight_ > 0) return;
     active_ = std::move(queue_.front());
     queue_.pop_front();
     int ok = 0;

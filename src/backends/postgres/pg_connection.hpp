@@ -54,7 +54,9 @@ public:
     using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
     using result_callback = std::function<void(std::error_code, std::vector<result>)>;
 
-    explicit connection(strand_type strand);
+    /// `keep_alive`: what keeps the strand's loop alive (its owner's context);
+    /// a cancel request's thread holds it until it has posted its end.
+    explicit connection(strand_type strand, std::shared_ptr<const void> keep_alive = {});
     ~connection();
     connection(const connection&) = delete;
     connection& operator=(const connection&) = delete;
@@ -91,7 +93,9 @@ public:
     /// after the connection ends; never the connection string.
     std::string endpoint() const;
     /// Asks the server to cancel the running statement. PQcancel blocks (it
-    /// opens a connection of its own), so it runs on a thread of its own.
+    /// opens a connection of its own), so it runs on a thread of its own; the
+    /// statements queued meanwhile are sent once every request asked has
+    /// been handled by the server, so none of them is the one cancelled.
     void send_cancel();
     /// Closes the connection; queued callbacks are dropped without being called.
     void close() noexcept;
@@ -123,6 +127,8 @@ private:
     PGconn* conn_ = nullptr;
     std::uint64_t gen_ = 0;   // of the socket wait and timer: stale completions do nothing
     std::uint64_t sent_ = 0;  // statements sent: the deadline of an answered one does nothing
+    int cancels_in_flight_ = 0;  // send_cancel() requests the server has not handled yet
+    std::shared_ptr<const void> keep_alive_;
     bool connected_ = false;
     bool reading_ = false;
     bool writing_ = false;
