@@ -1,4 +1,5 @@
 #include "engine/contender.hpp"
+#include "engine/release_txn.hpp"
 
 #include "fsm/acl_check.hpp"
 #include "fsm/dialect.hpp"
@@ -401,12 +402,12 @@ void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acqu
     for (const auto& [dir, data] : action.records) records.push_back(multi_op{multi_op::kind::set_data, dir, data, 0, -1, nullptr});
     // Several nodes (a set's): one multi; a node already gone fails it, and
     // the session then deletes the others one by one.
-    if (!action.paths.empty()) return session_->delete_owned_set(action.paths, action.number, std::move(done), std::move(records));
+    if (!action.paths.empty()) return release_owned(*session_, action.paths, action.number, std::move(done), std::move(records));
     const auto path = path_of(action.name, action.queue);
     // A marked release also proves itself to the successor (fsm/release_proof.hpp).
     if (action.mark || !records.empty())
-        return session_->delete_owned_set({path}, action.number, std::move(done), std::move(records), action.mark,
-                                          action.mark ? acl_ : nullptr);
+        return release_owned(*session_, {path}, action.number, std::move(done), std::move(records), action.mark,
+                             action.mark ? acl_ : nullptr);
     if (!done) return session_->delete_owned(path, action.number);
     session_->delete_owned(path, action.number, std::move(done));
 }

@@ -11,6 +11,7 @@
 
 #include "fsm/acquire_machine.hpp"
 #include "fsm/path.hpp"
+#include "fsm/release_refusal.hpp"
 #include "session/session_impl.hpp"
 #include <zklock/lock.hpp>
 #include <zklock/lock_stats.hpp>

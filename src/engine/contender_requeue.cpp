@@ -4,6 +4,7 @@
 // mark, the `.released` proof, lock-delay's record); the engine keeps it to go
 // in front of the create the next attempt's machine asks for.
 #include "engine/contender.hpp"
+#include "engine/release_txn.hpp"
 
 #include "fsm/reply_kind.hpp"
 #include <zklock/error.hpp>
@@ -177,18 +178,18 @@ void contender_engine::requeue_answered(const std::shared_ptr<attempt>& a, const
         return created(rc, {}, {});
     }
     // Refused as a whole: nothing applied.
-    const auto refused =
-        std::find_if(errors.begin(), errors.end(), [](int c) { return c != ZOK && c != ZRUNTIMEINCONSISTENCY; });
-    const auto at = static_cast<std::size_t>(refused - errors.begin());
-    const auto role = at < roles.size() ? std::optional(roles[at]) : std::nullopt;
-    if (current && role == release_role::proof && rc != ZNONODE && !session_gone(rc)) {
-        r.proof = false;  // the sibling refused (it exists, the ACL): without it, as the janitor does
-        return send_requeue(a, create);
-    }
-    if (current && role == release_role::mark && rc == ZNOAUTH) {
-        r.mark = false;  // the node's ACL refuses the mark: its successor lists instead
-        r.release.mark = false;
-        return send_requeue(a, create);
+    const auto [at, role] = find_refused_op(errors, roles);
+    if (current) {
+        switch (retry_after_refusal(role, rc)) {
+        case release_retry::without_proof:
+            r.proof = false;  // the sibling refused (it exists, the ACL): without it, as a release does
+            return send_requeue(a, create);
+        case release_retry::without_mark:
+            r.mark = false;  // the node's ACL refuses the mark: its successor lists instead
+            r.release.mark = false;
+            return send_requeue(a, create);
+        case release_retry::no: break;
+        }
     }
     // The held node gone: its delete fails, or before it the mark's write.
     const bool held_gone = rc == ZNONODE && (role == release_role::remove || role == release_role::mark);

@@ -121,18 +121,21 @@ struct multi_op {
     std::shared_ptr<const c_acl> acl;   ///< create
 };
 
-/// What each op of a release transaction is for (release_ops), to tell which
-/// one the server refused.
-enum class release_role { proof, mark, remove, extra };
-
-/// The ops of the transaction that releases `paths` as delete_owned_set does:
-/// per node, with `proof` its `.released` sibling created (with that ACL) and
-/// deleted (fsm/release_proof.hpp), with `mark` its data written (empty), then
-/// its delete; `extra` last. `roles`, when given, gets each op's role. A
-/// requeue (contender_engine) appends its create to these.
-std::vector<multi_op> release_ops(const std::vector<std::string>& paths, bool mark,
-                                  const std::shared_ptr<const c_acl>& proof, const std::vector<multi_op>& extra,
-                                  std::vector<release_role>* roles = nullptr);
+/// A transaction the session owes, as a release is (engine/release_txn.hpp):
+/// sent now or once connected, and again after a connection loss, until it
+/// commits, the session that owns its nodes is gone, or `judge` ends it. The
+/// session knows nothing of what the ops mean.
+struct owned_txn {
+    enum class verdict {
+        send_again,   ///< `judge` changed what `ops` builds: send that
+        delete_each,  ///< delete each of `nodes` on its own (delete_owned)
+        finish,       ///< end with the reply's code
+    };
+    std::function<std::vector<multi_op>()> ops;  ///< built afresh for each send
+    /// A reply other than ZOK: `rc`, and each op's code.
+    std::function<verdict(int rc, const std::vector<int>& errors)> judge;
+    std::vector<std::string> nodes;  ///< the nodes it deletes (delete_each; the log names the first)
+};
 
 /// What the session tells of its events without a listener entry of its own:
 /// a queue engine, one per lock. It is linked into the session's list through
@@ -373,21 +376,9 @@ public:
     /// fn (optional) gets {} on commit or when the node was already gone,
     /// session_expired / session_closed when the session went first.
     void delete_owned(std::string path, std::int64_t owner, std::function<void(std::error_code)> fn = {});
-    /// Like delete_owned for a lock set's nodes: one multi deletes them all, so
-    /// no queue sees the set leave before the others. When one of them is
-    /// already gone (the multi fails with NONODE), the rest are deleted one by
-    /// one. fn (optional) as delete_owned's, once every node is gone.
-    /// `extra` ops join the transaction (lock-delay's clean-release record).
-    /// `mark`: the transaction writes each node's data (empty) before deleting
-    /// it, the release mark a successor under the mutex rule holds on
-    /// (acquire_setup::mark_release); a node whose ACL refuses the write is
-    /// deleted without it. `proof` (with mark): the transaction first creates
-    /// (with this ACL) and deletes each node's `.released` sibling, the release
-    /// proof its successor holds on without a read (fsm/release_proof.hpp); when
-    /// the server refuses the sibling (it exists, or the ACL), without it.
-    void delete_owned_set(std::vector<std::string> paths, std::int64_t owner,
-                          std::function<void(std::error_code)> fn = {}, std::vector<multi_op> extra = {},
-                          bool mark = false, std::shared_ptr<const c_acl> proof = nullptr);
+    /// Sends `txn` now or once connected, retried as delete_owned's delete is;
+    /// fn (optional) as delete_owned's, once it committed or its verdict ended it.
+    void delete_owned_txn(owned_txn txn, std::int64_t owner, std::function<void(std::error_code)> fn = {});
     /// Like delete_owned for a node whose name is not known (a create whose reply
     /// was lost): lists `dir`, deletes the child carrying `guid`, if any.
     void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
@@ -417,13 +408,10 @@ private:
     struct janitor_entry {
         std::string path;  // node path, or dir when guid is set
         std::string guid;
-        std::vector<std::string> set;  // a lock set's nodes, deleted by one multi (path unused)
-        std::vector<multi_op> extra;   // more ops of that multi
+        owned_txn txn;     // a transaction instead (path unused)
         std::int64_t owner = 0;
         std::function<void(std::error_code)> done;
         bool in_flight = false;
-        bool mark = false;             // a release mark before each delete of `set`
-        std::shared_ptr<const c_acl> proof;  // with mark: the `.released` siblings' ACL (null: none made)
     };
 
     static void on_session_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
@@ -470,7 +458,7 @@ private:
     void run_janitor();
     void janitor_step(std::shared_ptr<janitor_entry> e);
     void finish_janitor(const std::shared_ptr<janitor_entry>& e, std::error_code ec);
-    void janitor_set_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete);
+    void janitor_txn_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete);
     bool can_submit() const noexcept { return zh_ != nullptr && !closing_; }
     /// Submits one request: `call(ctx)` hands the C client the request state that
     /// owns `fn` and returns its code. When the handle is gone or the C client

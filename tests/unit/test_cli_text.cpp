@@ -258,9 +258,14 @@ TEST(Shortened, FitsEveryWidthAsEscapeControlShowsIt) {
             for (std::size_t width = 0; width < 40; ++width) {
                 const auto cut = shortened(text, width, kept);
                 const auto shown = columns(escape_control(text));
-                if (shown <= width) EXPECT_EQ(cut, text) << width;
-                else EXPECT_LE(columns(escape_control(cut)), width) << text << " " << width;
-                if (shown > width && width > 0) EXPECT_GT(columns(escape_control(cut)), 0u) << text << " " << width;
+                if (shown <= width) {
+                    EXPECT_EQ(cut, text) << width;
+                } else {
+                    EXPECT_LE(columns(escape_control(cut)), width) << text << " " << width;
+                }
+                if (shown > width && width > 0) {
+                    EXPECT_GT(columns(escape_control(cut)), 0u) << text << " " << width;
+                }
             }
 }
 
