@@ -376,7 +376,7 @@ private:
 
     void schedule_fault(int n) {
         const nanos when = ms(w_.uniform(10, 3000));
-        const int kind = static_cast<int>(w_.uniform(0, 5));
+        const int kind = static_cast<int>(w_.uniform(0, 7));
         const bool first_in_line = w_.chance(0.5);
         const int who = static_cast<int>(w_.uniform(0, n - 1));
         const nanos length = ms(w_.uniform(50, 3000));
@@ -441,6 +441,45 @@ private:
                 }
                 if (const auto rc = server_.apply(foreign_, r).rc; rc != ZOK)
                     w_.note("fault: refused (" + std::to_string(rc) + ")");
+                break;
+            }
+            case 6:
+            case 7: {
+                // A neighbour's setACL. On a lock node: only reads (and
+                // ACL changes) left to others, so its owner's release mark
+                // is refused. On a lock directory, for `length`: no creates,
+                // so new nodes and the release proof's sibling are refused.
+                std::vector<std::string> paths;
+                for (const auto& [path, node] : server_.nodes()) {
+                    const bool lock_node = node.stat.ephemeralOwner != 0;
+                    const bool dir = !lock_node && !node.children.empty();
+                    if (path.rfind("/sim/lock", 0) == 0 && (kind == 6 ? lock_node : dir)) paths.push_back(path);
+                }
+                if (paths.empty()) return;
+                const auto victim = paths[static_cast<std::size_t>(w_.uniform(0, static_cast<std::int64_t>(paths.size()) - 1))];
+                int negotiated = 0;
+                if (!foreign_ || !server_.alive(foreign_)) foreign_ = server_.open_session(20'000, negotiated);
+                zk_request r;
+                r.type = zk_request::op::set_acl;
+                r.path = victim;
+                r.acl_perms = kind == 6 ? (ZOO_PERM_READ | ZOO_PERM_ADMIN) : (ZOO_PERM_ALL & ~ZOO_PERM_CREATE);
+                w_.note("fault: another client " + std::string(kind == 6 ? "makes " + victim + " read-only"
+                                                                         : "refuses creates under " + victim) +
+                        (kind == 7 ? " for " + std::to_string(length / 1'000'000) + " ms" : ""));
+                if (const auto rc = server_.apply(foreign_, r).rc; rc != ZOK)
+                    w_.note("fault: refused (" + std::to_string(rc) + ")");
+                if (kind == 7)
+                    w_.at(w_.now() + length, -1, [this, victim] {
+                        if (!server_.nodes().count(victim)) return;
+                        int negotiated_again = 0;
+                        if (!foreign_ || !server_.alive(foreign_)) foreign_ = server_.open_session(20'000, negotiated_again);
+                        zk_request back;
+                        back.type = zk_request::op::set_acl;
+                        back.path = victim;
+                        back.acl_perms = ZOO_PERM_ALL;
+                        w_.note("fault ends: creates under " + victim + " allowed again");
+                        server_.apply(foreign_, back);
+                    });
                 break;
             }
             }

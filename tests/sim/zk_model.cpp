@@ -64,11 +64,12 @@ void zk_server::precreate(const std::string& path, std::int32_t cversion) {
     nodes_.at(path).stat.cversion = cversion;
 }
 
-int zk_server::check_create(const std::string& path, int flags, std::string& made) const {
+int zk_server::check_create(std::int64_t session, const std::string& path, int flags, std::string& made) const {
     const auto parent = nodes_.find(parent_of(path));
     if (path.empty() || path[0] != '/' || (path.size() > 1 && path.back() == '/' && !(flags & ZOO_SEQUENCE)))
         return ZBADARGUMENTS;
     if (parent == nodes_.end()) return ZNONODE;
+    if (!allowed(parent->second, session, ZOO_PERM_CREATE)) return ZNOAUTH;
     if (parent->second.stat.ephemeralOwner != 0) return ZNOCHILDRENFOREPHEMERALS;
     made = path;
     if (flags & ZOO_SEQUENCE) {
@@ -82,7 +83,7 @@ int zk_server::check_create(const std::string& path, int flags, std::string& mad
 
 void zk_server::do_create(std::int64_t session, const std::string& path, const std::string& data, int flags,
                           std::int64_t zxid, std::string& made, Stat& st) {
-    if (check_create(path, flags, made) != ZOK) return;
+    if (check_create(session, path, flags, made) != ZOK) return;
     auto& parent = nodes_.at(parent_of(made));
     parent.children.insert(made.substr(made.rfind('/') + 1));
     parent.stat.cversion = static_cast<std::int32_t>(static_cast<std::uint32_t>(parent.stat.cversion) + 1u);
@@ -104,12 +105,24 @@ void zk_server::do_create(std::int64_t session, const std::string& path, const s
     fire(child_watches_, parent_of(made), ZOO_CHILD_EVENT);
 }
 
-int zk_server::check_remove(const std::string& path, int version) const {
+int zk_server::check_remove(std::int64_t session, const std::string& path, int version) const {
     const auto it = nodes_.find(path);
     if (path == "/") return ZBADARGUMENTS;
+    // As ZooKeeper: the parent's DELETE permission before the node is looked up.
+    const auto parent = nodes_.find(parent_of(path));
+    if (parent == nodes_.end()) return ZNONODE;
+    if (!allowed(parent->second, session, ZOO_PERM_DELETE)) return ZNOAUTH;
     if (it == nodes_.end()) return ZNONODE;
     if (version != -1 && version != it->second.stat.version) return ZBADVERSION;
     if (!it->second.children.empty()) return ZNOTEMPTY;
+    return ZOK;
+}
+
+int zk_server::check_write(std::int64_t session, const std::string& path, int version, int perm) const {
+    const auto it = nodes_.find(path);
+    if (it == nodes_.end()) return ZNONODE;
+    if (!allowed(it->second, session, perm)) return ZNOAUTH;
+    if (version != -1 && version != it->second.stat.version) return ZBADVERSION;
     return ZOK;
 }
 
@@ -164,29 +177,34 @@ zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
     switch (r.type) {
     case op::ping:
     case op::sync:
-    case op::set_acl: break;
+    case op::set_acl:
+        if (node == nodes_.end()) out.rc = ZNONODE;
+        else if (!allowed(node->second, session, ZOO_PERM_ADMIN)) out.rc = ZNOAUTH;
+        else if (r.acl_perms >= 0) {
+            node->second.others_perms = r.acl_perms;
+            node->second.acl_owner = session;
+            node->second.stat.aversion++;
+        }
+        break;
     case op::get_acl:
         if (node == nodes_.end()) out.rc = ZNONODE;
+        else out.stat = node->second.stat;
         break;
     case op::remove_watches:
         if (const auto w = data_watches_.find(r.path); w != data_watches_.end()) w->second.erase(session);
         break;
     case op::create:
-        out.rc = check_create(r.path, r.flags, out.name);
+        out.rc = check_create(session, r.path, r.flags, out.name);
         if (out.rc == ZOK) do_create(session, r.path, r.data, r.flags, ++zxid_, out.name, out.stat);
         break;
     case op::remove:
-        out.rc = check_remove(r.path, r.version);
+        out.rc = check_remove(session, r.path, r.version);
         if (out.rc == ZOK) do_remove(r.path, ++zxid_);
         break;
-    case op::check:
-        if (node == nodes_.end()) out.rc = ZNONODE;
-        else if (r.version != -1 && r.version != node->second.stat.version) out.rc = ZBADVERSION;
-        break;
+    case op::check: out.rc = check_write(session, r.path, r.version, ZOO_PERM_READ); break;
     case op::set_data:
-        if (node == nodes_.end()) out.rc = ZNONODE;
-        else if (r.version != -1 && r.version != node->second.stat.version) out.rc = ZBADVERSION;
-        else {
+        out.rc = check_write(session, r.path, r.version, ZOO_PERM_WRITE);
+        if (out.rc == ZOK) {
             auto& n = node->second;
             n.data = r.data;
             n.stat.version++;
@@ -199,6 +217,7 @@ zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
         break;
     case op::get_data:
         if (node == nodes_.end()) out.rc = ZNONODE;
+        else if (!allowed(node->second, session, ZOO_PERM_READ)) out.rc = ZNOAUTH;
         else {
             out.data = node->second.data;
             out.stat = node->second.stat;
@@ -212,6 +231,7 @@ zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
         break;
     case op::get_children:
         if (node == nodes_.end()) out.rc = ZNONODE;
+        else if (!allowed(node->second, session, ZOO_PERM_READ)) out.rc = ZNOAUTH;
         else {
             out.stat = node->second.stat;
             out.children.assign(node->second.children.begin(), node->second.children.end());
@@ -235,17 +255,16 @@ zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
             int rc = ZOK;
             std::string made;
             if (o.type == op::create) {
-                rc = check_create(o.path, o.flags, made);
+                rc = check_create(session, o.path, o.flags, made);
                 Stat st{};
                 if (rc == ZOK) do_create(session, o.path, o.data, o.flags, zxid, made, st);
             } else if (o.type == op::remove) {
-                rc = check_remove(o.path, o.version);
+                rc = check_remove(session, o.path, o.version);
                 if (rc == ZOK) do_remove(o.path, zxid);
             } else if (o.type == op::set_data || o.type == op::check) {
+                rc = check_write(session, o.path, o.version, o.type == op::set_data ? ZOO_PERM_WRITE : ZOO_PERM_READ);
                 const auto n = nodes_.find(o.path);
-                if (n == nodes_.end()) rc = ZNONODE;
-                else if (o.version != -1 && o.version != n->second.stat.version) rc = ZBADVERSION;
-                else if (o.type == op::set_data) {
+                if (rc == ZOK && o.type == op::set_data) {
                     n->second.data = o.data;
                     n->second.stat.version++;
                     n->second.stat.mzxid = zxid;

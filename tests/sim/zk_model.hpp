@@ -2,7 +2,9 @@
 // (znodes with their Stat, per-parent sequence counters from the signed 32-bit
 // cversion, ephemeral owners, container nodes reaped once empty), sessions
 // with negotiated timeouts and expiry, one-shot data and child watches, multi
-// (all or nothing, one zxid) and sync. The network (fake_zookeeper.cpp) calls
+// (all or nothing, one zxid), sync, and ACLs in one shape: a node's
+// permissions for every session but the one that set them last (a neighbour's
+// setACL), checked where ZooKeeper checks them. The network (fake_zookeeper.cpp) calls
 // apply() when a request reaches the server and delivers what it returns.
 #pragma once
 
@@ -28,7 +30,10 @@ struct zk_request {
     int flags = 0;
     int version = -1;
     bool watch = false;
-    std::vector<zk_request> ops;  // multi
+    /// set_acl: the permissions (ZOO_PERM_*) left to every session but this
+    /// request's; -1 leaves the ACL as it is (zklock's own set_acl calls).
+    int acl_perms = -1;
+    std::vector<zk_request> ops{};  // multi
 };
 
 struct zk_reply {
@@ -70,6 +75,8 @@ public:
         Stat stat{};
         bool container = false;
         std::set<std::string> children;  // names
+        int others_perms = ZOO_PERM_ALL;  // for every session but acl_owner
+        std::int64_t acl_owner = 0;       // all permissions (0: nobody in particular)
     };
     const std::map<std::string, znode>& nodes() const noexcept { return nodes_; }
     /// The last transaction's zxid: it moves with every change of the tree.
@@ -83,10 +90,15 @@ private:
         std::uint64_t check = 0;  // the expiry check event
         std::set<std::string> ephemerals;
     };
-    int check_create(const std::string& path, int flags, std::string& made) const;
+    static bool allowed(const znode& n, std::int64_t session, int perm) {
+        return session == n.acl_owner || (n.others_perms & perm) != 0;
+    }
+    int check_create(std::int64_t session, const std::string& path, int flags, std::string& made) const;
     void do_create(std::int64_t session, const std::string& path, const std::string& data, int flags, std::int64_t zxid,
                    std::string& made, Stat& st);
-    int check_remove(const std::string& path, int version) const;
+    int check_remove(std::int64_t session, const std::string& path, int version) const;
+    /// set_data's and check's: no node, no permission (WRITE; check: READ), a version that differs.
+    int check_write(std::int64_t session, const std::string& path, int version, int perm) const;
     void do_remove(const std::string& path, std::int64_t zxid);
     void fire(std::map<std::string, std::set<std::int64_t>>& watches, const std::string& path, int type);
     void schedule_check(std::int64_t session);
