@@ -108,7 +108,7 @@ session_impl::~session_impl() {
     // Reached only when no handler refers to this any more: nothing runs
     // concurrently, so the handle can be closed from here.
     closing_ = true;
-    if (desc_.is_open()) desc_.release();
+    if (desc_.is_open()) drop_descriptor(desc_);
     const log_scope scope(this);
     if (zh_) zookeeper_close(zh_);
 #ifndef ZKLOCK_SIMULATION
@@ -304,11 +304,7 @@ void session_impl::drop_handle() {
     ++fd_generation_;
     read_pending_ = write_pending_ = false;
     write_waited_ = false;
-    if (desc_.is_open()) {
-        boost::system::error_code ignored;
-        desc_.cancel(ignored);
-        desc_.release();
-    }
+    if (desc_.is_open()) drop_descriptor(desc_);
     fd_ = -1;
     socket_id_ = 0;
     socket_steady_ = false;

@@ -448,6 +448,8 @@ private:
     /// `may_write`, first sends what it has to send when connected (the C
     /// client may call back: never inside a submit).
     void pump(bool may_write = false);
+    /// desc_ on a descriptor of its own for fd_ (own_descriptor); fd_ -1 when none can be had.
+    void assign_descriptor();
     void process(int events);
     /// A send is due that pump() could not make: made at the end of the turn.
     void flush_soon();
@@ -492,7 +494,7 @@ private:
     // Their executor is the strand's own type, not an any_io_executor around
     // it: every wait would otherwise allocate the strand again to track its
     // work (two allocations per request and reply on the wire).
-    basic_descriptor<strand_type> desc_;
+    basic_descriptor<strand_type> desc_;  // a duplicate of the C client's socket (own_descriptor)
     strand_timer timer_;
     strand_timer suspend_timer_;
     strand_timer probe_timer_;  // a request every third of the timeout, so that safe_until() keeps up

@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -18,6 +19,16 @@ namespace zklock::detail {
 namespace asio = boost::asio;
 
 thread_local std::uint64_t delivered_here = 0;
+
+void session_impl::assign_descriptor() {
+    const int mine = own_descriptor(fd_);
+    boost::system::error_code ec;
+    if (mine >= 0) desc_.assign(mine, ec);
+    if (mine < 0 || ec) {
+        if (mine >= 0) ::close(mine);
+        fd_ = -1;  // only the timer drives the client until its socket changes
+    }
+}
 
 void session_impl::pump(bool may_write) {
     if (!zh_ || in_process_ || closing_) return;
@@ -79,20 +90,14 @@ void session_impl::pump(bool may_write) {
         ++fd_generation_;
         read_pending_ = write_pending_ = false;
         write_waited_ = false;
-        if (desc_.is_open()) {
-            boost::system::error_code ignored;
-            desc_.cancel(ignored);
-            desc_.release();  // the C client owns and closes its socket
-        }
+        if (desc_.is_open()) drop_descriptor(desc_);  // ours: the C client closes its own socket
         fd_ = fd;
         if (fd_ >= 0) {
             // Debian's C client opens its socket without SOCK_CLOEXEC: a child the
             // process execs must not inherit the session's connection.
             if (const int flags = ::fcntl(fd_, F_GETFD); flags >= 0 && !(flags & FD_CLOEXEC))
                 ::fcntl(fd_, F_SETFD, flags | FD_CLOEXEC);
-            boost::system::error_code ec;
-            desc_.assign(fd_, ec);
-            if (ec) fd_ = -1;
+            assign_descriptor();
         }
     }
     // Connected now on a socket whose connect was waited for as writable: its
@@ -101,13 +106,10 @@ void session_impl::pump(bool may_write) {
     // reply). Registered again, for reading; a write wait adds it back when
     // the kernel once takes less than was sent.
     if (connected_now && !socket_steady_ && fd_ >= 0 && write_waited_) {
-        boost::system::error_code ignored;
         ++fd_generation_;
         read_pending_ = write_pending_ = false;
-        desc_.cancel(ignored);
-        desc_.release();
-        desc_.assign(fd_, ignored);
-        if (ignored) fd_ = -1;
+        drop_descriptor(desc_);
+        assign_descriptor();
         write_waited_ = false;
     }
     socket_steady_ = connected_now && fd_ >= 0;

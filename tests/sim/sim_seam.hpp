@@ -195,4 +195,9 @@ private:
     std::weak_ptr<std::function<void(boost::system::error_code)>> waiter_;
 };
 
+/// The simulated socket's waits are keyed by its number: the session waits on
+/// the C client's own (io_seam.hpp's library form registers a duplicate).
+inline int own_descriptor(int fd) noexcept { return fd; }
+template <class Executor> void drop_descriptor(basic_descriptor<Executor>& d) noexcept { d.release(); }
+
 } // namespace zklock::detail
