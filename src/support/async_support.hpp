@@ -40,7 +40,12 @@ void post_completion(Handler handler, const boost::asio::any_io_executor& io_ex,
                                     boost::asio::execution::outstanding_work.tracked);
     boost::asio::post(io_ex, [h = std::move(handler), io_ex, work = std::move(work), ... a = std::move(args)]() mutable {
         auto ex = boost::asio::get_associated_executor(h, io_ex);
-        boost::asio::dispatch(ex, [h = std::move(h), work = std::move(work), ... a = std::move(a)]() mutable {
+        // A copy of the work, not the work: this lambda's own is released only
+        // after dispatch returned. Asio signals the handler's io_context after
+        // queueing; had the handler carried the only work, its thread could run
+        // it, see no work left, return from run() and destroy the io_context
+        // before that signal (ThreadSanitizer: tsan_tests).
+        boost::asio::dispatch(ex, [h = std::move(h), work, ... a = std::move(a)]() mutable {
             // The slot belongs to the handler's executor (where the user emits on
             // it): detach our cancellation handler there, not on the strand.
             auto slot = boost::asio::get_associated_cancellation_slot(h);
