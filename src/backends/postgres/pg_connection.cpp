@@ -198,8 +198,7 @@ void connection::release_fd() noexcept {
 
 void connection::fail_connect(std::error_code ec) {
     auto done = std::exchange(connect_done_, nullptr);
-    if (conn_ && ec != errc::timeout) connect_error_ = one_line(PQerrorMessage(conn_));
-    if (connect_error_.empty()) connect_error_ = ec.message();
+    connect_error_ = conn_ && ec != errc::timeout ? one_line(PQerrorMessage(conn_)) : std::string();
     close();
     if (done) done(ec);
 }

@@ -86,7 +86,7 @@ public:
 
     bool connected() const noexcept { return connected_; }
     /// Why the last connect failed, in libpq's words on one line (no secret);
-    /// empty while none failed.
+    /// empty while none failed, or when libpq said nothing (a timeout).
     const std::string& connect_error() const noexcept { return connect_error_; }
     /// A statement is running on the server (sent, not yet answered).
     bool busy() const noexcept { return active_.has_value(); }
