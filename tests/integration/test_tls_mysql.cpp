@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -110,4 +111,21 @@ TEST_F(MysqlTlsTest, WrongHostIsRefused) {
     const auto ec = try_once(address("127.0.0.2", "ssl_ca=" + certificates().ca_file.string()), detail);
     EXPECT_EQ(ec, errc::tls_wrong_host) << ec.message() << ": " << detail;
     EXPECT_NE(detail.find("TLS/SSL error"), std::string::npos) << detail;
+}
+
+// A client key that others may read is refused before any connection, naming the file.
+TEST_F(MysqlTlsTest, AKeyOthersMayReadIsRefused) {
+    const auto& c = certificates();
+    const auto open_key = dir()->path() / "open-client.key";
+    std::filesystem::copy_file(c.client_key_file, open_key, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::permissions(open_key, std::filesystem::perms::others_read, std::filesystem::perm_options::add);
+    try {
+        MysqlAdvisoryLockService service(address("127.0.0.1", "ssl_ca=" + c.ca_file.string() + " ssl_cert=" +
+                                                                  c.client_cert_file.string() +
+                                                                  " ssl_key=" + open_key.string()));
+        ADD_FAILURE() << "a key others may read was accepted";
+    } catch (const zklock::error& e) {
+        EXPECT_EQ(e.code(), errc::invalid_argument) << e.what();
+        EXPECT_NE(std::string(e.what()).find(open_key.string()), std::string::npos) << e.what();
+    }
 }

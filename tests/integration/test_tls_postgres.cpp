@@ -110,3 +110,11 @@ TEST_F(PostgresTlsTest, WrongHostIsRefused) {
     EXPECT_EQ(ec, errc::tls_wrong_host) << ec.message() << ": " << detail;
     EXPECT_NE(detail.find("does not match host name"), std::string::npos) << detail;
 }
+
+// An sslmode libpq does not know is bad input, said as such (not a lost connection).
+TEST_F(PostgresTlsTest, AnUnknownSslmodeIsAnInvalidArgument) {
+    std::string detail;
+    const auto ec = try_once(conninfo("sslmode=sometimes"), detail);
+    EXPECT_EQ(ec, errc::invalid_argument) << ec.message() << ": " << detail;
+    EXPECT_NE(detail.find("invalid sslmode value"), std::string::npos) << detail;
+}
