@@ -104,6 +104,7 @@ std::string mariadb_literal(const std::string& s) {
 MariaDBServer::MariaDBServer(MariaDBServerOptions options)
     : ServerProcess("MariaDB server", options.start_timeout), temp_dir_("zklock-mariadb-"),
       options_(std::move(options)) {
+    if (options_.require_tls && !options_.tls) throw std::invalid_argument("MariaDBServer: require_tls without tls");
     const auto deadline = steady::now() + options_.start_timeout;
     data_dir_ = temp_dir_.path() / "data";
     configure(options_.port != 0 ? options_.port : free_loopback_port(), temp_dir_.path() / "mariadbd.log", data_dir_);

@@ -97,6 +97,7 @@ bool postgres_ready(std::uint16_t port, milliseconds timeout) {
 PostgresServer::PostgresServer(PostgresServerOptions options)
     : ServerProcess("PostgreSQL server", options.start_timeout), temp_dir_("zklock-pg-"),
       options_(std::move(options)) {
+    if (options_.require_tls && !options_.tls) throw std::invalid_argument("PostgresServer: require_tls without tls");
     const auto deadline = steady::now() + options_.start_timeout;
     data_dir_ = temp_dir_.path() / "data";
     configure(options_.port != 0 ? options_.port : free_loopback_port(), temp_dir_.path() / "postgres.log", data_dir_);

@@ -72,7 +72,8 @@ struct MariaDBServerOptions {
     std::optional<TestCertificates> tls;
     /// With `tls`: require_secure_transport=ON, TCP connections over TLS only
     /// (MariaDB refuses one without TLS as "Access denied"; the Unix socket
-    /// counts as secure). Default false.
+    /// counts as secure); without `tls` the constructor throws
+    /// std::invalid_argument. Default false.
     bool require_tls = false;
 };
 

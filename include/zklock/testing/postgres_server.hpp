@@ -81,8 +81,8 @@ struct PostgresServerOptions {
     std::optional<TestCertificates> tls;
     /// With `tls`: refuse every TCP connection without TLS (pg_hba.conf's
     /// `host` lines become `hostssl`; a client without TLS is told "no
-    /// pg_hba.conf entry ..., no encryption"). Default false: TLS when the
-    /// client asks for it.
+    /// pg_hba.conf entry ..., no encryption"); without `tls` the constructor
+    /// throws std::invalid_argument. Default false: TLS when the client asks.
     bool require_tls = false;
 };
 
