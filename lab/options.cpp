@@ -185,19 +185,22 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
     auto& b = c.backends;
     cmd.add_option("--redis", b.redis,
                    "with --backend: Redis server host:port or redis://[user:password@]host:port[/db] "
-                   "(default: a throwaway server; the auth file's redis: line gives a password too)")
+                   "(default: a throwaway server; the auth file's redis: line gives a password too). No TLS: "
+                   "Debian's hiredis has none; reach a remote server through a tunnel (stunnel, spiped, ssh -L)")
         ->needs(backend);
     cmd.add_option("--redlock", b.redlock,
                    "with --backend: Redlock masters host:port,host:port,... or redis:// URLs (default: five throwaway "
-                   "servers)")
+                   "servers). No TLS, as --redis: a tunnel per master")
         ->needs(backend);
     cmd.add_option("--postgres", b.postgres,
                    "with --backend: libpq connection string (default: a throwaway server); its password may also "
-                   "come from PGPASSFILE or PGPASSWORD")
+                   "come from PGPASSFILE or PGPASSWORD. TLS: libpq's keys, e.g. sslmode=verify-full "
+                   "sslrootcert=FILE (sslcert, sslkey)")
         ->needs(backend);
     cmd.add_option("--memcached", b.memcached,
                    "with --backend: memcached server host:port or memcached://host[:port] (default: a throwaway "
-                   "server; memcached has no authentication)")
+                   "server; memcached has no authentication). No TLS: Debian's libmemcached has none; reach a "
+                   "remote server through a tunnel (stunnel, spiped, ssh -L)")
         ->needs(backend);
     cmd.add_option("--etcd", b.etcd,
                    "with --backend: etcd endpoint host:port or http(s)://host:port, or several IPs comma-separated "
@@ -205,7 +208,8 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
         ->needs(backend);
     cmd.add_option("--mysql", b.mysql,
                    "with --backend: MySQL/MariaDB server mysql://[user[:password]@]host[:port][/database] (default: a "
-                   "throwaway MariaDB; the auth file's mysql: line gives a user and password too)")
+                   "throwaway MariaDB; the auth file's mysql: line gives a user and password too). TLS: "
+                   "?ssl_mode=verify_identity&ssl_ca=FILE (ssl_cert, ssl_key), or those keys in the key=value form")
         ->needs(backend);
     cmd.add_option("--flock-dir", b.flock_dir, "with --backend: directory for flock's lock files (default: a temp dir)")
         ->needs(backend);

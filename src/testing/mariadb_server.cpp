@@ -1,5 +1,8 @@
 #include "zklock/testing/mariadb_server.hpp"
 
+#include "support/cloexec_file.hpp"
+#include "testing/private_file.hpp"
+
 #include <mysql.h>
 
 #include <algorithm>
@@ -101,11 +104,13 @@ std::string mariadb_literal(const std::string& s) {
 MariaDBServer::MariaDBServer(MariaDBServerOptions options)
     : ServerProcess("MariaDB server", options.start_timeout), temp_dir_("zklock-mariadb-"),
       options_(std::move(options)) {
+    if (options_.require_tls && !options_.tls) throw std::invalid_argument("MariaDBServer: require_tls without tls");
     const auto deadline = steady::now() + options_.start_timeout;
     data_dir_ = temp_dir_.path() / "data";
     configure(options_.port != 0 ? options_.port : free_loopback_port(), temp_dir_.path() / "mariadbd.log", data_dir_);
     run_as(options_.os_user, temp_dir_.path());
     install_db(deadline);
+    if (options_.tls) install_tls();
     spawn();
     wait_until_serving(deadline);
     try {
@@ -163,6 +168,15 @@ void MariaDBServer::create_account() {
     (void)mariadb_query(m.get(), sql);
 }
 
+void MariaDBServer::install_tls() {
+    const auto copy = [&](const std::filesystem::path& from, const char* name) {
+        posix_io::write_private_file(temp_dir_.path() / name, detail::read_file_cloexec(from), server_uid(), server_gid());
+    };
+    copy(options_.tls->server_cert_file, "server.crt");
+    copy(options_.tls->server_key_file, "server.key");
+    copy(options_.tls->ca_file, "ca.crt");
+}
+
 void MariaDBServer::spawn() {
     std::vector<std::string> argv{options_.server,
                                   "--no-defaults",
@@ -184,6 +198,12 @@ void MariaDBServer::spawn() {
                                   "--max-connections=500",
                                   "--max-connect-errors=1000000",
                                   "--log-warnings=1"};
+    if (options_.tls) {
+        const auto& dir = temp_dir_.path();
+        argv.insert(argv.end(), {"--ssl-cert=" + (dir / "server.crt").string(), "--ssl-key=" + (dir / "server.key").string(),
+                                 "--ssl-ca=" + (dir / "ca.crt").string()});
+        if (options_.require_tls) argv.emplace_back("--require-secure-transport=ON");
+    }
     argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
     ChildProcessOptions child;
     child.working_dir = temp_dir_.path();

@@ -97,6 +97,7 @@ bool postgres_ready(std::uint16_t port, milliseconds timeout) {
 PostgresServer::PostgresServer(PostgresServerOptions options)
     : ServerProcess("PostgreSQL server", options.start_timeout), temp_dir_("zklock-pg-"),
       options_(std::move(options)) {
+    if (options_.require_tls && !options_.tls) throw std::invalid_argument("PostgresServer: require_tls without tls");
     const auto deadline = steady::now() + options_.start_timeout;
     data_dir_ = temp_dir_.path() / "data";
     configure(options_.port != 0 ? options_.port : free_loopback_port(), temp_dir_.path() / "postgres.log", data_dir_);
@@ -108,6 +109,7 @@ PostgresServer::PostgresServer(PostgresServerOptions options)
         posix_io::write_private_file(pgpass_path_, *line);  // for psql, run as this process's user
     }
     initdb(deadline);
+    if (options_.tls) install_tls();
     spawn();
     wait_until_serving(deadline);
 }
@@ -145,6 +147,32 @@ void PostgresServer::initdb(steady::time_point deadline) {
     run_setup("initdb", std::move(argv), std::move(child), deadline);
 }
 
+void PostgresServer::install_tls() {
+    const auto& files = *options_.tls;
+    const auto copy = [&](const std::filesystem::path& from, const char* name) {
+        posix_io::write_private_file(temp_dir_.path() / name, read_file(from), server_uid(), server_gid());
+    };
+    copy(files.server_cert_file, "server.crt");
+    copy(files.server_key_file, "server.key");  // the server refuses a key others may read
+    copy(files.ca_file, "ca.crt");
+    if (!options_.require_tls) return;
+    // "host ..." lines (TCP, with or without TLS) become "hostssl ..." (TLS only).
+    const auto hba = data_dir_ / "pg_hba.conf";
+    const std::string text = read_file(hba);
+    std::string out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto end = text.find('\n', start);
+        end = end == std::string::npos ? text.size() : end + 1;
+        std::string line = text.substr(start, end - start);
+        if (line.starts_with("host ") || line.starts_with("host\t")) line = "hostssl" + line.substr(4);
+        out += line;
+        start = end;
+    }
+    std::filesystem::remove(hba);
+    posix_io::write_private_file(hba, out, server_uid(), server_gid());
+}
+
 void PostgresServer::spawn() {
     std::vector<std::string> argv{options_.bin_dir + "/postgres",
                                   "-D", data_dir_.string(),
@@ -154,6 +182,12 @@ void PostgresServer::spawn() {
                                   "-c", "fsync=off",
                                   "-c", "max_connections=200",
                                   "-c", "shared_buffers=32MB"};
+    if (options_.tls) {
+        const auto& dir = temp_dir_.path();
+        argv.insert(argv.end(), {"-c", "ssl=on", "-c", "ssl_cert_file=" + (dir / "server.crt").string(), "-c",
+                                 "ssl_key_file=" + (dir / "server.key").string(), "-c",
+                                 "ssl_ca_file=" + (dir / "ca.crt").string()});
+    }
     argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
     ChildProcessOptions child;
     child.working_dir = temp_dir_.path();

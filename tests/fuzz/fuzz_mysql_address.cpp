@@ -30,7 +30,8 @@ std::pair<std::size_t, std::size_t> password_span(std::string_view text) {
     if (key != std::string_view::npos && text.find("://") == std::string_view::npos) {
         const auto start = key + 9;
         std::size_t end = text.size();
-        for (const std::string_view next : {" host=", " port=", " user=", " database=", " dbname=", " socket="})
+        for (const std::string_view next : {" host=", " port=", " user=", " database=", " dbname=", " socket=",
+                                                " ssl_mode=", " ssl_ca=", " ssl_cert=", " ssl_key="})
             if (const auto at = text.find(next, start); at != std::string_view::npos) end = std::min(end, at);
         return {start, end};
     }

@@ -183,5 +183,47 @@ TEST(MysqlAddress, UrlsAndPairsAreReadAndBadOnesRefusedWithoutThePassword) {
     }
 }
 
+TEST(MysqlAddress, TlsKeysInBothFormsAndBadOnesRefused) {
+    std::error_code ec;
+    std::string why;
+    auto a = mysql::parse_mysql_address("mysql://u@h/db?ssl_ca=%2Fetc%2Fca.pem&ssl_cert=/c.pem&ssl_key=/k.pem", ec, &why);
+    ASSERT_FALSE(ec) << why;
+    EXPECT_EQ(a.database, "db");
+    EXPECT_EQ(a.ssl_ca, "/etc/ca.pem");
+    EXPECT_EQ(a.ssl_cert, "/c.pem");
+    EXPECT_EQ(a.ssl_key, "/k.pem");
+    EXPECT_EQ(a.tls, mysql::tls_mode::verify_identity);  // a file without a mode: every check
+    a = mysql::parse_mysql_address("mysql://u:pa?ss@h?ssl_mode=REQUIRED", ec, &why);  // a '?' in the password
+    ASSERT_FALSE(ec) << why;
+    EXPECT_EQ(a.password, "pa?ss");
+    EXPECT_EQ(a.host, "h");
+    EXPECT_EQ(a.tls, mysql::tls_mode::required);
+    a = mysql::parse_mysql_address("host=h ssl_mode=verify_ca ssl_ca=/ca.pem", ec, &why);
+    ASSERT_FALSE(ec) << why;
+    EXPECT_EQ(a.tls, mysql::tls_mode::verify_ca);
+    a = mysql::parse_mysql_address("host=h", ec, &why);
+    EXPECT_EQ(a.tls, mysql::tls_mode::disabled);
+    for (const char* bad : {"host=h ssl_mode=sometimes", "host=h ssl_mode=verify_ca", "host=h ssl_mode=disabled ssl_ca=/x",
+                            "mysql://h/db?ssl_mode=bogus", "mysql://h/db?tls=1", "mysql://h/db?ssl_ca"}) {
+        why.clear();
+        (void)mysql::parse_mysql_address(bad, ec, &why);
+        EXPECT_EQ(ec, errc::invalid_argument) << bad;
+        EXPECT_FALSE(why.empty()) << bad;
+    }
+}
+
+TEST(MysqlSteps, TlsConnectFailuresHaveTheirOwnCodes) {
+    using mysql_steps::error_from_connect;
+    EXPECT_EQ(error_from_connect(2026, "TLS/SSL error: Validation of SSL server certificate failed"),
+              errc::tls_wrong_host);
+    EXPECT_EQ(error_from_connect(2026, "TLS/SSL error: self-signed certificate in certificate chain"),
+              errc::tls_untrusted_server);
+    EXPECT_EQ(error_from_connect(2026, "TLS/SSL error: certificate has expired"), errc::tls_certificate_expired);
+    EXPECT_EQ(error_from_connect(2026, "SSL connection error: SSL is required, but the server does not support it"),
+              errc::tls_handshake_failed);
+    EXPECT_EQ(error_from_connect(3159, "Connections using insecure transport are prohibited"), errc::tls_required);
+    EXPECT_EQ(error_from_connect(1045, "Access denied"), errc::auth_failed);
+}
+
 } // namespace
 } // namespace zklock::detail

@@ -63,8 +63,22 @@ protected:
     enum class method { lease, advisory, row, version };
     /// A service of method `m` on `address`: "mysql://[user[:password]@]host[:port][/database]"
     /// or "host=H port=P user=U password=W database=D socket=S" (database
-    /// default "zklock"). Throws zklock::error(errc::invalid_argument) for an
-    /// address that cannot be read (the message never holds the password).
+    /// default "zklock"). TLS (MariaDB Connector/C's): the keys ssl_mode,
+    /// ssl_ca, ssl_cert, ssl_key in the key=value form, or as URL parameters
+    /// ("mysql://u@h/db?ssl_mode=verify_identity&ssl_ca=/etc/ca.pem"); files
+    /// are PEM, the key unencrypted and private (checked as TlsOptions's are).
+    /// ssl_mode (any case): disabled (the default without any ssl_ key),
+    /// required (TLS; the certificate checked only against an ssl_ca given),
+    /// verify_ca (its chain, against ssl_ca), verify_identity (also the host
+    /// name; the default once a file is given; without ssl_ca the system's
+    /// CAs). A refused connect fails with errc::tls_untrusted_server,
+    /// errc::tls_wrong_host, errc::tls_certificate_expired,
+    /// errc::tls_handshake_failed (a server without TLS, ...) or
+    /// errc::tls_required (MySQL's require_secure_transport; MariaDB's says
+    /// errc::auth_failed, and failure_detail() then names TLS). Throws
+    /// zklock::error(errc::invalid_argument) for an address that cannot be
+    /// read or a TLS file that is missing or not private (the message never
+    /// holds the password).
     MysqlLockServiceBase(method m, const std::string& address, MysqlOptions options);
 
 private:

@@ -53,6 +53,16 @@ protected:
     /// The ways of locking in PostgreSQL (lease row, advisory lock, SELECT ... FOR UPDATE, version column).
     enum class method { lease, advisory, row, version };
     /// A service of method `m` on `conninfo` (its password never reaches output or argv).
+    /// TLS is libpq's, set in `conninfo` and passed as given: sslmode
+    /// (verify-full checks the chain and the host name), sslrootcert, sslcert,
+    /// sslkey, sslpassword (a secret, redacted like the password). A refused
+    /// connect fails with errc::tls_wrong_host, errc::tls_untrusted_server
+    /// (libpq 15 says an expired certificate so too: "certificate verify
+    /// failed"), errc::tls_handshake_failed (a server
+    /// without TLS, a file libpq cannot load, ...) or errc::tls_required
+    /// (pg_hba.conf refuses a connection without TLS), libpq's words in
+    /// failure_detail(); a conninfo libpq cannot read (a bad sslmode) with
+    /// errc::invalid_argument.
     PostgresLockServiceBase(method m, std::string conninfo, PostgresOptions options);
 
 private:

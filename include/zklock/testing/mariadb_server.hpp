@@ -35,11 +35,13 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "zklock/testing/process.hpp"
 #include "zklock/testing/server_process.hpp"
+#include "zklock/testing/test_certificates.hpp"
 
 namespace zklock::testing {
 
@@ -63,6 +65,16 @@ struct MariaDBServerOptions {
     /// The password of user() "zklock"; when set, clients must give it.
     /// Default empty: no password.
     std::string password;
+    /// TLS: the server's certificate and key and the CA of client
+    /// certificates (server_cert_file, server_key_file, ca_file of
+    /// make_test_certificates()), copied into the temp dir for the server's
+    /// user (--ssl-cert, --ssl-key, --ssl-ca). Default: none, no TLS.
+    std::optional<TestCertificates> tls;
+    /// With `tls`: require_secure_transport=ON, TCP connections over TLS only
+    /// (MariaDB refuses one without TLS as "Access denied"; the Unix socket
+    /// counts as secure); without `tls` the constructor throws
+    /// std::invalid_argument. Default false.
+    bool require_tls = false;
 };
 
 /// One MariaDB data directory and its server.
@@ -133,6 +145,7 @@ public:
 private:
     void install_db(std::chrono::steady_clock::time_point deadline);
     void create_account();
+    void install_tls();
     void spawn() override;
     [[nodiscard]] bool serving(std::chrono::milliseconds timeout) override;
     void stop_process() override;

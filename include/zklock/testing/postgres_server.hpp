@@ -12,7 +12,10 @@
 // --pwfile, from a 0600 file removed after initdb) and every connection, TCP
 // or Unix socket, must give it (scram-sha-256 in pg_hba.conf). No secret is
 // ever on a command line: psql() reads it from a password file (PGPASSFILE,
-// mode 0600, pgpass_path()).
+// mode 0600, pgpass_path()). With PostgresServerOptions::tls the server also
+// speaks TLS (ssl=on), and with require_tls only TLS on TCP; psql() and the
+// readiness probe still connect (libpq's default sslmode=prefer; a refusal
+// counts as ready, as with pg_isready).
 //
 // PostgreSQL refuses to run as root. When this process runs as root, initdb
 // and postgres run as options.os_user through `setpriv --reuid --regid
@@ -48,6 +51,7 @@
 
 #include "zklock/testing/process.hpp"
 #include "zklock/testing/server_process.hpp"
+#include "zklock/testing/test_certificates.hpp"
 
 namespace zklock::testing {
 
@@ -69,6 +73,17 @@ struct PostgresServerOptions {
     /// The password of the superuser "postgres"; when set, every client must
     /// give it (scram-sha-256). Default empty: trust, no password.
     std::string password;
+    /// TLS: the server's certificate and key and the CA of client
+    /// certificates (server_cert_file, server_key_file, ca_file of
+    /// make_test_certificates()), copied into the temp dir for the server's
+    /// user (the key mode 0600); the server then runs with ssl=on. Default:
+    /// none, no TLS.
+    std::optional<TestCertificates> tls;
+    /// With `tls`: refuse every TCP connection without TLS (pg_hba.conf's
+    /// `host` lines become `hostssl`; a client without TLS is told "no
+    /// pg_hba.conf entry ..., no encryption"); without `tls` the constructor
+    /// throws std::invalid_argument. Default false: TLS when the client asks.
+    bool require_tls = false;
 };
 
 /// True when a PostgreSQL server on 127.0.0.1:port accepts a connection as
@@ -154,6 +169,7 @@ public:
 
 private:
     void initdb(std::chrono::steady_clock::time_point deadline);
+    void install_tls();
     void spawn() override;
     [[nodiscard]] bool serving(std::chrono::milliseconds timeout) override;
     void stop_process() override;

@@ -100,12 +100,28 @@ MYSQL* open_mysql(const mysql_address& a, std::chrono::milliseconds timeout, uns
     const unsigned protocol = a.socket.empty() ? MYSQL_PROTOCOL_TCP : MYSQL_PROTOCOL_SOCKET;
     mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &protocol);
     mysql_optionsv(m, MYSQL_READ_DEFAULT_FILE, nullptr);  // no option files: nothing but the address
+    if (a.tls != tls_mode::disabled) {
+        // Connector/C checks the chain whenever a CA is given, the host name
+        // with VERIFY_SERVER_CERT; ENFORCE refuses a server without TLS.
+        const my_bool on = 1;
+        const my_bool verify_host = a.tls == tls_mode::verify_identity;
+        mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &on);
+        mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify_host);
+        if (!a.ssl_ca.empty()) mysql_optionsv(m, MYSQL_OPT_SSL_CA, a.ssl_ca.c_str());
+        if (!a.ssl_cert.empty()) mysql_optionsv(m, MYSQL_OPT_SSL_CERT, a.ssl_cert.c_str());
+        if (!a.ssl_key.empty()) mysql_optionsv(m, MYSQL_OPT_SSL_KEY, a.ssl_key.c_str());
+    }
     if (!mysql_real_connect(m, a.socket.empty() ? a.host.c_str() : "localhost", a.user.empty() ? nullptr : a.user.c_str(),
                             a.password.empty() ? nullptr : a.password.c_str(),
                             a.database.empty() ? nullptr : a.database.c_str(), a.port,
                             a.socket.empty() ? nullptr : a.socket.c_str(), CLIENT_MULTI_STATEMENTS | CLIENT_FOUND_ROWS)) {
         number = mysql_errno(m);
         message = mysql_error(m);
+        // MariaDB refuses a connection without TLS under
+        // require_secure_transport=ON as it refuses a password.
+        if (number == 1045 && a.tls == tls_mode::disabled)
+            message += " (a server with require_secure_transport=ON refuses a connection without TLS so too: see "
+                       "ssl_mode)";
         mysql_close(m);
         return nullptr;
     }
@@ -276,7 +292,7 @@ void connection::connect(const mysql_address& address, std::chrono::milliseconds
             auto done = std::exchange(self->connect_done_, nullptr);
             if (number != 0) {
                 self->close();
-                return done(mysql_steps::error_from_mysql(number), message);
+                return done(mysql_steps::error_from_connect(number, message), message);
             }
             self->connected_ = true;
             self->server_id_ = id;

@@ -4,6 +4,8 @@
 #include "backends/sql/sql_context.hpp"
 #include "backends/sql/sql_lock.hpp"
 
+#include <zklock/tls_options.hpp>
+
 #include <memory>
 #include <string>
 
@@ -61,6 +63,12 @@ MysqlLockServiceBase::MysqlLockServiceBase(method m, const std::string& address,
     std::string reason;
     auto parsed = detail::mysql::resolve_mysql_address(address, options.user, options.password, ec, &reason);
     if (ec) throw error(ec, "zklock: a MySQL address that cannot be read: " + reason);
+    // The TLS files as the ZooKeeper session checks its own: readable, the
+    // certificate with its key, the key private.
+    if (parsed.tls != detail::mysql::tls_mode::disabled) {
+        if (const auto bad = validate_tls({parsed.ssl_ca, parsed.ssl_cert, parsed.ssl_key}, &reason))
+            throw error(bad, "zklock: a MySQL address's TLS files: " + reason);
+    }
     context_ = std::make_shared<detail::mysql_context>(detail::method_of(static_cast<int>(m)), std::move(parsed),
                                                        std::move(options));
 }

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <string>
+#include <string_view>
 
 namespace zklock::detail::mysql_steps {
 namespace {
@@ -31,6 +32,19 @@ std::error_code error_from_mysql(unsigned number) {
         return make_error_code(errc::connection_loss);
     default: return {static_cast<int>(number), mysql_category()};
     }
+}
+
+std::error_code error_from_connect(unsigned number, std::string_view message) {
+    const auto says = [&](std::string_view words) { return message.find(words) != std::string_view::npos; };
+    if (number == 3159) return make_error_code(errc::tls_required);
+    if (number != 2026) return error_from_mysql(number);
+    if (says("Validation of SSL server certificate failed")) return make_error_code(errc::tls_wrong_host);
+    if (says("certificate has expired") || says("certificate is not yet valid"))
+        return make_error_code(errc::tls_certificate_expired);
+    if (says("self-signed certificate") || says("self signed certificate") || says("unable to get local issuer") ||
+        says("certificate verify failed") || says("unable to verify the first certificate"))
+        return make_error_code(errc::tls_untrusted_server);
+    return make_error_code(errc::tls_handshake_failed);
 }
 
 after_attempt_step after_attempt(method m, const attempt_result& r) noexcept {

@@ -26,6 +26,15 @@ using namespace sql_steps;
 ///   anything else: a code of the "zklock.mysql" category whose value is the
 ///   number and whose message names it.
 std::error_code error_from_mysql(unsigned number);
+/// The error of a connect that failed with `number` and the client's
+/// `message`: for 2026 (TLS), by the message, errc::tls_wrong_host
+/// ("Validation of SSL server certificate failed": the host name),
+/// errc::tls_certificate_expired, errc::tls_untrusted_server (the chain:
+/// "self-signed certificate", "unable to get local issuer certificate",
+/// "certificate verify failed"), errc::tls_handshake_failed (anything else);
+/// 3159 (MySQL's require_secure_transport) errc::tls_required; otherwise
+/// error_from_mysql(number).
+std::error_code error_from_connect(unsigned number, std::string_view message);
 /// The "zklock.mysql" category.
 const std::error_category& mysql_category() noexcept;
 

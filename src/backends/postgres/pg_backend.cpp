@@ -87,7 +87,10 @@ void pg_backend::open_connection(std::function<void(std::error_code)> done) {
         });
     conn->connect(pctx_->conninfo, method().application_prefix() + name_, pctx_->options.connect_timeout,
                   [self = me(), conn, done = std::move(done)](std::error_code ec) mutable {
-                      if (!self->connect_ended(conn, ec, ec.message(), done)) return;
+                      // The code's words, then libpq's ("authentication failed: connection to server at ...").
+                      const auto& why = conn->connect_error();
+                      if (!self->connect_ended(conn, ec, why.empty() ? ec.message() : ec.message() + ": " + why, done))
+                          return;
                       conn->on_notify([weak = std::weak_ptr<pg_backend>(self)] {
                           if (auto s = weak.lock()) s->notified();
                       });

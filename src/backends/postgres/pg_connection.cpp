@@ -1,6 +1,7 @@
 #include "backends/postgres/pg_connection.hpp"
 
 #include "support/endpoint_text.hpp"
+#include "support/secrets.hpp"
 
 #include <thread>
 
@@ -39,14 +40,32 @@ const std::error_category& sqlstate_category() noexcept {
 }
 
 // Why a connect failed: the server asked for a password nobody gave (no_auth),
-// refused the one given (auth_failed), or it is unreachable.
+// refused the one given (auth_failed), TLS failed (libpq's words name which
+// check), or it is unreachable.
 errc connect_failure(PGconn* conn) {
     if (PQconnectionNeedsPassword(conn)) return errc::no_auth;
     const std::string_view message = PQerrorMessage(conn);
-    if (message.find("password authentication failed") != std::string_view::npos ||
-        message.find("authentication failed for user") != std::string_view::npos)
-        return errc::auth_failed;
+    const auto says = [&](std::string_view words) { return message.find(words) != std::string_view::npos; };
+    if (says("password authentication failed") || says("authentication failed for user")) return errc::auth_failed;
+    if (says("does not match host name")) return errc::tls_wrong_host;
+    if (says("certificate has expired") || says("certificate is not yet valid")) return errc::tls_certificate_expired;
+    if (says("certificate verify failed")) return errc::tls_untrusted_server;
+    if (says("server does not support SSL") || says("SSL error") || says("SSL SYSCALL error") ||
+        says("could not load") || says("root certificate file"))
+        return errc::tls_handshake_failed;
+    // pg_hba.conf has hostssl lines only (or none for this connection
+    // without TLS): "no pg_hba.conf entry for host ..., no encryption".
+    if (says("no pg_hba.conf entry") && says("no encryption")) return errc::tls_required;
     return errc::connection_loss;
+}
+
+// libpq's message, on one line: one "connection to server ... failed: ..."
+// per address tried, each ending in a line break.
+std::string one_line(std::string_view message) {
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.remove_suffix(1);
+    std::string out;
+    for (const char c : message) out += c == '\n' ? std::string("; ") : std::string(1, c);
+    return redact_secrets(out);
 }
 
 } // namespace
@@ -85,8 +104,10 @@ void connection::connect(const std::string& conninfo, const std::string& app_nam
     const char* values[] = {app_name.c_str(), conninfo.c_str(), nullptr};
     conn_ = PQconnectStartParams(keys, values, 1);
     if (!conn_ || PQstatus(conn_) == CONNECTION_BAD) {
-        return asio::post(sd_.get_executor(),
-                          [self = shared_from_this()] { self->fail_connect(make_error_code(errc::connection_loss)); });
+        // Refused before any I/O: the connection string cannot be read, or
+        // holds a bad value ("invalid sslmode value: ...").
+        const auto why = conn_ ? errc::invalid_argument : errc::connection_loss;
+        return asio::post(sd_.get_executor(), [self = shared_from_this(), why] { self->fail_connect(make_error_code(why)); });
     }
     note_endpoint();
     // libpq prints notices on stderr by default: they go to the log, or nowhere.
@@ -177,6 +198,7 @@ void connection::release_fd() noexcept {
 
 void connection::fail_connect(std::error_code ec) {
     auto done = std::exchange(connect_done_, nullptr);
+    connect_error_ = conn_ && ec != errc::timeout ? one_line(PQerrorMessage(conn_)) : std::string();
     close();
     if (done) done(ec);
 }

@@ -64,7 +64,12 @@ public:
     /// Starts connecting with `conninfo` (a libpq connection string or URI).
     /// `done` gets {} once connected, errc::no_auth (a password is needed and
     /// none was given), errc::auth_failed (refused), errc::timeout (`timeout`
-    /// passed) or errc::connection_loss (anything else).
+    /// passed), a TLS failure (its sslmode asked for TLS or a check: the
+    /// certificate's host errc::tls_wrong_host, its chain
+    /// errc::tls_untrusted_server, its dates errc::tls_certificate_expired,
+    /// anything else errc::tls_handshake_failed), errc::tls_required (the
+    /// server refused a connection without TLS) or errc::connection_loss
+    /// (anything else); connect_error() then says it in libpq's words.
     void connect(const std::string& conninfo, const std::string& app_name, std::chrono::milliseconds timeout,
                  std::function<void(std::error_code)> done);
 
@@ -80,6 +85,9 @@ public:
                result_callback done);
 
     bool connected() const noexcept { return connected_; }
+    /// Why the last connect failed, in libpq's words on one line (no secret);
+    /// empty while none failed, or when libpq said nothing (a timeout).
+    const std::string& connect_error() const noexcept { return connect_error_; }
     /// A statement is running on the server (sent, not yet answered).
     bool busy() const noexcept { return active_.has_value(); }
     /// Called after the results of a read that brought LISTEN notifications.
@@ -139,6 +147,7 @@ private:
     std::function<void()> on_broken_;
     std::function<void(log_level, const std::string&)> on_notice_;
     std::string endpoint_;
+    std::string connect_error_;
 };
 
 } // namespace zklock::detail::pg
