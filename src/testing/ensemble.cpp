@@ -27,27 +27,38 @@ constexpr milliseconds quorum_probe_timeout{1000};
 Ensemble::Ensemble(EnsembleOptions options) : root_("zklock-ensemble-") {
     if (options.size == 0) throw std::invalid_argument("Ensemble: size must be at least 1");
     const std::size_t n = options.size;
-    const auto ports = free_loopback_ports(3 * n);
+    // Per node: client, quorum and election ports, and with TLS the secure one.
+    const std::size_t per_node = options.tls ? 4 : 3;
+    const auto ports = free_loopback_ports(per_node * n);
+    if (options.tls) certificates_ = make_test_certificates(root_.path() / "tls", options.tls_certificates);
     std::string servers;
     for (std::size_t i = 0; i < n; ++i) {
-        servers += "server." + std::to_string(i + 1) + "=127.0.0.1:" + std::to_string(ports[3 * i + 1]) + ":" +
-                   std::to_string(ports[3 * i + 2]) + '\n';
+        servers += "server." + std::to_string(i + 1) + "=127.0.0.1:" + std::to_string(ports[per_node * i + 1]) + ":" +
+                   std::to_string(ports[per_node * i + 2]) + '\n';
     }
+    const std::string netty = options.tls ? detail::netty_classpath : "";
     const ZooKeeperServer::Launch launch{options.java,
-                                         detail::join_classpath(options.classpath, options.logging_classpath),
+                                         detail::join_classpath(detail::join_classpath(options.classpath, netty),
+                                                                options.logging_classpath),
                                          options.jvm_flags, options.quiet, options.start_timeout};
     for (std::size_t i = 0; i < n; ++i) {
         const auto dir = root_.path() / ("node" + std::to_string(i + 1));
         const auto data = dir / "data";
         std::filesystem::create_directories(data);
         detail::write_text_file(data / "myid", std::to_string(i + 1) + "\n");
-        std::string config = detail::common_zoo_config(data, ports[3 * i], options.tick_time_ms,
+        const auto port = [&](std::size_t k) { return ports[per_node * i + k]; };
+        std::string config = detail::common_zoo_config(data, port(0), options.tick_time_ms,
                                                        options.min_session_timeout_ms, options.max_session_timeout_ms) +
                              "initLimit=" + std::to_string(options.init_limit) + "\n" +
                              "syncLimit=" + std::to_string(options.sync_limit) + "\n" + servers +
+                             (certificates_ ? detail::tls_zoo_config(port(3), *certificates_) : std::string()) +
                              detail::config_lines(options.extra_config);
-        nodes_.push_back(std::unique_ptr<ZooKeeperServer>(new ZooKeeperServer(
-            dir, data, ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], std::move(config), launch)));
+        nodes_.push_back(std::unique_ptr<ZooKeeperServer>(
+            new ZooKeeperServer(dir, data, port(0), port(1), port(2), std::move(config), launch)));
+        if (certificates_) {
+            nodes_.back()->secure_port_ = port(3);
+            nodes_.back()->certificates_ = *certificates_;
+        }
     }
     for (auto& node : nodes_) node->spawn();
 
@@ -55,7 +66,15 @@ Ensemble::Ensemble(EnsembleOptions options) : root_("zklock-ensemble-") {
     std::string why;
     while (true) {
         const auto state = check_quorum(until(deadline, quorum_probe_timeout), &why);
-        if (state == quorum_state::ready) return;
+        // The secure ports open after the plain ones: a TLS client connecting
+        // at once must not find one closed.
+        const bool secure_ports_open = std::all_of(nodes_.begin(), nodes_.end(), [](const auto& node) {
+            return node->secure_port() == 0 || detail::accepts_connections(node->secure_port());
+        });
+        if (state == quorum_state::ready && secure_ports_open) return;
+        if (state == quorum_state::ready && steady::now() >= deadline) {
+            why = "a secure client port did not open within " + std::to_string(options.start_timeout.count()) + " ms";
+        }
         if (state == quorum_state::forming && steady::now() >= deadline) {
             why = "no quorum within " + std::to_string(options.start_timeout.count()) + " ms";
         }
@@ -101,6 +120,21 @@ std::string Ensemble::connect_string() const {
         out += node->connect_string();
     }
     return out;
+}
+
+std::string Ensemble::secure_connect_string() const {
+    std::string out;
+    for (const auto& node : nodes_) {
+        if (node->secure_port() == 0) continue;
+        if (!out.empty()) out += ',';
+        out += node->secure_connect_string();
+    }
+    return out;
+}
+
+const TestCertificates& Ensemble::certificates() const {
+    if (!certificates_) throw std::logic_error("Ensemble::certificates(): the ensemble has no TLS");
+    return *certificates_;
 }
 
 ZooKeeperServer& Ensemble::node(std::size_t i) {

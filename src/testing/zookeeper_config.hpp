@@ -1,6 +1,8 @@
 // zoo.cfg text shared by the standalone server and the ensemble.
 #pragma once
 
+#include "zklock/testing/test_certificates.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -19,5 +21,13 @@ std::string config_lines(const std::vector<std::string>& lines);
 void write_text_file(const std::filesystem::path& path, const std::string& text);
 /// classpath + ":" + logging, either may be empty.
 std::string join_classpath(const std::string& classpath, const std::string& logging);
+
+/// The jars a TLS server adds to its class path (Debian's zookeeper.jar names
+/// no Netty codec or resolver in its manifest).
+inline constexpr const char* netty_classpath = "/usr/share/java/netty-codec.jar:/usr/share/java/netty-resolver.jar";
+/// The zoo.cfg lines of a secure client port on 127.0.0.1 served with `c`.
+std::string tls_zoo_config(std::uint16_t secure_port, const TestCertificates& c);
+/// True when something accepts a TCP connection on 127.0.0.1:`port`.
+bool accepts_connections(std::uint16_t port);
 
 }  // namespace zklock::testing::detail

@@ -50,12 +50,7 @@ std::string join_classpath(const std::string& classpath, const std::string& logg
     return classpath + ":" + logging;
 }
 
-}  // namespace detail
-
-namespace {
-
-/// True when something accepts a TCP connection on 127.0.0.1:`port` (a
-/// loopback connect is answered at once: accepted or refused).
+// A loopback connect is answered at once: accepted or refused.
 bool accepts_connections(std::uint16_t port) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return false;
@@ -68,8 +63,7 @@ bool accepts_connections(std::uint16_t port) {
     return accepted;
 }
 
-/// The zoo.cfg lines of a secure client port on 127.0.0.1 served with `c`.
-std::string tls_config(std::uint16_t secure_port, const TestCertificates& c) {
+std::string tls_zoo_config(std::uint16_t secure_port, const TestCertificates& c) {
     std::ostringstream cfg;
     cfg << "secureClientPort=" << secure_port << '\n'
         << "secureClientPortAddress=127.0.0.1\n"
@@ -83,7 +77,7 @@ std::string tls_config(std::uint16_t secure_port, const TestCertificates& c) {
     return cfg.str();
 }
 
-}  // namespace
+}  // namespace detail
 
 ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options)
     : ServerProcess("ZooKeeper server", options.start_timeout) {
@@ -93,7 +87,7 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options)
     std::filesystem::create_directories(data_dir_);
     config_path_ = directory_ / "zoo.cfg";
     // Debian's zookeeper.jar names no Netty codec or resolver in its manifest.
-    const std::string netty = options.tls ? "/usr/share/java/netty-codec.jar:/usr/share/java/netty-resolver.jar" : "";
+    const std::string netty = options.tls ? detail::netty_classpath : "";
     launch_ = Launch{options.java,
                      detail::join_classpath(detail::join_classpath(options.classpath, netty), options.logging_classpath),
                      std::move(options.jvm_flags), options.quiet, options.start_timeout};
@@ -113,7 +107,7 @@ ZooKeeperServer::ZooKeeperServer(ZooKeeperServerOptions options)
                                 detail::common_zoo_config(data_dir_, port, options.tick_time_ms,
                                                           options.min_session_timeout_ms,
                                                           options.max_session_timeout_ms) +
-                                    (certificates_ ? tls_config(secure_port_, *certificates_) : std::string()) +
+                                    (certificates_ ? detail::tls_zoo_config(secure_port_, *certificates_) : std::string()) +
                                     detail::config_lines(options.extra_config));
         try {
             spawn();
@@ -164,7 +158,7 @@ bool ZooKeeperServer::serving(std::chrono::milliseconds timeout) {
         if (testing::four_letter_word(port(), "ruok", timeout) != "imok") return false;
         // The secure port opens after the plain one: a TLS client connecting
         // in between would be refused.
-        if (secure_port_ != 0 && !accepts_connections(secure_port_)) return false;
+        if (secure_port_ != 0 && !detail::accepts_connections(secure_port_)) return false;
         return server_mode(testing::four_letter_word(port(), "srvr", posix_io::until(deadline, timeout))).has_value();
     } catch (const std::system_error&) {
         return false;

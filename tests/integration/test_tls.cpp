@@ -14,13 +14,19 @@
 #include <zklock/tls_options.hpp>
 #include <zklock/lock_stats.hpp>
 #include <zklock/queue_lock.hpp>
+#include <zklock/testing/ensemble.hpp>
 #include <zklock/testing/process.hpp>
 #include <zklock/testing/zookeeper_server.hpp>
 
+#include <boost/asio/use_future.hpp>
+
 #include <filesystem>
+#include <cstdio>
 #include <functional>
+#include <optional>
 #include <future>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include <fcntl.h>
@@ -283,6 +289,81 @@ TEST_F(TlsTest, SessionSurvivesAServerRestart) {
     EXPECT_EQ(path + std::string("/") + queue[0].node, m.node_path());
     m.unlock();
     EXPECT_TRUE(wait_until([&] { return list_contenders(observer, path).empty(); }));
+}
+
+namespace {
+/// True when this machine has an established TCP connection to
+/// 127.0.0.1:`port` (/proc/net/tcp: a client's end, the remote port `port`).
+bool connected_to(std::uint16_t port) {
+    std::istringstream table(read_file("/proc/net/tcp"));
+    std::string line;
+    std::getline(table, line);  // the header
+    char want[16];
+    std::snprintf(want, sizeof want, "0100007F:%04X", port);
+    while (std::getline(table, line)) {
+        std::istringstream fields(line);
+        std::string slot, local, remote, state;
+        fields >> slot >> local >> remote >> state;
+        if (remote == want && state == "01") return true;
+    }
+    return false;
+}
+} // namespace
+
+// Over TLS to a 3-node ensemble, one leg per server: when the server the
+// session is on dies, the C client moves to another server of its list
+// through that server's leg, within the session timeout; the session and
+// its lock live on, and the lock is handed on to a plain session. The TLS
+// session is the only client of the secure ports, so the node it is on is
+// the one a connection to whose secure port is established.
+TEST(TlsEnsembleTest, AHolderKeepsItsLockWhenItsServerDies) {
+    zt::EnsembleOptions eo;
+    eo.tls = true;
+    eo.max_session_timeout_ms = 20000;
+    zt::Ensemble ensemble(eo);
+    SessionOptions o;
+    o.connect = ensemble.secure_connect_string();
+    o.session_timeout = 20s;
+    o.connect_timeout = 60s;
+    const auto& c = ensemble.certificates();
+    o.tls = TlsOptions{c.ca_file.string(), c.client_cert_file.string(), c.client_key_file.string()};
+    SessionOptions plain;
+    plain.connect = ensemble.connect_string();
+    plain.session_timeout = 20s;
+    Session holder_session(o), waiter_session(plain);
+    EventLog events(holder_session);
+    holder_session.connect();
+    waiter_session.connect();
+    const std::string path = "/zklock-tls-tests/ensemble/lock";
+    Mutex holder(holder_session, path), waiter(waiter_session, path);
+    holder.lock();
+    const auto token = holder.fencing_token();
+    auto granted = waiter.async_lock(boost::asio::use_future);
+    ASSERT_TRUE(wait_until([&] { return waiter.queue_position() == 1u; }, 20s));
+
+    const auto node_on = [&]() -> std::optional<std::size_t> {
+        for (std::size_t i = 0; i < ensemble.size(); ++i)
+            if (ensemble.node(i).running() && connected_to(ensemble.node(i).secure_port())) return i;
+        return std::nullopt;
+    };
+    std::optional<std::size_t> on;
+    ASSERT_TRUE(wait_until([&] { return (on = node_on()).has_value(); }, 20s)) << "no TLS connection to any node";
+    const auto id = holder_session.session_id();
+    ensemble.node(*on).kill9();
+    ASSERT_TRUE(events.wait_for(session_event::suspended, 30s));
+    ASSERT_TRUE(events.wait_for(session_event::reconnected, 30s));
+    EXPECT_EQ(holder_session.session_id(), id);
+    std::optional<std::size_t> now_on;
+    EXPECT_TRUE(wait_until([&] { return (now_on = node_on()).has_value(); }, 20s));
+    EXPECT_NE(now_on, on) << "the session is on the node that was killed";
+    EXPECT_TRUE(holder.is_held());
+    EXPECT_FALSE(waiter.is_held());
+    holder.unlock();
+    EXPECT_FALSE(get_within(granted, 30s));
+    EXPECT_TRUE(waiter.is_held());
+    EXPECT_GT(waiter.fencing_token(), token);
+    waiter.unlock();
+    EXPECT_TRUE(wait_until([&] { return list_contenders(waiter_session, path).empty(); }, 20s));
 }
 
 // A client certificate is an identity (x509:<subject DN>): a lock whose

@@ -42,6 +42,12 @@ struct EnsembleOptions : ZooKeeperProcessOptions {
     /// How long the constructor may take to get a quorum (and a restart() of
     /// one node to rejoin it). Default 60 s.
     std::chrono::milliseconds start_timeout{60000};
+    /// Every node also serves TLS on a secure client port, as
+    /// ZooKeeperServerOptions::tls does, with certificates of one CA made at
+    /// start (certificates()). Default false.
+    bool tls = false;
+    /// The certificates made when `tls` is set.
+    TestCertificateOptions tls_certificates;
 };
 
 /// N ZooKeeper servers forming one ensemble on 127.0.0.1, each with its own
@@ -75,6 +81,11 @@ public:
     [[nodiscard]] std::size_t size() const noexcept;
     /// "127.0.0.1:P1,127.0.0.1:P2,..." in node order.
     [[nodiscard]] std::string connect_string() const;
+    /// The same of the nodes' TLS ports (EnsembleOptions::tls); empty without TLS.
+    [[nodiscard]] std::string secure_connect_string() const;
+    /// The certificates every node serves with (its CA, a client certificate
+    /// and key it accepts, an unrelated CA). Throws std::logic_error without TLS.
+    [[nodiscard]] const TestCertificates& certificates() const;
     /// Node i (0-based; its myid is i + 1). Throws std::out_of_range.
     [[nodiscard]] ZooKeeperServer& node(std::size_t i);
 
@@ -136,6 +147,7 @@ private:
     [[nodiscard]] bool is_partitioned(std::size_t i) const;
 
     TempDir root_;
+    std::optional<TestCertificates> certificates_;
     std::vector<std::unique_ptr<ZooKeeperServer>> nodes_;
     struct Partition {
         std::size_t node;
