@@ -34,6 +34,7 @@ public:
         case errc::tls_untrusted_server: return "the server's TLS certificate is not signed by a trusted CA";
         case errc::tls_certificate_expired: return "the server's TLS certificate has expired or is not valid yet";
         case errc::tls_wrong_host: return "the server's TLS certificate does not name the host connected to";
+        case errc::tls_required: return "the server accepts only TLS connections: connect over TLS";
         case errc::system_error: return "ZooKeeper client system error";
         case errc::runtime_inconsistency: return "ZooKeeper runtime inconsistency";
         case errc::data_inconsistency: return "ZooKeeper data inconsistency";

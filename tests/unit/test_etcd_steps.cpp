@@ -33,11 +33,11 @@ std::string refusal(const std::string& text) {
 TEST(EtcdSteps, EndpointsBecomeGrpcTargets) {
     EXPECT_EQ(parsed("127.0.0.1:2379"), (endpoints{"dns:///127.0.0.1:2379", false}));
     EXPECT_EQ(parsed("etcd.example"), (endpoints{"dns:///etcd.example:2379", false}));
-    EXPECT_EQ(parsed("http://etcd.example:12379/"), (endpoints{"dns:///etcd.example:12379", false}));
+    EXPECT_EQ(parsed("http://etcd.example:12379/"), (endpoints{"dns:///etcd.example:12379", false, true}));
     EXPECT_EQ(parsed("https://etcd.example:2379"), (endpoints{"dns:///etcd.example:2379", true}));
     EXPECT_EQ(parsed("[::1]:2379"), (endpoints{"dns:///[::1]:2379", false}));
     EXPECT_EQ(parsed("127.0.0.1:1,127.0.0.1:2,http://127.0.0.1:3"),
-              (endpoints{"ipv4:127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", false}));
+              (endpoints{"ipv4:127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", false, true}));
     EXPECT_EQ(parsed("[::1]:1,[::1]:2"), (endpoints{"ipv6:[::1]:1,[::1]:2", false}));
 }
 
