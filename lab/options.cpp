@@ -201,7 +201,7 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
         ->needs(backend);
     cmd.add_option("--etcd", b.etcd,
                    "with --backend: etcd endpoint host:port or http(s)://host:port, or several IPs comma-separated "
-                   "(default: a throwaway one-member cluster)")
+                   "(default: a throwaway one-member cluster); https:// or --tls-ca, --tls-cert, --tls-key: over TLS")
         ->needs(backend);
     cmd.add_option("--mysql", b.mysql,
                    "with --backend: MySQL/MariaDB server mysql://[user[:password]@]host[:port][/database] (default: a "

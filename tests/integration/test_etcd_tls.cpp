@@ -149,3 +149,37 @@ TEST_F(EtcdTlsTest, BadTlsOptionsAreRefusedAtConstruction) {
 
 } // namespace
 } // namespace zklock::test
+
+#ifdef ZKLOCK_CLI_PATH
+#include "test_cli_support.hpp"
+
+namespace zklock::test {
+namespace {
+
+// `zklock bench --backend etcd --etcd https://...` hands --tls-* to etcd:
+// the row is measured over TLS; without the client certificate the server
+// refuses it (exit 80, the handshake); TLS options with only throwaway
+// servers, which speak plain, are refused (64).
+TEST_F(EtcdTlsTest, BenchPassesTlsOptionsToEtcd) {
+    cli::Cli z;
+    const auto& c = server_->certificates();
+    const auto bench = [&](std::vector<std::string> more, const std::string& name) {
+        std::vector<std::string> args{"bench", "--backend", "etcd", "--scenario", "uncontended", "--ops", "20",
+                                      "--warmup", "0", "--tls-ca", c.ca_file.string()};
+        args.insert(args.end(), more.begin(), more.end());
+        auto p = z.start(args, name);
+        return cli::exit_code(p, 60s);
+    };
+    const std::vector<std::string> at{"--etcd", server_->endpoint()};
+    auto with_cert = at;
+    with_cert.insert(with_cert.end(), {"--tls-cert", c.client_cert_file.string(), "--tls-key", c.client_key_file.string()});
+    EXPECT_EQ(bench(with_cert, "held"), 0) << z.output("held");
+    EXPECT_TRUE(cli::contains(z.output("held"), "etcd")) << z.output("held");
+    EXPECT_EQ(bench(at, "no-cert"), 80) << z.output("no-cert");
+    EXPECT_EQ(bench({}, "throwaway"), 64) << z.output("throwaway");
+    EXPECT_TRUE(cli::contains(z.output("throwaway"), "throwaway servers speak plain")) << z.output("throwaway");
+}
+
+} // namespace
+} // namespace zklock::test
+#endif
