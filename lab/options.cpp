@@ -215,8 +215,8 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
         ->check(CLI::Range(1, 1000))
         ->needs(backend);
     cmd.add_flag("--baselines", b.baselines,
-                 "with --backend: also run redis-benchmark (SET NX PX + EVAL) and pgbench (advisory lock + unlock) "
-                 "on the same servers (on with --report)")
+                 "with --backend: also run redis-benchmark (SET NX PX + EVAL), pgbench (advisory lock + unlock) and "
+                 "etcdctl lock NAME true (a Go process per cycle) on the same servers (on with --report)")
         ->needs(backend);
 }
 

@@ -157,7 +157,8 @@ namespace zklock::test {
 namespace {
 
 // `zklock bench --backend etcd --etcd https://...` hands --tls-* to etcd:
-// the row is measured over TLS; without the client certificate the server
+// the row is measured over TLS, and so is `etcdctl lock` beside it
+// (--baselines); without the client certificate the server
 // refuses it (exit 80, the handshake); TLS options with only throwaway
 // servers, which speak plain, are refused (64).
 TEST_F(EtcdTlsTest, BenchPassesTlsOptionsToEtcd) {
@@ -173,8 +174,10 @@ TEST_F(EtcdTlsTest, BenchPassesTlsOptionsToEtcd) {
     const std::vector<std::string> at{"--etcd", server_->endpoint()};
     auto with_cert = at;
     with_cert.insert(with_cert.end(), {"--tls-cert", c.client_cert_file.string(), "--tls-key", c.client_key_file.string()});
+    with_cert.emplace_back("--baselines");  // etcdctl lock, given the same files
     EXPECT_EQ(bench(with_cert, "held"), 0) << z.output("held");
-    EXPECT_TRUE(cli::contains(z.output("held"), "etcd")) << z.output("held");
+    EXPECT_TRUE(cli::contains(z.output("held"), "uncontended  etcd")) << z.output("held");
+    EXPECT_TRUE(cli::contains(z.output("held"), "baseline etcdctl lock beside etcd")) << z.output("held");
     EXPECT_EQ(bench(at, "no-cert"), 80) << z.output("no-cert");
     EXPECT_EQ(bench({}, "throwaway"), 64) << z.output("throwaway");
     EXPECT_TRUE(cli::contains(z.output("throwaway"), "throwaway servers speak plain")) << z.output("throwaway");
