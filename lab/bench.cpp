@@ -278,6 +278,16 @@ int run_backend_bench(const bench_options& z, const backend_cli& b, const CLI::A
     service.redis_password = z.creds.redis_password;
     service.mysql_user = z.creds.mysql_user;
     service.mysql_password = z.creds.mysql_password;
+    // --tls-*: to the servers named by address; the throwaway servers speak plain.
+    if (z.creds.tls.enabled()) {
+        if (!z.connect_given && b.etcd.empty()) {
+            std::cerr << "zklock bench: --tls-ca, --tls-cert, --tls-key and --tls-insecure with --backend apply to "
+                         "the servers given by address (-c for ZooKeeper, --etcd): the throwaway servers speak plain\n";
+            return exit_usage;
+        }
+        if (z.connect_given) service.zookeeper_tls = z.creds.tls;
+        if (!b.etcd.empty()) service.etcd_tls = z.creds.tls;
+    }
     return bench_backends(o);
 }
 

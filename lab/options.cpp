@@ -204,7 +204,7 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
         ->needs(backend);
     cmd.add_option("--etcd", b.etcd,
                    "with --backend: etcd endpoint host:port or http(s)://host:port, or several IPs comma-separated "
-                   "(default: a throwaway one-member cluster)")
+                   "(default: a throwaway one-member cluster); https:// or --tls-ca, --tls-cert, --tls-key: over TLS")
         ->needs(backend);
     cmd.add_option("--mysql", b.mysql,
                    "with --backend: MySQL/MariaDB server mysql://[user[:password]@]host[:port][/database] (default: a "
@@ -219,8 +219,8 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
         ->check(CLI::Range(1, 1000))
         ->needs(backend);
     cmd.add_flag("--baselines", b.baselines,
-                 "with --backend: also run redis-benchmark (SET NX PX + EVAL) and pgbench (advisory lock + unlock) "
-                 "on the same servers (on with --report)")
+                 "with --backend: also run redis-benchmark (SET NX PX + EVAL), pgbench (advisory lock + unlock) and "
+                 "etcdctl lock NAME true (a Go process per cycle) on the same servers (on with --report)")
         ->needs(backend);
 }
 

@@ -10,6 +10,7 @@
 #include <zklock/backends_export.hpp>
 #include <zklock/lock.hpp>
 #include <zklock/log.hpp>
+#include <zklock/tls_options.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -37,6 +38,9 @@ struct BackendOptions {
     /// zookeeper: the ACL of every node the locks create (SessionOptions::acl);
     /// none (default): the session's default, acls::open_unsafe().
     std::optional<acl_list> zookeeper_acl;
+    /// zookeeper: TLS to the servers' secure client ports (SessionOptions::tls).
+    /// Default: off.
+    TlsOptions zookeeper_tls;
     /// redis: the server, "host:port" or "redis://[user:password@]host[:port][/db]"
     /// (see zklock/redis/redis_lock_service.hpp).
     std::string redis = "127.0.0.1:6379";
@@ -75,6 +79,9 @@ struct BackendOptions {
     std::string etcd_user;
     /// etcd: etcd_user's password (never printed). Default empty.
     std::string etcd_password;
+    /// etcd: TLS to the endpoints (EtcdOptions::tls; on when a file is given,
+    /// or with https:// endpoints). Default: off.
+    TlsOptions etcd_tls;
     /// redis, redlock, postgres-lease, postgres-version, mysql-lease, mysql-version,
     /// memcached, etcd: the lease's time-to-live (memcached, etcd: whole seconds, at least 2).
     std::chrono::milliseconds ttl{10000};

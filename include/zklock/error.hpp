@@ -38,7 +38,7 @@ enum class errc {
     tls_untrusted_server,   ///< a server's TLS certificate does not chain to a trusted CA (TlsOptions::ca_file)
     tls_certificate_expired, ///< a server's TLS certificate has expired (or is not valid yet)
     tls_wrong_host,         ///< a server's TLS certificate does not name the host of the connect string
-    tls_required,           ///< the server accepts only TLS connections and this one has none (PostgreSQL, MariaDB)
+    tls_required,           ///< the server accepts only TLS connections and this one has none (PostgreSQL, MariaDB, etcd)
 
     // --- one per ZooKeeper client/server error (ZOO_ERRORS) -----------------
     system_error = 100,         ///< ZSYSTEMERROR

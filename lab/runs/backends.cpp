@@ -11,6 +11,7 @@
 #include <zklock/backends.hpp>
 #include <zklock/secrets.hpp>
 #include <zklock/testing/backend_servers.hpp>
+#include <zklock/tls_options.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -156,6 +157,7 @@ public:
         return (server && server->has_credentials) || !options_.redis_password.empty();
     }
     std::string postgres_conninfo() const { return options_.postgres; }
+    std::string etcd_endpoints() const { return options_.etcd; }
 
 private:
     // Throwaway servers: ZooKeeper with a 20 s session limit and, unless
@@ -431,6 +433,44 @@ std::optional<nlohmann::json> postgres_baseline(const std::string& conninfo, int
                           {"transactions", transactions}};
 }
 
+/// `etcdctl lock NAME true`, one after another: etcd's own command-line
+/// peer, which runs a command under the lock (the same concurrency.Mutex
+/// recipe). Each cycle starts a Go process, connects, grants a lease, queues,
+/// runs `true`, releases and revokes: the process start dominates.
+std::optional<nlohmann::json> etcdctl_baseline(const servers& where, const TlsOptions& tls, int cycles,
+                                               nlohmann::json& not_run) {
+    if (!on_path("etcdctl")) {
+        not_run.push_back(skipped("etcdctl", "etcdctl not found (Debian etcd-client)"));
+        return std::nullopt;
+    }
+    // coreutils' timeout bounds each cycle: etcdctl lock retries a refused
+    // call for ever (a client certificate the server refuses after the
+    // handshake, as under TLS 1.3).
+    std::vector<std::string> argv{"timeout", "30", "etcdctl", "--endpoints", where.etcd_endpoints(), "--dial-timeout",
+                                  "10s"};
+    // File names only: etcdctl reads the key itself.
+    if (!tls.ca_file.empty()) argv.insert(argv.end(), {"--cacert", tls.ca_file});
+    if (!tls.cert_file.empty()) argv.insert(argv.end(), {"--cert", tls.cert_file, "--key", tls.key_file});
+    if (tls.insecure) argv.emplace_back("--insecure-skip-tls-verify");
+    argv.insert(argv.end(), {"lock", "zklock-baseline/etcdctl", "true"});
+    const std::vector<std::pair<std::string, std::string>> env{{"ETCDCTL_API", "3"}};
+    const auto start = clock_type::now();
+    for (int i = 0; i < cycles; ++i)
+        if (!capture(argv, env)) {
+            not_run.push_back(skipped("etcdctl", "etcdctl lock failed or took over 30 s (its output is above)"));
+            return std::nullopt;
+        }
+    const double mean = micros(clock_type::now() - start) / cycles;
+    return nlohmann::json{{"backend", "etcd"},
+                          {"tool", "etcdctl lock"},
+                          {"measures", "mean of `etcdctl lock NAME true`, one after another: a Go process started, "
+                                       "connected, a lease granted and revoked per cycle, so the process start "
+                                       "dominates; it does not stop its command when the lease is lost"},
+                          {"target", "none (a process per cycle)"},
+                          {"pair_mean_us", mean},
+                          {"transactions", cycles}};
+}
+
 // --- the machine ---------------------------------------------------------------------
 
 /// The mean time for one thread to hand work to another and get the answer back
@@ -544,6 +584,9 @@ int bench_backends(const backend_bench_options& o) {
             if (auto b = redis_baseline(where, std::max(o.ops, 10000), baselines_not_run)) baselines.push_back(*b);
         if (o.baselines && backend == "postgres-advisory")
             if (auto b = postgres_baseline(where.postgres_conninfo(), std::max(o.ops, 10000), baselines_not_run))
+                baselines.push_back(*b);
+        if (o.baselines && backend == "etcd")
+            if (auto b = etcdctl_baseline(where, o.service.etcd_tls, std::min(o.ops, 50), baselines_not_run))
                 baselines.push_back(*b);
         print_table();  // this backend's rows, without --json
     }

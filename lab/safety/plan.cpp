@@ -50,7 +50,8 @@ std::string_view row_description(std::string_view row) {
                "seconds); token: none (the fenced copy cannot be used)";
     if (row == "etcd")
         return "zklock's etcd lock (etcd's concurrency.Mutex recipe, a lease per Lock; TTL at least 2 s, whole "
-               "seconds); token: the key's create revision";
+               "seconds); token: the key's create revision. `etcdctl lock NAME CMD` runs the same recipe but never "
+               "stops CMD when the lease is lost: CMD's writes need the token checked as much";
     if (row == naive_setnx_expire)
         return "anti-example: SETNX key, then EXPIRE key (two commands); release: DEL key; the holder stops writing "
                "once its own clock says the TTL has passed; token: INCR after the grant (the recipe has none)";

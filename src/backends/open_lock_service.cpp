@@ -40,6 +40,7 @@ private:
         s.session_timeout = o.zookeeper_session_timeout;
         s.connect_timeout = o.connect_timeout;
         s.auth = o.zookeeper_auth;
+        s.tls = o.zookeeper_tls;
         if (o.zookeeper_acl) s.acl = *o.zookeeper_acl;
         s.log = o.log;
         auto session = o.executor ? std::make_unique<Session>(o.executor, s) : std::make_unique<Session>(s);
@@ -134,6 +135,7 @@ std::unique_ptr<LockService> open_etcd(const BackendOptions& o) {
     auto e = service_options(o, &EtcdOptions::ttl);
     e.user = o.etcd_user;
     e.password = o.etcd_password;
+    e.tls = o.etcd_tls;
     return std::make_unique<EtcdLockService>(o.etcd, e);
 }
 #else

@@ -129,6 +129,14 @@ EtcdServer::EtcdServer(EtcdServerOptions options)
         do options_.peer_port = free_loopback_port();
         while (options_.peer_port == options_.port);
     }
+    plain_port_ = options_.port;
+    if (options_.tls) {
+        do plain_port_ = free_loopback_port();
+        while (plain_port_ == options_.port || plain_port_ == options_.peer_port);
+        certificates_ = make_test_certificates(temp_dir_.path() / "tls", options_.tls_certificates);
+    } else if (options_.client_cert_auth) {
+        throw std::invalid_argument("EtcdServer: client_cert_auth needs tls");
+    }
     configure(options_.port, temp_dir_.path() / "etcd.log", temp_dir_.path());
     spawn();
     if (!options_.start_only) wait_serving();
@@ -155,6 +163,15 @@ EtcdServer::~EtcdServer() {
     }
 }
 
+std::string EtcdServer::endpoint() const {
+    return (options_.tls ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(port());
+}
+
+const TestCertificates& EtcdServer::certificates() const {
+    if (!certificates_) throw std::logic_error(name() + ": certificates() of a member without tls");
+    return *certificates_;
+}
+
 std::string EtcdServer::peer_entry() const {
     return options_.name + "=http://127.0.0.1:" + std::to_string(options_.peer_port);
 }
@@ -165,12 +182,14 @@ void EtcdServer::wait_serving() {
 }
 
 void EtcdServer::spawn() {
-    const auto client = "http://127.0.0.1:" + std::to_string(port());
+    const auto client = endpoint();
+    // A TLS member serves the fixture's own plain requests on a second port.
+    const auto listen = options_.tls ? client + ",http://127.0.0.1:" + std::to_string(plain_port_) : client;
     const auto peer = "http://127.0.0.1:" + std::to_string(options_.peer_port);
     std::vector<std::string> argv{options_.etcd,
                                   "--name", options_.name,
                                   "--data-dir", (temp_dir_.path() / "data").string(),
-                                  "--listen-client-urls", client,
+                                  "--listen-client-urls", listen,
                                   "--advertise-client-urls", client,
                                   "--listen-peer-urls", peer,
                                   "--initial-advertise-peer-urls", peer,
@@ -179,6 +198,14 @@ void EtcdServer::spawn() {
                                   "--logger", "zap", "--log-outputs", "stderr"};
     // On loopback: a leader within a fraction of a second (the defaults, 100 and 1000 ms, take a second).
     argv.insert(argv.end(), {"--heartbeat-interval", "50", "--election-timeout", "500"});
+    if (certificates_) {
+        argv.insert(argv.end(), {"--cert-file", certificates_->server_cert_file.string(), "--key-file",
+                                 certificates_->server_key_file.string()});
+        // etcd 3.4 asks every client for a certificate once it has a trusted
+        // CA file, whatever --client-cert-auth says.
+        if (options_.client_cert_auth)
+            argv.insert(argv.end(), {"--trusted-ca-file", certificates_->ca_file.string(), "--client-cert-auth"});
+    }
     argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
     ChildProcessOptions child;
     child.working_dir = temp_dir_.path();
@@ -188,14 +215,14 @@ void EtcdServer::spawn() {
 
 bool EtcdServer::serving(milliseconds timeout) {
     try {
-        return http(port(), "GET", "/health", "", timeout).find("\"health\":\"true\"") != std::string::npos;
+        return http(plain_port_, "GET", "/health", "", timeout).find("\"health\":\"true\"") != std::string::npos;
     } catch (const std::exception&) {
         return false;
     }
 }
 
 std::string EtcdServer::request(const std::string& path, const std::string& json, milliseconds timeout) {
-    return etcd_request(port(), path, json, timeout, token_);
+    return etcd_request(plain_port_, path, json, timeout, token_);
 }
 
 std::vector<EtcdKey> EtcdServer::keys(const std::string& prefix) {
@@ -236,11 +263,12 @@ std::size_t EtcdServer::delete_key(const std::string& key) {
 }
 
 std::string EtcdServer::version() {
-    const auto reply = http(port(), "GET", "/version", "", std::chrono::seconds(5));
+    const auto reply = http(plain_port_, "GET", "/version", "", std::chrono::seconds(5));
     return field(reply, "etcdserver", 0, reply.size()).value_or("");
 }
 
 EtcdCluster::EtcdCluster(std::size_t members, EtcdServerOptions options) {
+    if (options.tls) throw std::invalid_argument("EtcdCluster: tls is for one member (EtcdServer) only");
     const auto ports = free_loopback_ports(2 * members);
     std::string initial;
     for (std::size_t i = 0; i < members; ++i) {

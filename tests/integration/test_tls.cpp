@@ -510,4 +510,19 @@ TEST_F(TlsTest, CliRunsOverTlsAndSaysWhyNot) {
     EXPECT_TRUE(cli::contains(z.output("open-key"), "chmod 600")) << z.output("open-key");
     EXPECT_FALSE(cli::contains(z.output("open-key"), "PRIVATE KEY")) << z.output("open-key");
 }
+
+// `zklock bench --backend zookeeper -c SECURE --tls-*`: the row is measured
+// through the TLS legs (without them the session would never connect to the
+// secure port).
+TEST_F(TlsTest, BackendBenchRunsOverTls) {
+    cli::Cli z;
+    const auto& c = server()->certificates();
+    auto p = z.start({"bench", "--backend", "zookeeper", "-c", server()->secure_connect_string(), "--tls-ca",
+                      c.ca_file.string(), "--tls-cert", c.client_cert_file.string(), "--tls-key",
+                      c.client_key_file.string(), "--scenario", "uncontended", "--ops", "20", "--warmup", "0",
+                      "--connect-timeout", "30s"},
+                     "bench");
+    EXPECT_EQ(cli::exit_code(p, 60s), 0) << z.output("bench");
+    EXPECT_TRUE(cli::contains(z.output("bench"), "zookeeper")) << z.output("bench");
+}
 #endif

@@ -33,11 +33,11 @@ std::string refusal(const std::string& text) {
 TEST(EtcdSteps, EndpointsBecomeGrpcTargets) {
     EXPECT_EQ(parsed("127.0.0.1:2379"), (endpoints{"dns:///127.0.0.1:2379", false}));
     EXPECT_EQ(parsed("etcd.example"), (endpoints{"dns:///etcd.example:2379", false}));
-    EXPECT_EQ(parsed("http://etcd.example:12379/"), (endpoints{"dns:///etcd.example:12379", false}));
+    EXPECT_EQ(parsed("http://etcd.example:12379/"), (endpoints{"dns:///etcd.example:12379", false, true}));
     EXPECT_EQ(parsed("https://etcd.example:2379"), (endpoints{"dns:///etcd.example:2379", true}));
     EXPECT_EQ(parsed("[::1]:2379"), (endpoints{"dns:///[::1]:2379", false}));
     EXPECT_EQ(parsed("127.0.0.1:1,127.0.0.1:2,http://127.0.0.1:3"),
-              (endpoints{"ipv4:127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", false}));
+              (endpoints{"ipv4:127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", false, true}));
     EXPECT_EQ(parsed("[::1]:1,[::1]:2"), (endpoints{"ipv6:[::1]:1,[::1]:2", false}));
 }
 
@@ -104,6 +104,23 @@ TEST(EtcdSteps, GrpcStatusesMapToLockErrors) {
     EXPECT_EQ(from_grpc(7, "etcdserver: permission denied"), errc::no_auth);
     EXPECT_EQ(from_grpc(3, "etcdserver: user name is empty"), errc::auth_failed);
     EXPECT_EQ(from_grpc(5, "etcdserver: requested lease not found"), errc::session_expired);
+    // A connection gRPC 1.51 could not make says why (its words, seen against etcd 3.4).
+    const std::string failed = "failed to connect to all addresses; last error: ";
+    EXPECT_EQ(from_grpc(14, failed + "UNKNOWN: ipv4:127.0.0.1:1: Ssl handshake failed: SSL_ERROR_SSL: "
+                                      "error:0A000086:SSL routines::certificate verify failed", true),
+              errc::tls_untrusted_server);
+    EXPECT_EQ(from_grpc(14, failed + "UNKNOWN: ipv4:127.0.0.1:1: Peer name a.example is not in peer certificate", true),
+              errc::tls_wrong_host);
+    EXPECT_EQ(from_grpc(14, failed + "UNKNOWN: ipv4:127.0.0.1:1: Ssl handshake failed: SSL_ERROR_SSL: "
+                                      "error:0A00010B:SSL routines::wrong version number", true),
+              errc::tls_handshake_failed);
+    EXPECT_EQ(from_grpc(14, failed + "UNAVAILABLE: ipv4:127.0.0.1:1: Endpoint read failed", true),
+              errc::tls_handshake_failed);
+    EXPECT_EQ(from_grpc(14, failed + "UNAVAILABLE: ipv4:127.0.0.1:1: Socket closed", false), errc::tls_required);
+    // The same words on a connection that was up: the server went away.
+    EXPECT_EQ(from_grpc(14, "Socket closed", false), errc::connection_loss);
+    EXPECT_EQ(from_grpc(14, failed + "UNAVAILABLE: ipv4:127.0.0.1:1: Connection refused", false),
+              errc::connection_loss);
     EXPECT_TRUE(token_expired(9, "etcdserver: invalid auth token"));
     EXPECT_FALSE(token_expired(14, "unavailable"));
     EXPECT_EQ(keepalive_period(10s), 3333ms);

@@ -216,6 +216,7 @@ int exit_status_for(const std::error_code& ec) {
     if (ec == errc::tls_untrusted_server) return exit_tls_untrusted;
     if (ec == errc::tls_certificate_expired) return exit_tls_expired;
     if (ec == errc::tls_wrong_host) return exit_tls_wrong_host;
+    if (ec == errc::tls_required) return exit_tls_required;
     if (ec == errc::no_auth || ec == errc::auth_failed || ec == errc::insecure_acl) return exit_noperm;
     if (ec == errc::invalid_path || ec == errc::invalid_argument || ec == errc::invalid_acl ||
         ec == errc::permits_mismatch || ec == errc::foreign_recipe)

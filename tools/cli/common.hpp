@@ -31,14 +31,15 @@ inline constexpr int exit_config = 78;        ///< EX_CONFIG: the connect string
 /// revocation request asked the holder to let go; the command was stopped and
 /// the lock released. Past sysexits' range, so that no script mistakes it.
 inline constexpr int exit_revoked = 79;
-/// TLS to ZooKeeper failed (--tls-ca ...), one status per reason, past
-/// sysexits' range as exit_revoked: the handshake (not a TLS port, our
-/// certificate refused), a server certificate no trusted CA signed, an expired
-/// one, one for another host.
+/// TLS failed (--tls-ca ...), one status per reason, past sysexits' range as
+/// exit_revoked: the handshake (not a TLS port, our certificate refused), a
+/// server certificate no trusted CA signed, an expired one, one for another
+/// host, and (etcd) a TLS-only server reached without TLS.
 inline constexpr int exit_tls_handshake = 80;
 inline constexpr int exit_tls_untrusted = 81;
 inline constexpr int exit_tls_expired = 82;
 inline constexpr int exit_tls_wrong_host = 83;
+inline constexpr int exit_tls_required = 84;
 
 /// The lines that describe zklock-bench's commands, in zklock's list of
 /// commands as in zklock-bench's.

@@ -37,15 +37,25 @@
 // Authentication: EtcdOptions::user and password (etcd's Authenticate; the
 // token it returns goes with every call and is asked for again when etcd
 // says it expired). The password is never logged or put in an error message.
-// TLS: "https://host:port" with EtcdOptions::tls_ca_file (and a client
-// certificate and key when the server asks for one).
+// TLS: EtcdOptions::tls (zklock::TlsOptions, as SessionOptions::tls): the CA
+// file, a client certificate and its key (private like an auth file) for a
+// server started with --client-cert-auth, the server name check on by
+// default. An "https://" endpoint or TLS options select TLS; "http://" with
+// TLS options is refused.
 //
 // Errors: acquire fails with errc::connection_loss (no server answered),
 // errc::operation_timeout (a call did not finish within request_timeout),
 // errc::auth_failed (wrong user or password, or authentication needed),
 // errc::no_auth (the user may not write the prefix), errc::session_expired
 // (the lease ran out while waiting) or errc::node_deleted (our key was deleted
-// while waiting). lock() does not retry; try_lock_for() retries until its
+// while waiting); over TLS errc::tls_untrusted_server (the server's
+// certificate does not verify against tls.ca_file: another CA's, or expired,
+// as gRPC does not say which check failed), errc::tls_wrong_host (it does not
+// name the host), errc::tls_handshake_failed (any other failed handshake: a
+// plain server, our certificate refused, or none given where the server asks
+// for one); without TLS errc::tls_required (the server closed the connection
+// before it spoke, as a TLS port does). Each fails the call at once, as an
+// unreachable server does; try_lock_for() retries them until its deadline. lock() does not retry; try_lock_for() retries until its
 // deadline and then reports the last error.
 //
 // Threads: gRPC's completions are handed to a thread of the service's own;
@@ -56,6 +66,7 @@
 #include <zklock/etcd/export.hpp>
 #include <zklock/lock.hpp>
 #include <zklock/log.hpp>
+#include <zklock/tls_options.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -88,15 +99,14 @@ struct EtcdOptions {
     std::string user;
     /// The user's password (never printed). Default empty.
     std::string password;
-    /// https:// endpoints: the CA certificates (PEM file) that sign the
-    /// server's; empty: the system's roots.
-    std::string tls_ca_file;
-    /// https:// endpoints: a client certificate (PEM file), for servers
-    /// started with --client-cert-auth. Default empty: none.
-    std::string tls_cert_file;
-    /// The client certificate's key (PEM file, private like an auth file).
-    /// Default empty: none.
-    std::string tls_key_file;
+    /// TLS to the endpoints (see zklock/tls_options.hpp): on when a field is
+    /// set or the endpoints say https://. `ca_file` signs the server's
+    /// certificate (empty: the system's roots); `cert_file` and `key_file`
+    /// (private: mode 600) a client certificate, for servers started with
+    /// --client-cert-auth; `verify_host` (default true) checks that the
+    /// certificate names the endpoint's host; `insecure` checks nothing (tests
+    /// only). Checked by validate_tls() at construction. Default: off.
+    TlsOptions tls;
     /// Where completions go when a handler names no executor; empty (default):
     /// the service's own thread.
     boost::asio::any_io_executor executor;
@@ -113,7 +123,9 @@ public:
     /// `endpoints`: "host:port", "http://host:port", "https://host:port"
     /// (port 2379 when left out), or several IP literals separated by commas.
     /// Throws zklock::error (errc::invalid_argument) for a malformed endpoint,
-    /// a ttl under 2 s, a password without a user or an unreadable TLS file.
+    /// a ttl under 2 s, a password without a user, TLS files validate_tls()
+    /// refuses (unreadable, a key without its certificate, a key file group or
+    /// others may read) or "http://" endpoints with TLS options.
     /// Connects lazily: an unreachable server shows at the first acquire.
     explicit EtcdLockService(const std::string& endpoints, EtcdOptions options = {});
     /// Ends the live Locks (each revokes its lease, which deletes its key),

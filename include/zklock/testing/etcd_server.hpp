@@ -8,7 +8,10 @@
 // member answers GET /health with "true" (a one-member cluster: at once; the
 // members of an EtcdCluster: once a leader is elected), so tests never sleep
 // before connecting. The probe and etcd_request() speak etcd's JSON gateway
-// (HTTP/1.1 on the client port) over a plain socket: no gRPC here.
+// (HTTP/1.1 on the client port) over a plain socket: no gRPC here. A TLS
+// member (EtcdServerOptions::tls) serves its clients on port() over TLS only;
+// the fixture's own requests then go to a second, plain client port of its
+// own (plain_port()).
 //
 // Requirements: etcd (the Debian `etcd-server` package). Library:
 // zklock::testing_backends.
@@ -22,11 +25,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "zklock/testing/process.hpp"
 #include "zklock/testing/server_process.hpp"
+#include "zklock/testing/test_certificates.hpp"
 
 namespace zklock::testing {
 
@@ -55,6 +60,18 @@ struct EtcdServerOptions {
     /// fixture's own requests then authenticate as root. Default empty: no
     /// authentication.
     std::string root_password;
+    /// Serve clients on port() over TLS only (etcd's --cert-file and
+    /// --key-file), with certificates made at start in the
+    /// member's temp dir (certificates()). A one-member cluster only:
+    /// EtcdCluster refuses it. Default false.
+    bool tls = false;
+    /// With `tls`: refuse every client without a certificate signed by the
+    /// fixture's CA (etcd's --trusted-ca-file and --client-cert-auth; etcd
+    /// asks for client certificates whenever it has a trusted CA file).
+    /// Default false.
+    bool client_cert_auth = false;
+    /// The certificates made when `tls` is set.
+    TestCertificateOptions tls_certificates;
 };
 
 /// One POST to etcd's JSON gateway at 127.0.0.1:port (`path` such as
@@ -97,12 +114,22 @@ public:
 
     /// The peer port.
     [[nodiscard]] std::uint16_t peer_port() const noexcept { return options_.peer_port; }
+    /// The plain client port the fixture's own requests use: port() without
+    /// EtcdServerOptions::tls, a second port of the member's with it.
+    [[nodiscard]] std::uint16_t plain_port() const noexcept { return plain_port_; }
+    /// "https://127.0.0.1:PORT" with EtcdServerOptions::tls, else
+    /// "http://127.0.0.1:PORT": the endpoint a client connects to.
+    [[nodiscard]] std::string endpoint() const;
+    /// The certificates of a TLS member (its CA, its server certificate, a
+    /// client certificate and key). Throws std::logic_error without
+    /// EtcdServerOptions::tls.
+    [[nodiscard]] const TestCertificates& certificates() const;
     /// "name=http://127.0.0.1:PEER_PORT", for --initial-cluster.
     [[nodiscard]] std::string peer_entry() const;
     /// Waits until the member serves (after start_only).
     void wait_serving();
 
-    /// etcd_request(port(), path, json, timeout).
+    /// etcd_request(plain_port(), path, json, timeout).
     std::string request(const std::string& path, const std::string& json,
                         std::chrono::milliseconds timeout = std::chrono::seconds(5));
     /// The keys starting with `prefix`, by create revision.
@@ -121,6 +148,8 @@ private:
 
     TempDir temp_dir_;
     EtcdServerOptions options_;
+    std::uint16_t plain_port_ = 0;
+    std::optional<TestCertificates> certificates_;
     std::string token_;  // root's, with root_password
 };
 
@@ -130,6 +159,7 @@ private:
 class ZKLOCK_TESTING_BACKENDS_EXPORT EtcdCluster {
 public:
     /// Starts `members` members with `options` (their ports chosen for each).
+    /// Throws std::invalid_argument for options.tls (one member only).
     explicit EtcdCluster(std::size_t members = 3, EtcdServerOptions options = {});
     ~EtcdCluster();
     EtcdCluster(const EtcdCluster&) = delete;

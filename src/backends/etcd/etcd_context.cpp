@@ -6,22 +6,36 @@
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/support/channel_arguments.h>
 
-#include <fstream>
-#include <iterator>
-#include <sstream>
+#include <zklock/tls_options.hpp>
+
+#include <cerrno>
+#include <cstddef>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace zklock::detail {
 
 namespace {
 
-etcd::endpoints parse(const std::string& text) {
+etcd::endpoints parse(const std::string& text, const EtcdOptions& o) {
     std::error_code ec;
     std::string reason;
     auto e = etcd::parse_endpoints(text, ec, &reason);
     if (ec) throw error(ec, "zklock::EtcdLockService: " + reason);
+    if (e.plain && o.tls.enabled())
+        throw error(make_error_code(errc::invalid_argument),
+                    "zklock::EtcdLockService: http:// endpoints with TLS options (give https:// or host:port)");
+    e.tls = e.tls || o.tls.enabled();  // TLS options alone select TLS
     return e;
 }
 
@@ -32,14 +46,63 @@ const EtcdOptions& validated(const EtcdOptions& o) {
     if (o.ttl < std::chrono::seconds(2)) refuse("ttl under 2 s (etcd's leases count whole seconds)");
     if (o.user.empty() && !o.password.empty()) refuse("a password without a user");
     if (o.request_timeout <= std::chrono::milliseconds::zero()) refuse("request_timeout not positive");
-    if (o.tls_cert_file.empty() != o.tls_key_file.empty()) refuse("a TLS client certificate needs its key, and a key its certificate");
+    std::string reason;
+    if (validate_tls(o.tls, &reason)) refuse(reason);
     return o;
 }
 
+// The whole file, read through a close-on-exec descriptor (validate_tls
+// checked it before; it may have changed since).
 std::string read_pem(const std::string& path, const char* what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw error(make_error_code(errc::invalid_argument), std::string("zklock::EtcdLockService: cannot read the ") + what + " file '" + path + "'");
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    std::string text;
+    if (fd >= 0) {
+        char buf[8192];
+        for (;;) {
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n > 0) text.append(buf, static_cast<std::size_t>(n));
+            else if (n == 0 || errno != EINTR) break;
+        }
+        ::close(fd);
+    }
+    if (fd < 0 || text.empty())
+        throw error(make_error_code(errc::invalid_argument),
+                    std::string("zklock::EtcdLockService: cannot read the TLS ") + what + " " + path);
+    return text;
+}
+
+// The endpoints' credentials. The default (chain and host checked) is
+// grpc::SslCredentials; without the host check, or checking nothing, gRPC's
+// TlsCredentials with a verifier that adds no check of its own.
+std::shared_ptr<grpc::ChannelCredentials> credentials(const etcd::endpoints& where, const EtcdOptions& o) {
+    if (!where.tls) return grpc::InsecureChannelCredentials();
+    const auto& t = o.tls;
+    std::string ca = t.ca_file.empty() || t.insecure ? std::string() : read_pem(t.ca_file, "CA file");
+    std::string cert, key;
+    if (!t.cert_file.empty()) {
+        cert = read_pem(t.cert_file, "certificate file");
+        key = read_pem(t.key_file, "key file");
+    }
+    if (t.verify_host && !t.insecure) {
+        grpc::SslCredentialsOptions ssl;
+        ssl.pem_root_certs = std::move(ca);
+        ssl.pem_cert_chain = std::move(cert);
+        ssl.pem_private_key = std::move(key);
+        return grpc::SslCredentials(ssl);
+    }
+    namespace gx = grpc::experimental;
+    std::vector<gx::IdentityKeyCertPair> identity;
+    if (!cert.empty()) identity.push_back({std::move(key), std::move(cert)});
+    const bool roots = !ca.empty();
+    gx::TlsChannelCredentialsOptions tls;
+    if (roots || !identity.empty())
+        tls.set_certificate_provider(std::make_shared<gx::StaticDataCertificateProvider>(std::move(ca), identity));
+    if (roots) tls.watch_root_certs();
+    if (!identity.empty()) tls.watch_identity_key_cert_pairs();
+    tls.set_verify_server_certs(!t.insecure);
+    tls.set_certificate_verifier(std::make_shared<gx::NoOpCertificateVerifier>());
+    tls.set_check_call_host(false);
+    return grpc::experimental::TlsCredentials(tls);
 }
 
 std::shared_ptr<grpc::Channel> make_channel(const etcd::endpoints& where, const EtcdOptions& o) {
@@ -49,19 +112,7 @@ std::shared_ptr<grpc::Channel> make_channel(const etcd::endpoints& where, const 
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     // One connection attempt may take up to connect_timeout (gRPC's minimum connect timeout).
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(o.connect_timeout.count()));
-    std::shared_ptr<grpc::ChannelCredentials> creds;
-    if (where.tls) {
-        grpc::SslCredentialsOptions ssl;
-        if (!o.tls_ca_file.empty()) ssl.pem_root_certs = read_pem(o.tls_ca_file, "CA certificate");
-        if (!o.tls_cert_file.empty()) {
-            ssl.pem_cert_chain = read_pem(o.tls_cert_file, "client certificate");
-            ssl.pem_private_key = read_pem(o.tls_key_file, "client key");
-        }
-        creds = grpc::SslCredentials(ssl);
-    } else {
-        creds = grpc::InsecureChannelCredentials();
-    }
-    return grpc::CreateCustomChannel(where.target, creds, args);
+    return grpc::CreateCustomChannel(where.target, credentials(where, o), args);
 }
 
 // gRPC 1.51 runs every channel's callback API on one completion queue of the
@@ -116,7 +167,7 @@ lock_capabilities capabilities() noexcept {
 } // namespace etcd
 
 etcd_context::etcd_context(const std::string& endpoints_text, EtcdOptions opts)
-    : where(parse(endpoints_text)), options(validated(opts)), own((keep_callback_queue(), own_context::start())),
+    : where(parse(endpoints_text, opts)), options(validated(opts)), own((keep_callback_queue(), own_context::start())),
       executor(options.executor ? options.executor : boost::asio::any_io_executor(own->ioc.get_executor())),
       channel(make_channel(where, options)), kv(etcdserverpb::KV::NewStub(channel)),
       leases(etcdserverpb::Lease::NewStub(channel)), watches(etcdserverpb::Watch::NewStub(channel)),
@@ -147,7 +198,8 @@ void etcd_context::with_token(std::function<void(std::error_code)> then) {
                                         auto self = weak.lock();
                                         if (!self) return;
                                         self->authenticating_ = false;
-                                        auto ec = etcd::from_grpc(static_cast<int>(st.error_code()), st.error_message());
+                                        auto ec = etcd::from_grpc(static_cast<int>(st.error_code()), st.error_message(),
+                                                                  self->where.tls);
                                         if (!ec) self->token_ = s->resp.token();
                                         else if (st.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
                                                  st.error_code() == grpc::StatusCode::FAILED_PRECONDITION)

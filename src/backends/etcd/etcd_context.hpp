@@ -84,7 +84,7 @@ struct etcd_context : live_locks, std::enable_shared_from_this<etcd_context> {
     using keepalive_stream = etcd::bidi_stream<etcdserverpb::LeaseKeepAliveRequest, etcdserverpb::LeaseKeepAliveResponse>;
     using watch_stream = etcd::bidi_stream<etcdserverpb::WatchRequest, etcdserverpb::WatchResponse>;
 
-    etcd::endpoints where;  // first: validated before the thread starts
+    etcd::endpoints where;  // first: validated before the thread starts; tls also when options.tls is enabled
     EtcdOptions options;
     std::shared_ptr<own_context> own;
     boost::asio::any_io_executor executor;
@@ -145,7 +145,7 @@ struct etcd_context : live_locks, std::enable_shared_from_this<etcd_context> {
                     token_.clear();
                     return call<Req, Resp>(start, std::move(s->req), std::move(done), false);
                 }
-                done(etcd::from_grpc(code, st.error_message()), s->resp);
+                done(etcd::from_grpc(code, st.error_message(), where.tls), s->resp);
             };
             in_flight->begin();
             start(*this, &s->context, &s->req, &s->resp,

@@ -29,6 +29,7 @@ struct one_endpoint {
     std::string host;  // brackets kept for IPv6
     int port = 2379;
     bool tls = false;
+    bool plain = false;
     bool ipv6 = false;
 };
 
@@ -38,7 +39,8 @@ std::optional<one_endpoint> parse_one(std::string_view rest, std::string& why) {
     if (scheme != std::string_view::npos) {
         const auto s = rest.substr(0, scheme);
         if (s == "https") e.tls = true;
-        else if (s != "http") {
+        else if (s == "http") e.plain = true;
+        else {
             why = "unknown scheme '" + std::string(s) + "' (http://, https:// or host:port)";
             return std::nullopt;
         }
@@ -123,8 +125,10 @@ endpoints parse_endpoints(std::string_view text, std::error_code& ec, std::strin
     }
     endpoints out;
     out.tls = all.front().tls;
-    for (const auto& e : all)
+    for (const auto& e : all) {
         if (e.tls != out.tls) return refuse(ec, reason, "http:// and https:// mixed in one list");
+        out.plain = out.plain || e.plain;
+    }
     if (all.size() == 1) {
         out.target = "dns:///" + all.front().host + ":" + std::to_string(all.front().port);
         return out;
@@ -185,8 +189,21 @@ after_wait next_after_wait(bool predecessor_found, bool own_key_present) noexcep
     return predecessor_found ? after_wait::watch : after_wait::held;
 }
 
-std::error_code from_grpc(int code, std::string_view message) noexcept {
+std::error_code from_grpc(int code, std::string_view message, bool tls) noexcept {
     if (code == 0) return {};
+    const auto says = [&](std::string_view words) { return message.find(words) != std::string_view::npos; };
+    // gRPC's words for a connection it could not make (1.51's pick_first):
+    // "failed to connect to all addresses; last error: ...".
+    if (code == 14 && says("failed to connect to all addresses")) {
+        if (says("is not in peer certificate")) return make_error_code(errc::tls_wrong_host);  // "Peer name X is not..."
+        if (says("certificate verify failed")) return make_error_code(errc::tls_untrusted_server);
+        if (says("andshake failed")) return make_error_code(errc::tls_handshake_failed);
+        // A TLS server closes a connection that does not speak TLS at once;
+        // over TLS 1.3 a server that refuses our certificate (or its absence)
+        // does so right after the handshake, which the client had finished.
+        if (says("Socket closed") || says("Endpoint read failed"))
+            return make_error_code(tls ? errc::tls_handshake_failed : errc::tls_required);
+    }
     if (message.find("lease not found") != std::string_view::npos) return make_error_code(errc::session_expired);
     if (message.find("invalid auth token") != std::string_view::npos ||
         message.find("authentication failed") != std::string_view::npos ||

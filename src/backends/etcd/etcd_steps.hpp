@@ -17,6 +17,7 @@ namespace zklock::detail::etcd {
 struct endpoints {
     std::string target;  ///< "dns:///host:port", or "ipv4:a:p,b:q" / "ipv6:[..]:p" for address lists
     bool tls = false;    ///< https:// was given
+    bool plain = false;  ///< http:// was given
     friend bool operator==(const endpoints&, const endpoints&) = default;
 };
 
@@ -79,8 +80,16 @@ after_wait next_after_wait(bool predecessor_found, bool own_key_present) noexcep
 /// -> errc::bad_arguments, NOT_FOUND -> errc::no_node, others ->
 /// errc::system_error; 0 (OK) -> {}. `message` (etcd's words, e.g.
 /// "etcdserver: requested lease not found") refines: a lease not found is
-/// errc::session_expired, an invalid auth token errc::auth_failed.
-std::error_code from_grpc(int code, std::string_view message) noexcept;
+/// errc::session_expired, an invalid auth token errc::auth_failed. A
+/// connection gRPC could not make (UNAVAILABLE, "failed to connect to all
+/// addresses") says why: a certificate that does not name the host ->
+/// errc::tls_wrong_host, one that does not verify (untrusted, and expired
+/// too: gRPC does not say which check failed) -> errc::tls_untrusted_server,
+/// another failed handshake -> errc::tls_handshake_failed; the server closing
+/// the connection before it spoke -> errc::tls_handshake_failed over TLS (`tls`:
+/// it refused our certificate, or its absence), else errc::tls_required (a
+/// TLS port).
+std::error_code from_grpc(int code, std::string_view message, bool tls = false) noexcept;
 
 /// True for an error after which etcd's answer is worth asking again (the
 /// token expired: authenticate again; the server was unavailable).
