@@ -9,6 +9,8 @@
 #include "common.hpp"
 
 #include <zklock/backends.hpp>
+#include <zklock/error.hpp>
+#include <zklock/redis_address.hpp>
 #include <zklock/secrets.hpp>
 #include <zklock/testing/backend_servers.hpp>
 #include <zklock/tls_options.hpp>
@@ -37,83 +39,6 @@
 
 namespace zklock::cli {
 namespace {
-
-// Where redis-benchmark finds the redis backend's server: the address forms
-// RedisConnectionOptions takes ("host:port", "redis://[[user]:password@]host
-// [:port][/db]", an IPv6 host in brackets), read for host, port and database
-// only; the credentials, when there are any, are only noticed (redis-benchmark
-// would need them on its command line).
-struct redis_server {
-    std::string host;
-    int port = 6379;
-    int db = 0;
-    bool has_credentials = false;
-};
-
-std::optional<int> number_in(std::string_view text, int low, int high) {
-    if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return std::nullopt;
-    const int n = std::stoi(std::string(text));
-    if (n < low || n > high) return std::nullopt;
-    return n;
-}
-
-// nullopt, with `reason` quoting no credentials, for an address of no such form.
-std::optional<redis_server> parse_redis_server(std::string_view text, std::string& reason) {
-    redis_server out;
-    constexpr std::string_view scheme = "redis://";
-    const bool url = text.substr(0, scheme.size()) == scheme;
-    std::string_view rest = url ? text.substr(scheme.size()) : text;
-    if (url) {
-        if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
-            const auto userinfo = rest.substr(0, at);
-            const auto colon = userinfo.find(':');
-            out.has_credentials = colon != std::string_view::npos && colon + 1 < userinfo.size();
-            rest = rest.substr(at + 1);
-        }
-        if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
-            const auto db = number_in(rest.substr(slash + 1), 0, 1 << 20);
-            if (!db && slash + 1 < rest.size()) {
-                reason = "the Redis URL's database is not a number";
-                return std::nullopt;
-            }
-            out.db = db.value_or(0);
-            rest = rest.substr(0, slash);
-        }
-    }
-    std::string_view port;
-    if (!rest.empty() && rest.front() == '[') {
-        const auto close = rest.find(']');
-        if (close == std::string_view::npos) {
-            reason = "the Redis address's IPv6 host has no ']'";
-            return std::nullopt;
-        }
-        out.host = std::string(rest.substr(1, close - 1));
-        if (close + 1 < rest.size() && rest[close + 1] == ':') port = rest.substr(close + 2);
-    } else if (const auto colon = rest.rfind(':'); colon != std::string_view::npos) {
-        out.host = std::string(rest.substr(0, colon));
-        port = rest.substr(colon + 1);
-    } else {
-        out.host = std::string(rest);
-    }
-    if (out.host.empty()) {
-        reason = "the Redis address names no host";
-        return std::nullopt;
-    }
-    if (port.empty() && !url) {
-        reason = "the Redis address host:port has no port";
-        return std::nullopt;
-    }
-    if (!port.empty()) {
-        const auto p = number_in(port, 1, 65535);
-        if (!p) {
-            reason = "the Redis address's port is not in 1..65535";
-            return std::nullopt;
-        }
-        out.port = *p;
-    }
-    return out;
-}
 
 using clock_type = bench_clock;
 
@@ -152,9 +77,12 @@ public:
     /// (its address's, or the one of the auth file).
     std::string redis_address() const { return options_.redis; }
     bool redis_needs_password() const {
-        std::string reason;
-        const auto server = parse_redis_server(options_.redis, reason);
-        return (server && server->has_credentials) || !options_.redis_password.empty();
+        if (!options_.redis_password.empty()) return true;
+        try {
+            return parse_redis_address(options_.redis).has_password;
+        } catch (const zklock::error&) {
+            return false;  // the backend itself says what is wrong with it
+        }
     }
     std::string postgres_conninfo() const { return options_.postgres; }
     std::string etcd_endpoints() const { return options_.etcd; }
@@ -320,7 +248,7 @@ std::optional<std::vector<std::string>> csv_fields(const std::string& out) {
 }
 
 /// redis-benchmark, one client, one command: its p50 latency in microseconds.
-std::optional<double> redis_benchmark_p50(const redis_server& server, int requests,
+std::optional<double> redis_benchmark_p50(const RedisServerAddress& server, int requests,
                                           const std::vector<std::string>& cmd) {
     std::vector<std::string> argv = {"redis-benchmark", "-h", server.host, "-p", std::to_string(server.port),
                                      "-c", "1", "-r", "1000000000", "-n", std::to_string(requests), "--csv"};
@@ -355,13 +283,13 @@ std::optional<nlohmann::json> redis_baseline(const servers& where, int requests,
                                   "(-a, --user, -u), which every local user can read"));
         return std::nullopt;
     }
-    std::string reason;
-    const auto found = parse_redis_server(where.redis_address(), reason);
-    if (!found) {
-        not_run.push_back(skipped("redis-benchmark", reason));
+    RedisServerAddress server;
+    try {
+        server = parse_redis_address(where.redis_address());
+    } catch (const zklock::error& e) {
+        not_run.push_back(skipped("redis-benchmark", e.what()));
         return std::nullopt;
     }
-    const auto& server = *found;
     // What the Redis recipe sends at the least: SET NX PX to take the lock and a
     // compare-and-delete script to release it (on a fresh key each time).
     const std::vector<std::string> set = {"SET", "zklock-baseline:__rand_int__", "v", "NX", "PX", "10000"};

@@ -18,6 +18,8 @@
 #include <thread>
 
 #include <cerrno>
+#include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 
@@ -164,37 +166,24 @@ std::chrono::steady_clock::time_point run_together(int k, const std::function<vo
     return start;
 }
 
-// Whole files through close-on-exec descriptors: std::ifstream and
-// std::ofstream open theirs without O_CLOEXEC, and the bench starts servers
-// and clients from other threads meanwhile.
+// Whole files through close-on-exec streams (glibc's "e" mode: O_CLOEXEC):
+// std::ifstream and std::ofstream open theirs without it, and the bench
+// starts servers and clients from other threads meanwhile.
 std::string read_text_file(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return {};
+    std::FILE* f = std::fopen(path.c_str(), "re");
+    if (f == nullptr) return {};
     std::string text;
     char buf[8192];
-    while (true) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n > 0) text.append(buf, static_cast<std::size_t>(n));
-        else if (n == 0 || errno != EINTR) break;
-    }
-    ::close(fd);
+    while (const std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
+    std::fclose(f);
     return text;
 }
 
 bool write_text_file(const std::string& path, const std::string& text) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return false;
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            ::close(fd);
-            return false;
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    return ::close(fd) == 0;
+    std::FILE* f = std::fopen(path.c_str(), "we");
+    if (f == nullptr) return false;
+    const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    return std::fclose(f) == 0 && written;
 }
 
 std::string now_utc() {

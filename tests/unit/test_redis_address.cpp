@@ -2,6 +2,9 @@
 // error replies that concern authentication, without a server.
 #include "backends/redis/redis_address.hpp"
 #include <zklock/error.hpp>
+#include <zklock/redis_address.hpp>
+
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -124,3 +127,31 @@ TEST(RedisAddress, ResolveFillsWhatTheTextDoesNotName) {
     resolve_redis_address("redis://h:99999", "", "", 0, ec);
     EXPECT_EQ(ec, zklock::errc::invalid_argument);
 }
+
+namespace zklock {
+namespace {
+
+// The public reading (zklock::backends) is the backends' own, without the
+// password, and its errors never quote the credentials.
+TEST(RedisServerAddress, IsTheBackendsReadingWithoutThePassword) {
+    EXPECT_EQ(parse_redis_address("[::1]:7000"), (RedisServerAddress{"::1", 7000, "", 0, false}));
+    EXPECT_EQ(parse_redis_address("redis://svc:s%40cret@redis.example/4"),
+              (RedisServerAddress{"redis.example", 6379, "svc", 4, true}));
+    EXPECT_EQ(parse_redis_address("redis://:pw@h:6380"), (RedisServerAddress{"h", 6380, "", 0, true}));
+    EXPECT_FALSE(parse_redis_address("redis://h").has_password);
+}
+
+TEST(RedisServerAddress, RefusesWithAMessageThatHidesTheCredentials) {
+    for (const char* text : {"redis://svc:hunter2@h:99999", "redis://svc:hunter2@h/x", "h", "rediss://svc:hunter2@h"}) {
+        try {
+            (void)parse_redis_address(text);
+            ADD_FAILURE() << text << " was accepted";
+        } catch (const error& e) {
+            EXPECT_EQ(e.code(), errc::invalid_argument) << text;
+            EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
+        }
+    }
+}
+
+} // namespace
+} // namespace zklock
