@@ -20,6 +20,7 @@ struct RedisServerAddress {
     std::string user;           ///< the URL's ACL user; empty: none
     int db = 0;                 ///< the URL's "/N"; 0 when it names none
     bool has_password = false;  ///< the URL carries a password
+    /// Field by field.
     friend bool operator==(const RedisServerAddress&, const RedisServerAddress&) = default;
 };
 
