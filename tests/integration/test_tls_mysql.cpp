@@ -7,13 +7,12 @@
 #include <zklock/lock.hpp>
 #include <zklock/mysql/mysql_lock_service.hpp>
 #include <zklock/testing/mariadb_server.hpp>
-#include <zklock/testing/process.hpp>
-#include <zklock/testing/test_certificates.hpp>
+
+#include "tls_server_suite.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <system_error>
 
@@ -22,32 +21,12 @@ namespace zt = zklock::testing;
 
 namespace {
 
-class MysqlTlsTest : public ::testing::Test {
+class MysqlTlsTest : public test::TlsServerSuite<zt::MariaDBServer, zt::MariaDBServerOptions> {
 protected:
     static void SetUpTestSuite() {
-        dir() = std::make_unique<zt::TempDir>("zklock-mysql-tls-");
-        certificates() = zt::make_test_certificates(dir()->path());
         zt::MariaDBServerOptions o;
-        o.tls = certificates();
-        o.require_tls = true;
         o.extra_args = {"--bind-address=127.0.0.1,127.0.0.2"};  // 127.0.0.2: a name the certificate lacks
-        server() = std::make_unique<zt::MariaDBServer>(o);
-    }
-    static void TearDownTestSuite() {
-        server().reset();
-        dir().reset();
-    }
-    static std::unique_ptr<zt::MariaDBServer>& server() {
-        static std::unique_ptr<zt::MariaDBServer> s;
-        return s;
-    }
-    static std::unique_ptr<zt::TempDir>& dir() {
-        static std::unique_ptr<zt::TempDir> d;
-        return d;
-    }
-    static zt::TestCertificates& certificates() {
-        static zt::TestCertificates c;
-        return c;
+        start("zklock-mysql-tls-", o);
     }
 
     /// The fixture's address in the key=value form, with `tls` after it.
@@ -55,15 +34,10 @@ protected:
         return "host=" + host + " port=" + std::to_string(server()->port()) + " user=zklock database=zklock " + tls;
     }
 
-    /// A lock on `address` tried once: the error (empty when acquired), its detail.
+    /// A lock on `where` tried once: the error (empty when acquired), its detail.
     static std::error_code try_once(const std::string& where, std::string& detail) {
         MysqlAdvisoryLockService service(where);
-        Lock lock = service.make_lock("tls");
-        std::error_code ec;
-        const bool got = lock.try_lock(ec);
-        detail = lock.failure_detail();
-        if (got) lock.unlock();
-        return ec;
+        return TlsServerSuite::try_once(service, detail);
     }
 };
 

@@ -7,13 +7,12 @@
 #include <zklock/lock.hpp>
 #include <zklock/postgres/postgres_lock_service.hpp>
 #include <zklock/testing/postgres_server.hpp>
-#include <zklock/testing/process.hpp>
-#include <zklock/testing/test_certificates.hpp>
+
+#include "tls_server_suite.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <memory>
 #include <string>
 #include <system_error>
 
@@ -22,47 +21,19 @@ namespace zt = zklock::testing;
 
 namespace {
 
-class PostgresTlsTest : public ::testing::Test {
+class PostgresTlsTest : public test::TlsServerSuite<zt::PostgresServer, zt::PostgresServerOptions> {
 protected:
-    static void SetUpTestSuite() {
-        dir() = std::make_unique<zt::TempDir>("zklock-pg-tls-");
-        certificates() = zt::make_test_certificates(dir()->path());
-        zt::PostgresServerOptions o;
-        o.tls = certificates();
-        o.require_tls = true;
-        server() = std::make_unique<zt::PostgresServer>(o);
-    }
-    static void TearDownTestSuite() {
-        server().reset();
-        dir().reset();
-    }
-    static std::unique_ptr<zt::PostgresServer>& server() {
-        static std::unique_ptr<zt::PostgresServer> s;
-        return s;
-    }
-    static std::unique_ptr<zt::TempDir>& dir() {
-        static std::unique_ptr<zt::TempDir> d;
-        return d;
-    }
-    static zt::TestCertificates& certificates() {
-        static zt::TestCertificates c;
-        return c;
-    }
+    static void SetUpTestSuite() { start("zklock-pg-tls-", {}); }
 
     /// The fixture's conninfo with `tls` (libpq keywords) after it.
     static std::string conninfo(const std::string& tls) { return server()->connect_string() + " " + tls; }
 
-    /// A lock on `conninfo` tried once: the error (empty when acquired), its detail.
+    /// A lock on `info` tried once: the error (empty when acquired), its detail.
     static std::error_code try_once(const std::string& info, std::string& detail) {
         PostgresOptions o;
         o.connect_timeout = std::chrono::seconds(10);
         PostgresAdvisoryLockService service(info, o);
-        Lock lock = service.make_lock("tls");
-        std::error_code ec;
-        const bool got = lock.try_lock(ec);
-        detail = lock.failure_detail();
-        if (got) lock.unlock();
-        return ec;
+        return TlsServerSuite::try_once(service, detail);
     }
 };
 
