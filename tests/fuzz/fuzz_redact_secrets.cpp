@@ -6,8 +6,9 @@
 // returns, unless the same text with another password shows it (the prefix
 // or suffix may hold it); the prefix loses its quotes, backslashes and '=',
 // which would open a value around the secret. Also: a libpq connection string
-// split for a child keeps no copy of its password; a password file line reads
-// back as its password; percent_decode() undoes percent-encoding.
+// split for a child keeps no copy of its password, and its pair leaves
+// nothing behind; a password file line reads back as its password;
+// percent_decode() undoes percent-encoding.
 #include "fuzz_check.hpp"
 
 #include "support/secrets.hpp"
@@ -100,11 +101,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // value) is not in the text where it was written: its plain form
         // may be there only elsewhere (in the host, another key), and the
         // split keeps that.
+        // The pairs kept are joined with one space where the text may have had
+        // none ('a'b=c), so a password with a blank is counted by the next check.
         const auto left = copies(split->conninfo, split->password);
         const auto in_text = copies(text, split->password);
         const bool encoded = text.find_first_of("%\\") != std::string_view::npos;
-        check(left == 0 || left < in_text || (encoded && left <= in_text),
-              "a connection string split for a child keeps no password", split->conninfo);
+        if (split->password.find_first_of(blanks) == std::string::npos)
+            check(left == 0 || left < in_text || (encoded && left <= in_text),
+                  "a connection string split for a child keeps no password", split->conninfo);
+    }
+    // The password's pair leaves nothing behind, whatever the password: the
+    // split of "host=h password='SECRET' SUFFIX" is that of "host=h SUFFIX".
+    const auto with_pair = detail::split_conninfo_password("host=h password=" + quoted(secret) + " " + suffix);
+    const auto without_pair = detail::split_conninfo_password("host=h " + suffix);
+    check(with_pair.has_value() == without_pair.has_value(), "a password's pair splits as the text without it");
+    if (with_pair && without_pair) {
+        check(with_pair->conninfo == without_pair->conninfo, "a password's pair leaves nothing in the split",
+              with_pair->conninfo);
+        if (without_pair->password.empty())
+            check(with_pair->password == secret, "the split reads the password back", with_pair->password);
     }
     if (const auto line = detail::pgpass_line(secret)) {
         check(line->starts_with("*:*:*:*:") && line->ends_with("\n"), "a password file line's form", *line);
