@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstdint>
 #include <list>
 #include <string>
@@ -251,31 +250,12 @@ private:
                 return self->close();
             }
             self->heard_ = true;
-            self->write_client(n);
+            asio::async_write(self->client_, asio::buffer(self->down_.data(), n),
+                              [self](boost::system::error_code ec, std::size_t) {
+                                  if (ec || self->closed_) return self->close();
+                                  self->read_server();
+                              });
         });
-    }
-
-    /// Hands the C client `n` bytes of down_: written at once when its socket
-    /// takes them (on loopback it nearly always does), so the reply costs no
-    /// posted completion and no turn of the reactor; the rest, if any, async.
-    void write_client(std::size_t n) {
-        std::size_t sent = 0;
-        while (sent < n) {
-            const auto wrote = ::send(client_.native_handle(), down_.data() + sent, n - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (wrote > 0) {
-                sent += static_cast<std::size_t>(wrote);
-                continue;
-            }
-            if (wrote < 0 && errno == EINTR) continue;
-            if (wrote < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-            return close();
-        }
-        if (sent == n) return read_server();
-        asio::async_write(client_, asio::buffer(down_.data() + sent, n - sent),
-                          [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-                              if (ec || self->closed_) return self->close();
-                              self->read_server();
-                          });
     }
 
     void fail(std::error_code code, const std::string& detail) {
