@@ -115,6 +115,26 @@ TEST_F(EtcdTlsTest, InsecureAcceptsAnUntrustedServer) {
     lock.unlock();
 }
 
+// A server certificate that names neither 127.0.0.1 nor localhost (a
+// second server's) is refused as the wrong host; the name is all that is
+// wrong: without the host check (verify_host = false) the lock is held.
+TEST_F(EtcdTlsTest, ACertificateForAnotherHostIsRefusedUnlessTheHostIsNotChecked) {
+    testing::EtcdServerOptions so;
+    so.tls = true;
+    so.tls_certificates.server_names = {"etcd.example.invalid"};
+    testing::EtcdServer other(so);
+    EtcdOptions o;
+    o.ttl = 2s;
+    o.tls.ca_file = other.certificates().ca_file.string();
+    const auto ec = try_lock_code(other.endpoint(), o);
+    EXPECT_EQ(ec, errc::tls_wrong_host) << ec.message();
+    o.tls.verify_host = false;
+    EtcdLockService service(other.endpoint(), o);
+    Lock lock = service.make_lock("tls-any-host");
+    ASSERT_TRUE(lock.try_lock_for(30s)) << lock.failure_detail();
+    lock.unlock();
+}
+
 // Refused at construction, before any connection: a key file group or
 // others may read (its contents never in the message), a key without its
 // certificate, and http:// with TLS options.
