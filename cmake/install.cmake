@@ -89,6 +89,10 @@ if(TARGET zklock-bench)
     DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/curator)
   install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/kazoo/kazoo_bench.py"
     DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/kazoo)
+  install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/etcd/run.sh"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/etcd)
+  install(FILES "${PROJECT_SOURCE_DIR}/bench/etcd/EtcdMutexBench.go"
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/zklock/bench/etcd)
 endif()
 
 # Public headers: the include/zklock tree (detail/deadline.hpp included: the

@@ -220,7 +220,8 @@ void add_server_options(CLI::App& cmd, bench_cli& c, CLI::Option* backend) {
         ->needs(backend);
     cmd.add_flag("--baselines", b.baselines,
                  "with --backend: also run redis-benchmark (SET NX PX + EVAL), pgbench (advisory lock + unlock) and "
-                 "etcdctl lock NAME true (a Go process per cycle) on the same servers (on with --report)")
+                 "etcdctl lock NAME true (a Go process per cycle) and etcd's own Go Mutex (bench/etcd/run.sh, uncontended and "
+                 "contended) on the same servers (on with --report)")
         ->needs(backend);
 }
 

@@ -6,6 +6,7 @@
 #include "bench.hpp"
 #include "runs/result.hpp"
 #include "runs/run.hpp"
+#include "command.hpp"
 #include "common.hpp"
 
 #include <zklock/backends.hpp>
@@ -23,6 +24,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <iomanip>
@@ -399,6 +401,66 @@ std::optional<nlohmann::json> etcdctl_baseline(const servers& where, const TlsOp
                           {"transactions", cycles}};
 }
 
+/// etcd's own Go Mutex (clientv3/concurrency, bench/etcd/run.sh) on the same
+/// etcd server, uncontended and with `clients` clients on one prefix, timed
+/// as zklock's etcd rows are; beside them the ratios to zklock's rows of this
+/// run (`ours`: the results so far).
+std::optional<nlohmann::json> etcd_go_mutex_peer(const servers& where, const BackendOptions& service, int ops,
+                                                 int clients, const nlohmann::json& ours, nlohmann::json& not_run) {
+    const char* tool = "etcd Go Mutex";
+    const auto script = default_bench_script("bench/etcd/run.sh");
+    if (!std::filesystem::exists(script)) {
+        not_run.push_back(skipped(tool, "its harness is missing at " + script));
+        return std::nullopt;
+    }
+    if (!service.etcd_user.empty()) {
+        not_run.push_back(skipped(tool, "the server needs a password, and the Go harness takes no credentials"));
+        return std::nullopt;
+    }
+    const auto& tls = service.etcd_tls;
+    if (tls.insecure || !tls.verify_host) {
+        not_run.push_back(skipped(tool, "the Go harness verifies the server's certificate and host always"));
+        return std::nullopt;
+    }
+    nlohmann::json out{{"backend", "etcd"},
+                       {"tool", tool},
+                       {"measures", "etcd's clientv3/concurrency.Mutex (Debian golang-etcd-server-dev), one session "
+                                    "per client: uncontended, Lock() + Unlock() each answered (as zklock's row); "
+                                    "contended, K clients on one prefix, each its own connection and lease"}};
+    for (const bool contended : {false, true}) {
+        const std::string scenario = contended ? "contended" : "uncontended";
+        std::vector<std::string> argv{script, "--connect", where.etcd_endpoints(), "--scenario", scenario,
+                                      "--clients", std::to_string(contended ? clients : 1), "--ops",
+                                      std::to_string(ops), "--path", unique_name("go-mutex-" + scenario)};
+        if (!tls.ca_file.empty()) argv.insert(argv.end(), {"--cacert", tls.ca_file});
+        if (!tls.cert_file.empty()) argv.insert(argv.end(), {"--cert", tls.cert_file, "--key", tls.key_file});
+        const auto text = capture(argv);
+        if (!text) {
+            not_run.push_back(skipped(tool, "bench/etcd/run.sh failed (its output is above)"));
+            return std::nullopt;
+        }
+        std::istringstream lines(*text);
+        nlohmann::json row;
+        for (std::string line; std::getline(lines, line);)
+            if (line.starts_with("{")) row = nlohmann::json::parse(line, nullptr, false);
+        if (!row.is_object()) {
+            not_run.push_back(skipped(tool, "bench/etcd/run.sh printed no result line"));
+            return std::nullopt;
+        }
+        out[scenario] = row;
+        // zklock's etcd row of the same scenario and client count, this run.
+        for (const auto& r : ours) {
+            if (r.value("backend", "") != "etcd" || r.value("scenario", "") != scenario ||
+                r.value("clients", 0) != row.value("clients", 0))
+                continue;
+            if (contended) out["zklock_ops_per_s_vs_go"] = r["ops_per_s"].get<double>() / row["ops_per_s"].get<double>();
+            else out["go_p50_vs_zklock"] = row["p50_us"].get<double>() / r["p50_us"].get<double>();
+        }
+    }
+    out["pair_p50_us"] = out["uncontended"]["p50_us"];
+    return out;
+}
+
 // --- the machine ---------------------------------------------------------------------
 
 /// The mean time for one thread to hand work to another and get the answer back
@@ -516,6 +578,9 @@ int bench_backends(const backend_bench_options& o) {
         if (o.baselines && backend == "etcd")
             if (auto b = etcdctl_baseline(where, o.service.etcd_tls, std::min(o.ops, 50), baselines_not_run))
                 baselines.push_back(*b);
+        if (o.baselines && backend == "etcd")
+            if (auto b = etcd_go_mutex_peer(where, options, o.ops, most, results, baselines_not_run))
+                baselines.push_back(*b);
         print_table();  // this backend's rows, without --json
     }
     for (const auto& b : baselines) {
@@ -525,6 +590,11 @@ int bench_backends(const backend_bench_options& o) {
                       << ": " << std::fixed << std::setprecision(0)
                       << (b.contains("pair_p50_us") ? b["pair_p50_us"] : b["pair_mean_us"]).get<double>()
                       << " us a lock and unlock (--json: how it is measured)" << std::endl;
+        if (!o.json && b.contains("contended"))
+            std::cout << "  contended, " << b["contended"]["clients"].get<int>() << " clients: " << std::fixed
+                      << std::setprecision(0) << b["contended"]["ops_per_s"].get<double>() << " acquisitions/s; zklock: "
+                      << std::setprecision(2) << b.value("go_p50_vs_zklock", std::nan("")) << "x its p50 speed, "
+                      << b.value("zklock_ops_per_s_vs_go", std::nan("")) << "x its contended rate" << std::endl;
     }
     if (o.report_dir.empty()) return 0;
     const nlohmann::json report = {{"command", o.command_line},
