@@ -9,8 +9,10 @@
 # sources of golang-etcd-server-dev (as the tests build their Go peers).
 #
 # Environment: GO (default go), ZKLOCK_GO_PATH (default /usr/share/gocode),
-# XDG_CACHE_HOME (the binary and Go's build cache go to
-# $XDG_CACHE_HOME/zklock/etcd-bench).
+# ZKLOCK_ETCD_BENCH_CACHE (where the binary goes; default
+# $XDG_CACHE_HOME/zklock/etcd-bench), ZKLOCK_GO_CACHE (Go's build cache;
+# default go-cache in it: the tests pass the one their Go peers were built
+# with, which holds clientv3 compiled already).
 set -euo pipefail
 
 die() { echo "etcd-mutex-bench: $*" >&2; exit 1; }
@@ -24,13 +26,13 @@ command -v "$GO" >/dev/null 2>&1 || die "'$GO' not found (install golang-go)"
 [ -f "$gopath/src/go.etcd.io/etcd/clientv3/concurrency/mutex.go" ] ||
     die "etcd's clientv3 is not in $gopath (install golang-etcd-server-dev)"
 
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/zklock/etcd-bench
+cache=${ZKLOCK_ETCD_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/zklock/etcd-bench}
 bin=$cache/etcd-mutex-bench
 if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
     mkdir -p "$cache"
     tmp=$(mktemp "$cache/.build.XXXXXX")
     trap 'rm -f "$tmp"' EXIT
-    GO111MODULE=off GOFLAGS= GOPATH=$gopath GOCACHE=$cache/go-cache \
+    GO111MODULE=off GOFLAGS= GOPATH=$gopath GOCACHE=${ZKLOCK_GO_CACHE:-$cache/go-cache} \
         "$GO" build -o "$tmp" "$src" >&2 || die "go build failed for $src"
     mv -f "$tmp" "$bin"  # atomic within the cache directory
     trap - EXIT
