@@ -139,7 +139,7 @@ configure_package_config_file(
   "${PROJECT_BINARY_DIR}/zklockConfig.cmake"
   INSTALL_DESTINATION ${ZKLOCK_INSTALL_CMAKEDIR})
 
-# Before 1.0 a minor release may break the API, so 0.8 accepts 0.8.x only.
+# Before 1.0 a minor release may break the API, so 0.9 accepts 0.9.x only.
 if(PROJECT_VERSION_MAJOR EQUAL 0)
   set(_zklock_compatibility SameMinorVersion)
 else()
