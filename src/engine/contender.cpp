@@ -264,6 +264,9 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
         return session_->get_data(path_of(action.name, i), {}, [self, a](int rc, std::string, const node_stat& st) {
             self->feed(a, [&](acquire_machine& m) { return m.token_read(rc, st); });
         });
+    case kind::catch_up:
+        // Ahead of the recovery listings: their replies come after its answer and decide.
+        return session_->sync(dir, [](int) {});
     case kind::confirm_session:
         // Answered, it is the hold's budget basis (noted before this callback runs).
         return session_->sync(dir, [self, a](int rc) {

@@ -137,7 +137,14 @@ acquire_actions acquire_machine::connected(acquire_step step, std::size_t queue)
     gather(gathering::recovery);
     rare().recovery.assign(queues(), {});
     acquire_actions out;
-    out.reserve(queues() + 1);
+    out.reserve(queues() + 2);
+    // The server this session reconnected to may lag the one that applied
+    // the create: the session never saw the create's zxid, so the reconnect
+    // does not wait for it, and a listing there could miss our node (a second
+    // create would then queue behind our own orphan). A sync first: the
+    // server runs the session's requests in order, and answers the listings
+    // once it has caught up with the leader.
+    out.push_back(act(kind::catch_up));
     append_listings(out, listing::recover);
     return out;
 }

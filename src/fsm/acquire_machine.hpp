@@ -156,6 +156,7 @@ struct acquire_action {
         watch_release,     ///< exists(dir/name + ".released") with a watch (generation = number) -> release_seen (fsm/release_proof.hpp)
         make_dir,          ///< create(dir, CONTAINER, rule.dir_data), ahead of the create: its answer is not fed back (the create's decides)
         confirm_session,   ///< sync(dirs[0]) -> synced: before a grant, a basis for the hold's budget (session_now::budget)
+        catch_up,          ///< sync(dirs[0]) ahead of the recovery listings: its answer is not fed back (theirs decide)
     };
     kind what{};
     std::size_t queue = 0;

@@ -309,7 +309,7 @@ std::string to_string(const acquire_action& a) {
         "start_delay",    "grant",          "watch_own_node", "node_gone",     "lose",         "requeue",
         "fail",           "give_up",        "delete_node",  "delete_by_guid",  "cleaned_up",   "position",
         "forget_position", "node_known",    "count_attempt", "count_wakeup", "revocation_request", "revoke",
-        "watch_release",  "make_dir",       "confirm_session"};
+        "watch_release",  "make_dir",       "confirm_session", "catch_up"};
     static constexpr const char* steps[] = {"create", "recover", "list", "watch_own_node", "confirm", "read_token"};
     static constexpr const char* listings[] = {"pipelined", "fresh", "recover"};
     std::string out = names[static_cast<int>(a.what)];

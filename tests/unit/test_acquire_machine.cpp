@@ -237,7 +237,7 @@ TEST(AcquireMachine, ALostCreateReplyFindsTheNodeByItsGuidBeforeCreatingAgain) {
     f.m.connected(acquire_step::create);
     EXPECT_EQ(said(f.m.listed(listing::pipelined, ZCONNECTIONLOSS, {})), words{});  // the create's reply acts
     EXPECT_EQ(said(f.m.created(ZCONNECTIONLOSS, {}, {})), (words{"wait_connected recover " + from_zookeeper(ZCONNECTIONLOSS).message()}));
-    EXPECT_EQ(said(f.m.connected(acquire_step::recover)), (words{"count_attempt", "list recover"}));
+    EXPECT_EQ(said(f.m.connected(acquire_step::recover)), (words{"catch_up", "count_attempt", "list recover"}));
     EXPECT_EQ(said(f.m.listed(listing::recover, ZOK, {ahead, ours})), (words{"node_known " + ours, "read_token " + ours}));
     EXPECT_EQ(said(f.m.token_read(ZOK, stat_of(50, session_a))),
               (words{"position #1", "watch_own_node " + ours, "watch_node " + ahead + " #1",

@@ -228,7 +228,7 @@ TEST(AcquireMachineSet, ALostReplyOfATransactionThatCommittedIsFoundByGuidAndNot
     f.send();
     EXPECT_EQ(said(f.m.multi_created(ZCONNECTIONLOSS, {}, {})), (words{"wait_connected recover " + from_zookeeper(ZCONNECTIONLOSS).message()}));
     EXPECT_EQ(said(f.m.connected(acquire_step::recover)),
-              (words{"count_attempt", "list recover", "list recover @1"}));
+              (words{"catch_up", "count_attempt", "list recover", "list recover @1"}));
     EXPECT_EQ(said(f.m.listed(1, listing::recover, ZOK, {ahead_b, ours_b})), words{});
     EXPECT_EQ(said(f.m.listed(0, listing::recover, ZOK, {ours_a})),
               (words{"node_known " + ours_a, "node_known @1 " + ours_b, "read_token " + ours_a}));
