@@ -106,6 +106,14 @@ public:
 
     schedule_result run() {
         schedule_result out;
+        // The ensemble: a leader and 0 to 2 followers, each a bounded lag behind.
+        const int servers = static_cast<int>(w_.uniform(1, 3));
+        for (int i = 1; i < servers; ++i) {
+            const auto lag = ms(w_.uniform(0, 400));
+            server_.add_follower(lag);
+            w_.note("server " + std::to_string(i) + ": a follower up to " + std::to_string(lag / 1'000'000) +
+                    " ms behind the leader");
+        }
         const int lock_count = static_cast<int>(w_.uniform(1, 3));
         for (int i = 0; i < lock_count; ++i) {
             // The runner's own recipes, or a workload's (tests/sim/workload_*.cpp).
