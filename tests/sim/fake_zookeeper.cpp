@@ -4,7 +4,9 @@
 // everything happens inside zookeeper_process: replies, watch events (in the
 // order the server sent them, an event before a later reply) and session
 // events; a connection loss fails every request in flight with
-// ZCONNECTIONLOSS, whether or not the server applied it.
+// ZCONNECTIONLOSS, whether or not the server applied it. Each connection goes
+// to a server of the ensemble the seed picks; one whose view is older than
+// the client's last seen zxid refuses it, and the client tries again.
 #include "network.hpp"
 
 #include <zookeeper.h>
@@ -103,6 +105,7 @@ struct _zhandle {
         zk_request req;
         bool survives;
         std::int64_t session;
+        int server;  // the connection's
     };
     enum class kind { reply, event, connected, expired, lost };
     struct message {
@@ -125,6 +128,10 @@ struct _zhandle {
     int fd = -1;
     std::uint64_t conn = 0;        // the connection now (0: none)
     std::uint64_t connections = 0;  // made so far
+    int server = 0;                 // the connection's (0: the leader)
+    std::int64_t last_zxid = 0;     // the last zxid a reply carried
+    std::uint64_t accepted_conn = 0;  // the last connection a server accepted, and that server
+    int accepted_server = 0;
     bool handshaking = false;
     nanos up_last = 0, down_last = 0;          // global: FIFO both ways
     nanos last_recv = 0, last_send = 0;         // local
@@ -169,13 +176,14 @@ struct _zhandle {
         const auto xid = r.xid;
         auto req = r.req;
         sent.push_back(std::move(r));
-        resend(arrive, conn, xid, std::move(req), survives, cid.client_id);
+        resend(arrive, conn, xid, std::move(req), survives, cid.client_id, server);
     }
     /// The request `xid` of connection `c` reaches the server at `arrive`.
-    void resend(nanos arrive, std::uint64_t c, std::uint64_t xid, zk_request req, bool survives, std::int64_t session) {
+    void resend(nanos arrive, std::uint64_t c, std::uint64_t xid, zk_request req, bool survives, std::int64_t session,
+                int to) {
         zhandle_t* self = this;
         const int f = fd;
-        the_net->w->at(arrive, -1, [self, f, r = in_flight{c, xid, std::move(req), survives, session}]() mutable {
+        the_net->w->at(arrive, -1, [self, f, r = in_flight{c, xid, std::move(req), survives, session, to}]() mutable {
             if (!the_net->by_fd.count(f) || the_net->by_fd.at(f) != self) return;
             // During a partition TCP holds the segments, and sends them again,
             // in order, once it is over.
@@ -206,9 +214,17 @@ struct _zhandle {
         const auto& req = r.req;
         // A request in flight when its connection closed reached the server, or not.
         if (conn != c && !r.survives) return;
-        auto reply = the_net->server->apply(r.session, req);
+        // The session moved to another server since: the old one's request
+        // fails there (ZooKeeper's SESSIONMOVED), applied nowhere.
+        if (accepted_conn > c && accepted_server != r.server) {
+            if (the_net->w->verbose)
+                the_net->w->note("server " + std::to_string(r.server) + ": session " + std::to_string(r.session) +
+                                 " moved; " + op_name(req) + " not applied");
+            return;
+        }
+        auto reply = the_net->server->apply(r.session, req, r.server);
         if (the_net->w->verbose && req.type != op::ping) {
-            std::string line = "server: session " + std::to_string(r.session) + " " + op_name(req) + " -> " +
+            std::string line = "server " + std::to_string(r.server) + ": session " + std::to_string(r.session) + " " + op_name(req) + " -> " +
                                std::to_string(reply.rc) + " " + reply.name;
             for (const auto& o : req.ops) line += " [" + op_name(o) + "]";
             for (const auto& ch : reply.children) line += " " + ch.substr(ch.size() > 14 ? ch.size() - 14 : 0);
@@ -233,26 +249,47 @@ struct _zhandle {
     void start_connect() {
         conn = ++connections;
         handshaking = true;
+        const int servers = the_net->server->servers();
+        server = servers > 1 ? static_cast<int>(the_net->w->uniform(0, servers - 1)) : 0;
+        const int to = server;
         handshake_deadline = local() + zklock::sim::ms(requested_timeout) * 2 / 3;
         const auto c = conn;
         const nanos arrive = std::max(up_last, the_net->w->now() + latency());
         up_last = arrive;
         zhandle_t* self = this;
         const int f = fd;
-        the_net->w->at(arrive, -1, [self, f, c] {
+        the_net->w->at(arrive, -1, [self, f, c, to] {
             if (!the_net->by_fd.count(f) || the_net->by_fd.at(f) != self || self->conn != c) return;
             if (the_net->w->now() < self->partitioned_until) return;  // the client gives up on this handshake
+            auto& zk = *the_net->server;
             if (self->cid.client_id == 0) {
                 int negotiated = 0;
-                self->cid.client_id = the_net->server->open_session(self->requested_timeout, negotiated);
+                self->cid.client_id = zk.open_session(self->requested_timeout, negotiated);
                 self->negotiated = negotiated;
                 the_net->by_session[self->cid.client_id] = self;
             }
-            if (!the_net->server->alive(self->cid.client_id)) {
+            if (!zk.alive(self->cid.client_id)) {
                 self->deliver(message{0, c, kind::expired});
                 return;
             }
-            the_net->server->touch(self->cid.client_id);
+            // A server behind what the client has seen refuses it (the
+            // client's ConnectRequest carries its last zxid).
+            if (zk.applied(to) < self->last_zxid) {
+                if (the_net->w->verbose)
+                    the_net->w->note("server " + std::to_string(to) + " refuses session " +
+                                     std::to_string(self->cid.client_id) + ": it saw zxid " +
+                                     std::to_string(self->last_zxid) + ", the server applied " +
+                                     std::to_string(zk.applied(to)));
+                self->deliver(message{0, c, kind::lost});
+                return;
+            }
+            zk.attach(self->cid.client_id, to, self->last_zxid);
+            self->accepted_conn = c;
+            self->accepted_server = to;
+            if (the_net->w->verbose && zk.servers() > 1)
+                the_net->w->note("session " + std::to_string(self->cid.client_id) + " connected to server " +
+                                 std::to_string(to));
+            zk.touch(self->cid.client_id);
             self->deliver(message{0, c, kind::connected});
         });
     }
@@ -331,6 +368,8 @@ struct _zhandle {
             auto r = std::move(sent.front());
             sent.pop_front();
             const int rc = m.reply.rc;
+            // As the real client: pings' (and events') zxids are not taken.
+            if (r.req.type != op::ping) last_zxid = std::max(last_zxid, m.reply.zxid);
             if (r.watcher) {
                 const bool set = rc == ZOK || (r.req.type == op::exists && rc == ZNONODE);
                 if (set) {
@@ -500,9 +539,13 @@ int zoo_recv_timeout(zhandle_t* zh) { return zh->negotiated; }
 const void* zoo_get_context(zhandle_t* zh) { return zh->context; }
 void zoo_set_context(zhandle_t* zh, void* context) { zh->context = context; }
 int zoo_set_servers_resolution_delay(zhandle_t*, int) { return ZOK; }
-// One server, never refusing: the Session never steers the rotation here.
+// The simulated client picks each connection's server itself: the Session
+// never steers the rotation here.
 void zoo_cycle_next_server(zhandle_t*) {}
-const char* zoo_get_current_server(zhandle_t*) { return "sim:2181"; }
+const char* zoo_get_current_server(zhandle_t* zh) {
+    static const char* names[] = {"sim:2181", "sim:2182", "sim:2183"};
+    return names[zh->server % 3];
+}
 void zoo_set_debug_level(ZooLogLevel) {}
 void zoo_set_log_stream(FILE*) {}
 int is_unrecoverable(zhandle_t* zh) { return zh->state == ZOO_EXPIRED_SESSION_STATE ? ZINVALIDSTATE : ZOK; }

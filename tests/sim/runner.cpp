@@ -76,6 +76,7 @@ public:
                                                                     pending_failure_ = std::move(why);
                                                             }});
         server_.on_applied = [this](std::int64_t session, const zk_request& r, const zk_reply& reply) {
+            check_own_queue(session, r, reply);
             for (auto& wl : workloads_) wl->applied(session, r, reply);
         };
     }
@@ -106,6 +107,14 @@ public:
 
     schedule_result run() {
         schedule_result out;
+        // The ensemble: a leader and 0 to 2 followers, each a bounded lag behind.
+        const int servers = static_cast<int>(w_.uniform(1, 3));
+        for (int i = 1; i < servers; ++i) {
+            const auto lag = ms(w_.uniform(0, 400));
+            server_.add_follower(lag);
+            w_.note("server " + std::to_string(i) + ": a follower up to " + std::to_string(lag / 1'000'000) +
+                    " ms behind the leader");
+        }
         const int lock_count = static_cast<int>(w_.uniform(1, 3));
         for (int i = 0; i < lock_count; ++i) {
             // The runner's own recipes, or a workload's (tests/sim/workload_*.cpp).
@@ -288,6 +297,39 @@ private:
         if (ahead > allowed_ahead(l) && pending_failure_.empty())
             pending_failure_ = who + " granted while " + std::to_string(ahead) + " older nodes of live sessions precede " +
                                *mine + " (" + first + " first)";
+    }
+
+    /// No session waits behind a node of its own: a second node made while
+    /// its first is still there (a create whose reply was lost, not found
+    /// again) waits on it until the session ends. A first node whose delete
+    /// is still to go (an unlock retried across a reconnect) may precede the
+    /// next acquire's for a while: the library owns that delete, and sends it
+    /// once connected; a session that is not connected for a while expires.
+    void check_own_queue(std::int64_t session, const zk_request& r, const zk_reply& reply) {
+        if (reply.rc != ZOK || !pending_failure_.empty()) return;
+        std::vector<std::string> made;
+        if (r.type == zk_request::op::create && (r.flags & ZOO_SEQUENCE)) made.push_back(reply.name);
+        if (r.type == zk_request::op::multi)
+            for (std::size_t i = 0; i < r.ops.size() && i < reply.op_name.size(); ++i)
+                if (r.ops[i].type == zk_request::op::create && (r.ops[i].flags & ZOO_SEQUENCE))
+                    made.push_back(reply.op_name[i]);
+        for (const auto& name : made) {
+            const auto dir = name.substr(0, name.rfind('/') + 1);
+            for (auto it = server_.nodes().lower_bound(dir); it != server_.nodes().end(); ++it) {
+                const auto& [path, n] = *it;
+                if (path.rfind(dir, 0) != 0) break;
+                if (path == name || n.stat.ephemeralOwner != session || path.find('/', dir.size()) != std::string::npos)
+                    continue;
+                w_.at(w_.now() + own_node_grace, -1, [this, session, name, older = path] {
+                    const auto& nodes = server_.nodes();
+                    if (nodes.count(name) && nodes.count(older) && server_.alive(session) && pending_failure_.empty())
+                        pending_failure_ = "session " + std::to_string(session) + " waited " +
+                                           std::to_string(own_node_grace / 1'000'000'000) + " s with " + name +
+                                           " behind its own node " + older;
+                });
+                return;
+            }
+        }
     }
 
     /// The older nodes of live sessions ahead of `node` that exclude it (all
@@ -584,6 +626,7 @@ private:
         }
     }
 
+    static constexpr nanos own_node_grace = ms(10'000);
     world w_;
     zk_server server_;
     sim_options options_;

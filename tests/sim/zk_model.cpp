@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace zklock::sim {
 
@@ -49,6 +52,7 @@ void zk_server::close_session(std::int64_t session) {
     sessions_.erase(it);
     for (const auto& p : ephemerals)
         if (nodes_.count(p)) do_remove(p, ++zxid_);
+    commit();
 }
 
 void zk_server::expire(std::int64_t session) {
@@ -62,6 +66,7 @@ void zk_server::precreate(const std::string& path, std::int32_t cversion) {
     Stat st{};
     do_create(0, path, "", 0, ++zxid_, made, st);
     nodes_.at(path).stat.cversion = cversion;
+    commit();
 }
 
 int zk_server::check_create(std::int64_t session, const std::string& path, int flags, std::string& made) const {
@@ -101,6 +106,8 @@ void zk_server::do_create(std::int64_t session, const std::string& path, const s
     }
     st = n.stat;
     nodes_[made] = std::move(n);
+    changed(made);
+    changed(parent_of(made));
     fire(data_watches_, made, ZOO_CREATED_EVENT);
     fire(child_watches_, parent_of(made), ZOO_CHILD_EVENT);
 }
@@ -138,6 +145,8 @@ void zk_server::do_remove(const std::string& path, std::int64_t zxid) {
     parent.stat.cversion = static_cast<std::int32_t>(static_cast<std::uint32_t>(parent.stat.cversion) + 1u);
     parent.stat.numChildren = static_cast<std::int32_t>(parent.children.size());
     parent.stat.pzxid = zxid;
+    changed(path);
+    changed(parent_path);
     fire(data_watches_, path, ZOO_DELETED_EVENT);
     fire(child_watches_, path, ZOO_DELETED_EVENT);
     fire(child_watches_, parent_path, ZOO_CHILD_EVENT);
@@ -153,10 +162,11 @@ void zk_server::maybe_reap(const std::string& path) {
         if (n == nodes_.end() || !n->second.container || !n->second.children.empty()) return;
         world_.note("server reaps container " + path);
         do_remove(path, ++zxid_);
+        commit();
     });
 }
 
-void zk_server::fire(std::map<std::string, std::set<std::int64_t>>& watches, const std::string& path, int type) {
+void zk_server::fire(watch_table& watches, const std::string& path, int type) {
     const auto it = watches.find(path);
     if (it == watches.end()) return;
     const auto sessions = std::move(it->second);
@@ -165,7 +175,107 @@ void zk_server::fire(std::map<std::string, std::set<std::int64_t>>& watches, con
         if (alive(s) && on_event) on_event(s, type, path);
 }
 
-zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
+void zk_server::add_follower(nanos max_lag) {
+    if (zxid_ != 0) world_.model_error("a follower added once the tree had changed");
+    followers_.emplace_back().max_lag = max_lag;
+}
+
+server_view zk_server::view_of(int server) {
+    if (server == 0) return {&nodes_, &data_watches_, &child_watches_};
+    return followers_.at(static_cast<std::size_t>(server - 1)).view();
+}
+
+int zk_server::server_of(std::int64_t session) const {
+    const auto it = sessions_.find(session);
+    return it == sessions_.end() ? 0 : it->second.server;
+}
+
+void zk_server::attach(std::int64_t session, int server, std::int64_t last_zxid) {
+    const auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;
+    const int from = std::exchange(it->second.server, server);
+    if (from == server) return;
+    move_watches(session, view_of(from), view_of(server), last_zxid, [this](std::int64_t s, int t, const std::string& p) {
+        if (alive(s) && on_event) on_event(s, t, p);
+    });
+}
+
+void zk_server::changed(const std::string& path) {
+    if (std::find(changed_.begin(), changed_.end(), path) == changed_.end()) changed_.push_back(path);
+}
+
+void zk_server::commit() {
+    if (followers_.empty()) {
+        changed_.clear();
+        return;
+    }
+    for (const auto& p : changed_) {
+        const auto n = nodes_.find(p);
+        log_.push_back(txn_entry{zxid_, p, n == nodes_.end() ? std::nullopt : std::optional<znode>(n->second)});
+    }
+    changed_.clear();
+    if (zxid_ == logged_zxid_) return;
+    logged_zxid_ = zxid_;
+    for (std::size_t i = 0; i < followers_.size(); ++i)
+        if (!followers_[i].catching_up) schedule_catch_up(i);
+}
+
+void zk_server::schedule_catch_up(std::size_t follower) {
+    // A follower applies what the leader has now a bounded while later (at
+    // most max_lag), in zxid order; what commits meanwhile, one lag after that.
+    auto& f = followers_[follower];
+    f.catching_up = true;
+    world_.at(world_.now() + world_.uniform(0, f.max_lag), -1, [this, follower, z = zxid_] {
+        followers_[follower].catching_up = false;
+        catch_up(follower, z);
+        if (followers_[follower].applied < zxid_) schedule_catch_up(follower);
+    });
+}
+
+void zk_server::catch_up(std::size_t follower, std::int64_t zxid) {
+    followers_[follower].catch_up(log_, zxid, [this](std::int64_t s, int t, const std::string& p) {
+        if (alive(s) && on_event) on_event(s, t, p);
+    });
+}
+
+zk_reply zk_server::apply(std::int64_t session, const zk_request& r, int server) {
+    using op = zk_request::op;
+    if (server == 0) {
+        auto out = apply_on_leader(session, r);
+        out.zxid = zxid_;
+        return out;
+    }
+    // A follower answers reads from its view; it forwards the rest to the
+    // leader and, for a write or a sync, applies what the leader had before
+    // it answers (a session sees its own writes; a sync catches up).
+    const auto index = static_cast<std::size_t>(server - 1);
+    auto& f = followers_.at(index);
+    zk_reply out;
+    switch (r.type) {
+    case op::get_data:
+    case op::exists:
+    case op::get_children:
+    case op::get_acl:
+    case op::remove_watches:
+        if (!alive(session)) {
+            out.rc = ZSESSIONEXPIRED;
+            return out;
+        }
+        touch(session);
+        if (r.type != op::remove_watches) answer_read(f.view(), session, r, out, world_.rng());
+        else if (const auto w = f.data_watches.find(r.path); w != f.data_watches.end()) w->second.erase(session);
+        break;
+    case op::ping: out = apply_on_leader(session, r); break;
+    default:
+        out = apply_on_leader(session, r);
+        catch_up(index, zxid_);
+        break;
+    }
+    out.zxid = f.applied;
+    return out;
+}
+
+zk_reply zk_server::apply_on_leader(std::int64_t session, const zk_request& r) {
     using op = zk_request::op;
     zk_reply out;
     if (!alive(session)) {
@@ -181,15 +291,17 @@ zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
         if (node == nodes_.end()) out.rc = ZNONODE;
         else if (!allowed(node->second, session, ZOO_PERM_ADMIN)) out.rc = ZNOAUTH;
         else if (r.acl_perms >= 0) {
+            ++zxid_;
+            changed(r.path);
             node->second.others_perms = r.acl_perms;
             node->second.acl_owner = session;
             node->second.stat.aversion++;
         }
         break;
     case op::get_acl:
-        if (node == nodes_.end()) out.rc = ZNONODE;
-        else out.stat = node->second.stat;
-        break;
+    case op::get_data:
+    case op::exists:
+    case op::get_children: answer_read(view_of(0), session, r, out, world_.rng()); break;
     case op::remove_watches:
         if (const auto w = data_watches_.find(r.path); w != data_watches_.end()) w->second.erase(session);
         break;
@@ -212,32 +324,8 @@ zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
             n.stat.mtime = 1'700'000'000'000 + world_.now() / 1'000'000;
             n.stat.dataLength = static_cast<std::int32_t>(r.data.size());
             out.stat = n.stat;
+            changed(r.path);
             fire(data_watches_, r.path, ZOO_CHANGED_EVENT);
-        }
-        break;
-    case op::get_data:
-        if (node == nodes_.end()) out.rc = ZNONODE;
-        else if (!allowed(node->second, session, ZOO_PERM_READ)) out.rc = ZNOAUTH;
-        else {
-            out.data = node->second.data;
-            out.stat = node->second.stat;
-            if (r.watch) data_watches_[r.path].insert(session);
-        }
-        break;
-    case op::exists:
-        if (node == nodes_.end()) out.rc = ZNONODE;
-        else out.stat = node->second.stat;
-        if (r.watch) data_watches_[r.path].insert(session);
-        break;
-    case op::get_children:
-        if (node == nodes_.end()) out.rc = ZNONODE;
-        else if (!allowed(node->second, session, ZOO_PERM_READ)) out.rc = ZNOAUTH;
-        else {
-            out.stat = node->second.stat;
-            out.children.assign(node->second.children.begin(), node->second.children.end());
-            // The server's order is a hash set's: none the client may rely on.
-            std::shuffle(out.children.begin(), out.children.end(), world_.rng());
-            if (r.watch) child_watches_[r.path].insert(session);
         }
         break;
     case op::multi: {
@@ -269,6 +357,7 @@ zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
                     n->second.stat.version++;
                     n->second.stat.mzxid = zxid;
                     n->second.stat.dataLength = static_cast<std::int32_t>(o.data.size());
+                    changed(o.path);
                     fire(data_watches_, o.path, ZOO_CHANGED_EVENT);
                 }
             }
@@ -286,6 +375,7 @@ zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
             sessions_ = saved_sessions;
             data_watches_ = saved_data;
             child_watches_ = saved_child;
+            changed_.clear();
             out.op_name.assign(r.ops.size(), "");
             for (std::size_t i = failed + 1; i < r.ops.size(); ++i) out.op_rc.push_back(ZRUNTIMEINCONSISTENCY);
         } else {
@@ -295,6 +385,7 @@ zk_reply zk_server::apply(std::int64_t session, const zk_request& r) {
         break;
     }
     }
+    commit();
     if (on_applied) on_applied(session, r, out);
     return out;
 }

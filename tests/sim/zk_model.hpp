@@ -1,13 +1,16 @@
-// The simulated ZooKeeper ensemble as one linearizable server: the data tree
+// The simulated ZooKeeper ensemble: the leader's data tree
 // (znodes with their Stat, per-parent sequence counters from the signed 32-bit
 // cversion, ephemeral owners, container nodes reaped once empty), sessions
 // with negotiated timeouts and expiry, one-shot data and child watches, multi
 // (all or nothing, one zxid), sync, and ACLs in one shape: a node's
 // permissions for every session but the one that set them last (a neighbour's
-// setACL), checked where ZooKeeper checks them. The network (fake_zookeeper.cpp) calls
-// apply() when a request reaches the server and delivers what it returns.
+// setACL), checked where ZooKeeper checks them; and 0 to 2 followers
+// (follower.hpp) whose views lag the leader's. The network
+// (fake_zookeeper.cpp) calls apply() when a request reaches the session's
+// server and delivers what it returns.
 #pragma once
 
+#include "follower.hpp"
 #include "world.hpp"
 
 #include <zookeeper.h>
@@ -44,6 +47,7 @@ struct zk_reply {
     std::vector<std::string> children;
     std::vector<int> op_rc;           // multi
     std::vector<std::string> op_name;  // multi
+    std::int64_t zxid = 0;  // the answering server's last applied zxid (the reply header's)
 };
 
 class zk_server {
@@ -65,19 +69,27 @@ public:
     void close_session(std::int64_t session);
     /// Ends the session now (as its timeout would).
     void expire(std::int64_t session);
-    zk_reply apply(std::int64_t session, const zk_request& r);
+    /// The request reaches server `server` (0: the leader; others: followers,
+    /// which answer reads from their view and forward the rest to the leader).
+    zk_reply apply(std::int64_t session, const zk_request& r, int server = 0);
+
+    /// An ensemble of `servers` (1 to 3): followers lag the leader by up to `max_lag` each.
+    void add_follower(nanos max_lag);
+    int servers() const noexcept { return 1 + static_cast<int>(followers_.size()); }
+    /// The last zxid server `server` applied.
+    std::int64_t applied(int server) const noexcept {
+        return server == 0 ? zxid_ : followers_[static_cast<std::size_t>(server - 1)].applied;
+    }
+    /// A (re)connect of `session` to `server` was accepted; `last_zxid` is the
+    /// last zxid the client saw (its watches move there, as setWatches does).
+    void attach(std::int64_t session, int server, std::int64_t last_zxid);
+    /// The server `session` is connected to now.
+    int server_of(std::int64_t session) const;
 
     /// A persistent node made before the run (a lock directory whose counter is near the wrap).
     void precreate(const std::string& path, std::int32_t cversion);
 
-    struct znode {
-        std::string data;
-        Stat stat{};
-        bool container = false;
-        std::set<std::string> children;  // names
-        int others_perms = ZOO_PERM_ALL;  // for every session but acl_owner
-        std::int64_t acl_owner = 0;       // all permissions (0: nobody in particular)
-    };
+    using znode = sim::znode;
     const std::map<std::string, znode>& nodes() const noexcept { return nodes_; }
     /// The last transaction's zxid: it moves with every change of the tree.
     std::int64_t last_zxid() const noexcept { return zxid_; }
@@ -89,10 +101,16 @@ private:
         nanos heard = 0;
         std::uint64_t check = 0;  // the expiry check event
         std::set<std::string> ephemerals;
+        int server = 0;  // the one it is connected to
     };
-    static bool allowed(const znode& n, std::int64_t session, int perm) {
-        return session == n.acl_owner || (n.others_perms & perm) != 0;
-    }
+    zk_reply apply_on_leader(std::int64_t session, const zk_request& r);
+    /// The transaction ends: the paths it changed go to the log, the followers catch up later.
+    void commit();
+    /// A change of `path` in the transaction under way.
+    void changed(const std::string& path);
+    void catch_up(std::size_t follower, std::int64_t zxid);
+    void schedule_catch_up(std::size_t follower);
+    server_view view_of(int server);
     int check_create(std::int64_t session, const std::string& path, int flags, std::string& made) const;
     void do_create(std::int64_t session, const std::string& path, const std::string& data, int flags, std::int64_t zxid,
                    std::string& made, Stat& st);
@@ -100,16 +118,20 @@ private:
     /// set_data's and check's: no node, no permission (WRITE; check: READ), a version that differs.
     int check_write(std::int64_t session, const std::string& path, int version, int perm) const;
     void do_remove(const std::string& path, std::int64_t zxid);
-    void fire(std::map<std::string, std::set<std::int64_t>>& watches, const std::string& path, int type);
+    void fire(watch_table& watches, const std::string& path, int type);
     void schedule_check(std::int64_t session);
     void maybe_reap(const std::string& path);
     static std::string parent_of(const std::string& path);
 
     world& world_;
-    std::map<std::string, znode> nodes_{{"/", znode{}}};
+    znode_tree nodes_{{"/", znode{}}};
     std::map<std::int64_t, session_state> sessions_;
-    std::map<std::string, std::set<std::int64_t>> data_watches_, child_watches_;
+    watch_table data_watches_, child_watches_;
     std::int64_t zxid_ = 0;
+    std::vector<follower> followers_;
+    std::vector<txn_entry> log_;
+    std::vector<std::string> changed_;  // in the transaction under way, in order
+    std::int64_t logged_zxid_ = 0;      // the last zxid the followers were told of
     std::int64_t next_session_ = 0x100;
 };
 
