@@ -440,6 +440,11 @@ void session_impl::on_connected() {
     connect_waiters_.clear();
     for (auto& [wid, w] : waiters) w({});
     run_janitor();
+    // A session kept across a connection loss was last heard before the loss,
+    // up to most of a timeout ago, and a hold's budget ends a timeout after
+    // that: the probe's first sync, a third of a timeout from now, could come
+    // after it. One sync now renews the budget's basis.
+    if (event == session_event::reconnected) sync("/", [](int) {});  // the answer is noted on its way
     arm_probe();
 }
 

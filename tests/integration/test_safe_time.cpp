@@ -2,7 +2,8 @@
 // while the server answers, also across idle periods longer than the session
 // timeout; zero when not held; and never positive at an instant when another
 // client holds, under a partition (the holder's link blackholed) and a paused
-// server; and `zklock run` stops its command once the budget has run out.
+// server; renewed on a reconnect before it runs out; and `zklock run` stops
+// its command once the budget has run out.
 #include "fault_support.hpp"
 #include "support.hpp"
 #include "test_cli_support.hpp"
@@ -163,6 +164,34 @@ TEST_F(SafeTimeTest, UnderAPausedServerTheBudgetEndsBeforeAnyoneElseHolds) {
         EXPECT_FALSE(get_within(grant, 30s));
         next.unlock();
     }
+}
+
+// A server silent for most of a session timeout, then back before the session
+// expires: the client reconnects to its session, and the hold's budget is
+// renewed at once, before the basis it had from before the silence runs out
+// (not a third of a timeout later, after `zklock run` would have stopped its
+// command).
+TEST_F(SafeTimeTest, AHoldKeptAcrossAReconnectHasItsBudgetRenewedBeforeItRunsOut) {
+    own_server();
+    auto s = connect(3000ms);
+    EventLog events(*s);
+    Mutex m(*s, lock_path());
+    m.lock();
+    const auto timeout = s->negotiated_timeout();
+    ASSERT_TRUE(server_->pause());
+    const auto budget_end = safe_until(m);  // nothing is heard from now on
+    ASSERT_TRUE(events.wait_for(session_event::suspended, timeout * 2));
+    // The server comes back with a quarter of the timeout left of the budget;
+    // the session lives at least that long (the server also heard the pings).
+    std::this_thread::sleep_until(budget_end - timeout / 4);  // allowed: the length of the fault
+    ASSERT_TRUE(server_->resume());
+    ASSERT_TRUE(events.wait_for(session_event::reconnected, timeout)) << "the session was not kept";
+    // Renewed, it ends about three quarters of a timeout later than before.
+    EXPECT_TRUE(wait_until([&] { return safe_until(m) > budget_end + timeout / 2; },
+                           std::chrono::duration_cast<std::chrono::milliseconds>(budget_end - clock_type::now())))
+        << "not renewed before it ran out, while connected";
+    EXPECT_TRUE(m.is_held());
+    m.unlock();
 }
 
 // `zklock run` cut off from the server: its command is stopped once the
