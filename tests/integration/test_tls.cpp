@@ -2,6 +2,7 @@
 // legs to a real server's secure client port, and every way TLS can fail
 // reported as its own error, never as a hang. Real servers with throwaway
 // certificates (ZooKeeperServerOptions::tls).
+#include "curator_peer.hpp"
 #include "descriptors.hpp"
 #include "grant_support.hpp"
 #include "kazoo_peer.hpp"
@@ -446,38 +447,106 @@ TEST_F(TlsTest, KeyFileOthersMayReadIsRefused) {
     std::filesystem::remove(copy);
 }
 
-// kazoo (use_ssl) and zklock, both over TLS, queue FIFO on one lock: a zklock
-// holder, a kazoo waiter behind its node, a zklock waiter behind kazoo's.
-TEST_F(TlsTest, KazooJoinsTheTlsLockInQueueOrder) {
+// zklock, Curator (ZooKeeper's client TLS properties, Netty's client socket)
+// and kazoo (use_ssl), each over its own TLS connection with the suite's
+// client certificate, queue FIFO on one lock whose directory only that
+// certificate's identity (x509) may touch: a zklock holder, Curator behind
+// it, kazoo behind Curator, a zklock waiter behind kazoo. (Curator sees only
+// "-lock-" names, so kazoo, which names its nodes "__lock__", queues after
+// it.) A client with another certificate, and one without TLS, can delete
+// none of their nodes, add none, open the directory or take the lock.
+TEST_F(TlsTest, ZklockCuratorAndKazooShareAnX509LockInQueueOrder) {
+    if (const auto why = curator_peer_unavailable()) GTEST_SKIP() << "Curator interop: " << *why;
     const auto& c = server()->certificates();
     const auto path = lock_path();
-    Session a(tls_options()), b(tls_options());
+    const auto secure = server()->secure_connect_string();
+    auto o = tls_options();
+    // World-readable, so that the suite's plain observer can check for leftovers.
+    o.acl = acl_list{{"x509", "CN=zklock-test-client", perms::all}, {"world", "anyone", perms::read}};
+    Session a(o), b(o);
     a.connect();
     b.connect();
     Mutex first(a, path), last(b, path);
     first.lock();
-    zt::TempDir dir("zklock-tls-kazoo-");
-    KazooPeer kazoo(dir.path(), server()->secure_connect_string(), path, "kz",
+
+    zt::TempDir dir("zklock-tls-peers-");
+    const std::string java = "/usr/share/java/";
+    std::string netty;
+    for (const char* jar : {"netty-handler", "netty-transport", "netty-buffer", "netty-common", "netty-codec",
+                            "netty-resolver", "netty-transport-native-epoll", "netty-transport-native-unix-common"})
+        netty += (netty.empty() ? "" : ":") + java + jar + ".jar";
+    const auto p = [](const std::string& k, const std::string& v) { return "-D" + k + "=" + v; };
+    CuratorPeer curator(dir.path(), secure, path,
+                        {p("zookeeper.client.secure", "true"),
+                         p("zookeeper.clientCnxnSocket", "org.apache.zookeeper.ClientCnxnSocketNetty"),
+                         p("zookeeper.ssl.keyStore.location", c.client_keystore.string()),
+                         p("zookeeper.ssl.keyStore.password", c.store_password),
+                         p("zookeeper.ssl.keyStore.type", "PKCS12"),
+                         p("zookeeper.ssl.trustStore.location", c.server_truststore.string()),
+                         p("zookeeper.ssl.trustStore.password", c.store_password),
+                         p("zookeeper.ssl.trustStore.type", "PKCS12")},
+                        netty);
+    ASSERT_TRUE(curator.wait_for("ready", "peer"));
+    curator.mutex("c");
+    const auto two = wait_for_contenders(a, path, 2, 60s);
+    KazooPeer kazoo(dir.path(), secure, path, "kz",
                     plus(kazoo_sees_zklock_mutex, {"--tls-ca", c.ca_file.string(), "--tls-cert",
                                                    c.client_cert_file.string(), "--tls-key",
                                                    c.client_key_file.string()}));
-    // kazoo waits for the zklock holder's node, over its own TLS connection.
-    EXPECT_EQ(kazoo.wait_for_value("predecessor"), std::filesystem::path(first.node_path()).filename().string())
-        << kazoo.output();
+    // kazoo waits for Curator's node, over its own TLS connection.
+    EXPECT_EQ(kazoo.wait_for_value("predecessor"), two.at(1).node) << kazoo.output();
     const auto granted = grant::make();
     last.async_lock(on_grant(granted));
-    wait_for_contenders(a, path, 3, 20s);
+    const auto queue = wait_for_contenders(a, path, 4, 60s);
+
+    auto other = tls_options();
+    other.tls.cert_file = c.other_client_cert_file.string();
+    other.tls.key_file = c.other_client_key_file.string();
+    Session intruder(other);
+    intruder.connect();
+    SessionOptions plain;
+    plain.connect = server()->connect_string();
+    Session outsider(plain);
+    outsider.connect();
+    const auto code = [](const std::function<void()>& f) -> std::error_code {
+        try {
+            f();
+        } catch (const zklock::error& e) {
+            return e.code();
+        }
+        return {};
+    };
+    for (Session* s : {&intruder, &outsider}) {
+        for (const auto& n : queue) EXPECT_EQ(code([&] { zt::delete_node(*s, path + "/" + n.node); }), errc::no_auth);
+        EXPECT_EQ(code([&] { zt::create_node(*s, path + "/_c_forged-lock-0000000000", "x"); }), errc::no_auth);
+        EXPECT_EQ(code([&] { zt::set_acl(*s, path, acls::open_unsafe()); }), errc::no_auth);
+        Mutex thief(*s, path);
+        std::error_code ec;
+        EXPECT_FALSE(thief.try_lock(ec));
+        EXPECT_EQ(ec, errc::no_auth);
+    }
+    const auto after = list_contenders(a, path);
+    ASSERT_EQ(after.size(), queue.size());
+    for (std::size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i].node, queue[i].node);
+
     const auto first_leave = monotonic_ns();
     first.unlock();
-    const auto kazoo_acquired = kazoo.wait_for("acquired");
-    ASSERT_TRUE(kazoo_acquired) << kazoo.output();
+    const auto c_enter = curator.wait_for("acquired", "c");
+    ASSERT_TRUE(c_enter) << curator.output();
+    EXPECT_LT(first_leave, *c_enter) << "Curator acquired while the zklock holder held the lock";
+    curator.release("c");
+    const auto c_leave = curator.wait_for("releasing", "c");
+    ASSERT_TRUE(c_leave) << curator.output();
+    const auto k_enter = kazoo.wait_for("acquired");
+    ASSERT_TRUE(k_enter) << kazoo.output();
+    EXPECT_LT(*c_leave, *k_enter) << "kazoo acquired while Curator held the lock";
     EXPECT_TRUE(pending(granted)) << "the zklock waiter overtook kazoo";
     kazoo.release();
     ASSERT_FALSE(get_within(granted->result, 60s));
     ASSERT_TRUE(kazoo.exited_cleanly()) << kazoo.output();
-    EXPECT_LT(first_leave, *kazoo_acquired);
     EXPECT_LT(kazoo.sections().at(0).leave, granted->at.load()) << "zklock acquired while kazoo held the lock";
     last.unlock();
+    EXPECT_TRUE(curator.quit());
 }
 
 #ifdef ZKLOCK_CLI_PATH
