@@ -208,11 +208,28 @@ protected:
             });
         }
         if (backend == "etcd") {
-            how = "the lock's prefix holds the holder's key and the waiter's (queued by create revision)";
-            return wait_until([&] { return servers_->etcd()->keys("zklock/" + lock_name + "/").size() == 2; });
+            // The waiter's key alone is not enough: its read of the key ahead may
+            // still come after a release, and find it gone. Once it watches, the
+            // release is a watch event.
+            how = "the lock's prefix holds the holder's key and the waiter's (queued by create revision), and the "
+                  "server has a watcher (etcd_debugging_mvcc_watcher_total)";
+            return wait_until([&] {
+                return servers_->etcd()->keys("zklock/" + lock_name + "/").size() == 2 && etcd_watchers() >= 1;
+            });
         }
         how = "the waiter asked twice while the lock was held";
         return wait_until([&] { return waiter.stats().attempts >= 2; });
+    }
+
+    // The watchers etcd has now, from its metrics (the only other watches are
+    // those of this test's waiters: the suite's services end with each test).
+    int etcd_watchers() {
+        std::istringstream in(testing::etcd_request(servers_->etcd()->plain_port(), "/metrics", "", 5s));
+        const std::string name = "etcd_debugging_mvcc_watcher_total ";
+        for (std::string line; std::getline(in, line);)
+            if (line.rfind(name, 0) == 0) return std::stoi(line.substr(name.size()));
+        ADD_FAILURE() << "etcd's metrics have no " << name;
+        return 0;
     }
 
     BackendSetup* servers_ = nullptr;

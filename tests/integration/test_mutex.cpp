@@ -357,14 +357,18 @@ TEST_F(MutexTest, AReleasedSiblingSomebodyLeftNeitherGrantsTheWaiterNorBlocksThe
     GrantLog log;
     log.holds("holder");
     auto granted = log.lock(waiter, "waiter");
-    wait_for_contenders(*a, path, 2, 20s);
+    // The waiter's node as the server has it: waiter.node_path() may still be
+    // empty, until the waiter has read its create's reply.
+    const auto queue = wait_for_contenders(*a, path, 2, 20s);
+    ASSERT_EQ(queue.size(), 2u);
+    const auto waiter_node = path + "/" + queue[1].node;
     // Its exists() found the sibling there and it watches the holder's node
     // (and its own): it looked at both and decided to wait. Both are still
     // there, so it has been told nothing since that could grant it before the
     // release.
     std::set<std::string> seen;
-    EXPECT_TRUE(watches_exactly(*server_, *b, {sibling, holder.node_path(), waiter.node_path()}, seen))
-        << "the waiter watches " << listed(seen);
+    EXPECT_TRUE(watches_exactly(*server_, *b, {sibling, holder.node_path(), waiter_node}, seen))
+        << "the waiter watches " << listed(seen) << ", not " << listed({sibling, holder.node_path(), waiter_node});
     EXPECT_EQ(granted.wait_for(0s), std::future_status::timeout) << "granted while the holder holds";
     log.releasing("holder");
     auto released = holder.async_unlock(boost::asio::use_future);
