@@ -920,7 +920,15 @@ chaos_outcome ChaosCluster::finish(std::vector<std::string> stalled, std::chrono
         return !ec && left.empty();
     }, timeout);
     out.leftovers = left.size();
-    for (const auto& n : left) out.leftover_nodes.push_back(n.node);
+    for (const auto& n : left) {
+        // Whose it is: a client's session (by its id), or none of them.
+        std::string owner = "a session of no client";
+        for (const auto& c : clients_)
+            if (c->session().session_id() == n.owner_session) owner = c->name() + "'s session";
+        std::ostringstream who;
+        who << n.node << " (owner 0x" << std::hex << n.owner_session << ", " << owner << ")";
+        out.leftover_nodes.push_back(who.str());
+    }
     out.summary = ledger_.summary();
     for (auto& c : clients_) {
         for (const auto& [reason, n] : c->failed_acquires())
