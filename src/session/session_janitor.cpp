@@ -94,6 +94,10 @@ void session_impl::janitor_step(std::shared_ptr<janitor_entry> e) {
         remove(e->path, -1, on_delete);
         return;
     }
+    // A node whose create's reply was lost may be missing from the listing of
+    // a server that lags the one that applied it: a sync first (the server
+    // runs a session's requests in order), as the acquire's recovery does.
+    sync(e->path, [](int) {});  // the answer is noted on its way
     get_children(e->path, [this, e, on_delete](int rc, std::vector<std::string> children) {
         if (rc == ZNONODE) return on_delete(ZNONODE);
         if (rc != ZOK) return on_delete(rc);

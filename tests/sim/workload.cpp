@@ -1,9 +1,11 @@
 #include "workload.hpp"
 
+#include <zklock/error.hpp>
 #include <zklock/log.hpp>
 #include <zklock/session_options.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -127,7 +129,19 @@ mutex_contender::mutex_contender(workload_env& env, int index_, std::string path
     env.w.wake(process);
 }
 
-void mutex_contender::async_acquire(std::function<void(std::error_code)> done) { mutex_->async_lock(std::move(done)); }
+void mutex_contender::async_acquire(std::function<void(std::error_code)> done) {
+    // One acquire in four has a deadline: one that passes leaves the queue,
+    // its node deleted (found by its guid when its create's reply was lost).
+    if (env_.w.uniform(0, 3) == 0) {
+        const std::chrono::milliseconds timeout(env_.w.uniform(1, 1500));
+        mutex_->async_try_lock_for(timeout, [done = std::move(done)](std::error_code ec, bool acquired) {
+            if (!ec && !acquired) ec = make_error_code(errc::timeout);
+            done(ec);
+        });
+        return;
+    }
+    mutex_->async_lock(std::move(done));
+}
 
 void mutex_contender::async_release(std::function<void(std::error_code)> done) {
     mutex_->async_unlock(std::move(done));
