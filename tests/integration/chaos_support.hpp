@@ -50,7 +50,8 @@ protected:
         auto stalled = cluster_->wait_for_progress(progress_timeout);
         // What each client was doing when the others went on without it.
         if (!stalled.empty())
-            for (const auto& line : cluster_->describe_clients()) std::cout << "[ chaos    ]   stalled: " << line << std::endl;
+            for (const auto& line : cluster_->describe_clients())
+                std::cout << "[ chaos    ]   stalled: " << line << std::endl;
         auto outcome = cluster_->finish(std::move(stalled));
         std::cout << "[ chaos    ] " << zt::chaos_line(outcome) << " (seed " << seed_ << ")" << std::endl;
         for (const auto& v : zt::chaos_violations(outcome)) ADD_FAILURE() << v << " (" << zt::describe_seed(seed_) << ")";
