@@ -118,6 +118,38 @@ protected:
         return p;
     }
 
+    /// A client with another certificate and one without TLS can delete none
+    /// of `nodes` (full paths), add no node to `dir`, open it, or take its lock:
+    /// each is refused with errc::no_auth.
+    void expect_shut_out(const std::string& dir, const std::vector<std::string>& nodes) {
+        auto other = tls_options();
+        other.tls.cert_file = server()->certificates().other_client_cert_file.string();
+        other.tls.key_file = server()->certificates().other_client_key_file.string();
+        Session intruder(other);
+        intruder.connect();
+        SessionOptions plain;
+        plain.connect = server()->connect_string();
+        Session outsider(plain);
+        outsider.connect();
+        const auto code = [](const std::function<void()>& f) -> std::error_code {
+            try {
+                f();
+            } catch (const zklock::error& e) {
+                return e.code();
+            }
+            return {};
+        };
+        for (Session* s : {&intruder, &outsider}) {
+            for (const auto& n : nodes) EXPECT_EQ(code([&] { zt::delete_node(*s, n); }), errc::no_auth) << n;
+            EXPECT_EQ(code([&] { zt::create_node(*s, dir + "/_c_forged-lock-0000000000", "x"); }), errc::no_auth);
+            EXPECT_EQ(code([&] { zt::set_acl(*s, dir, acls::open_unsafe()); }), errc::no_auth);
+            Mutex thief(*s, dir);
+            std::error_code ec;
+            EXPECT_FALSE(thief.try_lock(ec));
+            EXPECT_EQ(ec, errc::no_auth);
+        }
+    }
+
     std::vector<std::string> checked_;
 };
 
@@ -379,32 +411,7 @@ TEST_F(TlsTest, X509AclShutsOutClientsWithoutTheCertificate) {
     const auto path = "/zklock-tls-tests/X509AclShutsOutClientsWithoutTheCertificate/" + std::to_string(::getpid());
     Mutex held(owner, path + "/lock");
     held.lock();
-    auto other = tls_options();
-    other.tls.cert_file = server()->certificates().other_client_cert_file.string();
-    other.tls.key_file = server()->certificates().other_client_key_file.string();
-    Session intruder(other);
-    intruder.connect();
-    SessionOptions plain;
-    plain.connect = server()->connect_string();
-    Session outsider(plain);
-    outsider.connect();
-    const auto code = [](const std::function<void()>& f) -> std::error_code {
-        try {
-            f();
-        } catch (const zklock::error& e) {
-            return e.code();
-        }
-        return {};
-    };
-    for (Session* s : {&intruder, &outsider}) {
-        EXPECT_EQ(code([&] { zt::delete_node(*s, held.node_path()); }), errc::no_auth);
-        EXPECT_EQ(code([&] { zt::create_node(*s, path + "/lock/_c_forged-lock-0000000000", "x"); }), errc::no_auth);
-        EXPECT_EQ(code([&] { zt::set_acl(*s, path + "/lock", acls::open_unsafe()); }), errc::no_auth);
-        Mutex thief(*s, path + "/lock");
-        std::error_code ec;
-        EXPECT_FALSE(thief.try_lock(ec));
-        EXPECT_EQ(ec, errc::no_auth);
-    }
+    expect_shut_out(path + "/lock", {held.node_path()});
     EXPECT_TRUE(held.is_held());
     const auto queue = list_contenders(owner, path + "/lock");
     ASSERT_EQ(queue.size(), 1u);
@@ -498,33 +505,9 @@ TEST_F(TlsTest, ZklockCuratorAndKazooShareAnX509LockInQueueOrder) {
     const auto granted = grant::make();
     last.async_lock(on_grant(granted));
     const auto queue = wait_for_contenders(a, path, 4, 60s);
-
-    auto other = tls_options();
-    other.tls.cert_file = c.other_client_cert_file.string();
-    other.tls.key_file = c.other_client_key_file.string();
-    Session intruder(other);
-    intruder.connect();
-    SessionOptions plain;
-    plain.connect = server()->connect_string();
-    Session outsider(plain);
-    outsider.connect();
-    const auto code = [](const std::function<void()>& f) -> std::error_code {
-        try {
-            f();
-        } catch (const zklock::error& e) {
-            return e.code();
-        }
-        return {};
-    };
-    for (Session* s : {&intruder, &outsider}) {
-        for (const auto& n : queue) EXPECT_EQ(code([&] { zt::delete_node(*s, path + "/" + n.node); }), errc::no_auth);
-        EXPECT_EQ(code([&] { zt::create_node(*s, path + "/_c_forged-lock-0000000000", "x"); }), errc::no_auth);
-        EXPECT_EQ(code([&] { zt::set_acl(*s, path, acls::open_unsafe()); }), errc::no_auth);
-        Mutex thief(*s, path);
-        std::error_code ec;
-        EXPECT_FALSE(thief.try_lock(ec));
-        EXPECT_EQ(ec, errc::no_auth);
-    }
+    std::vector<std::string> nodes;
+    for (const auto& n : queue) nodes.push_back(path + "/" + n.node);
+    expect_shut_out(path, nodes);
     const auto after = list_contenders(a, path);
     ASSERT_EQ(after.size(), queue.size());
     for (std::size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i].node, queue[i].node);
