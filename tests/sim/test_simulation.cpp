@@ -4,14 +4,25 @@
 // (the long mode: ZKLOCK_SIM_SCHEDULES=1000000 in a release build);
 // ZKLOCK_SIM_VERBOSE=1 with a seed adds every request, reply and log line to
 // its schedule.
+#include "network.hpp"
 #include "runner.hpp"
+#include "world.hpp"
+#include "zk_model.hpp"
+
+#include <zklock/mutex.hpp>
+#include <zklock/session.hpp>
+#include <zklock/session_options.hpp>
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace {
@@ -43,6 +54,70 @@ TEST(Simulation, SameSeedSameSchedule) {
     ASSERT_GT(a.journal.size(), 100u);
     EXPECT_EQ(a.journal, b.journal);
     EXPECT_EQ(a.steps, b.steps);
+}
+
+TEST(Simulation, ATimedAcquireEndsAtItsDeadlineOnTheSimulatedClock) {
+    // try_lock_for's deadline (made in the public header) is on the process's
+    // simulated clock, as every other time of the library: behind a holder
+    // that keeps its lock, a wait of 250 ms ends, not acquired, once 250 ms of
+    // the waiter's time have passed, and no sooner. (On the real clock it
+    // passes at once or long after the run, by the machine's uptime.)
+    using namespace zklock;
+    using namespace zklock::sim;
+    world w(1);
+    zk_server server(w);
+    attach_network(w, server, network_options{});
+    struct party {
+        int process = 0;
+        std::unique_ptr<Session> session;
+        std::unique_ptr<Mutex> mutex;
+    };
+    party holder, waiter;
+    for (auto* p : {&holder, &waiter}) {
+        p->process = w.add_process(0);
+        w.as(p->process, [&] {
+            SessionOptions o;
+            o.connect = "127.0.0.1:2181";
+            o.session_timeout = std::chrono::seconds(10);
+            p->session = std::make_unique<Session>(w.io(p->process).get_executor(), o);
+            p->mutex = std::make_unique<Mutex>(*p->session, "/sim/deadline");
+        });
+        w.wake(p->process);
+    }
+    bool held = false;
+    std::optional<std::error_code> waited;
+    bool acquired = true;
+    nanos asked_at = 0, ended_at = 0;
+    w.as(holder.process, [&] { holder.mutex->async_lock([&](std::error_code ec) { held = !ec; }); });
+    w.wake(holder.process);
+    while (!held && w.now() < ms(30'000) && w.step()) w.run_ready();
+    ASSERT_TRUE(held) << "the holder's acquire did not complete";
+    asked_at = w.now();
+    w.as(waiter.process, [&] {
+        waiter.mutex->async_try_lock_for(std::chrono::milliseconds(250), [&](std::error_code ec, bool got) {
+            waited = ec;
+            acquired = got;
+            ended_at = w.now();
+        });
+    });
+    w.wake(waiter.process);
+    while (!waited && w.now() < asked_at + ms(30'000) && w.step()) w.run_ready();
+    ASSERT_TRUE(waited) << "the wait did not end within 30 s of simulated time";
+    EXPECT_FALSE(*waited) << waited->message();
+    EXPECT_FALSE(acquired);
+    EXPECT_GE(ended_at - asked_at, ms(250));
+    // Its end: the deadline's alarm, then leaving the queue (a delete's round trip).
+    EXPECT_LT(ended_at - asked_at, ms(250) + ms(100));
+    for (auto* p : {&waiter, &holder}) {
+        w.as(p->process, [&] {
+            p->mutex.reset();
+            p->session.reset();
+        });
+        w.wake(p->process);
+    }
+    w.run_ready();
+    w.shutdown();
+    detach_network();
 }
 
 TEST(Simulation, SchedulesKeepEveryInvariant) {
