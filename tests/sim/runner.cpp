@@ -253,7 +253,7 @@ private:
         }
         --c.rounds_left;
         if (w_.verbose) w_.note("c" + std::to_string(c.index) + " asks for " + locks_[c.lock].path);
-        c.mutex->async_lock([this, &c](std::error_code ec) {
+        drawn_acquire(w_, c.process, *c.mutex, [this, &c](std::error_code ec) {
             if (stopping_) return;
             if (ec) {
                 w_.note("c" + std::to_string(c.index) + " lock failed: " + ec.message());

@@ -4,6 +4,8 @@
 #include <zklock/log.hpp>
 #include <zklock/session_options.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -130,21 +132,47 @@ mutex_contender::mutex_contender(workload_env& env, int index_, std::string path
 }
 
 void mutex_contender::async_acquire(std::function<void(std::error_code)> done) {
-    // One acquire in four has a deadline: one that passes leaves the queue,
-    // its node deleted (found by its guid when its create's reply was lost).
-    if (env_.w.uniform(0, 3) == 0) {
-        const std::chrono::milliseconds timeout(env_.w.uniform(1, 1500));
-        mutex_->async_try_lock_for(timeout, [done = std::move(done)](std::error_code ec, bool acquired) {
-            if (!ec && !acquired) ec = make_error_code(errc::timeout);
-            done(ec);
-        });
-        return;
-    }
-    mutex_->async_lock(std::move(done));
+    drawn_acquire(env_.w, process, *mutex_, std::move(done));
 }
 
 void mutex_contender::async_release(std::function<void(std::error_code)> done) {
     mutex_->async_unlock(std::move(done));
+}
+
+acquire_draw draw_acquire(world& w) {
+    acquire_draw d;
+    const auto roll = w.uniform(0, 7);
+    if (roll < 2) d.how = acquire_draw::kind::deadline;
+    else if (roll == 2) d.how = acquire_draw::kind::cancelled;
+    if (d.how != acquire_draw::kind::plain)
+        d.after = std::chrono::milliseconds(w.uniform(d.how == acquire_draw::kind::deadline ? 1 : 0, 1500));
+    return d;
+}
+
+std::shared_ptr<boost::asio::cancellation_signal> cancel_after(world& w, int process, nanos delay) {
+    auto signal = std::make_shared<boost::asio::cancellation_signal>();
+    w.at(w.now() + delay, process, [signal] { signal->emit(boost::asio::cancellation_type::terminal); });
+    return signal;
+}
+
+void drawn_acquire(world& w, int process, Lock& lock, std::function<void(std::error_code)> done) {
+    const auto d = draw_acquire(w);
+    switch (d.how) {
+    case acquire_draw::kind::plain: lock.async_lock(std::move(done)); return;
+    case acquire_draw::kind::deadline:
+        lock.async_try_lock_for(d.after, [done = std::move(done)](std::error_code ec, bool acquired) {
+            if (!ec && !acquired) ec = make_error_code(errc::timeout);
+            done(ec);
+        });
+        return;
+    case acquire_draw::kind::cancelled: {
+        auto signal = cancel_after(w, process, ms(d.after.count()));
+        // The handler keeps the signal (and the slot it gave) alive until it runs.
+        lock.async_lock(boost::asio::bind_cancellation_slot(
+            signal->slot(), [done = std::move(done), signal](std::error_code ec) { done(ec); }));
+        return;
+    }
+    }
 }
 
 void check_exclusion(workload_env& env, const std::vector<std::unique_ptr<sim_contender>>& contenders,

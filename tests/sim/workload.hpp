@@ -7,8 +7,11 @@
 #include "world.hpp"
 #include "zk_model.hpp"
 
+#include <zklock/lock.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/session.hpp>
+
+#include <boost/asio/cancellation_signal.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -114,6 +117,23 @@ public:
 private:
     std::unique_ptr<Mutex> mutex_;
 };
+
+/// How a contender asks this time: plain; with a deadline of 1 to 1500 ms
+/// (one acquire in four), which, when it passes, leaves the queue and deletes
+/// the node (found by its guid when its create's reply was lost); or
+/// cancelled by its caller 0 to 1500 ms after asking (one in eight), with the
+/// same duty. An acquire granted first completes granted either way.
+struct acquire_draw {
+    enum class kind { plain, deadline, cancelled } how = kind::plain;
+    std::chrono::milliseconds after{0};  ///< the deadline, or when the cancel comes
+};
+acquire_draw draw_acquire(world& w);
+/// A signal that `process` emits (terminal cancellation) after `delay`; an
+/// emit after the operation completed is a no-op, as Asio allows.
+std::shared_ptr<boost::asio::cancellation_signal> cancel_after(world& w, int process, nanos delay);
+/// Acquires `lock` as drawn; `done` gets errc::timeout for a deadline that
+/// passed, std::errc::operation_canceled for a cancelled acquire.
+void drawn_acquire(world& w, int process, Lock& lock, std::function<void(std::error_code)> done);
 
 /// Fails when more of `contenders` (those that count_for_exclusion()) than
 /// `allowed` hold `what` with positive budgets at once (each on its own clock).

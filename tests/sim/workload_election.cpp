@@ -6,6 +6,8 @@
 
 #include <zklock/leader_election.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,7 +25,19 @@ public:
         env.w.wake(process);
     }
     void async_acquire(std::function<void(std::error_code)> done) override {
-        election_->async_campaign([done = std::move(done)](std::error_code ec, Leadership) { done(ec); });
+        // A campaign has no deadline of its own: one drawn with one, or
+        // cancelled, is cancelled by its caller then.
+        auto handler = [done = std::move(done)](std::error_code ec, Leadership) { done(ec); };
+        const auto d = draw_acquire(env_.w);
+        if (d.how == acquire_draw::kind::plain) {
+            election_->async_campaign(std::move(handler));
+            return;
+        }
+        auto signal = cancel_after(env_.w, process, ms(d.after.count()));
+        election_->async_campaign(boost::asio::bind_cancellation_slot(
+            signal->slot(), [handler = std::move(handler), signal](std::error_code ec, Leadership term) {
+                handler(ec, std::move(term));
+            }));
     }
     void async_release(std::function<void(std::error_code)> done) override {
         election_->async_resign(std::move(done));

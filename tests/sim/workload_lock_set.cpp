@@ -34,7 +34,9 @@ public:
         env.w.wake(process);
     }
 
-    void async_acquire(std::function<void(std::error_code)> done) override { set_->async_lock(std::move(done)); }
+    void async_acquire(std::function<void(std::error_code)> done) override {
+        drawn_acquire(env_.w, process, *set_, std::move(done));
+    }
     void async_release(std::function<void(std::error_code)> done) override { set_->async_unlock(std::move(done)); }
     bool is_held() const override { return set_->is_held(); }
     std::optional<std::chrono::milliseconds> safe_for() const override { return set_->safe_for(); }
