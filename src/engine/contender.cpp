@@ -3,7 +3,6 @@
 
 #include "fsm/acl_check.hpp"
 #include "fsm/dialect.hpp"
-#include "fsm/joined_completion.hpp"
 #include "fsm/limits.hpp"
 #include "fsm/lock_node.hpp"
 #include "fsm/release_proof.hpp"
@@ -393,13 +392,9 @@ void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acqu
     }
     auto done = action.wait ? std::exchange(a->done, nullptr) : nullptr;
     if (action.what == acquire_action::kind::delete_by_guid) {
-        // In every directory: the cleanup completes once all have answered.
-        done = joined_completion(setup_.dirs.size(), std::move(done));
-        for (const auto& dir : setup_.dirs) {
-            if (!done) session_->delete_owned_by_guid(dir, action.name, action.number);
-            else session_->delete_owned_by_guid(dir, action.name, action.number, done);
-        }
-        return;
+        // In every directory, with one transaction.
+        if (!done) return session_->delete_owned_by_guid(setup_.dirs, action.name, action.number);
+        return session_->delete_owned_by_guid(setup_.dirs, action.name, action.number, std::move(done));
     }
     std::vector<multi_op> records;
     for (const auto& [dir, data] : action.records) records.push_back(multi_op{multi_op::kind::set_data, dir, data, 0, -1, nullptr});

@@ -379,9 +379,12 @@ public:
     /// Sends `txn` now or once connected, retried as delete_owned's delete is;
     /// fn (optional) as delete_owned's, once it committed or its verdict ended it.
     void delete_owned_txn(owned_txn txn, std::int64_t owner, std::function<void(std::error_code)> fn = {});
-    /// Like delete_owned for a node whose name is not known (a create whose reply
-    /// was lost): lists `dir`, deletes the child carrying `guid`, if any.
-    void delete_owned_by_guid(std::string dir, std::string guid, std::int64_t owner,
+    /// Like delete_owned for nodes whose names are not known (a create whose
+    /// reply was lost): after a sync, lists every one of `dirs` and deletes the
+    /// children carrying `guid`, if any, with one transaction (a lock set's
+    /// nodes, made by one, go by one: no queue sees the set leave before the
+    /// others).
+    void delete_owned_by_guid(std::vector<std::string> dirs, std::string guid, std::int64_t owner,
                               std::function<void(std::error_code)> fn = {});
 
     /// How long a hold lasts before its holder watches its own nodes
@@ -406,12 +409,13 @@ private:
     void ensure_ancestors(const std::string& path, const std::string& data, const c_acl& acl,
                           std::function<void(int rc, const std::string& failed_path)> fn);
     struct janitor_entry {
-        std::string path;  // node path, or dir when guid is set
+        std::string path;  // node path, or the first of dirs when guid is set
         std::string guid;
         owned_txn txn;     // a transaction instead (path unused)
         std::int64_t owner = 0;
         std::function<void(std::error_code)> done;
         bool in_flight = false;
+        std::vector<std::string> dirs;  // with guid: where to look
     };
 
     static void on_session_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
@@ -461,6 +465,7 @@ private:
     void janitor_step(std::shared_ptr<janitor_entry> e);
     void finish_janitor(const std::shared_ptr<janitor_entry>& e, std::error_code ec);
     void janitor_txn_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete);
+    void janitor_guid_step(const std::shared_ptr<janitor_entry>& e, std::function<void(int rc)> on_delete);
     bool can_submit() const noexcept { return zh_ != nullptr && !closing_; }
     /// Submits one request: `call(ctx)` hands the C client the request state that
     /// owns `fn` and returns its code. When the handle is gone or the C client

@@ -3,7 +3,6 @@
 // and a session would give and checks the actions the machine asks for, in
 // order. One queue's: test_acquire_machine.cpp.
 #include "fsm/acquire_machine.hpp"
-#include "fsm/joined_completion.hpp"
 #include "fsm/limits.hpp"
 #include <zklock/error.hpp>
 
@@ -330,22 +329,14 @@ TEST(AcquireMachineSet, ACancelWithTheTransactionInFlightThatFailedLeavesNothing
     EXPECT_EQ(said(f.m.multi_created(ZNOAUTH, {ZNOAUTH, ZRUNTIMEINCONSISTENCY}, {})), (words{"cleaned_up"}));
 }
 
-TEST(AcquireMachineSet, ACancelAfterALostReplyDeletesByGuidInEveryDirectoryAndReportsTheFirstError) {
+TEST(AcquireMachineSet, ACancelAfterALostReplyDeletesByGuidInEveryDirectory) {
+    // The session's janitor lists every directory of the set, then deletes
+    // what carries the guid with one transaction.
     fixture f;
     f.send();
     f.m.multi_created(ZCONNECTIONLOSS, {}, {});
     EXPECT_EQ(said(f.m.cancel()),
               (words{"delete_by_guid " + guid + " #256 wait"}));
-    // The engine sends it to every directory and completes once, when the
-    // last answers, with the first error.
-    std::vector<std::error_code> completed;
-    auto done = joined_completion(2, [&](std::error_code ec) { completed.push_back(ec); });
-    done(make_error_code(errc::timeout));
-    EXPECT_TRUE(completed.empty());
-    done({});
-    EXPECT_EQ(completed, (std::vector<std::error_code>{make_error_code(errc::timeout)}));
-    done({});  // once
-    EXPECT_EQ(completed.size(), 1u);
 }
 
 TEST(AcquireMachineSet, ACancelWhileDisconnectedLeavesTheDeletesToTheSessionAndCompletesAtOnce) {
