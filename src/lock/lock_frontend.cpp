@@ -4,9 +4,6 @@
 #include "support/io_seam.hpp"
 #include "support/async_support.hpp"
 
-#include <zklock/detail/deadline.hpp>
-
-#include <chrono>
 #include <future>
 
 namespace zklock::detail {
@@ -33,12 +30,6 @@ template <class... Args, class Handler> auto post_to(Handler handler, const asio
         p->work = work_type();
     };
 }
-
-} // namespace
-
-std::chrono::steady_clock::time_point deadline_clock_now() noexcept { return detail::clock::now(); }
-
-namespace {
 
 // As std::timed_mutex::try_lock_for: a deadline that has already passed
 // (try_lock_for(0)) means one try, not an immediate "not acquired".

@@ -3,17 +3,17 @@
 // steady-clock deadline, without overflow.
 #pragma once
 
-#include <zklock/export.hpp>
-
 #include <chrono>
 #include <optional>
 
-namespace zklock::detail {
+// The clock the deadlines are read on: steady_clock, as the library's. The
+// deterministic simulation (tests/sim), which compiles the library again on a
+// simulated clock, names that clock here; it is not an option for programs.
+#ifndef ZKLOCK_DEADLINE_CLOCK
+#define ZKLOCK_DEADLINE_CLOCK std::chrono::steady_clock
+#endif
 
-/// Now on the clock the library measures deadlines with: steady_clock's (the
-/// deterministic simulation's build of the library reads its simulated
-/// clock, so that the deadlines these templates make are on it too).
-ZKLOCK_EXPORT std::chrono::steady_clock::time_point deadline_clock_now() noexcept;
+namespace zklock::detail {
 
 /// The steady-clock deadline `timeout` from now. A timeout of zero or less is
 /// now (already passed: "do not wait"); one later than the clock can represent
@@ -21,7 +21,7 @@ ZKLOCK_EXPORT std::chrono::steady_clock::time_point deadline_clock_now() noexcep
 template <class Rep, class Period>
 std::optional<std::chrono::steady_clock::time_point> deadline_after(const std::chrono::duration<Rep, Period>& timeout) {
     using namespace std::chrono;
-    const auto now = deadline_clock_now();
+    const steady_clock::time_point now = ZKLOCK_DEADLINE_CLOCK::now();
     if (timeout <= duration<Rep, Period>::zero()) return now;
     // Compare in floating point: hours::max() overflows any integer conversion.
     const duration<long double> wanted = timeout;
