@@ -105,7 +105,6 @@ acquire_actions acquire_machine::handover_read(std::size_t queue, int rc, std::s
     if (rc == ZOK) h.now = split_release_marker(data);
     h.before = d.before;
     h.exclusive = !setup_.rule.read_write && setup_.rule.permits <= 1;
-    if (const auto ours = recognise(q(queue).node)) h.mine = ours->sequence;
     handover_session_gone_ = handover_session_gone_ || session_gone(rc);
     handover_clean_ = handover_clean_ && rc == ZOK && clean_handover(h);
     if (!gathered(gathering::handover)) return {};

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -44,11 +43,6 @@ bool clean_handover(const handover& h) {
         if (!b.exists || b.cversion == 0) return false;
         if (static_cast<std::size_t>(std::max(b.num_children, 0)) > h.ahead_now.size()) return false;  // someone left
         if (b.num_children > 0) return true;
-        // Every child change bumps the cversion, and a create's sequence is
-        // the cversion then: creates of the contenders still ahead, and no
-        // other change, came between the read and our create.
-        if (!h.mine || static_cast<std::uint32_t>(*h.mine) - static_cast<std::uint32_t>(b.cversion) != h.ahead_now.size())
-            return false;
         return b.data.released && b.pzxid == b.mzxid;
     }
     std::vector<std::int32_t> gone;

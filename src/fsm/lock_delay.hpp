@@ -64,9 +64,6 @@ struct handover {
     /// One holder at a time (a mutex, a writer): holders leave in sequence
     /// order, so the newest contender that left decides.
     bool exclusive = true;
-    /// Our node's sequence in this queue: the directory's cversion when the
-    /// server made it (nullopt: not known).
-    std::optional<std::int32_t> mine;
 };
 
 /// Where an attempt's check of its handover stands. A grant decided while the
@@ -82,10 +79,7 @@ enum class handover_check { unchecked, reading, delaying, done };
 ///   made again), nothing left between the read before our create and the
 ///   listing (the directory had no more children than the contenders now
 ///   ahead), and an empty directory's last child change was a clean release
-///   (one transaction: pzxid == mzxid, with a record) and the only child
-///   changes since, up to our create, made the contenders now ahead (our
-///   sequence less the cversion read is their count): a node made and gone
-///   in between may have held, and the record read before cannot tell.
+///   (one transaction: pzxid == mzxid, with a record).
 /// - Later: of the contenders ahead of us that left since the previous listing,
 ///   exclusive: the newest recorded a clean release; shared (several holders):
 ///   exactly one left and it recorded one.

@@ -32,11 +32,10 @@ inline zklock::detail::node_stat stat_of(std::int64_t czxid, std::int64_t owner)
 }
 
 /// A lock directory that had children, the last of them gone in the
-/// transaction that last wrote its data (a clean release's, with a record),
-/// and no child change since up to our create: its sequence is `cversion`.
-inline zklock::detail::node_stat released_cleanly(std::int32_t cversion = 5) {
+/// transaction that last wrote its data (a clean release's, with a record).
+inline zklock::detail::node_stat released_cleanly() {
     zklock::detail::node_stat st;
-    st.cversion = cversion;
+    st.cversion = 4;
     st.pzxid = st.mzxid = 40;
     return st;
 }

@@ -75,8 +75,8 @@ struct fixture {
     void create_after_reading(std::string_view before_a, std::string_view before_b) {
         m.begin();
         m.connected(acquire_step::create);
-        m.dir_before_read(0, ZOK, before_a, released_cleanly(5));  // ours_a's sequence
-        m.dir_before_read(1, ZOK, before_b, released_cleanly(2));  // ours_b's
+        m.dir_before_read(0, ZOK, before_a, released_cleanly());
+        m.dir_before_read(1, ZOK, before_b, released_cleanly());
         m.multi_created(ZOK, {}, {path_a, path_b});
     }
     acquire_setup setup;
