@@ -30,6 +30,9 @@ struct znode {
     Stat stat{};
     bool container = false;
     std::set<std::string> children;  // names
+    // The next sequential child's number: ZooKeeper counts its parent's child
+    // creates (signed 32-bit, wrapping), where the cversion counts deletes too.
+    std::int32_t next_sequence = 0;
     int others_perms = ZOO_PERM_ALL;  // for every session but acl_owner
     std::int64_t acl_owner = 0;       // all permissions (0: nobody in particular)
 };

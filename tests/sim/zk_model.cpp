@@ -66,6 +66,7 @@ void zk_server::precreate(const std::string& path, std::int32_t cversion) {
     Stat st{};
     do_create(0, path, "", 0, ++zxid_, made, st);
     nodes_.at(path).stat.cversion = cversion;
+    nodes_.at(path).next_sequence = cversion;
     commit();
 }
 
@@ -79,7 +80,7 @@ int zk_server::check_create(std::int64_t session, const std::string& path, int f
     made = path;
     if (flags & ZOO_SEQUENCE) {
         char seq[16];
-        std::snprintf(seq, sizeof seq, "%010d", parent->second.stat.cversion);
+        std::snprintf(seq, sizeof seq, "%010d", parent->second.next_sequence);
         made += seq;
     }
     if (nodes_.count(made)) return ZNODEEXISTS;
@@ -92,6 +93,7 @@ void zk_server::do_create(std::int64_t session, const std::string& path, const s
     auto& parent = nodes_.at(parent_of(made));
     parent.children.insert(made.substr(made.rfind('/') + 1));
     parent.stat.cversion = static_cast<std::int32_t>(static_cast<std::uint32_t>(parent.stat.cversion) + 1u);
+    parent.next_sequence = static_cast<std::int32_t>(static_cast<std::uint32_t>(parent.next_sequence) + 1u);
     parent.stat.numChildren = static_cast<std::int32_t>(parent.children.size());
     parent.stat.pzxid = zxid;
     znode n;

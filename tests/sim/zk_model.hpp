@@ -1,6 +1,6 @@
 // The simulated ZooKeeper ensemble: the leader's data tree
-// (znodes with their Stat, per-parent sequence counters from the signed 32-bit
-// cversion, ephemeral owners, container nodes reaped once empty), sessions
+// (znodes with their Stat, per-parent sequence counters of child creates,
+// signed 32-bit, apart from the cversion, which counts deletes too; ephemeral owners, container nodes reaped once empty), sessions
 // with negotiated timeouts and expiry, one-shot data and child watches, multi
 // (all or nothing, one zxid), sync, and ACLs in one shape: a node's
 // permissions for every session but the one that set them last (a neighbour's
