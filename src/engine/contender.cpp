@@ -230,8 +230,8 @@ void contender_engine::send(const std::shared_ptr<attempt>& a, const acquire_act
             return m.dir_before_read(q, rc, data, st);
         });
     case kind::read_handover:
-        return read_dir([](acquire_machine& m, std::size_t q, int rc, const std::string& data, const node_stat&) {
-            return m.handover_read(q, rc, data);
+        return read_dir([](acquire_machine& m, std::size_t q, int rc, const std::string& data, const node_stat& st) {
+            return m.handover_read(q, rc, data, st);
         });
     case kind::claim_dir:
         return session_->set_data(dir, setup_.rule.dir_data, static_cast<std::int32_t>(action.number),

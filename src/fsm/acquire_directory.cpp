@@ -94,7 +94,7 @@ acquire_actions acquire_machine::dir_before_read(std::size_t queue, int rc, std:
 
 // ---- lock-delay ----------------------------------------------------------------------
 
-acquire_actions acquire_machine::handover_read(std::size_t queue, int rc, std::string_view data) {
+acquire_actions acquire_machine::handover_read(std::size_t queue, int rc, std::string_view data, const node_stat& st) {
     if (stage_ != stage::waiting || queue >= delay_.size() || handover_ != handover_check::reading ||
         gathering_ != gathering::handover)
         return {};
@@ -102,7 +102,10 @@ acquire_actions acquire_machine::handover_read(std::size_t queue, int rc, std::s
     handover h;
     if (d.ahead) h.ahead_before = d.ahead->to_vector();
     h.ahead_now = d.ahead_now.to_vector();
-    if (rc == ZOK) h.now = split_release_marker(data);
+    if (rc == ZOK) {
+        h.now = split_release_marker(data);
+        h.checked = child_counters{st.cversion, st.num_children};
+    }
     h.before = d.before;
     h.exclusive = !setup_.rule.read_write && setup_.rule.permits <= 1;
     handover_session_gone_ = handover_session_gone_ || session_gone(rc);

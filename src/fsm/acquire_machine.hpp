@@ -250,8 +250,10 @@ public:
     /// The watch of a watch_release fired: NodeCreated is the release proof of
     /// the node `name` (fsm/release_proof.hpp), which held.
     acquire_actions release_seen(std::string_view name, std::int64_t generation, int type);
-    acquire_actions handover_read(std::size_t queue, int rc, std::string_view data);
-    acquire_actions handover_read(int rc, std::string_view data) { return handover_read(0, rc, data); }
+    acquire_actions handover_read(std::size_t queue, int rc, std::string_view data, const node_stat& st = {});
+    acquire_actions handover_read(int rc, std::string_view data, const node_stat& st = {}) {
+        return handover_read(0, rc, data, st);
+    }
     acquire_actions delay_elapsed();
     /// The answer to confirm_session's sync.
     acquire_actions synced(int rc);

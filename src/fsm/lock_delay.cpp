@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -42,6 +43,13 @@ bool clean_handover(const handover& h) {
         // node: both read ephemeralOwner 0).
         if (!b.exists || b.cversion == 0) return false;
         if (static_cast<std::size_t>(std::max(b.num_children, 0)) > h.ahead_now.size()) return false;  // someone left
+        // Each child change adds one to the cversion: as many changes since
+        // the read as children more means all were creates. One made after
+        // the read and gone before our create was first, and may have held.
+        if (!h.checked) return false;
+        const auto changes = static_cast<std::uint32_t>(h.checked->cversion) - static_cast<std::uint32_t>(b.cversion);
+        const auto more = std::int64_t{h.checked->num_children} - std::int64_t{b.num_children};
+        if (more < 0 || changes != static_cast<std::uint64_t>(more)) return false;
         if (b.num_children > 0) return true;
         return b.data.released && b.pzxid == b.mzxid;
     }

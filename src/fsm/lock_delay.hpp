@@ -49,6 +49,13 @@ struct directory_before {
     directory_data data;
 };
 
+/// A directory's child counters (its Stat): ZooKeeper adds one to the
+/// cversion at each create and at each delete of a child.
+struct child_counters {
+    std::int32_t cversion = 0;
+    std::int32_t num_children = 0;
+};
+
 /// What a contender knows when it is about to hold.
 struct handover {
     /// The sequences of the contenders ahead of us at our previous listing;
@@ -61,6 +68,9 @@ struct handover {
     directory_data now;
     /// The directory before our create (nullopt: not read).
     std::optional<directory_before> before;
+    /// The directory's child counters at the check, read with its data
+    /// (nullopt: not read).
+    std::optional<child_counters> checked;
     /// One holder at a time (a mutex, a writer): holders leave in sequence
     /// order, so the newest contender that left decides.
     bool exclusive = true;
@@ -78,8 +88,11 @@ enum class handover_check { unchecked, reading, delaying, done };
 ///   never-used one may be a container the server reaped after a loss, and
 ///   made again), nothing left between the read before our create and the
 ///   listing (the directory had no more children than the contenders now
-///   ahead), and an empty directory's last child change was a clean release
-///   (one transaction: pzxid == mzxid, with a record).
+///   ahead), no child went between the read and the check (every child change
+///   since the read, by the cversions, was a create: a node made and gone
+///   before our create may have held, and the record read cannot tell), and
+///   an empty directory's last child change was a clean release (one
+///   transaction: pzxid == mzxid, with a record).
 /// - Later: of the contenders ahead of us that left since the previous listing,
 ///   exclusive: the newest recorded a clean release; shared (several holders):
 ///   exactly one left and it recorded one.

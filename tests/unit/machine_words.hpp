@@ -40,4 +40,12 @@ inline zklock::detail::node_stat released_cleanly() {
     return st;
 }
 
+/// The directory `dir` as the check before a grant reads it: `creates`
+/// children made since (ours among them), none gone.
+inline zklock::detail::node_stat after_creates(zklock::detail::node_stat dir, std::int32_t creates = 1) {
+    dir.cversion += creates;
+    dir.num_children += creates;
+    return dir;
+}
+
 } // namespace machine_words

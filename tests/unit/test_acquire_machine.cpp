@@ -368,7 +368,7 @@ TEST(AcquireMachine, WithLockDelayTheSyncComesAfterTheHandoverCheck) {
     f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
     f.m.session.budget = false;
     EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "read_handover"}));
-    EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"confirm_session"}));
+    EXPECT_EQ(said(f.m.handover_read(ZOK, "", after_creates(released_cleanly()))), (words{"confirm_session"}));
     f.m.session.budget = true;
     EXPECT_EQ(said(f.m.synced(ZOK)), (words{"grant " + ours + " #50"}));
 }
@@ -627,9 +627,25 @@ TEST(AcquireMachine, LockDelayGrantsAtOnceAfterACleanReleaseAndRecordsItsOwn) {
     f.m.dir_before_read(ZOK, with_release_marker("", 3), released_cleanly());  // its last holder released it
     f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
     EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "read_handover"}));
-    EXPECT_EQ(said(f.m.handover_read(ZOK, "")), (words{"grant " + ours + " #50"}));
+    EXPECT_EQ(said(f.m.handover_read(ZOK, "", after_creates(released_cleanly()))), (words{"grant " + ours + " #50"}));
     EXPECT_EQ(said(f.m.release()), (words{"forget_position", "delete_node " + ours + " #256 wait record /locks/a=" +
                                                                  with_release_marker("", 5)}));
+}
+
+TEST(AcquireMachine, LockDelayWaitsWhenANodeCameAndWentBetweenTheReadAndOurCreate) {
+    auto s = mutex_setup();
+    s.rule.lock_delay = 2s;
+    fixture f(s);
+    f.m.begin();
+    f.m.connected(acquire_step::create);
+    f.m.dir_before_read(ZOK, with_release_marker("", 3), released_cleanly());
+    f.m.created(ZOK, "/locks/a/" + ours, stat_of(50, session_a));
+    EXPECT_EQ(said(f.m.listed(listing::pipelined, ZOK, {ours})), (words{"position", "read_handover"}));
+    // Three child changes for our one create: another node was made first, may have held, and went unreleased.
+    auto checked = after_creates(released_cleanly());
+    checked.cversion += 2;
+    EXPECT_EQ(said(f.m.handover_read(ZOK, "", checked)), (words{"start_delay"}));
+    EXPECT_EQ(said(f.m.delay_elapsed()), (words{"grant " + ours + " #50"}));
 }
 
 TEST(AcquireMachine, LockDelayWaitsAtANewDirectory) {

@@ -602,7 +602,7 @@ TEST(AcquireMachineSet, UnderLockDelayACleanHandoverEverywhereGrantsAtOnce) {
     f.m.token_read(ZOK, stat_of(50, session_a));
     f.m.watch_fired(0, ahead_a, 1, ZOO_DELETED_EVENT);
     EXPECT_EQ(said(f.m.handover_read(0, ZOK, "zklock released=4")), words{});
-    EXPECT_EQ(said(f.m.handover_read(1, ZOK, "")),
+    EXPECT_EQ(said(f.m.handover_read(1, ZOK, "", after_creates(released_cleanly()))),
               (words{"grant " + ours_a + " #50"}));
 }
 

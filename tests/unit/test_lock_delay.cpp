@@ -64,13 +64,30 @@ TEST(LockDelay, AFirstListingIsJudgedByTheDirectoryReadBeforeTheCreate) {
     h.before->cversion = 8;
     h.before->pzxid = 100;
     h.before->mzxid = 90;
+    h.checked = child_counters{9, 1};  // our create since the read
     EXPECT_FALSE(clean_handover(h)) << "the last node went without a record";
     h.before->mzxid = 100;
     h.before->data.released = 7;
     EXPECT_TRUE(clean_handover(h)) << "the last child change was a clean release";
+    h.checked.reset();
+    EXPECT_FALSE(clean_handover(h)) << "the directory not read at the check: what came since cannot be told";
+    h.checked = child_counters{11, 1};
+    EXPECT_FALSE(clean_handover(h)) << "a node made and gone (one create, one delete) besides our create";
+    h.ahead_now = {8};
+    h.checked = child_counters{10, 2};
+    EXPECT_TRUE(clean_handover(h)) << "made since the read and still ahead of us (a semaphore's other holder)";
+    h.before->cversion = 2147483647;
+    h.checked = child_counters{-2147483647, 2};
+    EXPECT_TRUE(clean_handover(h)) << "the same across the cversion's wrap";
+    h.checked = child_counters{-2147483645, 2};
+    EXPECT_FALSE(clean_handover(h)) << "and one made and gone across it";
+    h.ahead_now.clear();
+    h.before->cversion = 8;
     h.before->num_children = 1;
+    h.checked = child_counters{9, 1};
     EXPECT_FALSE(clean_handover(h)) << "a node there before our create is gone now";
-    h.ahead_now = {9};
+    h.ahead_now = {7};
+    h.checked = child_counters{9, 2};
     EXPECT_TRUE(clean_handover(h)) << "it is still ahead of us (a semaphore's other holder)";
 }
 

@@ -6,7 +6,8 @@
 // it leave without a record (cancelled). The rule must never call a handover
 // clean when the last holder left without its record (safety: the grant
 // waits lock_delay), and must call it clean when every node left by a clean
-// release (no needless delay).
+// release (no needless delay). At a first listing, the directory read before
+// our create and again at the check must show no child gone in between.
 #include "fsm/lock_delay.hpp"
 
 #include <gtest/gtest.h>
@@ -67,4 +68,47 @@ RC_GTEST_PROP(LockDelayProperty, NobodyLeftIsACleanHandover, ()) {
     h.ahead_now = ahead;
     h.exclusive = *rc::gen::arbitrary<bool>();
     RC_ASSERT(clean_handover(h));
+}
+
+RC_GTEST_PROP(LockDelayProperty, AFirstListingIsCleanOnlyWhenNoChildWentSinceTheRead, ()) {
+    // The directory read before our create: a clean release was its last
+    // child change, and `held` children are still there (a semaphore's).
+    handover h;
+    h.before = directory_before{};
+    h.before->exists = true;
+    const auto start = *rc::gen::inRange<std::int64_t>(INT32_MAX - 6, std::int64_t{INT32_MAX} + 4);
+    h.before->cversion = static_cast<std::int32_t>(static_cast<std::uint32_t>(start));
+    std::int32_t ahead = *rc::gen::inRange<std::int32_t>(0, 3);
+    h.before->num_children = ahead;
+    h.before->pzxid = h.before->mzxid = 40;
+    h.before->data.released = 1;
+    // Then other contenders come and go, as ZooKeeper counts it (one per
+    // create, one per delete): before our create, each new node is ahead of
+    // us; after it, behind.
+    auto cversion = static_cast<std::uint32_t>(start);
+    std::int32_t behind = 0;
+    bool someone_left = false;
+    const auto change = [&](bool ours_made) {
+        ++cversion;
+        const auto what = *rc::gen::inRange<int>(0, 3);
+        if (what == 0) {
+            ours_made ? ++behind : ++ahead;
+        } else if (what == 1 && ahead > 0) {
+            --ahead;
+            someone_left = true;
+        } else if (what == 2 && behind > 0) {
+            --behind;
+            someone_left = true;
+        } else {
+            --cversion;  // nothing to delete
+        }
+    };
+    for (auto n = *rc::gen::inRange<int>(0, 4); n > 0; --n) change(false);
+    ++cversion;  // our create
+    for (auto n = *rc::gen::inRange<int>(0, 4); n > 0; --n) change(true);
+    for (std::int32_t s = 0; s < ahead; ++s) h.ahead_now.push_back(s);
+    h.checked = child_counters{static_cast<std::int32_t>(cversion), ahead + 1 + behind};
+    const bool judged_clean = clean_handover(h);
+    if (judged_clean) RC_ASSERT(!someone_left);
+    if (!someone_left) RC_ASSERT(judged_clean);
 }
