@@ -77,6 +77,7 @@ struct net {
     zklock::sim::network_options options;
     std::map<std::int64_t, zhandle_t*> by_session;
     std::map<int, zhandle_t*> by_fd;
+    int route = -1;  // the server every connection goes to (-1: the seed picks)
 };
 net* the_net = nullptr;
 
@@ -231,13 +232,14 @@ struct _zhandle {
             the_net->w->note(line);
         }
         if (conn != c) return;
-        deliver(message{0, c, kind::reply, r.xid, std::move(reply)});
         if (drop_after_next && req.type != op::ping) {
+            // Applied, and its reply never sent: the client cannot tell.
             drop_after_next = false;
             the_net->w->note("fault: connection of session " + std::to_string(r.session) +
-                             " closed after the server applied a request");
-            lose_connection_now();
+                             " closed after the server applied a request, before its reply");
+            return lose_connection_now();
         }
+        deliver(message{0, c, kind::reply, r.xid, std::move(reply)});
     }
     void flush() {
         while (!unsent.empty()) {
@@ -250,7 +252,8 @@ struct _zhandle {
         conn = ++connections;
         handshaking = true;
         const int servers = the_net->server->servers();
-        server = servers > 1 ? static_cast<int>(the_net->w->uniform(0, servers - 1)) : 0;
+        if (the_net->route >= 0 && the_net->route < servers) server = the_net->route;
+        else server = servers > 1 ? static_cast<int>(the_net->w->uniform(0, servers - 1)) : 0;
         const int to = server;
         handshake_deadline = local() + zklock::sim::ms(requested_timeout) * 2 / 3;
         const auto c = conn;
@@ -424,7 +427,7 @@ struct _zhandle {
 namespace zklock::sim {
 
 void attach_network(world& w, zk_server& server, network_options options) {
-    the_net = new net{&w, &server, options, {}, {}};
+    the_net = new net{&w, &server, options, {}, {}, -1};
     w.has_input = [](int fd) {
         const auto it = the_net->by_fd.find(fd);
         return it != the_net->by_fd.end() && it->second->has_due();
@@ -467,6 +470,8 @@ void drop_after_next_request(std::int64_t session) {
     const auto it = the_net->by_session.find(session);
     if (it != the_net->by_session.end()) it->second->drop_after_next = true;
 }
+
+void route_connections(int server) { the_net->route = server; }
 
 } // namespace zklock::sim
 

@@ -79,6 +79,7 @@ public:
     std::int64_t applied = 0;   // the last zxid it applied
     nanos max_lag = 0;          // how far behind the leader it runs at most
     bool catching_up = false;   // a catch-up is scheduled
+    bool held = false;          // no catch-up by itself (zk_server::hold)
 
     server_view view() { return {&nodes, &data_watches, &child_watches}; }
     /// Applies the log's entries up to `zxid`, firing the watches the changes trigger.

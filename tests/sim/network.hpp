@@ -28,7 +28,11 @@ void detach_network();
 void drop_connection(std::int64_t session);
 /// Nothing passes either way until `until`.
 void partition(std::int64_t session, nanos until);
-/// The connection closes right after the server applies the session's next request.
+/// The connection closes right after the server applies the session's next
+/// request (not a ping), before its reply.
 void drop_after_next_request(std::int64_t session);
+/// Every connection from now on goes to server `server` (0: the leader; -1:
+/// the one the seed picks, as the schedules have it).
+void route_connections(int server);
 
 } // namespace zklock::sim

@@ -13,6 +13,9 @@
 #include <zklock/session.hpp>
 #include <zklock/session_options.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -117,6 +120,95 @@ TEST(Simulation, ATimedAcquireEndsAtItsDeadlineOnTheSimulatedClock) {
     }
     w.run_ready();
     w.shutdown();
+    detach_network();
+}
+
+TEST(Simulation, AnAcquireGivenUpFindsItsNodeOnAServerThatLagsTheCreate) {
+    // The create of an acquire reaches the leader, and its connection closes
+    // before the reply; the acquire is cancelled, and the session comes back
+    // on a follower that has not applied the create. The session then finds
+    // the node by its guid to delete it: its listing must follow a sync, or
+    // the follower's view hides the node, and it stays (first in the queue
+    // once the holder leaves) for as long as the session lives.
+    using namespace zklock;
+    using namespace zklock::sim;
+    world w(1);
+    w.verbose = true;
+    zk_server server(w);
+    server.add_follower(ms(20));
+    attach_network(w, server, network_options{});
+    route_connections(0);
+    struct party {
+        int process = 0;
+        std::unique_ptr<Session> session;
+        std::unique_ptr<Mutex> mutex;
+    };
+    const std::string lock = "/sim/lagging";
+    party holder, giver;
+    for (auto* p : {&holder, &giver}) {
+        p->process = w.add_process(0);
+        w.as(p->process, [&] {
+            SessionOptions o;
+            o.connect = "127.0.0.1:2181";
+            o.session_timeout = std::chrono::seconds(10);
+            p->session = std::make_unique<Session>(w.io(p->process).get_executor(), o);
+            p->mutex = std::make_unique<Mutex>(*p->session, lock);
+        });
+        w.wake(p->process);
+    }
+    bool held = false;
+    w.as(holder.process, [&] { holder.mutex->async_lock([&](std::error_code ec) { held = !ec; }); });
+    w.wake(holder.process);
+    const auto run_until = [&](auto done, nanos within) {
+        const auto until = w.now() + within;
+        while (!done() && w.now() < until && w.step()) w.run_ready();
+        return done();
+    };
+    ASSERT_TRUE(run_until([&] { return held && giver.session->session_id() != 0; }, ms(30'000)));
+    // The giver tries once (so its session knows the directory is there:
+    // its next acquire's first write is its create).
+    std::optional<bool> tried;
+    w.as(giver.process, [&] { giver.mutex->async_try_lock([&](std::error_code, bool got) { tried = got; }); });
+    w.wake(giver.process);
+    ASSERT_TRUE(run_until([&] { return tried.has_value(); }, ms(30'000)));
+    ASSERT_FALSE(*tried);
+    ASSERT_TRUE(run_until([&] { return server.applied(1) == server.last_zxid(); }, ms(30'000)));
+    server.hold(1, true);
+    route_connections(1);
+    const auto sid = giver.session->session_id();
+    const auto giver_nodes = [&] {
+        std::size_t n = 0;
+        for (const auto& [path, node] : server.nodes())
+            if (path.starts_with(lock + "/") && node.stat.ephemeralOwner == sid) ++n;
+        return n;
+    };
+    drop_after_next_request(sid);
+    boost::asio::cancellation_signal cancel;
+    std::optional<std::error_code> given_up;
+    w.as(giver.process, [&] {
+        giver.mutex->async_lock(
+            boost::asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec) { given_up = ec; }));
+    });
+    w.wake(giver.process);
+    ASSERT_TRUE(run_until([&] { return giver_nodes() == 1; }, ms(30'000))) << "the create did not reach the leader";
+    w.as(giver.process, [&] { cancel.emit(boost::asio::cancellation_type::terminal); });
+    w.wake(giver.process);
+    ASSERT_TRUE(run_until([&] { return given_up.has_value(); }, ms(30'000)));
+    EXPECT_EQ(*given_up, std::errc::operation_canceled) << given_up->message();
+    const bool gone = run_until([&] { return giver_nodes() == 0 && server.server_of(sid) == 1; }, ms(30'000));
+    std::string journal;
+    if (!gone)
+        for (const auto& line : w.journal()) journal += "  " + line + "\n";
+    EXPECT_TRUE(gone) << "the given-up acquire's node is still there, " << giver_nodes()
+                      << " of it, with its session on server " << server.server_of(sid) << ":\n" << journal;
+    for (auto* p : {&giver, &holder}) {
+        w.as(p->process, [&] {
+            p->mutex.reset();
+            p->session.reset();
+        });
+        w.wake(p->process);
+    }
+    w.run_ready();
     detach_network();
 }
 

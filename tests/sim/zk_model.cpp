@@ -182,6 +182,12 @@ void zk_server::add_follower(nanos max_lag) {
     followers_.emplace_back().max_lag = max_lag;
 }
 
+void zk_server::hold(int server, bool held) {
+    auto& f = followers_.at(static_cast<std::size_t>(server - 1));
+    f.held = held;
+    if (!held && !f.catching_up && f.applied < zxid_) schedule_catch_up(static_cast<std::size_t>(server - 1));
+}
+
 server_view zk_server::view_of(int server) {
     if (server == 0) return {&nodes_, &data_watches_, &child_watches_};
     return followers_.at(static_cast<std::size_t>(server - 1)).view();
@@ -229,6 +235,7 @@ void zk_server::schedule_catch_up(std::size_t follower) {
     f.catching_up = true;
     world_.at(world_.now() + world_.uniform(0, f.max_lag), -1, [this, follower, z = zxid_] {
         followers_[follower].catching_up = false;
+        if (followers_[follower].held) return;  // hold(false) schedules it again
         catch_up(follower, z);
         if (followers_[follower].applied < zxid_) schedule_catch_up(follower);
     });

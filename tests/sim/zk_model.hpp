@@ -75,6 +75,10 @@ public:
 
     /// An ensemble of `servers` (1 to 3): followers lag the leader by up to `max_lag` each.
     void add_follower(nanos max_lag);
+    /// Server `server` (a follower) stops applying the leader's log by itself
+    /// (`held`), or goes on; a write or a sync that it forwards still makes it
+    /// catch up, as it does ZooKeeper's.
+    void hold(int server, bool held);
     int servers() const noexcept { return 1 + static_cast<int>(followers_.size()); }
     /// The last zxid server `server` applied.
     std::int64_t applied(int server) const noexcept {
