@@ -393,7 +393,6 @@ void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acqu
     auto done = action.wait ? std::exchange(a->done, nullptr) : nullptr;
     if (action.what == acquire_action::kind::delete_by_guid) {
         // In every directory, with one transaction.
-        if (!done) return session_->delete_owned_by_guid(setup_.dirs, action.name, action.number);
         return session_->delete_owned_by_guid(setup_.dirs, action.name, action.number, std::move(done));
     }
     std::vector<multi_op> records;
@@ -406,7 +405,6 @@ void contender_engine::send_delete(const std::shared_ptr<attempt>& a, const acqu
     if (action.mark || !records.empty())
         return release_owned(*session_, {path}, action.number, std::move(done), std::move(records), action.mark,
                              action.mark ? acl_ : nullptr);
-    if (!done) return session_->delete_owned(path, action.number);
     session_->delete_owned(path, action.number, std::move(done));
 }
 
