@@ -320,6 +320,7 @@ void session_impl::drop_handle() {
         zookeeper_close(zh);
         closing_ = false;
         zh_ = nullptr;
+        awaiting_ = 0;  // every request of the handle was answered ZCLOSING
     }
 }
 
@@ -466,6 +467,10 @@ void session_impl::arm_probe() {
 
 void note_answer_in_scope(std::chrono::steady_clock::time_point sent, int rc) noexcept {
     if (auto* s = session_impl::log_scope::current()) s->note_answer(sent, rc);
+}
+
+void note_taken_in_scope() noexcept {
+    if (auto* s = session_impl::log_scope::current(); s && s->awaiting_ > 0) --s->awaiting_;
 }
 
 void session_impl::note_answer(std::chrono::steady_clock::time_point sent, int rc) noexcept {

@@ -79,6 +79,10 @@ private:
 /// The session whose C client call is running on this thread (its log scope)
 /// notes that a request sent at `sent` got the answer `rc` (session_impl::note_answer).
 void note_answer_in_scope(std::chrono::steady_clock::time_point sent, int rc) noexcept;
+/// The session whose C client call is running on this thread has one request
+/// fewer awaiting its answer (session_impl::process reads ahead only while
+/// some are).
+void note_taken_in_scope() noexcept;
 
 /// Replies and watch events the C client delivered on this thread, counted so
 /// that session_impl::process can tell whether a call read anything.
@@ -94,6 +98,7 @@ template <class Fn> struct request {
     static const void* make(Fn fn) { return new request{std::move(fn)}; }
     static std::unique_ptr<request> take(const void* data) {
         ++delivered_here;
+        note_taken_in_scope();
         return std::unique_ptr<request>(static_cast<request*>(const_cast<void*>(data)));
     }
     /// take(), from the C client's completion with the answer `rc`.
@@ -390,7 +395,7 @@ public:
     /// How long a hold lasts before its holder watches its own nodes
     /// (contender_engine): a shorter hold never pays for the watch.
     static constexpr std::chrono::milliseconds settle_delay{10};
-    /// Runs fn on the strand settle_delay (at most one and a half of it) from
+    /// Runs fn on the strand settle_delay (at most twice it) from
     /// now; calls run in the order made, by one timer. Dropped, not run, when
     /// the session closes.
     void after_settling(std::function<void()> fn);
@@ -426,6 +431,7 @@ private:
     /// session's (the C client's log callback takes no context): set around
     /// every call into the C client.
     friend void note_answer_in_scope(std::chrono::steady_clock::time_point sent, int rc) noexcept;
+    friend void note_taken_in_scope() noexcept;
     class log_scope {
     public:
         explicit log_scope(session_impl* s) noexcept : previous_(current_) { current_ = s; }
@@ -476,6 +482,7 @@ private:
             return;
         }
         const void* ctx = request<Fn>::make(std::move(fn));
+        ++awaiting_;  // take() counts it off, in this scope or in the C client's completion
         const log_scope scope(this);
         if (const int rc = call(ctx); rc != ZOK) {
             auto r = request<Fn>::take(ctx);
@@ -520,6 +527,7 @@ private:
     bool read_pending_ = false;
     bool write_pending_ = false;
     bool in_process_ = false;
+    std::size_t awaiting_ = 0;  // requests handed to this handle and not answered (submit, take)
     bool flush_due_ = false;  // flush_soon: a send is due at the end of the turn
     bool write_waited_ = false;  // desc_ has been waited on for writing (pump)
     bool closing_ = false;

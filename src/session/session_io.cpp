@@ -160,11 +160,14 @@ void session_impl::process(int events) {
     zookeeper_process(zh_, events);
     // The C client reads one reply per call, and the server often sent more
     // (a pipelined delete, create and listing are answered together): read on
-    // while each call delivers something, so that the later replies cost no
-    // wait (an epoll_ctl and an epoll_wait each). A call that finds nothing
-    // costs one recv.
+    // while each call delivers something and a request still awaits its
+    // answer, so that the later replies cost no wait (an epoll_ctl and an
+    // epoll_wait each). A call that finds nothing costs one recv; once the
+    // last answer is in, none is made (a notification that came with it is
+    // seen by the wait, which asks the kernel afresh).
     if (events & ZOOKEEPER_READ) {
-        for (int i = 0; i < 64 && delivered_here != mark && zh_ && !closing_ && zoo_state(zh_) == ZOO_CONNECTED_STATE;
+        for (int i = 0; i < 64 && delivered_here != mark && awaiting_ > 0 && zh_ && !closing_ &&
+                        zoo_state(zh_) == ZOO_CONNECTED_STATE;
              ++i) {
             mark = delivered_here;
             zookeeper_process(zh_, ZOOKEEPER_READ);
@@ -212,10 +215,11 @@ void session_impl::settle() {
         fn();
     }
     // Calls made one after another (a lock taken and released in a loop) would
-    // each wake the timer: the next turn comes half a delay later at the
-    // earliest and takes every call due by then, so a hold settles within
-    // one and a half delays.
-    if (!settling_.empty() && !closing_) arm_settle_timer(std::max(settling_.front().first, now + settle_delay / 2));
+    // each wake the timer: the next turn comes a delay later at the earliest
+    // and takes every call due by then, so a hold settles within two delays
+    // and a loop of short holds wakes the timer once a delay (each wake two
+    // timerfd_settime and, often, a context switch).
+    if (!settling_.empty() && !closing_) arm_settle_timer(std::max(settling_.front().first, now + settle_delay));
 }
 
 std::uint64_t session_impl::when_connected(std::function<void(std::error_code)> fn) {
